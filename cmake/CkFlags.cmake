@@ -1,0 +1,19 @@
+# Compiler flags for ckbatch's own code: C11, strict warnings as errors, optional sanitizers.
+set(CMAKE_C_STANDARD 11)
+set(CMAKE_C_STANDARD_REQUIRED ON)
+set(CMAKE_C_EXTENSIONS OFF)   # -std=c11: GCC then keeps FP contraction off by default
+
+set(CMAKE_C_FLAGS_RELEASE "-O3 -march=native -DNDEBUG")
+set(CMAKE_C_FLAGS_RELWITHDEBINFO "-O2 -g -march=native")
+set(CMAKE_C_FLAGS_DEBUG "-O0 -g")
+
+if(CK_SANITIZE)
+    add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+    add_link_options(-fsanitize=address,undefined)
+endif()
+
+# ck_warnings(target): the warning set every ckbatch target compiles with.
+function(ck_warnings target)
+    target_compile_options(${target} PRIVATE -Wall -Wextra -Werror -pedantic)
+    target_compile_definitions(${target} PRIVATE _POSIX_C_SOURCE=200809L)
+endfunction()

@@ -1,0 +1,109 @@
+/* circuit.h - a declared JSON circuit (dims, weight references, activation buffers, ordered ops with
+ * a repeat block) loaded with cJSON and validated before anything runs. Parses; never computes.
+ *
+ * Legend: T tokens in the packed batch (the one runtime dim), E embedding 128, C hidden 768,
+ * F ffn 2048, H heads 12, D head dim 64, O output 512, V vocab 178, P max positions 512. */
+#ifndef CK_CIRCUIT_H
+#define CK_CIRCUIT_H
+
+#include <stddef.h>
+
+#include "ck_error.h"
+
+#define CK_MAX_RANK 4
+#define CK_MAX_SLOTS 6
+#define CK_NAME_MAX 64
+#define CK_CHECKPOINT_MAX 128
+#define CK_WEIGHT_NAME_MAX 192
+
+typedef enum { CK_DTYPE_F32 = 0, CK_DTYPE_I32 = 1 } ck_dtype;
+
+/* Op kinds; the JSON "op" string equals the kernel file name. Only grows at the end. */
+typedef enum {
+    CK_OP_EMBEDDING_THREE_TABLE_LAYER_NORM = 0, /* in: ids, positions; w: word, position,
+                                                   token_type, gamma, beta; out: y; eps */
+    CK_OP_LINEAR = 1,                           /* in: x; w: weight [out,in], bias [out]; out: y */
+    CK_OP_ATTENTION = 2,                        /* in: q, k, v; out: context; heads, head_dim, scale */
+    CK_OP_RESIDUAL_LAYER_NORM = 3,              /* in: x, residual; w: gamma, beta; out: y; eps */
+    CK_OP_GELU_NEW = 4,                         /* in: x; out: y */
+    CK_OP_KIND_COUNT
+} ck_op_kind;
+
+typedef enum {
+    CK_BUFFER_ACTIVATION = 0, /* written and read by ops */
+    CK_BUFFER_INPUT = 1,      /* filled by the executor per batch (ids, positions) */
+    CK_BUFFER_OUTPUT = 2      /* kept alive to the end of the run (features, last hidden state) */
+} ck_buffer_role;
+
+typedef struct {
+    char name[CK_NAME_MAX];
+    size_t value;  /* fixed size; 0 for the runtime dim */
+    int runtime;   /* 1 for T (tokens in the packed batch) */
+} ck_dim;
+
+typedef struct {
+    char name[CK_NAME_MAX];                   /* circuit-local name, e.g. "query_weight" */
+    char checkpoint_name[CK_WEIGHT_NAME_MAX]; /* flat checkpoint name, e.g. "bert_encoder.weight" */
+    size_t rank;
+    size_t shape[CK_MAX_RANK];                /* resolved from dims; row-major */
+    size_t elements;                          /* product of shape */
+} ck_weight_ref;
+
+typedef struct {
+    char name[CK_NAME_MAX];
+    ck_dtype dtype;
+    ck_buffer_role role;
+    size_t cols;    /* elements per token row (product of the fixed dims); every buffer is [T, cols] */
+} ck_buffer;
+
+typedef struct {
+    ck_op_kind kind;
+    size_t decl_index;                  /* index of the op in the JSON "ops" (or the repeat's) */
+    int repeat_index;                   /* 0-based application of the repeat block, -1 outside */
+    int inputs[CK_MAX_SLOTS];           /* buffer indices in the kind's fixed slot order */
+    int weights[CK_MAX_SLOTS];          /* weight indices in the kind's fixed slot order */
+    int output;                         /* buffer index */
+    float eps;                          /* LayerNorm epsilon */
+    size_t heads, head_dim;             /* attention geometry */
+    float scale;                        /* attention score scale (1/sqrt(head_dim)) */
+    char checkpoint[CK_CHECKPOINT_MAX]; /* X-Ray id with the repeat index expanded; "" when none */
+} ck_op;
+
+typedef struct {
+    char path[256];           /* where it was loaded from, for messages */
+    char name[CK_NAME_MAX];
+    ck_dim *dims;             /* [n_dims] */
+    size_t n_dims;
+    ck_weight_ref *weights;   /* [n_weights] */
+    size_t n_weights;
+    ck_buffer *buffers;       /* [n_buffers] */
+    size_t n_buffers;
+    ck_op *ops;               /* [n_ops], the repeat block unrolled in execution order */
+    size_t n_ops;
+    int ids_buffer;           /* input buffer of token ids (i32, cols 1) */
+    int positions_buffer;     /* input buffer of position ids (i32, cols 1) */
+    int features_buffer;      /* the circuit's "outputs": {"features": ...} */
+    int hidden_buffer;        /* the circuit's "outputs": {"hidden": ...}, -1 when absent */
+    size_t max_positions;     /* rows of the position table: the longest sequence the circuit takes */
+} ck_circuit;
+
+/* Loads and validates a circuit file. On error returns a negative CK_E_* (CK_E_IO, CK_E_FORMAT for
+ * JSON syntax, CK_E_CIRCUIT for a rule) with err naming the file, the op and the field; *c is then
+ * zeroed. The caller frees with ck_circuit_free. */
+int ck_circuit_load(ck_circuit *c, const char *path, ck_error *err);
+
+/* Same as ck_circuit_load from JSON text already in memory; `origin` names it in messages. */
+int ck_circuit_parse(ck_circuit *c, const char *json, size_t length, const char *origin,
+                     ck_error *err);
+
+/* Releases what ck_circuit_load allocated; accepts a zeroed or half-built circuit. */
+void ck_circuit_free(ck_circuit *c);
+
+/* Index of a buffer or weight by circuit-local name, -1 when absent. */
+int ck_circuit_find_buffer(const ck_circuit *c, const char *name);
+int ck_circuit_find_weight(const ck_circuit *c, const char *name);
+
+/* The JSON name of an op kind ("linear", ...). */
+const char *ck_op_kind_name(ck_op_kind kind);
+
+#endif

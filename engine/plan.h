@@ -1,0 +1,48 @@
+/* plan.h - the memory planner: one activation arena layout for the worst-case batch (every buffer
+ * 64-byte aligned, buffers with disjoint lifetimes sharing space) plus the per-worker scratch size.
+ * Plans; never allocates arenas or runs ops. */
+#ifndef CK_PLAN_H
+#define CK_PLAN_H
+
+#include <stddef.h>
+
+#include "circuit.h"
+#include "ck_error.h"
+
+#define CK_ARENA_ALIGN 64
+
+typedef struct {
+    size_t max_tokens;   /* T: tokens in the largest packed batch */
+    size_t max_seq_len;  /* longest sequence (<= circuit max_positions) */
+    int threads;         /* workers, each with its own scratch arena */
+} ck_plan_limits;
+
+typedef struct {
+    size_t n_buffers;
+    size_t *offsets;      /* [n_buffers] byte offset in the activation arena, multiple of 64 */
+    size_t *bytes;        /* [n_buffers] capacity in bytes at max_tokens */
+    size_t *first_op;     /* [n_buffers] first op (unrolled index) touching it */
+    size_t *last_op;      /* [n_buffers] last op touching it (n_ops for outputs and inputs) */
+    size_t arena_bytes;   /* activation arena size, multiple of 64 */
+    size_t scratch_bytes; /* per-worker scratch arena size, multiple of 64 */
+    ck_plan_limits limits;
+} ck_plan;
+
+/* Builds the plan for circuit c under limits. Errors: CK_E_ARG (zero limits, max_seq_len above the
+ * circuit's max positions), CK_E_SIZE (overflow), CK_E_MEMORY. The result is checked with
+ * ck_plan_validate before it is returned. */
+int ck_plan_build(ck_plan *plan, const ck_circuit *c, const ck_plan_limits *limits, ck_error *err);
+
+/* Rejects a plan whose offsets are misaligned, exceed arena_bytes, or collide for two buffers whose
+ * lifetimes overlap (CK_E_SIZE, message naming both buffers). */
+int ck_plan_validate(const ck_plan *plan, const ck_circuit *c, ck_error *err);
+
+/* Checks an arena before a run: base 64-byte aligned and at least arena_bytes, and tokens within
+ * max_tokens. Returns CK_E_SIZE (nothing written) otherwise. */
+int ck_plan_check_arena(const ck_plan *plan, const void *arena, size_t arena_bytes, size_t tokens,
+                        ck_error *err);
+
+/* Releases the plan's arrays; accepts a zeroed plan. */
+void ck_plan_free(ck_plan *plan);
+
+#endif

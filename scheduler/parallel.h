@@ -1,0 +1,23 @@
+/* parallel.h - the only place ckbatch opens OpenMP parallel regions: splits work items (token rows
+ * or (sequence, head) pairs) over N workers, each computing whole items with the same kernel a
+ * single thread would run. Knows nothing of circuits or files. */
+#ifndef CK_PARALLEL_H
+#define CK_PARALLEL_H
+
+#include <stddef.h>
+
+/* A slice of work: items [first, first + count) for worker `worker` (0-based, < workers).
+ * Returns 0 or a negative CK_E_* code; `ctx` is the caller's. */
+typedef int (*ck_slice_fn)(void *ctx, size_t first, size_t count, int worker);
+
+/* Runs fn over items [0, items) split into `workers` contiguous slices (static schedule, so which
+ * worker computes which item depends only on items and workers). workers <= 1 runs fn once on the
+ * calling thread. Returns 0, or the failing code of the lowest-numbered failing worker.
+ * Errors: CK_E_ARG (fn null, workers < 1). */
+int ck_parallel_for(size_t items, int workers, ck_slice_fn fn, void *ctx);
+
+/* Sets the number of threads OpenMP (and oneDNN's OpenMP runtime) may use from this thread on.
+ * Call outside any parallel region. Returns the previous value. */
+int ck_parallel_set_threads(int threads);
+
+#endif
