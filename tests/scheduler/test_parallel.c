@@ -1,0 +1,77 @@
+/* test_parallel.c - static partitioning covers every item exactly once, reports the first failing
+ * worker's code, and arenas are aligned and released. */
+#include <stdint.h>
+
+#include "arena.h"
+#include "ck_status.h"
+#include "ck_test.h"
+#include "parallel.h"
+
+typedef struct {
+    int hits[1000];
+    int fail_at;  /* item whose slice fails with CK_E_RANGE, -1 for none */
+} count_ctx;
+
+static int mark_slice(void *ctx, size_t first, size_t count, int worker)
+{
+    count_ctx *c = ctx;
+    (void)worker;
+    for (size_t i = first; i < first + count; i++) {
+        c->hits[i]++;
+        if ((int)i == c->fail_at) {
+            return CK_E_RANGE;
+        }
+    }
+    return CK_OK;
+}
+
+static void check_cover(size_t items, int workers)
+{
+    static count_ctx c;
+    memset(&c, 0, sizeof c);
+    c.fail_at = -1;
+    CU_ASSERT_EQUAL(ck_parallel_for(items, workers, mark_slice, &c), CK_OK);
+    for (size_t i = 0; i < items; i++) {
+        CU_ASSERT_EQUAL(c.hits[i], 1);
+    }
+    CU_ASSERT_EQUAL(c.hits[items], 0);
+}
+
+static void test_every_item_once(void)
+{
+    check_cover(0, 2);
+    check_cover(1, 4);
+    check_cover(7, 2);
+    check_cover(999, 3);
+    check_cover(5, 1);
+}
+
+static void test_failure_code_returned(void)
+{
+    static count_ctx c;
+    memset(&c, 0, sizeof c);
+    c.fail_at = 600;
+    CU_ASSERT_EQUAL(ck_parallel_for(999, 2, mark_slice, &c), CK_E_RANGE);
+    CU_ASSERT_EQUAL(ck_parallel_for(10, 0, mark_slice, &c), CK_E_ARG);
+    CU_ASSERT_EQUAL(ck_parallel_for(10, 2, NULL, &c), CK_E_ARG);
+}
+
+static void test_arenas_aligned(void)
+{
+    ck_arenas a;
+    CU_ASSERT_EQUAL_FATAL(ck_arenas_init(&a, 1000, 65, 3), CK_OK);
+    CU_ASSERT_EQUAL((uintptr_t)a.activations.base % 64, 0);
+    CU_ASSERT_EQUAL(a.activations.bytes, 1024);
+    for (int w = 0; w < 3; w++) {
+        CU_ASSERT_EQUAL((uintptr_t)a.scratch[w].base % 64, 0);
+        CU_ASSERT_EQUAL(a.scratch[w].bytes, 128);
+    }
+    ck_arenas_free(&a);
+    ck_arenas_free(&a);
+    CU_ASSERT_EQUAL(ck_arenas_init(&a, 64, 64, 0), CK_E_ARG);
+    CU_ASSERT_EQUAL(ck_arenas_init(&a, SIZE_MAX, 64, 1), CK_E_SIZE);
+}
+
+CK_TEST_MAIN("parallel", {"every item once", test_every_item_once},
+             {"failure code returned", test_failure_code_returned},
+             {"arenas aligned", test_arenas_aligned})
