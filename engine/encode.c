@@ -1,0 +1,365 @@
+/* encode.c - the corpus job: reader -> window of sequences -> packed batches -> executor -> output.
+ * Allocates its buffers once per run; prints warnings and progress on stderr. */
+#include "encode.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "batcher.h"
+#include "default_circuit.h"
+#include "executor.h"
+#include "output.h"
+#include "synth_weights.h"
+#include "weights.h"
+
+/* The window holds sequences in input order until it is encoded; sorting by length happens only
+ * inside it, so memory stays bounded whatever the corpus size. */
+#define CK_WINDOW_BATCHES 4
+
+typedef struct {
+    const ck_encode_options *opt;
+    ck_circuit circuit;
+    ck_weights *weights;
+    ck_executor *executor;
+    ck_reader *reader;
+    ck_output *output;
+    FILE *input;
+    int output_buffer;
+    size_t cols, window_tokens;
+    ck_sequence *window;        /* [window_cap] in input order */
+    size_t n_window, window_cap, window_used;
+    size_t *lengths, *order, *row_of; /* [window_cap] */
+    ck_batch_span *spans;       /* [window_cap] */
+    int32_t *batch_ids;         /* [max_batch_tokens] */
+    size_t *batch_offsets;      /* [window_cap + 1] */
+    float *batch_out;           /* [max_batch_tokens, cols] */
+    float *window_out;          /* [window_tokens, cols] */
+    ck_encode_summary *summary;
+    size_t total_lines;         /* lines in a regular input file, 0 when unknown */
+    struct timespec start;
+} session;
+
+static double seconds_since(const struct timespec *t0)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - t0->tv_sec) + 1e-9 * (double)(t.tv_nsec - t0->tv_nsec);
+}
+
+int ck_encode_load_circuit(ck_circuit *c, const char *path, ck_error *err)
+{
+    if (path != NULL) {
+        return ck_circuit_load(c, path, err);
+    }
+    return ck_circuit_parse(c, (const char *)ck_default_circuit_json, ck_default_circuit_json_len,
+                            "embedded:circuits/kokoro_phoneme_encoder.json", err);
+}
+
+int ck_weights_synthetic_for_circuit(ck_weights **out, const ck_circuit *c, uint64_t seed,
+                                     ck_error *err)
+{
+    ck_weight_spec *specs = calloc(c->n_weights ? c->n_weights : 1, sizeof *specs);
+    if (specs == NULL) {
+        return ck_fail(err, CK_E_MEMORY, "weights: out of memory");
+    }
+    for (size_t i = 0; i < c->n_weights; i++) {
+        specs[i].name = c->weights[i].checkpoint_name;
+        specs[i].rank = c->weights[i].rank;
+        memcpy(specs[i].shape, c->weights[i].shape, sizeof c->weights[i].shape);
+    }
+    int rc = ck_weights_synthetic(out, specs, c->n_weights, seed, err);
+    free(specs);
+    return rc;
+}
+
+static int load_weights(session *s, ck_error *err)
+{
+    if (s->opt->weights != NULL) {
+        return ck_weights_load(&s->weights, s->opt->weights, err);
+    }
+    return ck_weights_synthetic_for_circuit(&s->weights, &s->circuit, s->opt->seed, err);
+}
+
+static int alloc_buffers(session *s, ck_error *err)
+{
+    size_t t = s->opt->max_batch_tokens;
+    s->window_tokens = t * CK_WINDOW_BATCHES;
+    s->window_cap = s->window_tokens / 2 + 1; /* every sequence has at least [0, 0] */
+    s->window = calloc(s->window_cap, sizeof *s->window);
+    s->lengths = calloc(s->window_cap, sizeof *s->lengths);
+    s->order = calloc(s->window_cap, sizeof *s->order);
+    s->row_of = calloc(s->window_cap, sizeof *s->row_of);
+    s->spans = calloc(s->window_cap, sizeof *s->spans);
+    s->batch_offsets = calloc(s->window_cap + 1, sizeof *s->batch_offsets);
+    s->batch_ids = calloc(t, sizeof *s->batch_ids);
+    s->batch_out = calloc(t * s->cols, sizeof *s->batch_out);
+    s->window_out = calloc(s->window_tokens * s->cols, sizeof *s->window_out);
+    if (!s->window || !s->lengths || !s->order || !s->row_of || !s->spans || !s->batch_offsets ||
+        !s->batch_ids || !s->batch_out || !s->window_out) {
+        return ck_fail(err, CK_E_MEMORY, "encode: out of memory for a window of %zu tokens",
+                       s->window_tokens);
+    }
+    return CK_OK;
+}
+
+/* Everything that can reject the run before the corpus is read or any file is created. */
+static int prepare(session *s, ck_error *err)
+{
+    const ck_encode_options *opt = s->opt;
+    int rc = ck_encode_load_circuit(&s->circuit, opt->circuit, err);
+    if (rc == CK_OK) {
+        rc = load_weights(s, err);
+    }
+    if (rc != CK_OK) {
+        return rc;
+    }
+    s->output_buffer = opt->hidden ? s->circuit.hidden_buffer : s->circuit.features_buffer;
+    if (s->output_buffer < 0) {
+        return ck_fail(err, CK_E_CIRCUIT, "%s: no \"hidden\" output for --layer hidden",
+                       s->circuit.path);
+    }
+    s->cols = s->circuit.buffers[s->output_buffer].cols;
+    size_t max_seq = s->circuit.max_positions;
+    ck_executor_options eo = {opt->threads, opt->max_batch_tokens, max_seq};
+    if (opt->max_batch_tokens < max_seq) {
+        return ck_fail(err, CK_E_ARG, "--max-batch-tokens %zu: must be at least the longest "
+                       "sequence, %zu", opt->max_batch_tokens, max_seq);
+    }
+    rc = ck_executor_init(&s->executor, &s->circuit, s->weights, &eo, err);
+    return rc == CK_OK ? alloc_buffers(s, err) : rc;
+}
+
+static void warn_stderr(void *ctx, const char *message)
+{
+    (void)ctx;
+    fprintf(stderr, "ckbatch: warning: %s\n", message);
+}
+
+/* Lines in a regular file (for the progress ETA); 0 for stdin or on any error. */
+static size_t count_lines(const char *path)
+{
+    if (strcmp(path, "-") == 0) {
+        return 0;
+    }
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        return 0;
+    }
+    size_t lines = 0, n, last = '\n';
+    char buf[1 << 16];
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
+        for (size_t i = 0; i < n; i++) {
+            lines += buf[i] == '\n';
+        }
+        last = (unsigned char)buf[n - 1];
+    }
+    fclose(f);
+    return lines + (last != '\n');
+}
+
+static void progress(session *s, int final)
+{
+    if (!s->opt->progress) {
+        return;
+    }
+    const ck_reader_stats *st = ck_reader_stats_get(s->reader);
+    double secs = seconds_since(&s->start);
+    double rate = secs > 0 ? (double)ck_output_tokens(s->output) / secs : 0.0;
+    fprintf(stderr, "\rckbatch: line %zu", st->lines);
+    if (s->total_lines > 0) {
+        double eta = st->lines > 0 ? secs * (double)(s->total_lines - st->lines) / (double)st->lines
+                                   : 0.0;
+        fprintf(stderr, "/%zu, ETA %.0f s", s->total_lines, eta);
+    }
+    fprintf(stderr, ", %zu sequences, %.0f tokens/s   %s", ck_output_sequences(s->output), rate,
+            final ? "\n" : "");
+    fflush(stderr);
+}
+
+static int open_io(session *s, ck_error *err)
+{
+    const ck_encode_options *opt = s->opt;
+    int is_stdin = strcmp(opt->input, "-") == 0;
+    s->input = is_stdin ? stdin : fopen(opt->input, "rb");
+    if (s->input == NULL) {
+        return ck_fail(err, CK_E_IO, "%s: cannot open input", opt->input);
+    }
+    s->total_lines = opt->progress ? count_lines(opt->input) : 0;
+    ck_reader_options ro = {opt->format, opt->lang, opt->strict_symbols, 510, warn_stderr, NULL};
+    int rc = ck_reader_open(&s->reader, s->input, is_stdin ? "<stdin>" : opt->input, &ro, err);
+    if (rc != CK_OK) {
+        return rc;
+    }
+    rc = ck_output_open(&s->output, opt->output, s->cols, err);
+    if (rc != CK_OK) {
+        return rc;
+    }
+    const char *g2p = ck_reader_g2p_version(s->reader);
+    char engine[64];
+    snprintf(engine, sizeof engine, "ckbatch %s", CK_VERSION);
+    rc = ck_output_meta(s->output, "format", "ckbatch.features.v1", err);
+    if (rc == CK_OK) rc = ck_output_meta(s->output, "engine", engine, err);
+    if (rc == CK_OK) rc = ck_output_meta(s->output, "layer", opt->hidden ? "hidden" : "features", err);
+    if (rc == CK_OK) rc = ck_output_meta(s->output, "circuit", s->circuit.name, err);
+    if (rc == CK_OK) rc = ck_output_meta(s->output, "weights", ck_weights_identity(s->weights), err);
+    if (rc == CK_OK) rc = ck_output_meta(s->output, "source", is_stdin ? "<stdin>" : opt->input, err);
+    if (rc == CK_OK && g2p != NULL) rc = ck_output_meta(s->output, "g2p", g2p, err);
+    return rc;
+}
+
+/* Runs the batches of the window (longest first) and appends every sequence in input order. */
+static int flush_window(session *s, ck_error *err)
+{
+    size_t n_spans = 0, row = 0;
+    for (size_t i = 0; i < s->n_window; i++) {
+        s->lengths[i] = s->window[i].n_ids;
+        s->row_of[i] = row;
+        row += s->window[i].n_ids;
+    }
+    int rc = ck_batch_plan(s->lengths, s->n_window, s->opt->max_batch_tokens, s->order, s->spans,
+                           &n_spans);
+    for (size_t b = 0; rc == CK_OK && b < n_spans; b++) {
+        const size_t *members = s->order + s->spans[b].first;
+        size_t count = s->spans[b].count;
+        s->batch_offsets[0] = 0;
+        for (size_t j = 0; j < count; j++) {
+            const ck_sequence *q = &s->window[members[j]];
+            memcpy(s->batch_ids + s->batch_offsets[j], q->ids, q->n_ids * sizeof *q->ids);
+            s->batch_offsets[j + 1] = s->batch_offsets[j] + q->n_ids;
+        }
+        rc = ck_executor_run(s->executor, s->batch_ids, s->batch_offsets, count, s->output_buffer,
+                             s->batch_out, s->opt->max_batch_tokens * s->cols, NULL, NULL, err);
+        for (size_t j = 0; rc == CK_OK && j < count; j++) {
+            memcpy(s->window_out + s->row_of[members[j]] * s->cols,
+                   s->batch_out + s->batch_offsets[j] * s->cols,
+                   s->window[members[j]].n_ids * s->cols * sizeof(float));
+        }
+    }
+    for (size_t i = 0; rc == CK_OK && i < s->n_window; i++) {
+        const ck_sequence *q = &s->window[i];
+        rc = ck_output_append(s->output, s->window_out + s->row_of[i] * s->cols, q->n_ids, q->line,
+                              q->chunk, q->chunks, q->phonemes, err);
+    }
+    for (size_t i = 0; i < s->n_window; i++) {
+        free(s->window[i].ids);
+        free(s->window[i].phonemes);
+    }
+    s->n_window = 0;
+    s->window_used = 0;
+    progress(s, 0);
+    return rc;
+}
+
+/* Moves the sequences of one line into the window, flushing it first when they would not fit. */
+static int take_line(session *s, ck_sequence *seqs, size_t n, ck_error *err)
+{
+    int rc = CK_OK;
+    for (size_t i = 0; i < n; i++) {
+        if (rc == CK_OK && (s->window_used + seqs[i].n_ids > s->window_tokens ||
+                            s->n_window == s->window_cap)) {
+            rc = flush_window(s, err);
+        }
+        if (rc != CK_OK) {
+            free(seqs[i].ids);
+            free(seqs[i].phonemes);
+            continue;
+        }
+        s->window[s->n_window++] = seqs[i];
+        s->window_used += seqs[i].n_ids;
+    }
+    free(seqs);
+    return rc;
+}
+
+static int bad_line(session *s, ck_error *err)
+{
+    size_t line = ck_reader_stats_get(s->reader)->lines;
+    if (!s->opt->skip_bad_lines) {
+        return err->code;
+    }
+    fprintf(stderr, "ckbatch: skipped: %s\n", err->message);
+    int rc = ck_output_skip(s->output, line, err->message, NULL);
+    ck_error_clear(err);
+    return rc == CK_OK ? CK_OK : ck_fail(err, rc, "%s: out of memory", s->opt->output);
+}
+
+static int encode_all(session *s, ck_error *err)
+{
+    for (;;) {
+        ck_sequence *seqs = NULL;
+        size_t n = 0;
+        int rc = ck_reader_next(s->reader, &seqs, &n, err);
+        if (rc == 0) {
+            break;
+        }
+        rc = rc > 0 ? take_line(s, seqs, n, err) : (rc == CK_E_INPUT ? bad_line(s, err) : rc);
+        if (rc != CK_OK) {
+            return rc;
+        }
+    }
+    int rc = s->n_window > 0 ? flush_window(s, err) : CK_OK;
+    return rc == CK_OK ? ck_output_finish(s->output, err) : rc;
+}
+
+static void fill_summary(session *s)
+{
+    ck_encode_summary *sum = s->summary;
+    const ck_reader_stats *st = ck_reader_stats_get(s->reader);
+    sum->lines = st->lines;
+    sum->sequences = ck_output_sequences(s->output);
+    sum->tokens = ck_output_tokens(s->output);
+    sum->chunked_lines = st->chunked_lines;
+    sum->skipped_lines = st->error_lines;
+    sum->empty_lines = st->empty_lines;
+    sum->dropped_symbols = st->dropped_symbols;
+    sum->seconds = seconds_since(&s->start);
+}
+
+static void release(session *s)
+{
+    for (size_t i = 0; i < s->n_window; i++) {
+        free(s->window[i].ids);
+        free(s->window[i].phonemes);
+    }
+    free(s->window);
+    free(s->lengths);
+    free(s->order);
+    free(s->row_of);
+    free(s->spans);
+    free(s->batch_offsets);
+    free(s->batch_ids);
+    free(s->batch_out);
+    free(s->window_out);
+    ck_output_free(s->output);
+    ck_reader_close(s->reader);
+    if (s->input != NULL && s->input != stdin) {
+        fclose(s->input);
+    }
+    ck_executor_free(s->executor);
+    ck_weights_free(s->weights);
+    ck_circuit_free(&s->circuit);
+}
+
+int ck_encode_corpus(const ck_encode_options *opt, ck_encode_summary *summary, ck_error *err)
+{
+    session s;
+    memset(&s, 0, sizeof s);
+    s.opt = opt;
+    s.summary = summary;
+    memset(summary, 0, sizeof *summary);
+    clock_gettime(CLOCK_MONOTONIC, &s.start);
+    int rc = prepare(&s, err);
+    if (rc == CK_OK) {
+        fprintf(stderr, "ckbatch: weights: %s\n", ck_weights_identity(s.weights));
+        rc = open_io(&s, err);
+    }
+    if (rc == CK_OK) {
+        rc = encode_all(&s, err);
+        progress(&s, 1);
+        fill_summary(&s);
+    }
+    release(&s);
+    return rc;
+}

@@ -1,0 +1,48 @@
+/* encode.h - the corpus job behind `ckbatch`: corpus lines -> sequences -> length-sorted packed
+ * batches -> executor -> features file in input order. Owns the run's I/O and its stderr reports. */
+#ifndef CK_ENCODE_H
+#define CK_ENCODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ck_error.h"
+#include "circuit.h"
+#include "reader.h"
+#include "weights.h"
+
+typedef struct {
+    const char *input;          /* corpus path, "-" for stdin */
+    const char *output;         /* safetensors path */
+    const char *weights;        /* safetensors path, NULL for the synthetic demo weights */
+    const char *circuit;        /* circuit JSON path, NULL for the embedded Kokoro encoder */
+    uint64_t seed;              /* synthetic weights seed */
+    ck_format format;
+    const char *lang;           /* text format language, "en-us" */
+    int threads;                /* compute workers */
+    size_t max_batch_tokens;    /* tokens per packed batch */
+    int strict_symbols;         /* symbols outside the vocab are line errors */
+    int skip_bad_lines;         /* 1: skip and report bad lines; 0: stop at the first */
+    int hidden;                 /* 1: write the [T,768] last hidden state instead of features */
+    int progress;               /* 1: a progress line on stderr */
+} ck_encode_options;
+
+typedef struct {
+    size_t lines, sequences, tokens, chunked_lines, skipped_lines, empty_lines, dropped_symbols;
+    double seconds;             /* wall time from the first line read to the file renamed */
+} ck_encode_summary;
+
+/* Runs the whole job. The circuit, weights and executor are ready before the corpus is opened; on
+ * any error no file appears at opt->output (an existing one is left as it was).
+ * Errors: every CK_E_* the parts return, with err naming the file, line and field. */
+int ck_encode_corpus(const ck_encode_options *opt, ck_encode_summary *summary, ck_error *err);
+
+/* Loads opt->circuit, or the embedded Kokoro phoneme encoder when it is NULL. */
+int ck_encode_load_circuit(ck_circuit *c, const char *path, ck_error *err);
+
+/* The synthetic demo weights (splitmix64-uniform-v1, DESIGN.md section 7) for every weight
+ * reference of c, generated in memory. Errors: CK_E_MEMORY, CK_E_ARG. */
+int ck_weights_synthetic_for_circuit(ck_weights **out, const ck_circuit *c, uint64_t seed,
+                                     ck_error *err);
+
+#endif

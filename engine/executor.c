@@ -1,0 +1,215 @@
+/* executor.c - binds circuit + weights + plan + arenas once, then runs packed batches op by op.
+ * Allocates only at init; a batch allocates nothing. */
+#include "executor.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "executor_internal.h"
+#include "parallel.h"
+
+/* Binds weight reference i to the tensor of the same checkpoint name with the same shape. */
+static int bind_weight(ck_executor *ex, const ck_weights *w, size_t i, ck_error *err)
+{
+    const ck_circuit *c = ex->circuit;
+    const ck_weight_ref *ref = &c->weights[i];
+    const ck_tensor *t = ck_weights_find(w, ref->checkpoint_name);
+    if (t == NULL) {
+        return ck_fail(err, CK_E_WEIGHTS, "%s: weight \"%s\": checkpoint tensor \"%s\" missing",
+                       c->path, ref->name, ref->checkpoint_name);
+    }
+    int same = t->rank == ref->rank;
+    for (size_t d = 0; same && d < ref->rank; d++) {
+        same = t->shape[d] == ref->shape[d];
+    }
+    if (!same) {
+        return ck_fail(err, CK_E_WEIGHTS,
+                       "%s: weight \"%s\": checkpoint tensor \"%s\" has %zu elements in rank %zu, "
+                       "circuit expects %zu in rank %zu",
+                       c->path, ref->name, ref->checkpoint_name, t->elements, t->rank,
+                       ref->elements, ref->rank);
+    }
+    ex->weights[i] = t;
+    return CK_OK;
+}
+
+/* One oneDNN linear per weight matrix: the 12 applications of the shared layer reuse them. */
+static int build_linears(ck_executor *ex, ck_error *err)
+{
+    const ck_circuit *c = ex->circuit;
+    for (size_t i = 0; i < c->n_ops; i++) {
+        const ck_op *op = &c->ops[i];
+        if (op->kind != CK_OP_LINEAR || ex->linears[op->weights[0]] != NULL) {
+            continue;
+        }
+        const ck_tensor *w = ex->weights[op->weights[0]], *b = ex->weights[op->weights[1]];
+        int rc = ck_linear_init(&ex->linears[op->weights[0]], ex->onednn, w->data, w->elements,
+                                b->data, b->elements, w->shape[1], w->shape[0]);
+        if (rc != CK_OK) {
+            return ck_fail(err, rc, "%s: op %zu \"linear\": oneDNN matmul for \"%s\" [%zu,%zu]: %s",
+                           c->path, op->decl_index, c->weights[op->weights[0]].name, w->shape[0],
+                           w->shape[1], ck_status_name(rc));
+        }
+    }
+    return CK_OK;
+}
+
+static int setup(ck_executor *ex, const ck_weights *w, ck_error *err)
+{
+    const ck_circuit *c = ex->circuit;
+    ex->weights = calloc(c->n_weights ? c->n_weights : 1, sizeof *ex->weights);
+    ex->linears = calloc(c->n_weights ? c->n_weights : 1, sizeof *ex->linears);
+    if (ex->weights == NULL || ex->linears == NULL) {
+        return ck_fail(err, CK_E_MEMORY, "executor: out of memory");
+    }
+    for (size_t i = 0; i < c->n_weights; i++) {
+        int rc = bind_weight(ex, w, i, err);
+        if (rc != CK_OK) {
+            return rc;
+        }
+    }
+    ck_plan_limits limits = {ex->opt.max_batch_tokens, ex->opt.max_seq_len, ex->opt.threads};
+    int rc = ck_plan_build(&ex->plan, c, &limits, err);
+    if (rc != CK_OK) {
+        return rc;
+    }
+    rc = ck_arenas_init(&ex->arenas, ex->plan.arena_bytes, ex->plan.scratch_bytes, ex->opt.threads);
+    if (rc != CK_OK) {
+        return ck_fail(err, rc, "executor: arenas of %zu + %d x %zu bytes: %s",
+                       ex->plan.arena_bytes, ex->opt.threads, ex->plan.scratch_bytes,
+                       ck_status_name(rc));
+    }
+    rc = ck_onednn_init(&ex->onednn);
+    if (rc != CK_OK) {
+        return ck_fail(err, rc, "executor: oneDNN engine: %s", ck_status_name(rc));
+    }
+    return build_linears(ex, err);
+}
+
+int ck_executor_init(ck_executor **out, const ck_circuit *c, const ck_weights *w,
+                     const ck_executor_options *opt, ck_error *err)
+{
+    if (out == NULL || c == NULL || w == NULL || opt == NULL) {
+        return ck_fail(err, CK_E_ARG, "executor: null argument");
+    }
+    *out = NULL;
+    if (opt->threads < 1 || opt->max_batch_tokens == 0 || opt->max_seq_len == 0) {
+        return ck_fail(err, CK_E_ARG, "executor: threads %d, max batch tokens %zu, max sequence "
+                       "length %zu: each must be at least 1", opt->threads, opt->max_batch_tokens,
+                       opt->max_seq_len);
+    }
+    ck_executor *ex = calloc(1, sizeof *ex);
+    if (ex == NULL) {
+        return ck_fail(err, CK_E_MEMORY, "executor: out of memory");
+    }
+    ex->circuit = c;
+    ex->opt = *opt;
+    int rc = setup(ex, w, err);
+    if (rc != CK_OK) {
+        ck_executor_free(ex);
+        return rc;
+    }
+    *out = ex;
+    return CK_OK;
+}
+
+/* Everything a batch can get wrong, checked before the first op writes anything. */
+static int check_batch(const ck_executor *ex, const int32_t *ids, const size_t *offsets,
+                       size_t n_seqs, int output_buffer, size_t out_count, ck_error *err)
+{
+    const ck_circuit *c = ex->circuit;
+    if (ids == NULL || offsets == NULL || n_seqs == 0 || offsets[0] != 0 || output_buffer < 0 ||
+        (size_t)output_buffer >= c->n_buffers) {
+        return ck_fail(err, CK_E_ARG, "batch: null ids/offsets, no sequences, offsets[0] != 0 or "
+                       "bad output buffer");
+    }
+    for (size_t s = 0; s < n_seqs; s++) {
+        size_t len = offsets[s + 1] - offsets[s];
+        if (offsets[s + 1] <= offsets[s] || len > ex->opt.max_seq_len) {
+            return ck_fail(err, CK_E_SIZE, "batch: sequence %zu has %zu tokens, limits are 1..%zu",
+                           s, offsets[s + 1] > offsets[s] ? len : 0, ex->opt.max_seq_len);
+        }
+    }
+    size_t tokens = offsets[n_seqs], vocab = ex->weights[c->ops[0].weights[0]]->shape[0];
+    for (size_t t = 0; t < tokens; t++) {
+        if (ids[t] < 0 || (size_t)ids[t] >= vocab) {
+            return ck_fail(err, CK_E_RANGE, "batch: token %zu: id %d outside the vocabulary 0..%zu",
+                           t, (int)ids[t], vocab - 1);
+        }
+    }
+    if (out_count / c->buffers[output_buffer].cols < tokens) {
+        return ck_fail(err, CK_E_SIZE, "batch: output holds %zu floats, %zu tokens need %zu",
+                       out_count, tokens, tokens * c->buffers[output_buffer].cols);
+    }
+    return ck_plan_check_arena(&ex->plan, ex->arenas.activations.base, ex->arenas.activations.bytes,
+                               tokens, err);
+}
+
+static void fill_inputs(ck_executor *ex, const int32_t *ids)
+{
+    const ck_circuit *c = ex->circuit;
+    int32_t *dst_ids = ck_exec_buffer(ex, c->ids_buffer);
+    int32_t *positions = ck_exec_buffer(ex, c->positions_buffer);
+    memcpy(dst_ids, ids, ex->tokens * sizeof *ids);
+    for (size_t s = 0; s < ex->n_seqs; s++) {
+        for (size_t t = ex->offsets[s]; t < ex->offsets[s + 1]; t++) {
+            positions[t] = (int32_t)(t - ex->offsets[s]);
+        }
+    }
+}
+
+int ck_executor_run(ck_executor *ex, const int32_t *ids, const size_t *offsets, size_t n_seqs,
+                    int output_buffer, float *out, size_t out_count, ck_capture_fn capture,
+                    void *capture_ctx, ck_error *err)
+{
+    if (ex == NULL || out == NULL) {
+        return ck_fail(err, CK_E_ARG, "batch: null executor or output");
+    }
+    int rc = check_batch(ex, ids, offsets, n_seqs, output_buffer, out_count, err);
+    if (rc != CK_OK) {
+        return rc;
+    }
+    const ck_circuit *c = ex->circuit;
+    ex->tokens = offsets[n_seqs];
+    ex->offsets = offsets;
+    ex->n_seqs = n_seqs;
+    fill_inputs(ex, ids);
+    ck_parallel_set_threads(ex->opt.threads);
+    for (size_t i = 0; i < c->n_ops; i++) {
+        const ck_op *op = &c->ops[i];
+        rc = ck_exec_op(ex, op);
+        if (rc != CK_OK) {
+            return ck_fail(err, rc, "%s: op %zu \"%s\" (application %d): %s", c->path,
+                           op->decl_index, ck_op_kind_name(op->kind), op->repeat_index,
+                           ck_status_name(rc));
+        }
+        if (capture != NULL && op->checkpoint[0] != '\0') {
+            capture(capture_ctx, op->checkpoint, ck_exec_buffer(ex, op->output), ex->tokens,
+                    c->buffers[op->output].cols);
+        }
+    }
+    memcpy(out, ck_exec_buffer(ex, output_buffer),
+           ex->tokens * c->buffers[output_buffer].cols * sizeof(float));
+    return CK_OK;
+}
+
+size_t ck_executor_cols(const ck_executor *ex, int buffer)
+{
+    return ex->circuit->buffers[buffer].cols;
+}
+
+void ck_executor_free(ck_executor *ex)
+{
+    if (ex == NULL) {
+        return;
+    }
+    for (size_t i = 0; ex->linears != NULL && i < ex->circuit->n_weights; i++) {
+        ck_linear_free(ex->linears[i]);
+    }
+    ck_onednn_free(ex->onednn);
+    ck_arenas_free(&ex->arenas);
+    ck_plan_free(&ex->plan);
+    free(ex->linears);
+    free(ex->weights);
+    free(ex);
+}

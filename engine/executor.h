@@ -1,0 +1,51 @@
+/* executor.h - binds a validated circuit to weights and a memory plan, then runs packed ragged
+ * batches op by op (rows and (sequence, head) pairs through the scheduler, linears through oneDNN).
+ * Reads no files.
+ *
+ * Legend: T tokens in the packed batch, S sequences, cols the buffer's per-token width. */
+#ifndef CK_EXECUTOR_H
+#define CK_EXECUTOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "circuit.h"
+#include "ck_error.h"
+#include "weights.h"
+
+typedef struct {
+    int threads;              /* compute workers (OpenMP and oneDNN), >= 1 */
+    size_t max_batch_tokens;  /* T of the largest batch the arena is planned for */
+    size_t max_seq_len;       /* longest sequence, <= the circuit's max positions */
+} ck_executor_options;
+
+/* Called after an op that carries an X-Ray checkpoint id: data is that op's output, token-major
+ * [tokens, cols] f32 with row stride cols, valid only during the call. */
+typedef void (*ck_capture_fn)(void *ctx, const char *checkpoint, const float *data, size_t tokens,
+                              size_t cols);
+
+typedef struct ck_executor ck_executor;
+
+/* Binds every weight reference of c to a tensor of w (by checkpoint name, shapes checked: a missing
+ * tensor or a shape mismatch is CK_E_WEIGHTS naming both), plans and allocates the arenas, and builds
+ * the oneDNN linears (one per distinct weight, so the 12 applications share them).
+ * Errors: CK_E_ARG, CK_E_WEIGHTS, CK_E_SIZE, CK_E_MEMORY, CK_E_BACKEND. c and w must outlive it. */
+int ck_executor_init(ck_executor **out, const ck_circuit *c, const ck_weights *w,
+                     const ck_executor_options *opt, ck_error *err);
+
+/* Runs one packed batch: ids[offsets[S]] holds S sequences back to back, each [0, ..., 0] as the
+ * reader makes them; offsets[S+1] ascending, offsets[0] = 0. Copies the rows of `output_buffer`
+ * (the circuit's features or hidden buffer) into out[offsets[S], cols] (row stride cols).
+ * capture (may be NULL) sees every checkpoint. Checks ids (CK_E_RANGE), lengths and capacity
+ * (CK_E_SIZE) before any op runs; on error out is untouched. */
+int ck_executor_run(ck_executor *ex, const int32_t *ids, const size_t *offsets, size_t n_seqs,
+                    int output_buffer, float *out, size_t out_count, ck_capture_fn capture,
+                    void *capture_ctx, ck_error *err);
+
+/* Columns of a buffer (features 512, hidden 768). */
+size_t ck_executor_cols(const ck_executor *ex, int buffer);
+
+/* Releases everything init built; accepts NULL. */
+void ck_executor_free(ck_executor *ex);
+
+#endif

@@ -1,0 +1,33 @@
+/* executor_internal.h - the executor's state, shared by executor.c (binding, batches) and
+ * executor_ops.c (one dispatch per op kind). Not a public header. */
+#ifndef CK_EXECUTOR_INTERNAL_H
+#define CK_EXECUTOR_INTERNAL_H
+
+#include "arena.h"
+#include "executor.h"
+#include "linear.h"
+#include "plan.h"
+
+struct ck_executor {
+    const ck_circuit *circuit;
+    ck_executor_options opt;
+    const ck_tensor **weights;  /* [n_weights] bound tensors, in circuit weight order */
+    ck_linear **linears;        /* [n_weights] one linear per weight matrix used by a linear op */
+    ck_onednn *onednn;
+    ck_plan plan;
+    ck_arenas arenas;
+    size_t tokens;              /* T of the batch being run */
+    const size_t *offsets;      /* [n_seqs + 1] of the batch being run */
+    size_t n_seqs;
+};
+
+/* Base of a buffer in the activation arena. */
+static inline void *ck_exec_buffer(const ck_executor *ex, int buffer)
+{
+    return (char *)ex->arenas.activations.base + ex->plan.offsets[buffer];
+}
+
+/* Runs one op of the unrolled circuit over the current batch. Returns 0 or a CK_E_* code. */
+int ck_exec_op(ck_executor *ex, const ck_op *op);
+
+#endif

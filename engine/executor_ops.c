@@ -1,0 +1,122 @@
+/* executor_ops.c - one dispatch per op kind: slices rows or (sequence, head) pairs over workers
+ * through the scheduler and calls the same kernel a single thread would. No I/O, no allocation. */
+#include "attention.h"
+#include "embedding_three_table_layer_norm.h"
+#include "executor_internal.h"
+#include "gelu_new.h"
+#include "parallel.h"
+#include "residual_layer_norm.h"
+
+typedef struct {
+    const ck_executor *ex;
+    const ck_op *op;
+} op_ctx;
+
+static const float *in_f32(const op_ctx *c, int slot)
+{
+    return ck_exec_buffer(c->ex, c->op->inputs[slot]);
+}
+
+static size_t cols_of(const op_ctx *c, int buffer)
+{
+    return c->ex->circuit->buffers[buffer].cols;
+}
+
+static int embedding_rows(void *ctx, size_t first, size_t count, int worker)
+{
+    const op_ctx *c = ctx;
+    const ck_op *op = c->op;
+    const ck_tensor *const *w = c->ex->weights;
+    const int32_t *ids = ck_exec_buffer(c->ex, op->inputs[0]);
+    const int32_t *positions = ck_exec_buffer(c->ex, op->inputs[1]);
+    size_t cols = cols_of(c, op->output);
+    float *y = (float *)ck_exec_buffer(c->ex, op->output) + first * cols;
+    ck_embedding_tables tables = {
+        .word = w[op->weights[0]]->data, .word_rows = w[op->weights[0]]->shape[0],
+        .position = w[op->weights[1]]->data, .position_rows = w[op->weights[1]]->shape[0],
+        .token_type = w[op->weights[2]]->data, .token_type_rows = w[op->weights[2]]->shape[0],
+        .gamma = w[op->weights[3]]->data, .beta = w[op->weights[4]]->data, .channels = cols,
+    };
+    (void)worker;
+    return ck_embedding_three_table_layer_norm_f32(ids + first, positions + first, NULL, count,
+                                                   &tables, y, count * cols, cols, op->eps);
+}
+
+static int residual_layer_norm_rows(void *ctx, size_t first, size_t count, int worker)
+{
+    const op_ctx *c = ctx;
+    const ck_op *op = c->op;
+    size_t cols = cols_of(c, op->output);
+    size_t n = count * cols, at = first * cols;
+    (void)worker;
+    return ck_residual_layer_norm_f32(in_f32(c, 0) + at, n, cols, in_f32(c, 1) + at, n, cols,
+                                      c->ex->weights[op->weights[0]]->data,
+                                      c->ex->weights[op->weights[1]]->data,
+                                      (float *)ck_exec_buffer(c->ex, op->output) + at, n, cols,
+                                      count, cols, op->eps);
+}
+
+static int gelu_new_rows(void *ctx, size_t first, size_t count, int worker)
+{
+    const op_ctx *c = ctx;
+    size_t cols = cols_of(c, c->op->output);
+    size_t n = count * cols, at = first * cols;
+    (void)worker;
+    return ck_gelu_new_f32(in_f32(c, 0) + at, n, (float *)ck_exec_buffer(c->ex, c->op->output) + at,
+                           n, n);
+}
+
+/* Item p is (sequence p / heads, head p % heads): each head of each sequence is computed whole by
+ * one worker in its own scratch arena, so its bits do not depend on the thread count. */
+static int attention_pairs(void *ctx, size_t first, size_t count, int worker)
+{
+    const op_ctx *c = ctx;
+    const ck_op *op = c->op;
+    const ck_executor *ex = c->ex;
+    size_t cols = cols_of(c, op->output);
+    const ck_arena *scratch = &ex->arenas.scratch[worker];
+    for (size_t p = first; p < first + count; p++) {
+        size_t s = p / op->heads, head = p % op->heads;
+        size_t row = ex->offsets[s], len = ex->offsets[s + 1] - row;
+        size_t avail = (ex->tokens - row) * cols;
+        int rc = ck_attention_head_f32(in_f32(c, 0) + row * cols, avail, in_f32(c, 1) + row * cols,
+                                       avail, in_f32(c, 2) + row * cols, avail, cols,
+                                       (float *)ck_exec_buffer(ex, op->output) + row * cols, avail,
+                                       cols, scratch->base, scratch->bytes / sizeof(float), len,
+                                       head, op->head_dim, op->scale);
+        if (rc != CK_OK) {
+            return rc;
+        }
+    }
+    return CK_OK;
+}
+
+static int linear_all_rows(const ck_executor *ex, const ck_op *op)
+{
+    const ck_circuit *c = ex->circuit;
+    size_t in = c->buffers[op->inputs[0]].cols, out = c->buffers[op->output].cols;
+    return ck_linear_forward_f32(ex->linears[op->weights[0]], ck_exec_buffer(ex, op->inputs[0]),
+                                 ex->tokens * in, in, ck_exec_buffer(ex, op->output),
+                                 ex->tokens * out, out, ex->tokens);
+}
+
+int ck_exec_op(ck_executor *ex, const ck_op *op)
+{
+    op_ctx ctx = {ex, op};
+    int workers = ex->opt.threads;
+    switch (op->kind) {
+    case CK_OP_EMBEDDING_THREE_TABLE_LAYER_NORM:
+        return ck_parallel_for(ex->tokens, workers, embedding_rows, &ctx);
+    case CK_OP_LINEAR:
+        return linear_all_rows(ex, op);
+    case CK_OP_ATTENTION:
+        return ck_parallel_for(ex->n_seqs * op->heads, workers, attention_pairs, &ctx);
+    case CK_OP_RESIDUAL_LAYER_NORM:
+        return ck_parallel_for(ex->tokens, workers, residual_layer_norm_rows, &ctx);
+    case CK_OP_GELU_NEW:
+        return ck_parallel_for(ex->tokens, workers, gelu_new_rows, &ctx);
+    case CK_OP_KIND_COUNT:
+        break;
+    }
+    return CK_E_ARG;
+}

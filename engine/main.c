@@ -1,0 +1,233 @@
+/* main.c - the ckbatch command line: parses options, calls the engine, picks the exit code
+ * (0 success, 1 input or runtime error, 2 usage error). Computes nothing itself. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "encode.h"
+#include "synth_weights.h"
+#include "weights.h"
+
+enum { EXIT_INPUT = 1, EXIT_USAGE = 2 };
+
+static const char usage_text[] =
+    "usage: ckbatch [options] --input FILE --output FILE\n"
+    "       ckbatch make-demo-weights OUT.safetensors [--seed N]\n"
+    "       ckbatch --help | --version\n"
+    "\n"
+    "Encodes a corpus (one item per line) with the Kokoro-82M phoneme encoder and writes per-token\n"
+    "features as safetensors: features F32 [tokens, 512], offsets I64 [sequences + 1], metadata.\n"
+    "\n"
+    "  -i, --input FILE          corpus, one item per line; - reads stdin\n"
+    "  -o, --output FILE         features file (written to a temporary name, renamed when complete)\n"
+    "  -t, --threads N           compute threads (default: online CPUs; wins over OMP_NUM_THREADS)\n"
+    "  -f, --format F            phonemes (default): Kokoro phoneme strings\n"
+    "                            ids: JSON arrays of token ids 1..177 (boundaries are added)\n"
+    "                            text: plain text through espeak-ng\n"
+    "  -l, --lang L              text language: en-us (default) or en-gb\n"
+    "  -w, --weights F           Kokoro weights (.safetensors, flat bert./bert_encoder. names);\n"
+    "                            default: synthetic demo weights (NOT Kokoro's)\n"
+    "      --seed N              seed of the synthetic demo weights (default 20261129)\n"
+    "      --circuit F           circuit JSON (default: the embedded Kokoro phoneme encoder)\n"
+    "      --layer L             features (default, [T,512]) or hidden ([T,768] last hidden state)\n"
+    "      --max-batch-tokens N  tokens per packed batch (default 2048, at least 512)\n"
+    "      --strict-symbols      a symbol outside the vocabulary is a line error (default: dropped\n"
+    "                            and reported with line and column)\n"
+    "      --on-error P          stop (default): the first bad line ends the run, no output;\n"
+    "                            skip: bad lines are reported, skipped and listed in the metadata\n"
+    "      --progress            progress line on stderr (default when stderr is a terminal)\n"
+    "      --no-progress         no progress line\n"
+    "  -q, --quiet               no summary line\n"
+    "  -h, --help                this text\n"
+    "  -V, --version             version\n"
+    "\n"
+    "Exit status: 0 success, 1 input or runtime error (nothing written), 2 usage error.\n";
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "ckbatch: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\nTry 'ckbatch --help'.\n");
+    return EXIT_USAGE;
+}
+
+/* Parses a decimal in [min, max]; 0 on success. */
+static int parse_size(const char *s, unsigned long long min, unsigned long long max,
+                      unsigned long long *out)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || s[0] == '-' || v < min || v > max) {
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int make_demo_weights(int argc, char **argv)
+{
+    unsigned long long seed = CK_SYNTH_DEFAULT_SEED;
+    if (argc != 2 && !(argc == 4 && strcmp(argv[2], "--seed") == 0)) {
+        return usage_error("%s", "make-demo-weights takes OUT.safetensors [--seed N]");
+    }
+    if (argc == 4 && parse_size(argv[3], 0, UINT64_MAX, &seed) != 0) {
+        return usage_error("--seed %s: expected an unsigned 64-bit integer", argv[3]);
+    }
+    ck_error err = {0};
+    ck_circuit c;
+    ck_weights *w = NULL;
+    int rc = ck_encode_load_circuit(&c, NULL, &err);
+    if (rc == CK_OK) {
+        rc = ck_weights_synthetic_for_circuit(&w, &c, seed, &err);
+    }
+    if (rc == CK_OK) {
+        rc = ck_weights_save(w, argv[1], &err);
+    }
+    if (rc == CK_OK) {
+        fprintf(stderr, "ckbatch: wrote %s: %s\n", argv[1], ck_weights_identity(w));
+    }
+    ck_weights_free(w);
+    ck_circuit_free(&c);
+    if (rc != CK_OK) {
+        fprintf(stderr, "ckbatch: error: %s\n", err.message);
+        return EXIT_INPUT;
+    }
+    return EXIT_SUCCESS;
+}
+
+static int parse_format(const char *s, ck_format *format)
+{
+    static const char *const names[] = {"phonemes", "ids", "text"};
+    for (int i = 0; i < 3; i++) {
+        if (strcmp(s, names[i]) == 0) {
+            *format = (ck_format)i;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+enum { OPT_SEED = 256, OPT_CIRCUIT, OPT_LAYER, OPT_MAX_BATCH, OPT_STRICT, OPT_ON_ERROR,
+       OPT_PROGRESS, OPT_NO_PROGRESS };
+
+static const struct option long_options[] = {
+    {"input", required_argument, NULL, 'i'},     {"output", required_argument, NULL, 'o'},
+    {"threads", required_argument, NULL, 't'},   {"format", required_argument, NULL, 'f'},
+    {"lang", required_argument, NULL, 'l'},      {"weights", required_argument, NULL, 'w'},
+    {"seed", required_argument, NULL, OPT_SEED}, {"circuit", required_argument, NULL, OPT_CIRCUIT},
+    {"layer", required_argument, NULL, OPT_LAYER},
+    {"max-batch-tokens", required_argument, NULL, OPT_MAX_BATCH},
+    {"strict-symbols", no_argument, NULL, OPT_STRICT},
+    {"on-error", required_argument, NULL, OPT_ON_ERROR},
+    {"progress", no_argument, NULL, OPT_PROGRESS}, {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
+    {"quiet", no_argument, NULL, 'q'},           {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},         {NULL, 0, NULL, 0},
+};
+
+/* Applies one option; returns 0, EXIT_USAGE, or -1 when the program should exit 0 (help, version). */
+static int apply_option(int ch, const char *arg, ck_encode_options *o, int *quiet)
+{
+    unsigned long long v = 0;
+    switch (ch) {
+    case 'i': o->input = arg; return 0;
+    case 'o': o->output = arg; return 0;
+    case 'w': o->weights = arg; return 0;
+    case OPT_CIRCUIT: o->circuit = arg; return 0;
+    case 'q': *quiet = 1; return 0;
+    case OPT_STRICT: o->strict_symbols = 1; return 0;
+    case OPT_PROGRESS: o->progress = 1; return 0;
+    case OPT_NO_PROGRESS: o->progress = 0; return 0;
+    case 't':
+        if (parse_size(arg, 1, 1024, &v) != 0) {
+            return usage_error("--threads %s: expected an integer 1..1024", arg);
+        }
+        o->threads = (int)v;
+        return 0;
+    case 'f':
+        return parse_format(arg, &o->format) == 0
+                   ? 0 : usage_error("--format %s: expected phonemes, ids or text", arg);
+    case 'l':
+        if (strcmp(arg, "en-us") != 0 && strcmp(arg, "en-gb") != 0) {
+            return usage_error("--lang %s: expected en-us or en-gb", arg);
+        }
+        o->lang = arg;
+        return 0;
+    case OPT_SEED:
+        if (parse_size(arg, 0, UINT64_MAX, &v) != 0) {
+            return usage_error("--seed %s: expected an unsigned 64-bit integer", arg);
+        }
+        o->seed = v;
+        return 0;
+    case OPT_LAYER:
+        if (strcmp(arg, "features") != 0 && strcmp(arg, "hidden") != 0) {
+            return usage_error("--layer %s: expected features or hidden", arg);
+        }
+        o->hidden = strcmp(arg, "hidden") == 0;
+        return 0;
+    case OPT_MAX_BATCH:
+        if (parse_size(arg, 512, 1u << 20, &v) != 0) {
+            return usage_error("--max-batch-tokens %s: expected an integer 512..1048576", arg);
+        }
+        o->max_batch_tokens = (size_t)v;
+        return 0;
+    case OPT_ON_ERROR:
+        if (strcmp(arg, "stop") != 0 && strcmp(arg, "skip") != 0) {
+            return usage_error("--on-error %s: expected stop or skip", arg);
+        }
+        o->skip_bad_lines = strcmp(arg, "skip") == 0;
+        return 0;
+    case 'h': fputs(usage_text, stdout); return -1;
+    case 'V': printf("ckbatch %s\n", CK_VERSION); return -1;
+    default: return usage_error("%s", "unknown option");
+    }
+}
+
+static void print_summary(const ck_encode_summary *s)
+{
+    fprintf(stderr,
+            "ckbatch: %zu lines, %zu sequences (%zu long lines chunked), %zu tokens, %zu skipped, "
+            "%zu empty, %zu dropped symbols, %.2f s, %.0f tokens/s\n",
+            s->lines, s->sequences, s->chunked_lines, s->tokens, s->skipped_lines, s->empty_lines,
+            s->dropped_symbols, s->seconds, s->seconds > 0 ? (double)s->tokens / s->seconds : 0.0);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 2 && strcmp(argv[1], "make-demo-weights") == 0) {
+        return make_demo_weights(argc - 1, argv + 1);
+    }
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    ck_encode_options o = {
+        .seed = CK_SYNTH_DEFAULT_SEED, .format = CK_FORMAT_PHONEMES, .lang = "en-us",
+        .threads = cpus > 0 ? (int)cpus : 1, .max_batch_tokens = 2048,
+        .progress = isatty(STDERR_FILENO),
+    };
+    int quiet = 0, ch;
+    while ((ch = getopt_long(argc, argv, "i:o:t:f:l:w:qhV", long_options, NULL)) != -1) {
+        int rc = apply_option(ch, optarg, &o, &quiet);
+        if (rc != 0) {
+            return rc < 0 ? EXIT_SUCCESS : rc;
+        }
+    }
+    if (optind < argc) {
+        return usage_error("unexpected argument '%s'", argv[optind]);
+    }
+    if (o.input == NULL || o.output == NULL) {
+        return usage_error("%s", "--input and --output are required");
+    }
+    ck_encode_summary summary;
+    ck_error err = {0};
+    int rc = ck_encode_corpus(&o, &summary, &err);
+    if (rc != CK_OK) {
+        fprintf(stderr, "ckbatch: error: %s\n", err.message);
+        return EXIT_INPUT;
+    }
+    if (!quiet) {
+        print_summary(&summary);
+    }
+    return EXIT_SUCCESS;
+}

@@ -1,0 +1,200 @@
+/* test_executor.c - batches: invariance (solo vs batched, 1 vs 2 threads), rejections before any
+ * write (bad ids, capacity, missing or mis-shaped weights), arena reuse across requests. */
+#include <stdint.h>
+
+#include "ck_test.h"
+#include "encode.h"
+#include "executor.h"
+#include "synth_weights.h"
+
+#define O 512
+
+typedef struct {
+    ck_circuit c;
+    ck_weights *w;
+    ck_executor *ex;
+} rig;
+
+static int rig_init(rig *r, int threads, size_t max_tokens)
+{
+    ck_error err = {0};
+    memset(r, 0, sizeof *r);
+    if (ck_encode_load_circuit(&r->c, NULL, &err) != CK_OK ||
+        ck_weights_synthetic_for_circuit(&r->w, &r->c, CK_SYNTH_DEFAULT_SEED, &err) != CK_OK) {
+        return -1;
+    }
+    ck_executor_options opt = {threads, max_tokens, 512};
+    int rc = ck_executor_init(&r->ex, &r->c, r->w, &opt, &err);
+    if (rc != CK_OK) {
+        fprintf(stderr, "    %s\n", err.message);
+    }
+    return rc;
+}
+
+static void rig_free(rig *r)
+{
+    ck_executor_free(r->ex);
+    ck_weights_free(r->w);
+    ck_circuit_free(&r->c);
+}
+
+/* Five sequences of lengths 3, 17, 64, 130, 255 with deterministic ids in 1..177, boundaries 0. */
+static size_t make_batch(int32_t *ids, size_t *offsets)
+{
+    static const size_t lengths[] = {3, 17, 64, 130, 255};
+    uint32_t x = 12345;
+    offsets[0] = 0;
+    for (size_t s = 0; s < 5; s++) {
+        size_t base = offsets[s];
+        for (size_t t = 0; t < lengths[s]; t++) {
+            x = x * 1664525u + 1013904223u;
+            ids[base + t] = (t == 0 || t == lengths[s] - 1) ? 0 : (int32_t)(1 + (x >> 8) % 177);
+        }
+        offsets[s + 1] = base + lengths[s];
+    }
+    return 5;
+}
+
+static double max_abs_diff(const float *a, const float *b, size_t n)
+{
+    double worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)a[i] - (double)b[i]);
+        worst = d > worst ? d : worst;
+    }
+    return worst;
+}
+
+static void test_solo_equals_batched_and_threads(void)
+{
+    static int32_t ids[469];
+    static float batched[469 * O], solo[469 * O], two[469 * O];
+    size_t offsets[6];
+    size_t n = make_batch(ids, offsets);
+    rig one, dual;
+    ck_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(rig_init(&one, 1, 1024), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(rig_init(&dual, 2, 1024), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_executor_run(one.ex, ids, offsets, n, one.c.features_buffer, batched,
+                                          469 * O, NULL, NULL, &err), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_executor_run(dual.ex, ids, offsets, n, dual.c.features_buffer, two,
+                                          469 * O, NULL, NULL, &err), CK_OK);
+    for (size_t s = 0; s < n; s++) {
+        size_t one_offsets[2] = {0, offsets[s + 1] - offsets[s]};
+        CU_ASSERT_EQUAL_FATAL(ck_executor_run(one.ex, ids + offsets[s], one_offsets, 1,
+                                              one.c.features_buffer, solo + offsets[s] * O,
+                                              one_offsets[1] * O, NULL, NULL, &err), CK_OK);
+    }
+    double solo_vs_batch = max_abs_diff(solo, batched, 469 * O);
+    double threads_1_vs_2 = max_abs_diff(batched, two, 469 * O);
+    fprintf(stderr, "\n    solo vs batched max abs %.3g; 1 vs 2 threads max abs %.3g\n",
+            solo_vs_batch, threads_1_vs_2);
+    CU_ASSERT_TRUE(solo_vs_batch <= 1e-6);
+    CU_ASSERT_TRUE(threads_1_vs_2 <= 1e-6);
+    rig_free(&one);
+    rig_free(&dual);
+}
+
+static void test_bad_ids_leave_output_untouched(void)
+{
+    rig r;
+    ck_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(rig_init(&r, 2, 512), CK_OK);
+    static float out[4 * O];
+    const int32_t bad[][4] = {{0, 5, 178, 0}, {0, -1, 5, 0}};
+    size_t offsets[2] = {0, 4};
+    for (size_t i = 0; i < 2; i++) {
+        ck_test_fill_canary(out, 4 * O);
+        ck_error_clear(&err);
+        CU_ASSERT_EQUAL(ck_executor_run(r.ex, bad[i], offsets, 1, r.c.features_buffer, out, 4 * O,
+                                        NULL, NULL, &err), CK_E_RANGE);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "token 2") ? err.message : strstr(err.message, "token 1"));
+        CU_ASSERT_TRUE(ck_test_canary_intact(out, 4 * O));
+    }
+    rig_free(&r);
+}
+
+static void test_capacity_rejected_before_any_write(void)
+{
+    rig r;
+    ck_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(rig_init(&r, 1, 512), CK_OK);
+    static int32_t ids[600];
+    static float out[600 * O];
+    size_t over[3] = {0, 300, 600};   /* 600 tokens > max_batch_tokens 512 */
+    ck_test_fill_canary(out, 600 * O);
+    CU_ASSERT_EQUAL(ck_executor_run(r.ex, ids, over, 2, r.c.features_buffer, out, 600 * O, NULL,
+                                    NULL, &err), CK_E_SIZE);
+    CU_ASSERT_TRUE(ck_test_canary_intact(out, 600 * O));
+    size_t fits[2] = {0, 10};
+    ck_error_clear(&err);
+    CU_ASSERT_EQUAL(ck_executor_run(r.ex, ids, fits, 1, r.c.features_buffer, out, 10 * O - 1, NULL,
+                                    NULL, &err), CK_E_SIZE);   /* output one float short */
+    CU_ASSERT_TRUE(ck_test_canary_intact(out, 600 * O));
+    rig_free(&r);
+}
+
+static void test_arena_reuse_gives_fresh_results(void)
+{
+    rig r;
+    ck_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(rig_init(&r, 2, 512), CK_OK);
+    const int32_t a[] = {0, 50, 83, 156, 0}, b[] = {0, 51, 83, 156, 0};
+    size_t offsets[2] = {0, 5};
+    static float fa[5 * O], fb[5 * O], fa2[5 * O];
+    CU_ASSERT_EQUAL(ck_executor_run(r.ex, a, offsets, 1, r.c.features_buffer, fa, 5 * O, NULL, NULL, &err), CK_OK);
+    CU_ASSERT_EQUAL(ck_executor_run(r.ex, b, offsets, 1, r.c.features_buffer, fb, 5 * O, NULL, NULL, &err), CK_OK);
+    CU_ASSERT_EQUAL(ck_executor_run(r.ex, a, offsets, 1, r.c.features_buffer, fa2, 5 * O, NULL, NULL, &err), CK_OK);
+    CU_ASSERT_TRUE(max_abs_diff(fa, fb, 5 * O) > 1e-3);
+    CU_ASSERT_EQUAL(memcmp(fa, fa2, sizeof fa), 0);
+    rig_free(&r);
+}
+
+/* Weights for the circuit with one tensor left out, or one shape changed. */
+static int broken_weights(ck_weights **w, const ck_circuit *c, size_t drop, size_t reshape)
+{
+    ck_weight_spec specs[64];
+    size_t n = 0;
+    ck_error err = {0};
+    for (size_t i = 0; i < c->n_weights && n < 64; i++) {
+        if (i == drop) {
+            continue;
+        }
+        specs[n].name = c->weights[i].checkpoint_name;
+        specs[n].rank = c->weights[i].rank;
+        memcpy(specs[n].shape, c->weights[i].shape, sizeof c->weights[i].shape);
+        if (i == reshape) {
+            specs[n].shape[0] += 1;
+        }
+        n++;
+    }
+    return ck_weights_synthetic(w, specs, n, CK_SYNTH_DEFAULT_SEED, &err);
+}
+
+static void test_missing_and_misshaped_weights(void)
+{
+    ck_circuit c;
+    ck_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(ck_encode_load_circuit(&c, NULL, &err), CK_OK);
+    int ffn = ck_circuit_find_weight(&c, "ffn_weight");
+    CU_ASSERT_FATAL(ffn >= 0);
+    ck_executor_options opt = {1, 512, 512};
+    for (int mode = 0; mode < 2; mode++) {
+        ck_weights *w = NULL;
+        ck_executor *ex = NULL;
+        CU_ASSERT_EQUAL_FATAL(broken_weights(&w, &c, mode == 0 ? (size_t)ffn : SIZE_MAX,
+                                             mode == 1 ? (size_t)ffn : SIZE_MAX), CK_OK);
+        ck_error_clear(&err);
+        CU_ASSERT_EQUAL(ck_executor_init(&ex, &c, w, &opt, &err), CK_E_WEIGHTS);
+        CU_ASSERT_PTR_NULL(ex);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err.message, c.weights[ffn].checkpoint_name));
+        ck_weights_free(w);
+    }
+    ck_circuit_free(&c);
+}
+
+CK_TEST_MAIN("executor", {"solo equals batched, 1 equals 2 threads", test_solo_equals_batched_and_threads},
+             {"bad ids leave output untouched", test_bad_ids_leave_output_untouched},
+             {"capacity rejected before any write", test_capacity_rejected_before_any_write},
+             {"arena reuse gives fresh results", test_arena_reuse_gives_fresh_results},
+             {"missing and misshaped weights", test_missing_and_misshaped_weights})
