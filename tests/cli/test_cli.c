@@ -1,0 +1,249 @@
+/* test_cli.c - the ckbatch binary as scripts use it: exit codes (0, 1, 2), one-line errors, no
+ * output file after any failure (and an existing one untouched), stdin, empty corpus, --layer,
+ * and demo weights written by make-demo-weights giving the same features as the embedded default. */
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ck_test.h"
+#include "encode.h"
+#include "safetensors.h"
+#include "synth_weights.h"
+
+static char work[256];
+
+static const char *tmp(const char *name)
+{
+    static char bufs[8][512];
+    static int next;
+    char *b = bufs[next++ % 8];
+    snprintf(b, 512, "%s/%s", work, name);
+    return b;
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* Runs ckbatch with args (a shell fragment); stderr goes to work/stderr. Returns the exit code. */
+static int run(const char *args)
+{
+    char cmd[4096];
+    const char *bin = getenv("CK_BINARY_DIR");
+    snprintf(cmd, sizeof cmd, "%s/engine/ckbatch %s 2>%s/stderr", bin ? bin : "build", args, work);
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int exists(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0;
+}
+
+/* Lines in work/stderr that start with "ckbatch: error:". */
+static int error_lines(const char *must_contain)
+{
+    FILE *f = fopen(tmp("stderr"), "rb");
+    char line[2048];
+    int n = 0, found = must_contain == NULL;
+    while (f != NULL && fgets(line, sizeof line, f) != NULL) {
+        n += strncmp(line, "ckbatch: error:", 15) == 0;
+        found |= must_contain != NULL && strstr(line, must_contain) != NULL;
+    }
+    if (f != NULL) {
+        fclose(f);
+    }
+    if (!found) {
+        fprintf(stderr, "    stderr lacks \"%s\"\n", must_contain);
+    }
+    return found ? n : -1;
+}
+
+static int suite_init(void)
+{
+    snprintf(work, sizeof work, "/tmp/ck_test_cli.XXXXXX");
+    return mkdtemp(work) == NULL;
+}
+
+static int suite_clean(void)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", work);
+    return system(cmd) != 0;
+}
+
+static void test_phonemes_run_writes_features(void)
+{
+    write_file(tmp("p.txt"), "h\xc9\x99l\xcb\x88O\n\nw\xcb\x88\xc9\x9c\xc9\xb9ld\n");
+    char args[1024];
+    snprintf(args, sizeof args, "--threads 2 --input %s --output %s", tmp("p.txt"), tmp("p.st"));
+    CU_ASSERT_EQUAL_FATAL(run(args), 0);
+    ck_st_file *f = NULL;
+    ck_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(ck_st_open(&f, tmp("p.st"), &err), CK_OK);
+    const ck_st_tensor *feat = ck_st_find(f, "features"), *offs = ck_st_find(f, "offsets");
+    CU_ASSERT_FATAL(feat != NULL && offs != NULL);
+    /* "həlˈO" = 5 symbols + 2 boundaries, "wˈɜɹld" = 6 + 2 */
+    CU_ASSERT_EQUAL(feat->shape[0], 15);
+    CU_ASSERT_EQUAL(feat->shape[1], 512);
+    CU_ASSERT_EQUAL(offs->elements, 3);
+    CU_ASSERT_EQUAL(((const int64_t *)offs->data)[1], 7);
+    const char *seqs = ck_st_metadata(f, "sequences");
+    CU_ASSERT_PTR_NOT_NULL(seqs ? strstr(seqs, "\"line\":3") : NULL);
+    CU_ASSERT_PTR_NOT_NULL(ck_st_metadata(f, "weights") ? strstr(ck_st_metadata(f, "weights"), "NOT Kokoro") : NULL);
+    ck_st_close(f);
+}
+
+static void test_empty_corpus_gives_empty_output(void)
+{
+    write_file(tmp("empty.txt"), "");
+    char args[1024];
+    snprintf(args, sizeof args, "--input %s --output %s", tmp("empty.txt"), tmp("empty.st"));
+    CU_ASSERT_EQUAL_FATAL(run(args), 0);
+    ck_st_file *f = NULL;
+    ck_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(ck_st_open(&f, tmp("empty.st"), &err), CK_OK);
+    CU_ASSERT_EQUAL(ck_st_find(f, "features")->shape[0], 0);
+    CU_ASSERT_EQUAL(ck_st_find(f, "offsets")->elements, 1);
+    ck_st_close(f);
+}
+
+static void test_stdin_and_hidden_layer(void)
+{
+    char args[1024];
+    snprintf(args, sizeof args, "--format ids --layer hidden --input - --output %s <%s",
+             tmp("h.st"), tmp("ids.txt"));
+    write_file(tmp("ids.txt"), "[50, 83, 156]\n");
+    CU_ASSERT_EQUAL_FATAL(run(args), 0);
+    ck_st_file *f = NULL;
+    ck_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(ck_st_open(&f, tmp("h.st"), &err), CK_OK);
+    CU_ASSERT_EQUAL(ck_st_find(f, "features")->shape[0], 5);
+    CU_ASSERT_EQUAL(ck_st_find(f, "features")->shape[1], 768);
+    ck_st_close(f);
+}
+
+/* A failing run: exit 1, exactly one error line naming `what`, no output, existing file kept. */
+static void expect_failure(const char *args_fmt, const char *input, const char *what)
+{
+    char args[2048];
+    write_file(tmp("keep.st"), "previous contents");
+    snprintf(args, sizeof args, args_fmt, input, tmp("fail.st"));
+    CU_ASSERT_EQUAL(run(args), 1);
+    CU_ASSERT_EQUAL(error_lines(what), 1);
+    CU_ASSERT_FALSE(exists(tmp("fail.st")));
+    snprintf(args, sizeof args, args_fmt, input, tmp("keep.st"));
+    CU_ASSERT_EQUAL(run(args), 1);
+    FILE *f = fopen(tmp("keep.st"), "rb");
+    char buf[64] = {0};
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_EQUAL(fread(buf, 1, sizeof buf - 1, f), 17);
+    fclose(f);
+    CU_ASSERT_STRING_EQUAL(buf, "previous contents");
+}
+
+static void test_id_178_fails_cleanly(void)
+{
+    write_file(tmp("bad_ids.txt"), "[5, 6]\n[5, 178]\n");
+    expect_failure("--format ids --input %s --output %s", tmp("bad_ids.txt"), ":2:");
+}
+
+static void test_unknown_symbol_strict_fails_cleanly(void)
+{
+    write_file(tmp("sym.txt"), "h\xc9\x99l\xcb\x88O\nab#c\n");
+    expect_failure("--strict-symbols --input %s --output %s", tmp("sym.txt"), ":2:");
+    char args[1024];
+    snprintf(args, sizeof args, "--input %s --output %s", tmp("sym.txt"), tmp("sym.st"));
+    CU_ASSERT_EQUAL(run(args), 0);   /* without --strict-symbols: dropped, reported, counted */
+    CU_ASSERT_EQUAL(error_lines(":2: column 3"), 0);
+}
+
+static void test_malformed_circuit_fails_cleanly(void)
+{
+    write_file(tmp("bad.json"), "{\"name\": \"x\", \"dims\": {\"T\": \"runtime\"}, \"ops\": [");
+    write_file(tmp("one.txt"), "h\xc9\x99l\xcb\x88O\n");
+    char fmt[600];
+    snprintf(fmt, sizeof fmt, "--circuit %s --input %%s --output %%s", tmp("bad.json"));
+    expect_failure(fmt, tmp("one.txt"), "bad.json");
+}
+
+static void test_missing_weight_fails_cleanly(void)
+{
+    ck_circuit c;
+    ck_weights *w = NULL;
+    ck_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(ck_encode_load_circuit(&c, NULL, &err), CK_OK);
+    ck_weight_spec specs[64];
+    for (size_t i = 1; i < c.n_weights; i++) {   /* leave out the first weight */
+        specs[i - 1] = (ck_weight_spec){c.weights[i].checkpoint_name, c.weights[i].rank, {0}};
+        memcpy(specs[i - 1].shape, c.weights[i].shape, sizeof c.weights[i].shape);
+    }
+    CU_ASSERT_EQUAL_FATAL(ck_weights_synthetic(&w, specs, c.n_weights - 1, 7, &err), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_weights_save(w, tmp("partial.st"), &err), CK_OK);
+    write_file(tmp("one.txt"), "h\xc9\x99l\xcb\x88O\n");
+    char fmt[600];
+    snprintf(fmt, sizeof fmt, "--weights %s --input %%s --output %%s", tmp("partial.st"));
+    expect_failure(fmt, tmp("one.txt"), c.weights[0].checkpoint_name);
+    ck_weights_free(w);
+    ck_circuit_free(&c);
+}
+
+static void test_usage_errors_exit_2(void)
+{
+    CU_ASSERT_EQUAL(run("--threads 0 --input a --output b"), 2);
+    CU_ASSERT_EQUAL(run("--format xml --input a --output b"), 2);
+    CU_ASSERT_EQUAL(run("--input a"), 2);
+    CU_ASSERT_EQUAL(run("--bogus"), 2);
+    CU_ASSERT_EQUAL(run("--help >/dev/null"), 0);
+    CU_ASSERT_EQUAL(run("--version >/dev/null"), 0);
+}
+
+/* Demo weights written to a file and loaded back give byte-identical features. */
+static void test_demo_weights_file_equals_embedded(void)
+{
+    char args[1024];
+    snprintf(args, sizeof args, "make-demo-weights %s", tmp("demo.safetensors"));
+    CU_ASSERT_EQUAL_FATAL(run(args), 0);
+    write_file(tmp("two.txt"), "h\xc9\x99l\xcb\x88O\nw\xcb\x88\xc9\x9c\xc9\xb9ld\n");
+    snprintf(args, sizeof args, "--input %s --output %s", tmp("two.txt"), tmp("a.st"));
+    CU_ASSERT_EQUAL_FATAL(run(args), 0);
+    snprintf(args, sizeof args, "--weights %s --input %s --output %s", tmp("demo.safetensors"),
+             tmp("two.txt"), tmp("b.st"));
+    CU_ASSERT_EQUAL_FATAL(run(args), 0);
+    ck_st_file *a = NULL, *b = NULL;
+    ck_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(ck_st_open(&a, tmp("a.st"), &err), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_st_open(&b, tmp("b.st"), &err), CK_OK);
+    const ck_st_tensor *fa = ck_st_find(a, "features"), *fb = ck_st_find(b, "features");
+    CU_ASSERT_FATAL(fa != NULL && fb != NULL && fa->bytes == fb->bytes);
+    CU_ASSERT_EQUAL(memcmp(fa->data, fb->data, fa->bytes), 0);
+    ck_st_close(a);
+    ck_st_close(b);
+}
+
+int main(void)
+{
+    static const ck_test_case cases[] = {
+        {"phonemes run writes features", test_phonemes_run_writes_features},
+        {"empty corpus gives empty output", test_empty_corpus_gives_empty_output},
+        {"stdin and hidden layer", test_stdin_and_hidden_layer},
+        {"id 178 fails cleanly", test_id_178_fails_cleanly},
+        {"unknown symbol (strict) fails cleanly", test_unknown_symbol_strict_fails_cleanly},
+        {"malformed circuit fails cleanly", test_malformed_circuit_fails_cleanly},
+        {"missing weight fails cleanly", test_missing_weight_fails_cleanly},
+        {"usage errors exit 2", test_usage_errors_exit_2},
+        {"demo weights file equals embedded", test_demo_weights_file_equals_embedded},
+    };
+    if (suite_init() != 0) {
+        return 2;
+    }
+    int rc = ck_test_run("cli", cases, sizeof cases / sizeof cases[0]);
+    suite_clean();
+    return rc;
+}
