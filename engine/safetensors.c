@@ -27,7 +27,8 @@ struct ck_st_file {
     size_t n_meta;
 };
 
-/* The format's dtype strings; those not in ck_st_dtype map to CK_ST_OTHER with their true size. */
+/* The format's dtype strings; those not in ck_st_dtype map to CK_ST_OTHER with their true size.
+ * The first five rows are in ck_st_dtype order: ck_st_dtype_name/size index them by the enum. */
 static const struct {
     const char *name;
     ck_st_dtype dtype;
@@ -315,10 +316,19 @@ static int load(ck_st_file *f, ck_error *err)
         return ck_fail(err, CK_E_FORMAT, "%s: header length: %llu bytes exceeds the %zu after it",
                        f->path, (unsigned long long)n, f->map_bytes - 8);
     }
-    root = cJSON_ParseWithLength((const char *)f->map + 8, (size_t)n);
+    const char *text = (const char *)f->map + 8, *end = NULL;
+    root = cJSON_ParseWithLengthOpts(text, (size_t)n, &end, 0);
     if (!cJSON_IsObject(root)) {
         rc = ck_fail(err, CK_E_FORMAT, "%s: header: not a JSON object", f->path);
         goto done;
+    }
+    /* Writers pad the header with spaces; anything else after the object is not a valid header. */
+    for (; end < text + n; end++) {
+        if (*end != ' ' && *end != '\t' && *end != '\n' && *end != '\r') {
+            rc = ck_fail(err, CK_E_FORMAT, "%s: header: bytes after the JSON object at %zu", f->path,
+                         (size_t)(end - text));
+            goto done;
+        }
     }
     rc = parse_header(f, root, f->map + 8 + n, f->map_bytes - 8 - (size_t)n, err);
 done:

@@ -131,6 +131,11 @@ static void test_reject_json_not_object(void)
     expect_reject("[1, 2]", 0, CK_E_FORMAT, "header: not a JSON object", NULL);
 }
 
+static void test_reject_trailing_garbage(void)
+{
+    expect_reject("{}  x", 0, CK_E_FORMAT, "header: bytes after the JSON object at 4", NULL);
+}
+
 static void test_reject_end_out_of_bounds(void)
 {
     expect_reject("{\"w\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,12]}}", 8, CK_E_FORMAT,
@@ -482,6 +487,7 @@ CK_TEST_MAIN("safetensors",
              {"reject huge header length", test_reject_huge_header_length},
              {"reject bad json", test_reject_bad_json},
              {"reject json not object", test_reject_json_not_object},
+             {"reject trailing garbage", test_reject_trailing_garbage},
              {"reject end out of bounds", test_reject_end_out_of_bounds},
              {"reject begin after end", test_reject_begin_after_end},
              {"reject size mismatch", test_reject_size_mismatch},
