@@ -1,0 +1,459 @@
+/* safetensors.c - safetensors reader (mmap, header validated before use) and f32 conversion.
+ * Must not trust one byte of a file: every length and offset is checked before it is used. */
+#include "safetensors.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "safetensors data is little-endian; this reader uses it in place and needs a little-endian host"
+#endif
+
+struct ck_st_file {
+    char *path;
+    unsigned char *map;     /* whole file, PROT_READ */
+    size_t map_bytes;
+    ck_st_tensor *tensors;  /* names owned (malloc'd) */
+    size_t n;
+    char **meta;            /* key, value, key, value, ... (owned) */
+    size_t n_meta;
+};
+
+/* The format's dtype strings; those not in ck_st_dtype map to CK_ST_OTHER with their true size.
+ * The first five rows are in ck_st_dtype order: ck_st_dtype_name/size index them by the enum. */
+static const struct {
+    const char *name;
+    ck_st_dtype dtype;
+    size_t size;
+} DTYPES[] = {
+    {"F32", CK_ST_F32, 4},     {"F16", CK_ST_F16, 2},   {"BF16", CK_ST_BF16, 2},
+    {"I32", CK_ST_I32, 4},     {"I64", CK_ST_I64, 8},   {"F64", CK_ST_OTHER, 8},
+    {"I8", CK_ST_OTHER, 1},    {"U8", CK_ST_OTHER, 1},  {"I16", CK_ST_OTHER, 2},
+    {"U16", CK_ST_OTHER, 2},   {"U32", CK_ST_OTHER, 4}, {"U64", CK_ST_OTHER, 8},
+    {"BOOL", CK_ST_OTHER, 1},  {"F8_E4M3", CK_ST_OTHER, 1}, {"F8_E5M2", CK_ST_OTHER, 1},
+};
+#define N_DTYPES (sizeof DTYPES / sizeof DTYPES[0])
+
+const char *ck_st_dtype_name(ck_st_dtype d)
+{
+    return d < CK_ST_OTHER ? DTYPES[d].name : "OTHER";
+}
+
+size_t ck_st_dtype_size(ck_st_dtype d)
+{
+    return d < CK_ST_OTHER ? DTYPES[d].size : 0;
+}
+
+/* ---- reader: header fields ---------------------------------------------------------------- */
+
+/* A JSON number that is an integer in [0, 2^53] (exact in a double) -> *out. 0 if not. */
+static int json_size(const cJSON *v, size_t *out)
+{
+    if (!cJSON_IsNumber(v)) {
+        return 0;
+    }
+    double d = v->valuedouble;
+    if (!(d >= 0.0 && d <= 9007199254740992.0) || d != floor(d) || d > (double)SIZE_MAX) {
+        return 0;
+    }
+    *out = (size_t)d;
+    return 1;
+}
+
+static int parse_dtype(const ck_st_file *f, const char *name, const cJSON *v, ck_st_tensor *t,
+                       size_t *elem_size, ck_error *err)
+{
+    if (!cJSON_IsString(v)) {
+        return ck_fail(err, CK_E_FORMAT, "%s: tensor \"%s\": dtype: missing or not a string", f->path,
+                       name);
+    }
+    for (size_t i = 0; i < N_DTYPES; i++) {
+        if (strcmp(v->valuestring, DTYPES[i].name) == 0) {
+            t->dtype = DTYPES[i].dtype;
+            *elem_size = DTYPES[i].size;
+            return CK_OK;
+        }
+    }
+    return ck_fail(err, CK_E_FORMAT, "%s: tensor \"%s\": dtype: unknown dtype \"%.32s\"", f->path,
+                   name, v->valuestring);
+}
+
+static int parse_shape(const ck_st_file *f, const char *name, const cJSON *v, ck_st_tensor *t,
+                       ck_error *err)
+{
+    if (!cJSON_IsArray(v)) {
+        return ck_fail(err, CK_E_FORMAT, "%s: tensor \"%s\": shape: missing or not an array", f->path,
+                       name);
+    }
+    size_t rank = (size_t)cJSON_GetArraySize(v);
+    if (rank > CK_ST_MAX_RANK) {
+        return ck_fail(err, CK_E_FORMAT, "%s: tensor \"%s\": shape: rank %zu > %d", f->path, name,
+                       rank, CK_ST_MAX_RANK);
+    }
+    t->rank = rank;
+    t->elements = 1;
+    size_t i = 0;
+    for (const cJSON *d = v->child; d != NULL; d = d->next, i++) {
+        if (!json_size(d, &t->shape[i])) {
+            return ck_fail(err, CK_E_FORMAT, "%s: tensor \"%s\": shape[%zu]: not a non-negative integer",
+                           f->path, name, i);
+        }
+        if (t->shape[i] != 0 && t->elements > SIZE_MAX / t->shape[i]) {
+            return ck_fail(err, CK_E_FORMAT, "%s: tensor \"%s\": shape: element count overflows",
+                           f->path, name);
+        }
+        t->elements *= t->shape[i];
+    }
+    return CK_OK;
+}
+
+/* data_offsets [begin, end]: integers, begin <= end <= data_bytes, end - begin == elements x size. */
+static int parse_offsets(const ck_st_file *f, const char *name, const cJSON *v, size_t elem_size,
+                         size_t data_bytes, size_t *begin, ck_st_tensor *t, ck_error *err)
+{
+    size_t end;
+    if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) != 2 || !json_size(v->child, begin) ||
+        !json_size(v->child->next, &end)) {
+        return ck_fail(err, CK_E_FORMAT,
+                       "%s: tensor \"%s\": data_offsets: not an array of 2 non-negative integers",
+                       f->path, name);
+    }
+    if (*begin > end) {
+        return ck_fail(err, CK_E_FORMAT, "%s: tensor \"%s\": data_offsets: begin %zu > end %zu",
+                       f->path, name, *begin, end);
+    }
+    if (end > data_bytes) {
+        return ck_fail(err, CK_E_FORMAT,
+                       "%s: tensor \"%s\": data_offsets: end %zu beyond data section of %zu bytes",
+                       f->path, name, end, data_bytes);
+    }
+    if (elem_size != 0 && t->elements > SIZE_MAX / elem_size) {
+        return ck_fail(err, CK_E_FORMAT, "%s: tensor \"%s\": shape: byte count overflows", f->path,
+                       name);
+    }
+    t->bytes = t->elements * elem_size;
+    if (end - *begin != t->bytes) {
+        return ck_fail(err, CK_E_FORMAT,
+                       "%s: tensor \"%s\": data_offsets: %zu bytes, dtype x shape needs %zu",
+                       f->path, name, end - *begin, t->bytes);
+    }
+    return CK_OK;
+}
+
+static int parse_tensor(ck_st_file *f, const cJSON *item, const unsigned char *data,
+                        size_t data_bytes, size_t *begin, ck_error *err)
+{
+    ck_st_tensor *t = &f->tensors[f->n];
+    const char *name = item->string;
+    size_t elem_size = 0;
+    int rc;
+    memset(t, 0, sizeof *t);
+    for (size_t i = 0; i < f->n; i++) {
+        if (strcmp(f->tensors[i].name, name) == 0) {
+            return ck_fail(err, CK_E_FORMAT, "%s: tensor \"%s\": name: duplicate", f->path, name);
+        }
+    }
+    if (!cJSON_IsObject(item)) {
+        return ck_fail(err, CK_E_FORMAT, "%s: tensor \"%s\": not an object", f->path, name);
+    }
+    rc = parse_dtype(f, name, cJSON_GetObjectItemCaseSensitive(item, "dtype"), t, &elem_size, err);
+    if (rc == CK_OK) {
+        rc = parse_shape(f, name, cJSON_GetObjectItemCaseSensitive(item, "shape"), t, err);
+    }
+    if (rc == CK_OK) {
+        rc = parse_offsets(f, name, cJSON_GetObjectItemCaseSensitive(item, "data_offsets"),
+                           elem_size, data_bytes, begin, t, err);
+    }
+    if (rc != CK_OK) {
+        return rc;
+    }
+    t->data = data + *begin;
+    t->name = strdup(name);
+    if (t->name == NULL) {
+        return ck_fail(err, CK_E_MEMORY, "%s: out of memory", f->path);
+    }
+    f->n++;
+    return CK_OK;
+}
+
+static int parse_metadata(ck_st_file *f, const cJSON *obj, ck_error *err)
+{
+    if (f->meta != NULL) {
+        return ck_fail(err, CK_E_FORMAT, "%s: __metadata__: duplicate", f->path);
+    }
+    if (!cJSON_IsObject(obj)) {
+        return ck_fail(err, CK_E_FORMAT, "%s: __metadata__: not an object", f->path);
+    }
+    f->meta = calloc(2 * (size_t)cJSON_GetArraySize(obj) + 1, sizeof *f->meta);
+    if (f->meta == NULL) {
+        return ck_fail(err, CK_E_MEMORY, "%s: out of memory", f->path);
+    }
+    for (const cJSON *kv = obj->child; kv != NULL; kv = kv->next) {
+        if (!cJSON_IsString(kv)) {
+            return ck_fail(err, CK_E_FORMAT, "%s: __metadata__: \"%s\": value is not a string",
+                           f->path, kv->string);
+        }
+        f->meta[2 * f->n_meta] = strdup(kv->string);
+        f->meta[2 * f->n_meta + 1] = strdup(kv->valuestring);
+        f->n_meta++;
+        if (f->meta[2 * f->n_meta - 2] == NULL || f->meta[2 * f->n_meta - 1] == NULL) {
+            return ck_fail(err, CK_E_MEMORY, "%s: out of memory", f->path);
+        }
+    }
+    return CK_OK;
+}
+
+/* ---- reader: whole header ----------------------------------------------------------------- */
+
+typedef struct {
+    size_t begin, end, index;
+} st_span;
+
+static int span_cmp(const void *a, const void *b)
+{
+    const st_span *x = a, *y = b;
+    return (x->begin > y->begin) - (x->begin < y->begin);
+}
+
+/* No two non-empty tensors share a byte: sort by begin, each must start at or after the previous end. */
+static int check_overlap(const ck_st_file *f, st_span *spans, size_t n, ck_error *err)
+{
+    size_t prev = SIZE_MAX;
+    qsort(spans, n, sizeof *spans, span_cmp);
+    for (size_t i = 0; i < n; i++) {
+        if (spans[i].begin == spans[i].end) {
+            continue;
+        }
+        if (prev != SIZE_MAX && spans[i].begin < spans[prev].end) {
+            return ck_fail(err, CK_E_FORMAT,
+                           "%s: tensor \"%s\": data_offsets: overlaps tensor \"%s\"", f->path,
+                           f->tensors[spans[i].index].name, f->tensors[spans[prev].index].name);
+        }
+        prev = i;
+    }
+    return CK_OK;
+}
+
+static int parse_header(ck_st_file *f, const cJSON *root, const unsigned char *data,
+                        size_t data_bytes, ck_error *err)
+{
+    size_t n_items = (size_t)cJSON_GetArraySize(root);
+    st_span *spans = calloc(n_items + 1, sizeof *spans);
+    int rc = CK_OK;
+    f->tensors = calloc(n_items + 1, sizeof *f->tensors);
+    if (spans == NULL || f->tensors == NULL) {
+        rc = ck_fail(err, CK_E_MEMORY, "%s: out of memory", f->path);
+        goto done;
+    }
+    for (const cJSON *item = root->child; item != NULL && rc == CK_OK; item = item->next) {
+        if (strcmp(item->string, "__metadata__") == 0) {
+            rc = parse_metadata(f, item, err);
+            continue;
+        }
+        size_t i = f->n;
+        rc = parse_tensor(f, item, data, data_bytes, &spans[i].begin, err);
+        spans[i].end = spans[i].begin + f->tensors[i].bytes;
+        spans[i].index = i;
+    }
+    if (rc == CK_OK) {
+        rc = check_overlap(f, spans, f->n, err);
+    }
+done:
+    free(spans);
+    return rc;
+}
+
+/* Opens and maps f->path; the file must hold at least the 8-byte header length. */
+static int map_file(ck_st_file *f, ck_error *err)
+{
+    struct stat st;
+    int rc = CK_OK;
+    int fd = open(f->path, O_RDONLY);
+    if (fd < 0) {
+        return ck_fail(err, CK_E_IO, "%s: cannot open: %s", f->path, strerror(errno));
+    }
+    if (fstat(fd, &st) != 0) {
+        rc = ck_fail(err, CK_E_IO, "%s: cannot stat: %s", f->path, strerror(errno));
+        goto done;
+    }
+    if (st.st_size < 8) {
+        rc = ck_fail(err, CK_E_FORMAT, "%s: header length: truncated (file has %lld bytes, needs 8)",
+                     f->path, (long long)st.st_size);
+        goto done;
+    }
+    f->map_bytes = (size_t)st.st_size;
+    void *m = mmap(NULL, f->map_bytes, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (m == MAP_FAILED) {
+        rc = ck_fail(err, CK_E_IO, "%s: cannot mmap: %s", f->path, strerror(errno));
+        goto done;
+    }
+    f->map = m;
+done:
+    close(fd);
+    return rc;
+}
+
+static int load(ck_st_file *f, ck_error *err)
+{
+    uint64_t n = 0;
+    cJSON *root = NULL;
+    int rc = map_file(f, err);
+    if (rc != CK_OK) {
+        return rc;
+    }
+    for (int i = 7; i >= 0; i--) {
+        n = (n << 8) | f->map[i];
+    }
+    if (n > f->map_bytes - 8) {
+        return ck_fail(err, CK_E_FORMAT, "%s: header length: %llu bytes exceeds the %zu after it",
+                       f->path, (unsigned long long)n, f->map_bytes - 8);
+    }
+    const char *text = (const char *)f->map + 8, *end = NULL;
+    root = cJSON_ParseWithLengthOpts(text, (size_t)n, &end, 0);
+    if (!cJSON_IsObject(root)) {
+        rc = ck_fail(err, CK_E_FORMAT, "%s: header: not a JSON object", f->path);
+        goto done;
+    }
+    /* Writers pad the header with spaces; anything else after the object is not a valid header. */
+    for (; end < text + n; end++) {
+        if (*end != ' ' && *end != '\t' && *end != '\n' && *end != '\r') {
+            rc = ck_fail(err, CK_E_FORMAT, "%s: header: bytes after the JSON object at %zu", f->path,
+                         (size_t)(end - text));
+            goto done;
+        }
+    }
+    rc = parse_header(f, root, f->map + 8 + n, f->map_bytes - 8 - (size_t)n, err);
+done:
+    cJSON_Delete(root);
+    return rc;
+}
+
+int ck_st_open(ck_st_file **out, const char *path, ck_error *err)
+{
+    if (out == NULL || path == NULL) {
+        return ck_fail(err, CK_E_ARG, "safetensors: null out or path");
+    }
+    *out = NULL;
+    ck_st_file *f = calloc(1, sizeof *f);
+    if (f == NULL || (f->path = strdup(path)) == NULL) {
+        ck_st_close(f);
+        return ck_fail(err, CK_E_MEMORY, "%s: out of memory", path);
+    }
+    int rc = load(f, err);
+    if (rc != CK_OK) {
+        ck_st_close(f);
+        return rc;
+    }
+    *out = f;
+    return CK_OK;
+}
+
+void ck_st_close(ck_st_file *f)
+{
+    if (f == NULL) {
+        return;
+    }
+    if (f->map != NULL) {
+        munmap(f->map, f->map_bytes);
+    }
+    for (size_t i = 0; f->tensors != NULL && i < f->n; i++) {
+        free((char *)f->tensors[i].name);
+    }
+    for (size_t i = 0; f->meta != NULL && i < 2 * f->n_meta; i++) {
+        free(f->meta[i]);
+    }
+    free(f->tensors);
+    free(f->meta);
+    free(f->path);
+    free(f);
+}
+
+size_t ck_st_count(const ck_st_file *f)
+{
+    return f != NULL ? f->n : 0;
+}
+
+const ck_st_tensor *ck_st_at(const ck_st_file *f, size_t i)
+{
+    return f != NULL && i < f->n ? &f->tensors[i] : NULL;
+}
+
+const ck_st_tensor *ck_st_find(const ck_st_file *f, const char *name)
+{
+    for (size_t i = 0; f != NULL && name != NULL && i < f->n; i++) {
+        if (strcmp(f->tensors[i].name, name) == 0) {
+            return &f->tensors[i];
+        }
+    }
+    return NULL;
+}
+
+const char *ck_st_metadata(const ck_st_file *f, const char *key)
+{
+    for (size_t i = 0; f != NULL && key != NULL && i < f->n_meta; i++) {
+        if (strcmp(f->meta[2 * i], key) == 0) {
+            return f->meta[2 * i + 1];
+        }
+    }
+    return NULL;
+}
+
+/* ---- conversion --------------------------------------------------------------------------- */
+
+/* IEEE binary16 -> binary32, exact for every input: subnormals are man x 2^-24 (exact in f32),
+ * normals re-bias the exponent (15 -> 127), inf/NaN keep their payload in the high mantissa bits. */
+static float half_to_f32(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 31u, man = h & 0x3ffu, bits;
+    float f;
+    if (exp == 0) {
+        f = (float)man * 0x1p-24f;
+        memcpy(&bits, &f, sizeof bits);
+        bits |= sign;
+    } else if (exp == 31) {
+        bits = sign | 0x7f800000u | (man << 13);
+    } else {
+        bits = sign | ((exp + 112u) << 23) | (man << 13);
+    }
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+int ck_st_to_f32(const ck_st_tensor *t, float *out, size_t out_count, ck_error *err)
+{
+    if (t == NULL || out == NULL || (t->data == NULL && t->elements > 0)) {
+        return ck_fail(err, CK_E_ARG, "safetensors: to_f32: null tensor, data or output");
+    }
+    if (t->dtype != CK_ST_F32 && t->dtype != CK_ST_F16 && t->dtype != CK_ST_BF16) {
+        return ck_fail(err, CK_E_ARG, "tensor \"%s\": dtype: %s cannot convert to f32", t->name,
+                       ck_st_dtype_name(t->dtype));
+    }
+    if (out_count < t->elements) {
+        return ck_fail(err, CK_E_SIZE, "tensor \"%s\": output holds %zu floats, needs %zu", t->name,
+                       out_count, t->elements);
+    }
+    const unsigned char *src = t->data;
+    if (t->dtype == CK_ST_F32) {
+        memcpy(out, src, t->elements * sizeof(float));  /* the mapping may be unaligned */
+        return CK_OK;
+    }
+    for (size_t i = 0; i < t->elements; i++) {
+        uint16_t h;
+        memcpy(&h, src + 2 * i, sizeof h);
+        if (t->dtype == CK_ST_F16) {
+            out[i] = half_to_f32(h);
+        } else {
+            uint32_t bits = (uint32_t)h << 16;
+            memcpy(&out[i], &bits, sizeof bits);
+        }
+    }
+    return CK_OK;
+}

@@ -1,0 +1,98 @@
+/* safetensors.h - read (mmap, every offset checked; safetensors.c) and write (temp + fsync + rename;
+ * safetensors_write.c) safetensors files. Knows no model names; never converts beyond F32/F16/BF16 -> f32.
+ *
+ * Format (huggingface/safetensors): u64 little-endian header length N; N bytes of JSON
+ * {"name": {"dtype": "F32", "shape": [..], "data_offsets": [begin, end]}, ...,
+ *  "__metadata__": {"key": "value"}}; then the data section, offsets relative to its start. */
+#ifndef CK_SAFETENSORS_H
+#define CK_SAFETENSORS_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "ck_error.h"
+
+#define CK_ST_MAX_RANK 8
+
+/* Element types. CK_ST_OTHER is any other dtype the format defines (F64, I8, U8, I16, U16, U32,
+ * U64, BOOL, F8_E4M3, F8_E5M2): readable and bounds-checked, never converted, not writable. */
+typedef enum { CK_ST_F32, CK_ST_F16, CK_ST_BF16, CK_ST_I32, CK_ST_I64, CK_ST_OTHER } ck_st_dtype;
+
+/* One tensor of an open file. `data` points into the read-only mapping (NOT necessarily aligned
+ * to the element size) and lives until ck_st_close. Rank 0 means a scalar (elements 1). */
+typedef struct {
+    const char *name;
+    ck_st_dtype dtype;
+    size_t rank;
+    size_t shape[CK_ST_MAX_RANK];
+    size_t elements;   /* product of shape */
+    const void *data;
+    size_t bytes;      /* elements x dtype size */
+} ck_st_tensor;
+
+typedef struct ck_st_file ck_st_file;
+
+/* Maps `path` read-only and validates the whole header before returning: header length within the
+ * file, JSON object, each tensor's dtype known, shape integers (rank <= 8), data_offsets
+ * [begin, end] with begin <= end <= data section, end - begin == elements x dtype size (overflow
+ * checked), no two tensors overlapping, no duplicate names, metadata values strings.
+ * On success *out owns the mapping; tensors keep the header's order.
+ * Errors: CK_E_ARG (null out/path), CK_E_IO (open/stat/mmap), CK_E_FORMAT (any of the above; the
+ * message names the file, the tensor and the field), CK_E_MEMORY. On error *out is NULL. */
+int ck_st_open(ck_st_file **out, const char *path, ck_error *err);
+
+/* Unmaps and frees; accepts NULL. Every pointer obtained from f becomes invalid. */
+void ck_st_close(ck_st_file *f);
+
+/* Number of tensors (metadata excluded); 0 for NULL. */
+size_t ck_st_count(const ck_st_file *f);
+
+/* Tensor i in header order, or NULL when i >= count. */
+const ck_st_tensor *ck_st_at(const ck_st_file *f, size_t i);
+
+/* Tensor with exactly this name, or NULL. */
+const ck_st_tensor *ck_st_find(const ck_st_file *f, const char *name);
+
+/* Value of metadata `key`, or NULL if absent. */
+const char *ck_st_metadata(const ck_st_file *f, const char *key);
+
+/* The format's dtype string of d ("F32", "F16", "BF16", "I32", "I64"), "OTHER" for CK_ST_OTHER. */
+const char *ck_st_dtype_name(ck_st_dtype d);
+
+/* Bytes per element of d (4, 2, 2, 4, 8), 0 for CK_ST_OTHER. */
+size_t ck_st_dtype_size(ck_st_dtype d);
+
+/* Converts t (F32, F16 or BF16, little-endian) to f32 into out[0 .. t->elements). F16 is exact for
+ * every half value (subnormals, +-inf, NaN payload kept in the high mantissa bits); BF16 is the high
+ * half of an f32. No finiteness check here. Errors: CK_E_ARG (null, or dtype not F32/F16/BF16;
+ * message names the tensor), CK_E_SIZE (out_count < elements). On error out is untouched. */
+int ck_st_to_f32(const ck_st_tensor *t, float *out, size_t out_count, ck_error *err);
+
+/* One tensor to write: data from memory (`data`, elements x dtype size bytes), or when data is NULL
+ * from `spool` starting at byte `spool_offset` (the writer seeks there and reads exactly that many). */
+typedef struct {
+    const char *name;
+    ck_st_dtype dtype;  /* CK_ST_F32 .. CK_ST_I64; CK_ST_OTHER is rejected */
+    size_t rank;
+    size_t shape[CK_ST_MAX_RANK];
+    const void *data;
+    FILE *spool;
+    long spool_offset;
+} ck_st_entry;
+
+typedef struct {
+    const char *key;
+    const char *value;
+} ck_st_meta;
+
+/* Writes a safetensors file at `path`: header {"__metadata__" first when n_meta > 0, then tensors in
+ * the order given, data_offsets contiguous from 0}, padded with spaces to a multiple of 8 bytes so
+ * the data section starts 8-byte aligned. Writes to path + ".tmp.<pid>", fflush + fsync, then renames
+ * onto path; on any error the temp file is removed and an existing file at path is untouched.
+ * Errors: CK_E_ARG (null/empty/duplicate/"__metadata__" name, dtype OTHER, rank > 8, no data and no
+ * spool, null meta key/value, duplicate meta key), CK_E_SIZE (byte count overflows), CK_E_IO (create,
+ * write, spool seek/short read, fsync, rename), CK_E_MEMORY. */
+int ck_st_write(const char *path, const ck_st_entry *entries, size_t n_entries,
+                const ck_st_meta *meta, size_t n_meta, ck_error *err);
+
+#endif

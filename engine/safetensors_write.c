@@ -1,0 +1,265 @@
+/* safetensors_write.c - the safetensors writer: header built here, data from memory or a spool, written
+ * to a temporary name and renamed; must never leave a half-written file at the target path. */
+#include "safetensors.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* A growing byte buffer for the header; `failed` latches an allocation failure. */
+typedef struct {
+    char *p;
+    size_t len, cap;
+    int failed;
+} st_buf;
+
+static void buf_put(st_buf *b, const char *s, size_t n)
+{
+    if (b->failed) {
+        return;
+    }
+    if (b->len + n > b->cap) {
+        size_t cap = 2 * (b->len + n) + 64;
+        char *p = realloc(b->p, cap);
+        if (p == NULL) {
+            b->failed = 1;
+            return;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+}
+
+static void buf_puts(st_buf *b, const char *s)
+{
+    buf_put(b, s, strlen(s));
+}
+
+static void buf_put_size(st_buf *b, size_t v)
+{
+    char num[32];
+    buf_put(b, num, (size_t)snprintf(num, sizeof num, "%zu", v));
+}
+
+/* A JSON string literal (RFC 8259): quote, backslash and control characters escaped; other bytes,
+ * UTF-8 included, copied as they are. */
+static void buf_put_string(st_buf *b, const char *s)
+{
+    buf_put(b, "\"", 1);
+    for (const unsigned char *c = (const unsigned char *)s; *c != '\0'; c++) {
+        char esc[8];
+        if (*c == '"' || *c == '\\') {
+            esc[0] = '\\';
+            esc[1] = (char)*c;
+            buf_put(b, esc, 2);
+        } else if (*c < 0x20) {
+            buf_put(b, esc, (size_t)snprintf(esc, sizeof esc, "\\u%04x", *c));
+        } else {
+            buf_put(b, (const char *)c, 1);
+        }
+    }
+    buf_put(b, "\"", 1);
+}
+
+/* Checks one entry and sets *bytes = elements x dtype size. */
+static int check_entry(const char *path, const ck_st_entry *e, size_t *bytes, ck_error *err)
+{
+    const char *name = e->name != NULL ? e->name : "(null)";
+    size_t elements = 1;
+    if (e->name == NULL || e->name[0] == '\0' || strcmp(e->name, "__metadata__") == 0) {
+        return ck_fail(err, CK_E_ARG, "%s: tensor \"%s\": name: null, empty or reserved", path, name);
+    }
+    if (e->dtype >= CK_ST_OTHER || e->rank > CK_ST_MAX_RANK) {
+        return ck_fail(err, CK_E_ARG, "%s: tensor \"%s\": dtype or rank: not writable", path, name);
+    }
+    if (e->data == NULL && (e->spool == NULL || e->spool_offset < 0)) {
+        return ck_fail(err, CK_E_ARG, "%s: tensor \"%s\": data: neither memory nor a spool", path,
+                       name);
+    }
+    for (size_t i = 0; i < e->rank; i++) {
+        if (e->shape[i] != 0 && elements > SIZE_MAX / e->shape[i]) {
+            return ck_fail(err, CK_E_SIZE, "%s: tensor \"%s\": shape: overflows", path, name);
+        }
+        elements *= e->shape[i];
+    }
+    if (elements > SIZE_MAX / 8) {
+        return ck_fail(err, CK_E_SIZE, "%s: tensor \"%s\": shape: bytes overflow", path, name);
+    }
+    *bytes = elements * ck_st_dtype_size(e->dtype);
+    return CK_OK;
+}
+
+/* Validates everything (names unique, meta keys unique) and fills bytes[i]. */
+static int check_request(const char *path, const ck_st_entry *entries, size_t n, const ck_st_meta *meta,
+                         size_t n_meta, size_t *bytes, ck_error *err)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        int rc = check_entry(path, &entries[i], &bytes[i], err);
+        if (rc != CK_OK) {
+            return rc;
+        }
+        for (size_t j = 0; j < i; j++) {
+            if (strcmp(entries[i].name, entries[j].name) == 0) {
+                return ck_fail(err, CK_E_ARG, "%s: tensor \"%s\": name: duplicate", path,
+                               entries[i].name);
+            }
+        }
+        if (bytes[i] > SIZE_MAX - total) {
+            return ck_fail(err, CK_E_SIZE, "%s: total data size overflows", path);
+        }
+        total += bytes[i];
+    }
+    for (size_t i = 0; i < n_meta; i++) {
+        if (meta[i].key == NULL || meta[i].value == NULL) {
+            return ck_fail(err, CK_E_ARG, "%s: __metadata__[%zu]: null key or value", path, i);
+        }
+        for (size_t j = 0; j < i; j++) {
+            if (strcmp(meta[i].key, meta[j].key) == 0) {
+                return ck_fail(err, CK_E_ARG, "%s: __metadata__: \"%s\": duplicate key", path,
+                               meta[i].key);
+            }
+        }
+    }
+    return CK_OK;
+}
+
+/* {"__metadata__":{...},"name":{"dtype":..,"shape":[..],"data_offsets":[b,e]},...} + space padding. */
+static void build_header(st_buf *b, const ck_st_entry *entries, size_t n, const size_t *bytes,
+                         const ck_st_meta *meta, size_t n_meta)
+{
+    size_t offset = 0;
+    buf_puts(b, "{");
+    if (n_meta > 0) {
+        buf_puts(b, "\"__metadata__\":{");
+        for (size_t i = 0; i < n_meta; i++) {
+            buf_puts(b, i ? "," : "");
+            buf_put_string(b, meta[i].key);
+            buf_puts(b, ":");
+            buf_put_string(b, meta[i].value);
+        }
+        buf_puts(b, n > 0 ? "}," : "}");
+    }
+    for (size_t i = 0; i < n; i++) {
+        buf_puts(b, i ? "," : "");
+        buf_put_string(b, entries[i].name);
+        buf_puts(b, ":{\"dtype\":");
+        buf_put_string(b, ck_st_dtype_name(entries[i].dtype));
+        buf_puts(b, ",\"shape\":[");
+        for (size_t d = 0; d < entries[i].rank; d++) {
+            buf_puts(b, d ? "," : "");
+            buf_put_size(b, entries[i].shape[d]);
+        }
+        buf_puts(b, "],\"data_offsets\":[");
+        buf_put_size(b, offset);
+        buf_puts(b, ",");
+        buf_put_size(b, offset + bytes[i]);
+        buf_puts(b, "]}");
+        offset += bytes[i];
+    }
+    buf_puts(b, "}");
+    while (b->len % 8 != 0) {
+        buf_puts(b, " ");
+    }
+}
+
+/* Copies `bytes` bytes of e's spool (from spool_offset) to fp. */
+static int copy_spool(FILE *fp, const ck_st_entry *e, size_t bytes)
+{
+    char chunk[1 << 16];
+    if (fseek(e->spool, e->spool_offset, SEEK_SET) != 0) {
+        return CK_E_IO;
+    }
+    while (bytes > 0) {
+        size_t want = bytes < sizeof chunk ? bytes : sizeof chunk;
+        if (fread(chunk, 1, want, e->spool) != want || fwrite(chunk, 1, want, fp) != want) {
+            return CK_E_IO;
+        }
+        bytes -= want;
+    }
+    return CK_OK;
+}
+
+static int write_body(FILE *fp, const char *tmp, const st_buf *h, const ck_st_entry *entries,
+                      size_t n, const size_t *bytes, ck_error *err)
+{
+    unsigned char len[8];
+    for (int i = 0; i < 8; i++) {
+        len[i] = (unsigned char)((uint64_t)h->len >> (8 * i));
+    }
+    if (fwrite(len, 1, 8, fp) != 8 || fwrite(h->p, 1, h->len, fp) != h->len) {
+        return ck_fail(err, CK_E_IO, "%s: write failed: %s", tmp, strerror(errno));
+    }
+    for (size_t i = 0; i < n; i++) {
+        int ok = entries[i].data != NULL
+                     ? fwrite(entries[i].data, 1, bytes[i], fp) == bytes[i]
+                     : copy_spool(fp, &entries[i], bytes[i]) == CK_OK;
+        if (!ok) {
+            return ck_fail(err, CK_E_IO, "%s: tensor \"%s\": data: write or spool read failed", tmp,
+                           entries[i].name);
+        }
+    }
+    if (fflush(fp) != 0 || fsync(fileno(fp)) != 0) {
+        return ck_fail(err, CK_E_IO, "%s: flush/fsync failed: %s", tmp, strerror(errno));
+    }
+    return CK_OK;
+}
+
+/* Writes the file at tmp, then renames it onto path; on failure removes tmp. */
+static int write_atomic(const char *path, const char *tmp, const st_buf *h, const ck_st_entry *entries,
+                        size_t n, const size_t *bytes, ck_error *err)
+{
+    FILE *fp = fopen(tmp, "wb");
+    if (fp == NULL) {
+        return ck_fail(err, CK_E_IO, "%s: cannot create temporary %s: %s", path, tmp, strerror(errno));
+    }
+    int rc = write_body(fp, tmp, h, entries, n, bytes, err);
+    if (fclose(fp) != 0 && rc == CK_OK) {
+        rc = ck_fail(err, CK_E_IO, "%s: close failed: %s", tmp, strerror(errno));
+    }
+    if (rc == CK_OK && rename(tmp, path) != 0) {
+        rc = ck_fail(err, CK_E_IO, "%s: rename from %s failed: %s", path, tmp, strerror(errno));
+    }
+    if (rc != CK_OK) {
+        unlink(tmp);
+    }
+    return rc;
+}
+
+int ck_st_write(const char *path, const ck_st_entry *entries, size_t n_entries,
+                const ck_st_meta *meta, size_t n_meta, ck_error *err)
+{
+    st_buf header = {0};
+    char *tmp = NULL;
+    size_t *bytes = NULL;
+    int rc;
+    if (path == NULL || (entries == NULL && n_entries > 0) || (meta == NULL && n_meta > 0)) {
+        return ck_fail(err, CK_E_ARG, "safetensors: write: null path, entries or meta");
+    }
+    bytes = calloc(n_entries + 1, sizeof *bytes);
+    tmp = malloc(strlen(path) + 32);
+    if (bytes == NULL || tmp == NULL) {
+        rc = ck_fail(err, CK_E_MEMORY, "%s: out of memory", path);
+        goto done;
+    }
+    sprintf(tmp, "%s.tmp.%ld", path, (long)getpid());
+    rc = check_request(path, entries, n_entries, meta, n_meta, bytes, err);
+    if (rc != CK_OK) {
+        goto done;
+    }
+    build_header(&header, entries, n_entries, bytes, meta, n_meta);
+    if (header.failed) {
+        rc = ck_fail(err, CK_E_MEMORY, "%s: out of memory building the header", path);
+        goto done;
+    }
+    rc = write_atomic(path, tmp, &header, entries, n_entries, bytes, err);
+done:
+    free(header.p);
+    free(tmp);
+    free(bytes);
+    return rc;
+}

@@ -1,0 +1,328 @@
+/* weights.c - builds read-only f32 weight sets from safetensors files or the synthetic generator.
+ * Must not know circuits or model layout, and must never write a tensor after it is built. */
+#include "weights.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "safetensors.h"
+#include "sha256.h"
+#include "synth_weights.h"
+
+struct ck_weights {
+    ck_tensor *tensors;  /* [n] (capacity fixed at creation) */
+    float **owned;       /* [capacity]: tensor i's own buffer, or NULL when it lives in `file` */
+    size_t n;
+    ck_st_file *file;    /* kept open while in-place tensors point into its mapping */
+    char *identity;
+    int synthetic;
+    uint64_t seed;
+};
+
+/* An empty set with room for `cap` tensors, or NULL. */
+static ck_weights *weights_new(size_t cap)
+{
+    ck_weights *w = calloc(1, sizeof *w);
+    if (w == NULL) {
+        return NULL;
+    }
+    w->tensors = calloc(cap + 1, sizeof *w->tensors);
+    w->owned = calloc(cap + 1, sizeof *w->owned);
+    if (w->tensors == NULL || w->owned == NULL) {
+        ck_weights_free(w);
+        return NULL;
+    }
+    return w;
+}
+
+/* snprintf into a fresh malloc'd string of at most `cap` bytes, or NULL. */
+static char *format_identity(size_t cap, const char *fmt, const char *a, const char *b)
+{
+    char *s = malloc(cap);
+    if (s != NULL) {
+        snprintf(s, cap, fmt, a, b);
+    }
+    return s;
+}
+
+/* `name` without its "module" segments, malloc'd ("module.bert.module.x" -> "bert.x"), or NULL. */
+static char *normalise_name(const char *name)
+{
+    char *out = malloc(strlen(name) + 1);
+    size_t len = 0;
+    if (out == NULL) {
+        return NULL;
+    }
+    for (const char *seg = name;;) {
+        const char *dot = strchr(seg, '.');
+        size_t n = dot != NULL ? (size_t)(dot - seg) : strlen(seg);
+        if (!(n == 6 && memcmp(seg, "module", 6) == 0)) {
+            if (len > 0) {
+                out[len++] = '.';
+            }
+            memcpy(out + len, seg, n);
+            len += n;
+        }
+        if (dot == NULL) {
+            break;
+        }
+        seg = dot + 1;
+    }
+    out[len] = '\0';
+    return out;
+}
+
+/* Index of the first NaN or Inf in x[n], or n when all are finite. */
+static size_t first_nonfinite(const float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(x[i])) {
+            return i;
+        }
+    }
+    return n;
+}
+
+/* Points (aligned F32) or converts (unaligned F32, F16, BF16) `t` into dst; dst->name is set. */
+static int bind_tensor(ck_weights *w, const char *path, const ck_st_tensor *t, ck_tensor *dst,
+                       ck_error *err)
+{
+    dst->rank = t->rank;
+    memcpy(dst->shape, t->shape, sizeof dst->shape);
+    dst->elements = t->elements;
+    if (t->dtype == CK_ST_F32 && (uintptr_t)t->data % sizeof(float) == 0) {
+        dst->data = t->data;
+    } else {
+        float *copy = malloc(t->elements ? t->elements * sizeof(float) : 1);
+        if (copy == NULL) {
+            return ck_fail(err, CK_E_MEMORY, "%s: tensor \"%s\": out of memory", path, t->name);
+        }
+        w->owned[w->n - 1] = copy;
+        dst->data = copy;
+        int rc = ck_st_to_f32(t, copy, t->elements, err);
+        if (rc != CK_OK) {
+            return rc;
+        }
+    }
+    size_t bad = first_nonfinite(dst->data, dst->elements);
+    if (bad < dst->elements) {
+        return ck_fail(err, CK_E_NONFINITE, "%s: tensor \"%s\": element %zu is %s", path, t->name,
+                       bad, isnan(dst->data[bad]) ? "NaN" : "Inf");
+    }
+    return CK_OK;
+}
+
+/* Adds file tensor t (floating dtypes only) under its normalised name. */
+static int add_file_tensor(ck_weights *w, const char *path, const ck_st_tensor *t, ck_error *err)
+{
+    char *name = normalise_name(t->name);
+    if (name == NULL) {
+        return ck_fail(err, CK_E_MEMORY, "%s: out of memory", path);
+    }
+    if (name[0] == '\0' || ck_weights_find(w, name) != NULL) {
+        int rc = ck_fail(err, CK_E_FORMAT, "%s: tensor \"%s\": name: %s after dropping \"module\"",
+                         path, t->name, name[0] ? "duplicate" : "empty");
+        free(name);
+        return rc;
+    }
+    ck_tensor *dst = &w->tensors[w->n++];
+    dst->name = name;
+    return bind_tensor(w, path, t, dst, err);
+}
+
+/* Sets the identity "file <path> sha256 <hex>" from one pass over the whole file. */
+static int set_file_identity(ck_weights *w, const char *path, ck_error *err)
+{
+    char hex[65];
+    int rc = ck_sha256_file(path, hex, err);
+    if (rc != CK_OK) {
+        return rc;
+    }
+    w->identity = format_identity(strlen(path) + 80, "file %s sha256 %s", path, hex);
+    return w->identity != NULL ? CK_OK : ck_fail(err, CK_E_MEMORY, "%s: out of memory", path);
+}
+
+int ck_weights_load(ck_weights **out, const char *path, ck_error *err)
+{
+    ck_weights *w = NULL;
+    ck_st_file *f = NULL;
+    int rc;
+    if (out == NULL || path == NULL) {
+        return ck_fail(err, CK_E_ARG, "weights: null out or path");
+    }
+    *out = NULL;
+    rc = ck_st_open(&f, path, err);
+    if (rc != CK_OK) {
+        return rc;
+    }
+    w = weights_new(ck_st_count(f));
+    if (w == NULL) {
+        ck_st_close(f);
+        return ck_fail(err, CK_E_MEMORY, "%s: out of memory", path);
+    }
+    w->file = f;
+    for (size_t i = 0; i < ck_st_count(f) && rc == CK_OK; i++) {
+        const ck_st_tensor *t = ck_st_at(f, i);
+        if (t->dtype == CK_ST_F32 || t->dtype == CK_ST_F16 || t->dtype == CK_ST_BF16) {
+            rc = add_file_tensor(w, path, t, err);
+        }
+    }
+    if (rc == CK_OK) {
+        rc = set_file_identity(w, path, err);
+    }
+    if (rc != CK_OK) {
+        ck_weights_free(w);
+        return rc;
+    }
+    *out = w;
+    return CK_OK;
+}
+
+/* Adds one generated tensor for spec s. */
+static int add_synthetic(ck_weights *w, const ck_weight_spec *s, size_t i, uint64_t seed, ck_error *err)
+{
+    size_t elements = 1;
+    if (s->name == NULL || s->name[0] == '\0' || ck_weights_find(w, s->name) != NULL ||
+        s->rank > 8) {
+        return ck_fail(err, CK_E_ARG, "synthetic weights: spec %zu \"%s\": null, empty or duplicate "
+                       "name, or rank > 8", i, s->name != NULL ? s->name : "(null)");
+    }
+    for (size_t d = 0; d < s->rank; d++) {
+        if (s->shape[d] != 0 && elements > SIZE_MAX / sizeof(float) / s->shape[d]) {
+            return ck_fail(err, CK_E_SIZE, "synthetic weights: spec %zu \"%s\": shape: overflows", i,
+                           s->name);
+        }
+        elements *= s->shape[d];
+    }
+    ck_tensor *t = &w->tensors[w->n++];
+    float *data = malloc(elements ? elements * sizeof(float) : 1);
+    t->name = strdup(s->name);
+    w->owned[w->n - 1] = data;
+    if (data == NULL || t->name == NULL) {
+        return ck_fail(err, CK_E_MEMORY, "synthetic weights: \"%s\": out of memory", s->name);
+    }
+    t->rank = s->rank;
+    memcpy(t->shape, s->shape, sizeof t->shape);
+    t->elements = elements;
+    t->data = data;
+    return ck_synth_tensor_f32(s->name, seed, data, elements);
+}
+
+int ck_weights_synthetic(ck_weights **out, const ck_weight_spec *specs, size_t n, uint64_t seed,
+                         ck_error *err)
+{
+    char seed_text[24];
+    int rc = CK_OK;
+    if (out == NULL || (specs == NULL && n > 0)) {
+        return ck_fail(err, CK_E_ARG, "synthetic weights: null out or specs");
+    }
+    *out = NULL;
+    ck_weights *w = weights_new(n);
+    if (w == NULL) {
+        return ck_fail(err, CK_E_MEMORY, "synthetic weights: out of memory");
+    }
+    w->synthetic = 1;
+    w->seed = seed;
+    for (size_t i = 0; i < n && rc == CK_OK; i++) {
+        rc = add_synthetic(w, &specs[i], i, seed, err);
+    }
+    snprintf(seed_text, sizeof seed_text, "%llu", (unsigned long long)seed);
+    w->identity = format_identity(128, "synthetic %s seed %s (demo weights, NOT Kokoro's)",
+                                  CK_SYNTH_GENERATOR, seed_text);
+    if (rc == CK_OK && w->identity == NULL) {
+        rc = ck_fail(err, CK_E_MEMORY, "synthetic weights: out of memory");
+    }
+    if (rc != CK_OK) {
+        ck_weights_free(w);
+        return rc;
+    }
+    *out = w;
+    return CK_OK;
+}
+
+const ck_tensor *ck_weights_find(const ck_weights *w, const char *name)
+{
+    for (size_t i = 0; w != NULL && name != NULL && i < w->n; i++) {
+        if (w->tensors[i].name != NULL && strcmp(w->tensors[i].name, name) == 0) {
+            return &w->tensors[i];
+        }
+    }
+    return NULL;
+}
+
+size_t ck_weights_count(const ck_weights *w)
+{
+    return w != NULL ? w->n : 0;
+}
+
+const ck_tensor *ck_weights_at(const ck_weights *w, size_t i)
+{
+    return w != NULL && i < w->n ? &w->tensors[i] : NULL;
+}
+
+const char *ck_weights_identity(const ck_weights *w)
+{
+    return w != NULL && w->identity != NULL ? w->identity : "";
+}
+
+int ck_weights_save(const ck_weights *w, const char *path, ck_error *err)
+{
+    char seed_text[24];
+    if (w == NULL || path == NULL) {
+        return ck_fail(err, CK_E_ARG, "weights: save: null weights or path");
+    }
+    ck_st_entry *e = calloc(w->n + 1, sizeof *e);
+    if (e == NULL) {
+        return ck_fail(err, CK_E_MEMORY, "%s: out of memory", path);
+    }
+    for (size_t i = 0; i < w->n; i++) {
+        e[i].name = w->tensors[i].name;
+        e[i].dtype = CK_ST_F32;
+        e[i].rank = w->tensors[i].rank;
+        memcpy(e[i].shape, w->tensors[i].shape, sizeof e[i].shape);
+        e[i].data = w->tensors[i].data;
+    }
+    snprintf(seed_text, sizeof seed_text, "%llu", (unsigned long long)w->seed);
+    const ck_st_meta meta[3] = {{"identity", ck_weights_identity(w)},
+                                {"generator", CK_SYNTH_GENERATOR},
+                                {"seed", seed_text}};
+    int rc = ck_st_write(path, e, w->n, meta, w->synthetic ? 3 : 1, err);
+    free(e);
+    return rc;
+}
+
+int ck_weights_hash(ck_weights *w, ck_error *err)
+{
+    if (w == NULL) {
+        return ck_fail(err, CK_E_ARG, "weights: hash: null weights");
+    }
+    for (size_t i = 0; i < w->n; i++) {
+        ck_tensor *t = &w->tensors[i];
+        if (ck_sha256(t->data, t->elements * sizeof(float), t->sha256) != CK_OK) {
+            return ck_fail(err, CK_E_BACKEND, "tensor \"%s\": SHA-256 failed", t->name);
+        }
+        t->has_sha256 = 1;
+    }
+    return CK_OK;
+}
+
+void ck_weights_free(ck_weights *w)
+{
+    if (w == NULL) {
+        return;
+    }
+    for (size_t i = 0; w->tensors != NULL && i < w->n; i++) {
+        free(w->tensors[i].name);
+    }
+    for (size_t i = 0; w->owned != NULL && i < w->n; i++) {
+        free(w->owned[i]);
+    }
+    ck_st_close(w->file);
+    free(w->tensors);
+    free(w->owned);
+    free(w->identity);
+    free(w);
+}
