@@ -92,22 +92,29 @@ int ck_json_positive(const cJSON *item, size_t max, size_t *value)
 }
 
 /* cJSON keeps every duplicate key and returns the first on lookup, so a second "ids" would be
- * silently ignored: reject it in any object of the file. `parent` names the enclosing key. */
-static int check_duplicates(ck_loader *l, const cJSON *node, const char *parent)
+ * silently ignored: reject it in any object of the file. path[cap] holds the JSON path of node
+ * (e.g. ops[2].ops[3].in) and is restored before returning. */
+static int check_duplicates(ck_loader *l, const cJSON *node, char *path, size_t cap)
 {
-    int is_object = cJSON_IsObject(node);
-    for (const cJSON *a = node->child; a != NULL; a = a->next) {
-        for (const cJSON *b = a->next; is_object && b != NULL; b = b->next) {
+    const size_t len = strlen(path);
+    size_t index = 0;
+    int rc = CK_OK;
+    for (const cJSON *a = node->child; rc == CK_OK && a != NULL; a = a->next, index++) {
+        for (const cJSON *b = a->next; cJSON_IsObject(node) && b != NULL; b = b->next) {
             if (strcmp(a->string, b->string) == 0) {
-                return ck_loader_fail(l, "%s: duplicate name \"%s\"", parent, a->string);
+                return ck_loader_fail(l, "%s: duplicate name \"%s\"", len ? path : "circuit",
+                                      a->string);
             }
         }
-        int rc = check_duplicates(l, a, is_object ? a->string : parent);
-        if (rc != CK_OK) {
-            return rc;
+        if (cJSON_IsObject(node)) {
+            snprintf(path + len, cap - len, "%s%s", len ? "." : "", a->string);
+        } else {
+            snprintf(path + len, cap - len, "[%zu]", index);
         }
+        rc = check_duplicates(l, a, path, cap);
+        path[len] = '\0';
     }
-    return CK_OK;
+    return rc;
 }
 
 static int find_dim(const ck_circuit *c, const char *name)
@@ -390,7 +397,8 @@ static int parse_root(ck_loader *l, const cJSON *root)
     }
     const cJSON *format = cJSON_GetObjectItemCaseSensitive(root, "format");
     const cJSON *aliases = cJSON_GetObjectItemCaseSensitive(root, "aliases");
-    int rc = check_duplicates(l, root, "circuit");
+    char path[128] = "";
+    int rc = check_duplicates(l, root, path, sizeof path);
     rc = rc ? rc : ck_loader_keys(l, root, "circuit", keys);
     rc = rc ? rc : ck_loader_string(l, cJSON_GetObjectItemCaseSensitive(root, "name"), "name",
                                     l->c->name, sizeof l->c->name);
