@@ -57,23 +57,29 @@ int ck_loader_string(ck_loader *l, const cJSON *item, const char *field, char *d
     return copy_name(l, field, item->valuestring, dst, cap);
 }
 
-static int in_list(const char *const *list, const char *name)
-{
-    for (size_t i = 0; list[i] != NULL; i++) {
-        if (strcmp(list[i], name) == 0) {
-            return 1;
-        }
-    }
-    return 0;
-}
-
-int ck_loader_keys(ck_loader *l, const cJSON *obj, const char *what, const char *const *allowed)
+int ck_loader_keys(ck_loader *l, const cJSON *obj, const char *what, const char *noun,
+                   const char *const *allowed)
 {
     const cJSON *item;
     cJSON_ArrayForEach(item, obj) {
-        if (!in_list(allowed, item->string)) {
-            return ck_loader_fail(l, "%s: unknown field \"%s\"", what, item->string);
+        size_t i = 0;
+        while (allowed[i] != NULL && strcmp(allowed[i], item->string) != 0) {
+            i++;
         }
+        if (allowed[i] == NULL) {
+            return ck_loader_fail(l, "%s: unknown %s \"%s\"", what, noun, item->string);
+        }
+    }
+    return CK_OK;
+}
+
+int ck_loader_lookup(ck_loader *l, const cJSON *item, const char *what, int is_weight, int *index)
+{
+    const char *name = cJSON_IsString(item) ? item->valuestring : "(not a name)";
+    *index = is_weight ? ck_circuit_find_weight(l->c, name) : ck_circuit_find_buffer(l->c, name);
+    if (*index < 0) {
+        return ck_loader_fail(l, "%s: unknown %s \"%s\"", what, is_weight ? "weight" : "buffer",
+                              name);
     }
     return CK_OK;
 }
@@ -219,7 +225,7 @@ static int parse_weight(ck_loader *l, const cJSON *item, ck_weight_ref *w)
     if (rc == CK_OK && !cJSON_IsObject(item)) {
         rc = ck_loader_fail(l, "%s: expected an object", what);
     }
-    rc = rc ? rc : ck_loader_keys(l, item, what, keys);
+    rc = rc ? rc : ck_loader_keys(l, item, what, "field", keys);
     if (rc == CK_OK) {
         snprintf(what, sizeof what, "weights \"%s\": checkpoint", w->name);
         rc = ck_loader_string(l, cJSON_GetObjectItemCaseSensitive(item, "checkpoint"), what,
@@ -264,7 +270,7 @@ static int parse_buffer(ck_loader *l, const cJSON *item, ck_buffer *b)
     if (rc == CK_OK && !cJSON_IsObject(item)) {
         rc = ck_loader_fail(l, "%s: expected an object", what);
     }
-    rc = rc ? rc : ck_loader_keys(l, item, what, keys);
+    rc = rc ? rc : ck_loader_keys(l, item, what, "field", keys);
     rc = rc ? rc : parse_shape(l, cJSON_GetObjectItemCaseSensitive(item, "shape"), what, 1, shape,
                                &rank);
     rc = rc ? rc : parse_dtype(l, cJSON_GetObjectItemCaseSensitive(item, "dtype"), what, &b->dtype);
@@ -308,10 +314,12 @@ static int bind_io(ck_loader *l, const cJSON *section, const char *field, const 
     if (item == NULL) {
         return required ? ck_loader_fail(l, "%s: missing \"%s\"", field, key) : CK_OK;
     }
-    int b = cJSON_IsString(item) ? ck_circuit_find_buffer(l->c, item->valuestring) : -1;
-    if (b < 0) {
-        return ck_loader_fail(l, "%s \"%s\": unknown buffer \"%s\"", field, key,
-                              cJSON_IsString(item) ? item->valuestring : "(not a name)");
+    char what[48];
+    int b = -1;
+    snprintf(what, sizeof what, "%s \"%s\"", field, key);
+    int rc = ck_loader_lookup(l, item, what, 0, &b);
+    if (rc != CK_OK) {
+        return rc;
     }
     const ck_buffer *buf = &l->c->buffers[b];
     if (buf->role != role) {
@@ -336,8 +344,8 @@ static int parse_io(ck_loader *l, const cJSON *inputs, const cJSON *outputs)
         return ck_loader_fail(l, "%s: expected an object",
                               cJSON_IsObject(inputs) ? "outputs" : "inputs");
     }
-    int rc = ck_loader_keys(l, inputs, "inputs", in_keys);
-    rc = rc ? rc : ck_loader_keys(l, outputs, "outputs", out_keys);
+    int rc = ck_loader_keys(l, inputs, "inputs", "field", in_keys);
+    rc = rc ? rc : ck_loader_keys(l, outputs, "outputs", "field", out_keys);
     rc = rc ? rc : bind_io(l, inputs, "inputs", "ids", 1, &c->ids_buffer);
     rc = rc ? rc : bind_io(l, inputs, "inputs", "positions", 1, &c->positions_buffer);
     rc = rc ? rc : bind_io(l, outputs, "outputs", "features", 1, &c->features_buffer);
@@ -365,15 +373,15 @@ static int parse_aliases(ck_loader *l, const cJSON *aliases)
         char what[96];
         ck_op *a = &c->ops[c->n_ops + n++];
         snprintf(what, sizeof what, "aliases \"%.60s\"", item->string);
-        int b = cJSON_IsString(item) ? ck_circuit_find_buffer(c, item->valuestring) : -1;
-        if (b < 0) {
-            return ck_loader_fail(l, "%s: unknown buffer \"%s\"", what,
-                                  cJSON_IsString(item) ? item->valuestring : "(not a name)");
+        int b = -1;
+        int rc = ck_loader_lookup(l, item, what, 0, &b);
+        if (rc != CK_OK) {
+            return rc;
         }
         if (c->buffers[b].role != CK_BUFFER_OUTPUT) {
             return ck_loader_fail(l, "%s: buffer \"%s\" is not an output", what, item->valuestring);
         }
-        int rc = copy_name(l, "aliases: id", item->string, a->checkpoint, sizeof a->checkpoint);
+        rc = copy_name(l, "aliases: id", item->string, a->checkpoint, sizeof a->checkpoint);
         for (size_t i = 0; rc == CK_OK && i < c->n_ops; i++) {
             if (strcmp(c->ops[i].checkpoint, a->checkpoint) == 0) {
                 rc = ck_loader_fail(l, "%s: duplicate checkpoint id", what);
@@ -399,7 +407,7 @@ static int parse_root(ck_loader *l, const cJSON *root)
     const cJSON *aliases = cJSON_GetObjectItemCaseSensitive(root, "aliases");
     char path[128] = "";
     int rc = check_duplicates(l, root, path, sizeof path);
-    rc = rc ? rc : ck_loader_keys(l, root, "circuit", keys);
+    rc = rc ? rc : ck_loader_keys(l, root, "circuit", "field", keys);
     rc = rc ? rc : ck_loader_string(l, cJSON_GetObjectItemCaseSensitive(root, "name"), "name",
                                     l->c->name, sizeof l->c->name);
     if (rc == CK_OK && !(cJSON_IsNumber(format) && format->valuedouble == 1.0)) {

@@ -29,9 +29,14 @@ int ck_loader_fail(ck_loader *l, const char *fmt, ...)
 /* Copies a JSON string into dst[cap]; CK_E_CIRCUIT naming `field` when not a string or too long. */
 int ck_loader_string(ck_loader *l, const cJSON *item, const char *field, char *dst, size_t cap);
 
-/* Allowed-field check: CK_E_CIRCUIT "<what>: unknown field" for a key of obj not in the
- * NULL-terminated `allowed` list. */
-int ck_loader_keys(ck_loader *l, const cJSON *obj, const char *what, const char *const *allowed);
+/* Allowed-key check: CK_E_CIRCUIT "<what>: unknown <noun> "<key>"" for a key of obj not in the
+ * NULL-terminated `allowed` list (noun: "field", "slot", "param"). */
+int ck_loader_keys(ck_loader *l, const cJSON *obj, const char *what, const char *noun,
+                   const char *const *allowed);
+
+/* Index of the buffer (or weight) a JSON name refers to; CK_E_CIRCUIT "<what>: unknown buffer
+ * "<name>"" when item is not a string or names nothing. */
+int ck_loader_lookup(ck_loader *l, const cJSON *item, const char *what, int is_weight, int *index);
 
 /* 1 and *value when item is an integer number in [1, max], else 0. */
 int ck_json_positive(const cJSON *item, size_t max, size_t *value);

@@ -43,29 +43,15 @@ static int parse_slots(ck_loader *l, const cJSON *obj, const char *field, const 
     if (!cJSON_IsObject(obj)) {
         return ck_loader_fail(l, "%s: expected an object", field);
     }
-    const cJSON *item;
-    cJSON_ArrayForEach(item, obj) {
-        size_t i = 0;
-        while (names[i] != NULL && strcmp(names[i], item->string) != 0) {
-            i++;
-        }
-        if (names[i] == NULL) {
-            return ck_loader_fail(l, "%s: unknown slot \"%s\"", field, item->string);
-        }
+    char what[48];
+    int rc = ck_loader_keys(l, obj, field, "slot", names);
+    for (size_t i = 0; rc == CK_OK && names[i] != NULL; i++) {
+        const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, names[i]);
+        snprintf(what, sizeof what, "%s \"%s\"", field, names[i]);
+        rc = item ? ck_loader_lookup(l, item, what, is_weight, &out[i])
+                  : ck_loader_fail(l, "%s: missing slot \"%s\"", field, names[i]);
     }
-    for (size_t i = 0; names[i] != NULL; i++) {
-        item = cJSON_GetObjectItemCaseSensitive(obj, names[i]);
-        if (item == NULL) {
-            return ck_loader_fail(l, "%s: missing slot \"%s\"", field, names[i]);
-        }
-        const char *name = cJSON_IsString(item) ? item->valuestring : "(not a name)";
-        out[i] = is_weight ? ck_circuit_find_weight(l->c, name) : ck_circuit_find_buffer(l->c, name);
-        if (out[i] < 0) {
-            return ck_loader_fail(l, "%s \"%s\": unknown %s \"%s\"", field, names[i],
-                                  is_weight ? "weight" : "buffer", name);
-        }
-    }
-    return CK_OK;
+    return rc;
 }
 
 /* A number param: required unless def_value is given (non-NULL); must be finite and > 0. */
@@ -89,16 +75,9 @@ static int parse_params(ck_loader *l, const cJSON *params, ck_op *op)
     if (params != NULL && !cJSON_IsObject(params)) {
         return ck_loader_fail(l, "params: expected an object");
     }
-    const char *const *names = specs[op->kind].params;
-    const cJSON *item;
-    cJSON_ArrayForEach(item, params) {
-        size_t i = 0;
-        while (names[i] != NULL && strcmp(names[i], item->string) != 0) {
-            i++;
-        }
-        if (names[i] == NULL) {
-            return ck_loader_fail(l, "params: unknown param \"%s\"", item->string);
-        }
+    int rc = ck_loader_keys(l, params, "params", "param", specs[op->kind].params);
+    if (rc != CK_OK) {
+        return rc;
     }
     if (op->kind == CK_OP_EMBEDDING_THREE_TABLE_LAYER_NORM ||
         op->kind == CK_OP_RESIDUAL_LAYER_NORM) {
@@ -306,18 +285,14 @@ static int add_op(ck_loader *l, const cJSON *json, size_t top, size_t decl, int 
     if (!cJSON_IsObject(json)) {
         return ck_loader_fail(l, "expected an object");
     }
-    const cJSON *out = cJSON_GetObjectItemCaseSensitive(json, "out");
-    int rc = ck_loader_keys(l, json, "op", keys);
+    int rc = ck_loader_keys(l, json, "op", "field", keys);
     rc = rc ? rc : parse_kind(l, json, op);
     rc = rc ? rc : parse_slots(l, cJSON_GetObjectItemCaseSensitive(json, "in"), "in",
                                specs[op->kind].in, 0, op->inputs);
     rc = rc ? rc : parse_slots(l, cJSON_GetObjectItemCaseSensitive(json, "weights"), "weights",
                                specs[op->kind].weights, 1, op->weights);
-    if (rc == CK_OK && (op->output = cJSON_IsString(out) ? ck_circuit_find_buffer(l->c,
-                                                               out->valuestring) : -1) < 0) {
-        rc = ck_loader_fail(l, "out: unknown buffer \"%s\"",
-                            cJSON_IsString(out) ? out->valuestring : "(not a name)");
-    }
+    rc = rc ? rc : ck_loader_lookup(l, cJSON_GetObjectItemCaseSensitive(json, "out"), "out", 0,
+                                    &op->output);
     rc = rc ? rc : parse_params(l, cJSON_GetObjectItemCaseSensitive(json, "params"), op);
     rc = rc ? rc : expand_checkpoint(l, cJSON_GetObjectItemCaseSensitive(json, "checkpoint"), op);
     rc = rc ? rc : check_geometry(l, op);
@@ -336,7 +311,7 @@ static int check_repeat(ck_loader *l, const cJSON *block, size_t top, size_t *co
     static const char *const keys[] = {"repeat", "ops", NULL};
     const cJSON *ops = cJSON_GetObjectItemCaseSensitive(block, "ops");
     snprintf(l->where, sizeof l->where, "op %zu \"repeat\"", top);
-    int rc = ck_loader_keys(l, block, "repeat", keys);
+    int rc = ck_loader_keys(l, block, "repeat", "field", keys);
     if (rc == CK_OK && !ck_json_positive(cJSON_GetObjectItemCaseSensitive(block, "repeat"),
                                          CK_REPEAT_MAX, count)) {
         rc = ck_loader_fail(l, "repeat: expected an integer count in 1..%d", CK_REPEAT_MAX);
