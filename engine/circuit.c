@@ -1,0 +1,567 @@
+/* circuit.c - loads a JSON circuit: syntax, duplicate names, dims, weights, buffers, inputs, outputs
+ * and aliases (ops are in circuit_ops.c). Validates and records; never computes, never prints. */
+#include "circuit.h"
+#include "circuit_alias.h"
+#include "circuit_internal.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CK_DIM_MAX ((size_t)1 << 24)      /* a fixed dim; keeps a product of 4 far from SIZE_MAX */
+#define CK_CIRCUIT_FILE_MAX ((long)1 << 24) /* circuit files are a few KiB; refuse anything huge */
+
+static const char *const kind_names[CK_OP_KIND_COUNT] = {
+    [CK_OP_EMBEDDING_THREE_TABLE_LAYER_NORM] = "embedding_three_table_layer_norm",
+    [CK_OP_LINEAR] = "linear",
+    [CK_OP_ATTENTION] = "attention",
+    [CK_OP_RESIDUAL_LAYER_NORM] = "residual_layer_norm",
+    [CK_OP_GELU_NEW] = "gelu_new",
+};
+
+const char *ck_op_kind_name(ck_op_kind kind)
+{
+    return (unsigned)kind < CK_OP_KIND_COUNT ? kind_names[kind] : "unknown";
+}
+
+int ck_loader_fail(ck_loader *l, const char *fmt, ...)
+{
+    char what[224];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    if (l->where[0] != '\0') {
+        return ck_fail(l->err, CK_E_CIRCUIT, "%s: %s: %s", l->c->path, l->where, what);
+    }
+    return ck_fail(l->err, CK_E_CIRCUIT, "%s: %s", l->c->path, what);
+}
+
+/* Copies a name into dst[cap]; CK_E_CIRCUIT naming `field` when it does not fit. */
+static int copy_name(ck_loader *l, const char *field, const char *name, char *dst, size_t cap)
+{
+    if (strlen(name) >= cap) {
+        return ck_loader_fail(l, "%s: \"%.40s...\" longer than %zu bytes", field, name, cap - 1);
+    }
+    strcpy(dst, name);
+    return CK_OK;
+}
+
+int ck_loader_string(ck_loader *l, const cJSON *item, const char *field, char *dst, size_t cap)
+{
+    if (!cJSON_IsString(item)) {
+        return ck_loader_fail(l, "%s: expected a string", field);
+    }
+    return copy_name(l, field, item->valuestring, dst, cap);
+}
+
+int ck_loader_keys(ck_loader *l, const cJSON *obj, const char *what, const char *noun,
+                   const char *const *allowed)
+{
+    const cJSON *item;
+    cJSON_ArrayForEach(item, obj) {
+        size_t i = 0;
+        while (allowed[i] != NULL && strcmp(allowed[i], item->string) != 0) {
+            i++;
+        }
+        if (allowed[i] == NULL) {
+            return ck_loader_fail(l, "%s: unknown %s \"%s\"", what, noun, item->string);
+        }
+    }
+    return CK_OK;
+}
+
+int ck_loader_lookup(ck_loader *l, const cJSON *item, const char *what, int is_weight, int *index)
+{
+    const char *name = cJSON_IsString(item) ? item->valuestring : "(not a name)";
+    *index = is_weight ? ck_circuit_find_weight(l->c, name) : ck_circuit_find_buffer(l->c, name);
+    if (*index < 0) {
+        return ck_loader_fail(l, "%s: unknown %s \"%s\"", what, is_weight ? "weight" : "buffer",
+                              name);
+    }
+    return CK_OK;
+}
+
+int ck_json_positive(const cJSON *item, size_t max, size_t *value)
+{
+    if (!cJSON_IsNumber(item)) {
+        return 0;
+    }
+    double v = item->valuedouble;
+    if (!(v >= 1.0 && v <= (double)max && v == floor(v))) {
+        return 0;
+    }
+    *value = (size_t)v;
+    return 1;
+}
+
+/* cJSON keeps every duplicate key and returns the first on lookup, so a second "ids" would be
+ * silently ignored: reject it in any object of the file. path[cap] holds the JSON path of node
+ * (e.g. ops[2].ops[3].in) and is restored before returning. */
+static int check_duplicates(ck_loader *l, const cJSON *node, char *path, size_t cap)
+{
+    const size_t len = strlen(path);
+    size_t index = 0;
+    int rc = CK_OK;
+    for (const cJSON *a = node->child; rc == CK_OK && a != NULL; a = a->next, index++) {
+        for (const cJSON *b = a->next; cJSON_IsObject(node) && b != NULL; b = b->next) {
+            if (strcmp(a->string, b->string) == 0) {
+                return ck_loader_fail(l, "%s: duplicate name \"%s\"", len ? path : "circuit",
+                                      a->string);
+            }
+        }
+        if (cJSON_IsObject(node)) {
+            snprintf(path + len, cap - len, "%s%s", len ? "." : "", a->string);
+        } else {
+            snprintf(path + len, cap - len, "[%zu]", index);
+        }
+        rc = check_duplicates(l, a, path, cap);
+        path[len] = '\0';
+    }
+    return rc;
+}
+
+static int find_dim(const ck_circuit *c, const char *name)
+{
+    for (size_t i = 0; i < c->n_dims; i++) {
+        if (strcmp(c->dims[i].name, name) == 0) {
+            return (int)i;
+        }
+    }
+    return -1;
+}
+
+/* Allocates n zeroed elements (at least one, so an empty section is not a NULL result). */
+static int alloc_section(ck_loader *l, void **dst, size_t n, size_t size, const char *section)
+{
+    *dst = calloc(n ? n : 1, size);
+    return *dst ? CK_OK : ck_fail(l->err, CK_E_MEMORY, "%s: %s: out of memory", l->c->path, section);
+}
+
+static int parse_dims(ck_loader *l, const cJSON *dims)
+{
+    ck_circuit *c = l->c;
+    size_t runtime = 0;
+    if (!cJSON_IsObject(dims)) {
+        return ck_loader_fail(l, "dims: expected an object");
+    }
+    int rc = alloc_section(l, (void **)&c->dims, (size_t)cJSON_GetArraySize(dims), sizeof *c->dims,
+                           "dims");
+    const cJSON *item;
+    cJSON_ArrayForEach(item, dims) {
+        if (rc != CK_OK) {
+            return rc;
+        }
+        ck_dim *d = &c->dims[c->n_dims++];
+        rc = copy_name(l, "dims: name", item->string, d->name, sizeof d->name);
+        if (rc != CK_OK) {
+            return rc;
+        }
+        if (cJSON_IsString(item) && strcmp(item->valuestring, "runtime") == 0) {
+            d->runtime = 1;
+            runtime++;
+        } else if (!ck_json_positive(item, CK_DIM_MAX, &d->value)) {
+            return ck_loader_fail(l, "dims \"%s\": expected a positive integer or \"runtime\"",
+                                  d->name);
+        }
+    }
+    if (rc == CK_OK && runtime != 1) {
+        return ck_loader_fail(l, "dims: %zu runtime dims, expected exactly one", runtime);
+    }
+    return rc;
+}
+
+/* Resolves a JSON array of dim names into shape[rank]. A buffer's shape is [runtime, fixed...]; a
+ * weight's is all fixed. `what` names the owner, e.g. weights "ffn_weight". */
+static int parse_shape(ck_loader *l, const cJSON *shape, const char *what, int is_buffer,
+                       size_t *dims, size_t *rank)
+{
+    int n = cJSON_GetArraySize(shape);
+    if (!cJSON_IsArray(shape) || n < 1 || n > CK_MAX_RANK) {
+        return ck_loader_fail(l, "%s: shape: expected an array of 1 to %d dim names", what,
+                              CK_MAX_RANK);
+    }
+    *rank = 0;
+    const cJSON *item;
+    cJSON_ArrayForEach(item, shape) {
+        int d = cJSON_IsString(item) ? find_dim(l->c, item->valuestring) : -1;
+        if (d < 0) {
+            return ck_loader_fail(l, "%s: shape: unknown dim \"%s\"", what,
+                                  cJSON_IsString(item) ? item->valuestring : "(not a name)");
+        }
+        int want_runtime = is_buffer && *rank == 0;
+        if (l->c->dims[d].runtime != want_runtime) {
+            return ck_loader_fail(l, "%s: shape: dim \"%s\" at %zu: %s", what, item->valuestring,
+                                  *rank, want_runtime ? "expected the runtime dim first"
+                                                      : "the runtime dim is only allowed first "
+                                                        "in a buffer");
+        }
+        dims[(*rank)++] = l->c->dims[d].value;
+    }
+    return CK_OK;
+}
+
+static int parse_dtype(ck_loader *l, const cJSON *item, const char *what, ck_dtype *dtype)
+{
+    if (cJSON_IsString(item) && strcmp(item->valuestring, "f32") == 0) {
+        *dtype = CK_DTYPE_F32;
+    } else if (cJSON_IsString(item) && strcmp(item->valuestring, "i32") == 0) {
+        *dtype = CK_DTYPE_I32;
+    } else {
+        return ck_loader_fail(l, "%s: dtype: expected \"f32\" or \"i32\"", what);
+    }
+    return CK_OK;
+}
+
+static int parse_weight(ck_loader *l, const cJSON *item, ck_weight_ref *w)
+{
+    static const char *const keys[] = {"checkpoint", "shape", "dtype", NULL};
+    char what[96];
+    ck_dtype dtype = CK_DTYPE_F32;
+    snprintf(what, sizeof what, "weights \"%.60s\"", item->string);
+    int rc = copy_name(l, "weights: name", item->string, w->name, sizeof w->name);
+    if (rc == CK_OK && !cJSON_IsObject(item)) {
+        rc = ck_loader_fail(l, "%s: expected an object", what);
+    }
+    rc = rc ? rc : ck_loader_keys(l, item, what, "field", keys);
+    if (rc == CK_OK) {
+        snprintf(what, sizeof what, "weights \"%s\": checkpoint", w->name);
+        rc = ck_loader_string(l, cJSON_GetObjectItemCaseSensitive(item, "checkpoint"), what,
+                              w->checkpoint_name, sizeof w->checkpoint_name);
+        snprintf(what, sizeof what, "weights \"%s\"", w->name);
+    }
+    rc = rc ? rc : parse_shape(l, cJSON_GetObjectItemCaseSensitive(item, "shape"), what, 0,
+                               w->shape, &w->rank);
+    rc = rc ? rc : parse_dtype(l, cJSON_GetObjectItemCaseSensitive(item, "dtype"), what, &dtype);
+    if (rc == CK_OK && dtype != CK_DTYPE_F32) {
+        rc = ck_loader_fail(l, "%s: dtype: got \"i32\", expected \"f32\"", what);
+    }
+    w->elements = 1;
+    for (size_t i = 0; i < w->rank; i++) {
+        w->elements *= w->shape[i];
+    }
+    return rc;
+}
+
+static int parse_role(ck_loader *l, const cJSON *item, const char *what, ck_buffer_role *role)
+{
+    static const char *const names[] = {"activation", "input", "output"};
+    *role = CK_BUFFER_ACTIVATION;
+    for (int i = 0; item != NULL && i < 3; i++) {
+        if (cJSON_IsString(item) && strcmp(item->valuestring, names[i]) == 0) {
+            *role = (ck_buffer_role)i;
+            return CK_OK;
+        }
+    }
+    return item ? ck_loader_fail(l, "%s: role: expected \"input\", \"output\" or \"activation\"",
+                                 what)
+                : CK_OK;
+}
+
+static int parse_buffer(ck_loader *l, const cJSON *item, ck_buffer *b)
+{
+    static const char *const keys[] = {"shape", "dtype", "role", NULL};
+    char what[96];
+    size_t shape[CK_MAX_RANK], rank = 0;
+    snprintf(what, sizeof what, "buffers \"%.60s\"", item->string);
+    int rc = copy_name(l, "buffers: name", item->string, b->name, sizeof b->name);
+    if (rc == CK_OK && !cJSON_IsObject(item)) {
+        rc = ck_loader_fail(l, "%s: expected an object", what);
+    }
+    rc = rc ? rc : ck_loader_keys(l, item, what, "field", keys);
+    rc = rc ? rc : parse_shape(l, cJSON_GetObjectItemCaseSensitive(item, "shape"), what, 1, shape,
+                               &rank);
+    rc = rc ? rc : parse_dtype(l, cJSON_GetObjectItemCaseSensitive(item, "dtype"), what, &b->dtype);
+    rc = rc ? rc : parse_role(l, cJSON_GetObjectItemCaseSensitive(item, "role"), what, &b->role);
+    b->cols = 1;
+    for (size_t i = 1; i < rank; i++) {
+        b->cols *= shape[i];
+    }
+    return rc;
+}
+
+/* Parses the "weights" and "buffers" sections (objects of name -> declaration). */
+static int parse_declarations(ck_loader *l, const cJSON *weights, const cJSON *buffers)
+{
+    ck_circuit *c = l->c;
+    if (!cJSON_IsObject(weights) || !cJSON_IsObject(buffers)) {
+        return ck_loader_fail(l, "%s: expected an object",
+                              cJSON_IsObject(weights) ? "buffers" : "weights");
+    }
+    int rc = alloc_section(l, (void **)&c->weights, (size_t)cJSON_GetArraySize(weights),
+                           sizeof *c->weights, "weights");
+    rc = rc ? rc : alloc_section(l, (void **)&c->buffers, (size_t)cJSON_GetArraySize(buffers),
+                                 sizeof *c->buffers, "buffers");
+    const cJSON *item;
+    cJSON_ArrayForEach(item, weights) {
+        rc = rc ? rc : parse_weight(l, item, &c->weights[c->n_weights++]);
+    }
+    cJSON_ArrayForEach(item, buffers) {
+        rc = rc ? rc : parse_buffer(l, item, &c->buffers[c->n_buffers++]);
+    }
+    return rc;
+}
+
+/* One "inputs"/"outputs" entry: key -> buffer of the given role; i32 [T,1] inputs, f32 outputs. */
+static int bind_io(ck_loader *l, const cJSON *section, const char *field, const char *key,
+                   int required, int *index)
+{
+    const ck_buffer_role role = strcmp(field, "inputs") == 0 ? CK_BUFFER_INPUT : CK_BUFFER_OUTPUT;
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(section, key);
+    *index = -1;
+    if (item == NULL) {
+        return required ? ck_loader_fail(l, "%s: missing \"%s\"", field, key) : CK_OK;
+    }
+    char what[48];
+    int b = -1;
+    snprintf(what, sizeof what, "%s \"%s\"", field, key);
+    int rc = ck_loader_lookup(l, item, what, 0, &b);
+    if (rc != CK_OK) {
+        return rc;
+    }
+    const ck_buffer *buf = &l->c->buffers[b];
+    if (buf->role != role) {
+        return ck_loader_fail(l, "%s \"%s\": buffer \"%s\" lacks role \"%s\"", field, key,
+                              buf->name, role == CK_BUFFER_INPUT ? "input" : "output");
+    }
+    if (role == CK_BUFFER_INPUT ? buf->dtype != CK_DTYPE_I32 || buf->cols != 1
+                                : buf->dtype != CK_DTYPE_F32) {
+        return ck_loader_fail(l, "%s \"%s\": buffer \"%s\" must be %s", field, key, buf->name,
+                              role == CK_BUFFER_INPUT ? "i32 [T]" : "f32");
+    }
+    *index = b;
+    return CK_OK;
+}
+
+static int parse_io(ck_loader *l, const cJSON *inputs, const cJSON *outputs)
+{
+    static const char *const in_keys[] = {"ids", "positions", NULL};
+    static const char *const out_keys[] = {"features", "hidden", NULL};
+    ck_circuit *c = l->c;
+    if (!cJSON_IsObject(inputs) || !cJSON_IsObject(outputs)) {
+        return ck_loader_fail(l, "%s: expected an object",
+                              cJSON_IsObject(inputs) ? "outputs" : "inputs");
+    }
+    int rc = ck_loader_keys(l, inputs, "inputs", "field", in_keys);
+    rc = rc ? rc : ck_loader_keys(l, outputs, "outputs", "field", out_keys);
+    rc = rc ? rc : bind_io(l, inputs, "inputs", "ids", 1, &c->ids_buffer);
+    rc = rc ? rc : bind_io(l, inputs, "inputs", "positions", 1, &c->positions_buffer);
+    rc = rc ? rc : bind_io(l, outputs, "outputs", "features", 1, &c->features_buffer);
+    rc = rc ? rc : bind_io(l, outputs, "outputs", "hidden", 0, &c->hidden_buffer);
+    for (size_t b = 0; rc == CK_OK && b < c->n_buffers; b++) {
+        int bound = (int)b == c->ids_buffer || (int)b == c->positions_buffer ||
+                    (int)b == c->features_buffer || (int)b == c->hidden_buffer;
+        if (c->buffers[b].role != CK_BUFFER_ACTIVATION && !bound) {
+            rc = ck_loader_fail(l, "buffers \"%s\": role \"%s\" but not named in \"%s\"",
+                                c->buffers[b].name,
+                                c->buffers[b].role == CK_BUFFER_INPUT ? "input" : "output",
+                                c->buffers[b].role == CK_BUFFER_INPUT ? "inputs" : "outputs");
+        }
+    }
+    return rc;
+}
+
+/* Aliases live past c->ops[n_ops] (see circuit_internal.h); ops were allocated with room. */
+static int parse_aliases(ck_loader *l, const cJSON *aliases)
+{
+    ck_circuit *c = l->c;
+    size_t n = 0;
+    const cJSON *item;
+    cJSON_ArrayForEach(item, aliases) {
+        char what[96];
+        ck_op *a = &c->ops[c->n_ops + n++];
+        snprintf(what, sizeof what, "aliases \"%.60s\"", item->string);
+        int b = -1;
+        int rc = ck_loader_lookup(l, item, what, 0, &b);
+        if (rc != CK_OK) {
+            return rc;
+        }
+        if (c->buffers[b].role != CK_BUFFER_OUTPUT) {
+            return ck_loader_fail(l, "%s: buffer \"%s\" is not an output", what, item->valuestring);
+        }
+        rc = copy_name(l, "aliases: id", item->string, a->checkpoint, sizeof a->checkpoint);
+        for (size_t i = 0; rc == CK_OK && i < c->n_ops; i++) {
+            if (strcmp(c->ops[i].checkpoint, a->checkpoint) == 0) {
+                rc = ck_loader_fail(l, "%s: duplicate checkpoint id", what);
+            }
+        }
+        if (rc != CK_OK) {
+            return rc;
+        }
+        a->kind = CK_ALIAS_KIND;
+        a->output = b;
+    }
+    return CK_OK;
+}
+
+static int parse_root(ck_loader *l, const cJSON *root)
+{
+    static const char *const keys[] = {"name",   "format",  "dims",    "weights", "buffers",
+                                       "inputs", "outputs", "aliases", "ops",     NULL};
+    if (!cJSON_IsObject(root)) {
+        return ck_loader_fail(l, "expected a JSON object at the top level");
+    }
+    const cJSON *format = cJSON_GetObjectItemCaseSensitive(root, "format");
+    const cJSON *aliases = cJSON_GetObjectItemCaseSensitive(root, "aliases");
+    char path[128] = "";
+    int rc = check_duplicates(l, root, path, sizeof path);
+    rc = rc ? rc : ck_loader_keys(l, root, "circuit", "field", keys);
+    rc = rc ? rc : ck_loader_string(l, cJSON_GetObjectItemCaseSensitive(root, "name"), "name",
+                                    l->c->name, sizeof l->c->name);
+    if (rc == CK_OK && !(cJSON_IsNumber(format) && format->valuedouble == 1.0)) {
+        rc = ck_loader_fail(l, "format: expected 1");
+    }
+    if (rc == CK_OK && aliases != NULL && !cJSON_IsObject(aliases)) {
+        rc = ck_loader_fail(l, "aliases: expected an object");
+    }
+    rc = rc ? rc : parse_dims(l, cJSON_GetObjectItemCaseSensitive(root, "dims"));
+    rc = rc ? rc : parse_declarations(l, cJSON_GetObjectItemCaseSensitive(root, "weights"),
+                                      cJSON_GetObjectItemCaseSensitive(root, "buffers"));
+    rc = rc ? rc : parse_io(l, cJSON_GetObjectItemCaseSensitive(root, "inputs"),
+                            cJSON_GetObjectItemCaseSensitive(root, "outputs"));
+    /* + 1: the alias list ends with an entry whose checkpoint is "" (calloc'd) */
+    rc = rc ? rc : ck_circuit_parse_ops(l, cJSON_GetObjectItemCaseSensitive(root, "ops"),
+                                        (size_t)cJSON_GetArraySize(aliases) + 1);
+    return rc ? rc : parse_aliases(l, aliases);
+}
+
+static void circuit_reset(ck_circuit *c)
+{
+    memset(c, 0, sizeof *c);
+    c->ids_buffer = c->positions_buffer = c->features_buffer = c->hidden_buffer = -1;
+}
+
+int ck_circuit_parse(ck_circuit *c, const char *json, size_t length, const char *origin,
+                     ck_error *err)
+{
+    if (c == NULL || json == NULL || origin == NULL) {
+        return ck_fail(err, CK_E_ARG, "ck_circuit_parse: null circuit, text or origin");
+    }
+    circuit_reset(c);
+    snprintf(c->path, sizeof c->path, "%s", origin);
+    ck_loader l = {.c = c, .err = err};
+    const char *end = NULL;
+    int rc = CK_OK;
+    cJSON *root = cJSON_ParseWithLengthOpts(json, length, &end, 0);
+    if (root == NULL) {
+        size_t at = end != NULL && end >= json ? (size_t)(end - json) : 0, line = 1;
+        for (size_t i = 0; i < at && i < length; i++) {
+            line += json[i] == '\n';
+        }
+        rc = ck_fail(err, CK_E_FORMAT, "%s: JSON syntax error at byte %zu (line %zu)", c->path, at,
+                     line);
+        goto done;
+    }
+    rc = parse_root(&l, root);
+done:
+    cJSON_Delete(root);
+    free(l.written);
+    free(l.read);
+    if (rc != CK_OK) {
+        ck_circuit_free(c);
+    }
+    return rc;
+}
+
+int ck_circuit_load(ck_circuit *c, const char *path, ck_error *err)
+{
+    if (c == NULL || path == NULL) {
+        return ck_fail(err, CK_E_ARG, "ck_circuit_load: null circuit or path");
+    }
+    circuit_reset(c);
+    char *text = NULL;
+    long size = -1;
+    int rc = CK_OK;
+    FILE *f = fopen(path, "rb");
+    if (f == NULL || fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 ||
+        fseek(f, 0, SEEK_SET) != 0) {
+        rc = ck_fail(err, CK_E_IO, "%s: cannot open or seek", path);
+        goto done;
+    }
+    if (size > CK_CIRCUIT_FILE_MAX) {
+        rc = ck_fail(err, CK_E_FORMAT, "%s: %ld bytes, larger than a circuit can be", path, size);
+        goto done;
+    }
+    text = malloc((size_t)size + 1);
+    if (text == NULL) {
+        rc = ck_fail(err, CK_E_MEMORY, "%s: out of memory", path);
+        goto done;
+    }
+    if (fread(text, 1, (size_t)size, f) != (size_t)size) {
+        rc = ck_fail(err, CK_E_IO, "%s: short read", path);
+        goto done;
+    }
+    rc = ck_circuit_parse(c, text, (size_t)size, path, err);
+done:
+    if (f != NULL) {
+        fclose(f);
+    }
+    free(text);
+    return rc;
+}
+
+void ck_circuit_free(ck_circuit *c)
+{
+    if (c == NULL) {
+        return;
+    }
+    free(c->dims);
+    free(c->weights);
+    free(c->buffers);
+    free(c->ops);
+    memset(c, 0, sizeof *c);
+}
+
+int ck_circuit_find_buffer(const ck_circuit *c, const char *name)
+{
+    for (size_t i = 0; c != NULL && name != NULL && i < c->n_buffers; i++) {
+        if (strcmp(c->buffers[i].name, name) == 0) {
+            return (int)i;
+        }
+    }
+    return -1;
+}
+
+int ck_circuit_find_weight(const ck_circuit *c, const char *name)
+{
+    for (size_t i = 0; c != NULL && name != NULL && i < c->n_weights; i++) {
+        if (strcmp(c->weights[i].name, name) == 0) {
+            return (int)i;
+        }
+    }
+    return -1;
+}
+
+size_t ck_circuit_alias_count(const ck_circuit *c)
+{
+    size_t n = 0;
+    while (c != NULL && c->ops != NULL && c->ops[c->n_ops + n].kind == CK_ALIAS_KIND &&
+           c->ops[c->n_ops + n].checkpoint[0] != '\0') {
+        n++;
+    }
+    return n;
+}
+
+const char *ck_circuit_alias_at(const ck_circuit *c, size_t i, int *buffer)
+{
+    if (i >= ck_circuit_alias_count(c)) {
+        return NULL;
+    }
+    if (buffer != NULL) {
+        *buffer = c->ops[c->n_ops + i].output;
+    }
+    return c->ops[c->n_ops + i].checkpoint;
+}
+
+int ck_circuit_alias(const ck_circuit *c, const char *id)
+{
+    size_t n = ck_circuit_alias_count(c);
+    for (size_t i = 0; id != NULL && i < n; i++) {
+        if (strcmp(c->ops[c->n_ops + i].checkpoint, id) == 0) {
+            return c->ops[c->n_ops + i].output;
+        }
+    }
+    return -1;
+}

@@ -1,0 +1,48 @@
+/* circuit_internal.h - shared state of the circuit loader (circuit.c parses sections, circuit_ops.c
+ * parses and unrolls ops). Private to engine/circuit*.c; nothing else includes it. */
+#ifndef CK_CIRCUIT_INTERNAL_H
+#define CK_CIRCUIT_INTERNAL_H
+
+#include <cjson/cJSON.h>
+
+#include "circuit.h"
+
+/* Trailing entries of c->ops past n_ops hold the "aliases" (kind CK_OP_KIND_COUNT, output = buffer,
+ * checkpoint = alias id), ended by one with an empty checkpoint; see circuit_alias.h. */
+#define CK_ALIAS_KIND CK_OP_KIND_COUNT
+
+typedef struct {
+    ck_circuit *c;
+    ck_error *err;
+    char where[96];         /* op context for messages, e.g. op 2.3 "attention" (application 0) */
+    unsigned char *written; /* [n_buffers] 1 once an op (or the executor, for inputs) wrote it */
+    unsigned char *read;    /* [n_buffers] 1 once an op read it */
+} ck_loader;
+
+/* Records CK_E_CIRCUIT with "<path>: <where>: <formatted>" (where omitted when empty). */
+int ck_loader_fail(ck_loader *l, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Copies a JSON string into dst[cap]; CK_E_CIRCUIT naming `field` when not a string or too long. */
+int ck_loader_string(ck_loader *l, const cJSON *item, const char *field, char *dst, size_t cap);
+
+/* Allowed-key check: CK_E_CIRCUIT "<what>: unknown <noun> "<key>"" for a key of obj not in the
+ * NULL-terminated `allowed` list (noun: "field", "slot", "param"). */
+int ck_loader_keys(ck_loader *l, const cJSON *obj, const char *what, const char *noun,
+                   const char *const *allowed);
+
+/* Index of the buffer (or weight) a JSON name refers to; CK_E_CIRCUIT "<what>: unknown buffer
+ * "<name>"" when item is not a string or names nothing. */
+int ck_loader_lookup(ck_loader *l, const cJSON *item, const char *what, int is_weight, int *index);
+
+/* 1 and *value when item is an integer number in [1, max], else 0. */
+int ck_json_positive(const cJSON *item, size_t max, size_t *value);
+
+/* Parses the "ops" array (unrolling repeats) into c->ops with `extra` spare trailing entries, and
+ * runs the data-flow rules (read before written, in place, dead buffers, outputs written). */
+int ck_circuit_parse_ops(ck_loader *l, const cJSON *ops, size_t extra);
+
+#endif

@@ -1,0 +1,406 @@
+/* circuit_ops.c - parses a circuit's "ops" (slots, params, checkpoint ids), unrolls the repeat block
+ * and checks geometry and data flow against the declared buffers and weights. Never computes. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "circuit_internal.h"
+
+#define CK_REPEAT_MAX 100 /* "{layer}" expands to a 2-digit application index: 00..99 */
+#define CK_HEADS_MAX 4096
+
+/* Slot and param names per op kind, in the kind's fixed slot order (NULL-terminated). */
+typedef struct {
+    const char *in[CK_MAX_SLOTS + 1];
+    const char *weights[CK_MAX_SLOTS + 1];
+    const char *params[4];
+} ck_op_spec;
+
+static const ck_op_spec specs[CK_OP_KIND_COUNT] = {
+    [CK_OP_EMBEDDING_THREE_TABLE_LAYER_NORM] = {{"ids", "positions", NULL},
+                                                {"word", "position", "token_type", "gamma", "beta",
+                                                 NULL},
+                                                {"eps", NULL}},
+    [CK_OP_LINEAR] = {{"x", NULL}, {"weight", "bias", NULL}, {NULL}},
+    [CK_OP_ATTENTION] = {{"q", "k", "v", NULL}, {NULL}, {"heads", "head_dim", "scale", NULL}},
+    [CK_OP_RESIDUAL_LAYER_NORM] = {{"x", "residual", NULL}, {"gamma", "beta", NULL}, {"eps", NULL}},
+    [CK_OP_GELU_NEW] = {{"x", NULL}, {NULL}, {NULL}},
+};
+
+static const char *dtype_name(ck_dtype dtype)
+{
+    return dtype == CK_DTYPE_I32 ? "i32" : "f32";
+}
+
+/* Resolves the slots of one "in" or "weights" object into indices, in spec order. */
+static int parse_slots(ck_loader *l, const cJSON *obj, const char *field, const char *const *names,
+                       int is_weight, int *out)
+{
+    if (obj == NULL && names[0] == NULL) {
+        return CK_OK;
+    }
+    if (!cJSON_IsObject(obj)) {
+        return ck_loader_fail(l, "%s: expected an object", field);
+    }
+    char what[48];
+    int rc = ck_loader_keys(l, obj, field, "slot", names);
+    for (size_t i = 0; rc == CK_OK && names[i] != NULL; i++) {
+        const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, names[i]);
+        snprintf(what, sizeof what, "%s \"%s\"", field, names[i]);
+        rc = item ? ck_loader_lookup(l, item, what, is_weight, &out[i])
+                  : ck_loader_fail(l, "%s: missing slot \"%s\"", field, names[i]);
+    }
+    return rc;
+}
+
+/* A number param: required unless def_value is given (non-NULL); must be finite and > 0. */
+static int number_param(ck_loader *l, const cJSON *params, const char *name, const float *def_value,
+                        float *value)
+{
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(params, name);
+    if (item == NULL && def_value != NULL) {
+        *value = *def_value;
+        return CK_OK;
+    }
+    if (!cJSON_IsNumber(item) || !isfinite(item->valuedouble) || !((float)item->valuedouble > 0.0f)) {
+        return ck_loader_fail(l, "params \"%s\": expected a finite number > 0", name);
+    }
+    *value = (float)item->valuedouble;
+    return CK_OK;
+}
+
+static int parse_params(ck_loader *l, const cJSON *params, ck_op *op)
+{
+    if (params != NULL && !cJSON_IsObject(params)) {
+        return ck_loader_fail(l, "params: expected an object");
+    }
+    int rc = ck_loader_keys(l, params, "params", "param", specs[op->kind].params);
+    if (rc != CK_OK) {
+        return rc;
+    }
+    if (op->kind == CK_OP_EMBEDDING_THREE_TABLE_LAYER_NORM ||
+        op->kind == CK_OP_RESIDUAL_LAYER_NORM) {
+        return number_param(l, params, "eps", NULL, &op->eps);
+    }
+    if (op->kind != CK_OP_ATTENTION) {
+        return CK_OK;
+    }
+    static const char *const geometry[] = {"heads", "head_dim"};
+    size_t *dst[] = {&op->heads, &op->head_dim};
+    for (size_t i = 0; i < 2; i++) {
+        if (!ck_json_positive(cJSON_GetObjectItemCaseSensitive(params, geometry[i]), CK_HEADS_MAX,
+                              dst[i])) {
+            return ck_loader_fail(l, "params \"%s\": expected an integer in 1..%d", geometry[i],
+                                  CK_HEADS_MAX);
+        }
+    }
+    /* softmax(q k^T / sqrt(head_dim)): "Attention Is All You Need" eq. 1, as in HF AlbertAttention */
+    const float def_scale = (float)(1.0 / sqrt((double)op->head_dim));
+    return number_param(l, params, "scale", &def_scale, &op->scale);
+}
+
+/* Copies the checkpoint id with "{layer}" -> the 2-digit application index; rejects duplicates. */
+static int expand_checkpoint(ck_loader *l, const cJSON *item, ck_op *op)
+{
+    char *dst = op->checkpoint;
+    size_t n = 0;
+    if (item == NULL) {
+        return CK_OK;
+    }
+    if (!cJSON_IsString(item) || item->valuestring[0] == '\0') {
+        return ck_loader_fail(l, "checkpoint: expected a non-empty string");
+    }
+    for (const char *s = item->valuestring; *s != '\0'; s++) {
+        if (n + 3 > CK_CHECKPOINT_MAX) {
+            return ck_loader_fail(l, "checkpoint: longer than %d bytes", CK_CHECKPOINT_MAX - 1);
+        }
+        if (*s != '{') {
+            dst[n++] = *s;
+        } else if (strncmp(s, "{layer}", 7) != 0) {
+            return ck_loader_fail(l, "checkpoint: unknown placeholder in \"%s\"", item->valuestring);
+        } else if (op->repeat_index < 0) {
+            return ck_loader_fail(l, "checkpoint: \"{layer}\" outside a repeat");
+        } else {
+            dst[n++] = (char)('0' + op->repeat_index / 10);
+            dst[n++] = (char)('0' + op->repeat_index % 10);
+            s += 6;
+        }
+    }
+    dst[n] = '\0';
+    for (size_t i = 0; i < l->c->n_ops; i++) {
+        if (strcmp(l->c->ops[i].checkpoint, dst) == 0) {
+            return ck_loader_fail(l, "checkpoint: duplicate id \"%s\"", dst);
+        }
+    }
+    return CK_OK;
+}
+
+/* Buffer b in slot field/slot must have dtype and (cols != 0) cols. */
+static int want_buffer(ck_loader *l, const char *field, const char *slot, int b, ck_dtype dtype,
+                       size_t cols)
+{
+    const ck_buffer *buf = &l->c->buffers[b];
+    char where[48] = "";
+    if (slot != NULL) {
+        snprintf(where, sizeof where, " \"%s\"", slot);
+    }
+    if (buf->dtype != dtype) {
+        return ck_loader_fail(l, "%s%s: buffer \"%s\" has dtype %s, expected %s", field, where,
+                              buf->name, dtype_name(buf->dtype), dtype_name(dtype));
+    }
+    if (cols != 0 && buf->cols != cols) {
+        return ck_loader_fail(l, "%s%s: buffer \"%s\" has %zu cols, expected %zu", field, where,
+                              buf->name, buf->cols, cols);
+    }
+    return CK_OK;
+}
+
+/* Weight in slot i must have the given rank and shape (a 0 in want matches any size). */
+static int want_weight(ck_loader *l, const ck_op *op, size_t i, size_t rank, size_t d0, size_t d1)
+{
+    const ck_weight_ref *w = &l->c->weights[op->weights[i]];
+    const size_t want[2] = {d0, d1};
+    int ok = w->rank == rank;
+    for (size_t k = 0; ok && k < rank; k++) {
+        ok = want[k] == 0 || w->shape[k] == want[k];
+    }
+    if (ok) {
+        return CK_OK;
+    }
+    char got[64] = "", expected[64] = "";
+    for (size_t k = 0; k < w->rank; k++) {
+        snprintf(got + strlen(got), sizeof got - strlen(got), "%s%zu", k ? "," : "", w->shape[k]);
+    }
+    for (size_t k = 0; k < rank; k++) {
+        snprintf(expected + strlen(expected), sizeof expected - strlen(expected),
+                 want[k] ? "%s%zu" : "%s?", k ? "," : "", want[k]);
+    }
+    return ck_loader_fail(l, "weights \"%s\": \"%s\" has shape [%s], expected [%s]",
+                          specs[op->kind].weights[i], w->name, got, expected);
+}
+
+/* The f32 input slots [from, to) all have `cols` columns. */
+static int want_inputs(ck_loader *l, const ck_op *op, size_t from, size_t to, size_t cols)
+{
+    int rc = CK_OK;
+    for (size_t i = from; rc == CK_OK && i < to; i++) {
+        rc = want_buffer(l, "in", specs[op->kind].in[i], op->inputs[i], CK_DTYPE_F32, cols);
+    }
+    return rc;
+}
+
+static int check_geometry(ck_loader *l, const ck_op *op)
+{
+    const ck_circuit *c = l->c;
+    const size_t cols = c->buffers[op->output].cols;
+    int rc = want_buffer(l, "out", NULL, op->output, CK_DTYPE_F32, 0);
+    switch (op->kind) {
+    case CK_OP_EMBEDDING_THREE_TABLE_LAYER_NORM: /* word [V,E], position [P,E], type [K,E] */
+        for (size_t i = 0; rc == CK_OK && i < 2; i++) {
+            rc = want_buffer(l, "in", specs[op->kind].in[i], op->inputs[i], CK_DTYPE_I32, 1);
+        }
+        for (size_t i = 0; rc == CK_OK && i < 5; i++) {
+            rc = i < 3 ? want_weight(l, op, i, 2, 0, cols) : want_weight(l, op, i, 1, cols, 0);
+        }
+        return rc;
+    case CK_OP_LINEAR: /* y [T,out] = x [T,in] W^T + b: weight [out,in], bias [out] */
+        rc = rc ? rc : want_inputs(l, op, 0, 1, 0);
+        rc = rc ? rc : want_weight(l, op, 0, 2, cols, c->buffers[op->inputs[0]].cols);
+        return rc ? rc : want_weight(l, op, 1, 1, cols, 0);
+    case CK_OP_ATTENTION:
+        if (rc == CK_OK && op->heads * op->head_dim != cols) {
+            return ck_loader_fail(l, "params \"heads\" x \"head_dim\": %zu x %zu, but out \"%s\" "
+                                  "has %zu cols", op->heads, op->head_dim,
+                                  c->buffers[op->output].name, cols);
+        }
+        return rc ? rc : want_inputs(l, op, 0, 3, cols);
+    case CK_OP_RESIDUAL_LAYER_NORM: /* x, residual, gamma, beta all [.., C] */
+        rc = rc ? rc : want_inputs(l, op, 0, 2, cols);
+        rc = rc ? rc : want_weight(l, op, 0, 1, cols, 0);
+        return rc ? rc : want_weight(l, op, 1, 1, cols, 0);
+    default: /* CK_OP_GELU_NEW: elementwise */
+        return rc ? rc : want_inputs(l, op, 0, 1, cols);
+    }
+}
+
+/* In-place (out also an in) only for gelu_new; every in written before (inputs count as written,
+ * and in a repeat the first application is what reaches here first). */
+static int check_flow(ck_loader *l, const ck_op *op)
+{
+    for (size_t i = 0; specs[op->kind].in[i] != NULL; i++) {
+        const char *slot = specs[op->kind].in[i];
+        const char *name = l->c->buffers[op->inputs[i]].name;
+        if (op->inputs[i] == op->output && op->kind != CK_OP_GELU_NEW) {
+            return ck_loader_fail(l, "out: buffer \"%s\" is also in \"%s\" (in place is only "
+                                  "allowed for gelu_new)", name, slot);
+        }
+        if (!l->written[op->inputs[i]]) {
+            return ck_loader_fail(l, "in \"%s\": buffer \"%s\" read before written", slot, name);
+        }
+        l->read[op->inputs[i]] = 1;
+    }
+    l->written[op->output] = 1;
+    return CK_OK;
+}
+
+static int parse_kind(ck_loader *l, const cJSON *json, ck_op *op)
+{
+    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(json, "op");
+    for (int k = 0; cJSON_IsString(kind) && k < CK_OP_KIND_COUNT; k++) {
+        if (strcmp(kind->valuestring, ck_op_kind_name((ck_op_kind)k)) == 0) {
+            op->kind = (ck_op_kind)k;
+            return CK_OK;
+        }
+    }
+    return ck_loader_fail(l, "op: unknown op kind \"%s\"",
+                          cJSON_IsString(kind) ? kind->valuestring : "(not a name)");
+}
+
+/* Sets l->where for an op: top-level index, or repeat index.inner index plus the application. */
+static void set_where(ck_loader *l, size_t top, const ck_op *op, const char *kind)
+{
+    if (op->repeat_index < 0) {
+        snprintf(l->where, sizeof l->where, "op %zu \"%s\"", top, kind);
+    } else {
+        snprintf(l->where, sizeof l->where, "op %zu.%zu \"%s\" (application %d)", top,
+                 op->decl_index, kind, op->repeat_index);
+    }
+}
+
+/* Appends one op (application `app` of a repeat at top-level index `top`, or app -1). */
+static int add_op(ck_loader *l, const cJSON *json, size_t top, size_t decl, int app)
+{
+    static const char *const keys[] = {"op", "in", "weights", "out", "params", "checkpoint", NULL};
+    ck_op *op = &l->c->ops[l->c->n_ops];
+    memset(op, 0, sizeof *op);
+    op->decl_index = decl;
+    op->repeat_index = app;
+    op->output = -1;
+    for (size_t i = 0; i < CK_MAX_SLOTS; i++) {
+        op->inputs[i] = op->weights[i] = -1;
+    }
+    set_where(l, top, op, cJSON_IsString(cJSON_GetObjectItemCaseSensitive(json, "op"))
+                              ? cJSON_GetObjectItemCaseSensitive(json, "op")->valuestring : "?");
+    if (!cJSON_IsObject(json)) {
+        return ck_loader_fail(l, "expected an object");
+    }
+    int rc = ck_loader_keys(l, json, "op", "field", keys);
+    rc = rc ? rc : parse_kind(l, json, op);
+    rc = rc ? rc : parse_slots(l, cJSON_GetObjectItemCaseSensitive(json, "in"), "in",
+                               specs[op->kind].in, 0, op->inputs);
+    rc = rc ? rc : parse_slots(l, cJSON_GetObjectItemCaseSensitive(json, "weights"), "weights",
+                               specs[op->kind].weights, 1, op->weights);
+    rc = rc ? rc : ck_loader_lookup(l, cJSON_GetObjectItemCaseSensitive(json, "out"), "out", 0,
+                                    &op->output);
+    rc = rc ? rc : parse_params(l, cJSON_GetObjectItemCaseSensitive(json, "params"), op);
+    rc = rc ? rc : expand_checkpoint(l, cJSON_GetObjectItemCaseSensitive(json, "checkpoint"), op);
+    rc = rc ? rc : check_geometry(l, op);
+    rc = rc ? rc : check_flow(l, op);
+    if (rc == CK_OK && op->kind == CK_OP_EMBEDDING_THREE_TABLE_LAYER_NORM &&
+        l->c->max_positions == 0) {
+        l->c->max_positions = l->c->weights[op->weights[1]].shape[0];
+    }
+    l->c->n_ops += rc == CK_OK;
+    return rc;
+}
+
+/* Validates a repeat block's shape ({"repeat": n, "ops": [plain ops]}) and returns n. */
+static int check_repeat(ck_loader *l, const cJSON *block, size_t top, size_t *count)
+{
+    static const char *const keys[] = {"repeat", "ops", NULL};
+    const cJSON *ops = cJSON_GetObjectItemCaseSensitive(block, "ops");
+    snprintf(l->where, sizeof l->where, "op %zu \"repeat\"", top);
+    int rc = ck_loader_keys(l, block, "repeat", "field", keys);
+    if (rc == CK_OK && !ck_json_positive(cJSON_GetObjectItemCaseSensitive(block, "repeat"),
+                                         CK_REPEAT_MAX, count)) {
+        rc = ck_loader_fail(l, "repeat: expected an integer count in 1..%d", CK_REPEAT_MAX);
+    }
+    if (rc == CK_OK && (!cJSON_IsArray(ops) || cJSON_GetArraySize(ops) == 0)) {
+        rc = ck_loader_fail(l, "ops: expected a non-empty array");
+    }
+    size_t inner = 0;
+    const cJSON *item;
+    cJSON_ArrayForEach(item, ops) {
+        if (rc == CK_OK && cJSON_GetObjectItemCaseSensitive(item, "repeat") != NULL) {
+            snprintf(l->where, sizeof l->where, "op %zu.%zu \"repeat\"", top, inner);
+            rc = ck_loader_fail(l, "repeat: nested repeat");
+        }
+        inner++;
+    }
+    return rc;
+}
+
+/* Counts unrolled ops, validating every repeat block. */
+static int count_ops(ck_loader *l, const cJSON *ops, size_t *n)
+{
+    size_t top = 0, count = 0;
+    const cJSON *item;
+    *n = 0;
+    cJSON_ArrayForEach(item, ops) {
+        if (cJSON_GetObjectItemCaseSensitive(item, "repeat") == NULL) {
+            *n += 1;
+        } else {
+            int rc = check_repeat(l, item, top, &count);
+            if (rc != CK_OK) {
+                return rc;
+            }
+            *n += count * (size_t)cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(item, "ops"));
+        }
+        top++;
+    }
+    l->where[0] = '\0';
+    return CK_OK;
+}
+
+/* Every buffer that is not an output must be read by some op; every output must be written. */
+static int check_buffers_used(ck_loader *l)
+{
+    l->where[0] = '\0';
+    for (size_t b = 0; b < l->c->n_buffers; b++) {
+        const ck_buffer *buf = &l->c->buffers[b];
+        if (buf->role == CK_BUFFER_OUTPUT && !l->written[b]) {
+            return ck_loader_fail(l, "buffers \"%s\": output never written", buf->name);
+        }
+        if (buf->role != CK_BUFFER_OUTPUT && !l->read[b]) {
+            return ck_loader_fail(l, "buffers \"%s\": dead buffer (never read, not an output)",
+                                  buf->name);
+        }
+    }
+    return CK_OK;
+}
+
+int ck_circuit_parse_ops(ck_loader *l, const cJSON *ops, size_t extra)
+{
+    ck_circuit *c = l->c;
+    size_t n = 0, top = 0;
+    if (!cJSON_IsArray(ops) || cJSON_GetArraySize(ops) == 0) {
+        return ck_loader_fail(l, "ops: expected a non-empty array");
+    }
+    int rc = count_ops(l, ops, &n);
+    if (rc != CK_OK) {
+        return rc;
+    }
+    c->ops = calloc(n + extra, sizeof *c->ops);
+    l->written = calloc(c->n_buffers + 1, 1);
+    l->read = calloc(c->n_buffers + 1, 1);
+    if (c->ops == NULL || l->written == NULL || l->read == NULL) {
+        return ck_fail(l->err, CK_E_MEMORY, "%s: ops: out of memory", c->path);
+    }
+    l->written[c->ids_buffer] = l->written[c->positions_buffer] = 1;
+    const cJSON *item;
+    cJSON_ArrayForEach(item, ops) {
+        const cJSON *repeat = cJSON_GetObjectItemCaseSensitive(item, "repeat");
+        size_t count = repeat ? (size_t)repeat->valuedouble : 0;
+        for (size_t app = 0; rc == CK_OK && app < count; app++) {
+            size_t decl = 0;
+            const cJSON *inner;
+            cJSON_ArrayForEach(inner, cJSON_GetObjectItemCaseSensitive(item, "ops")) {
+                rc = rc ? rc : add_op(l, inner, top, decl++, (int)app);
+            }
+        }
+        rc = rc ? rc : (repeat ? CK_OK : add_op(l, item, top, top, -1));
+        top++;
+    }
+    return rc ? rc : check_buffers_used(l);
+}

@@ -1,0 +1,277 @@
+/* plan.c - the memory planner: buffer lifetimes over the unrolled ops, 64-byte aligned first-fit
+ * placement in one activation arena, per-worker scratch size, and the plan and arena checks.
+ * Plans only; never allocates an arena, never runs an op. */
+#include "plan.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* a + b and a * b into *out; CK_E_SIZE on overflow. */
+static int add_size(size_t a, size_t b, size_t *out)
+{
+    if (a > SIZE_MAX - b) {
+        return CK_E_SIZE;
+    }
+    *out = a + b;
+    return CK_OK;
+}
+
+static int mul_size(size_t a, size_t b, size_t *out)
+{
+    if (a != 0 && b > SIZE_MAX / a) {
+        return CK_E_SIZE;
+    }
+    *out = a * b;
+    return CK_OK;
+}
+
+static int align_arena(size_t n, size_t *out)
+{
+    size_t padded = 0;
+    int rc = add_size(n, CK_ARENA_ALIGN - 1, &padded);
+    *out = padded - padded % CK_ARENA_ALIGN;
+    return rc;
+}
+
+/* Bytes of a [rows, cols] buffer of 4-byte elements (f32 and i32 alike), rounded up to 64. */
+static int buffer_bytes(size_t rows, size_t cols, size_t *bytes)
+{
+    size_t elements = 0, raw = 0;
+    int rc = mul_size(rows, cols, &elements);
+    rc = rc ? rc : mul_size(elements, 4, &raw);
+    return rc ? rc : align_arena(raw, bytes);
+}
+
+/* Attention scratch per worker, in floats: one [S,S] score matrix plus one [S] row of softmax sums.
+ * Stands in for ck_attention_scratch() of kernels/attention.h until that header lands. */
+static int attention_scratch_floats(size_t seq_len, size_t *floats)
+{
+    size_t square = 0;
+    int rc = mul_size(seq_len, seq_len, &square);
+    return rc ? rc : add_size(square, seq_len, floats);
+}
+
+static int lives_overlap(const ck_plan *p, size_t a, size_t b)
+{
+    return p->first_op[a] <= p->last_op[b] && p->first_op[b] <= p->last_op[a];
+}
+
+static int bytes_overlap(const ck_plan *p, size_t a, size_t b)
+{
+    return p->bytes[a] != 0 && p->bytes[b] != 0 && p->offsets[a] < p->offsets[b] + p->bytes[b] &&
+           p->offsets[b] < p->offsets[a] + p->bytes[a];
+}
+
+/* first_op/last_op: the unrolled op indices touching each buffer; inputs and outputs span the run
+ * [0, n_ops]. A buffer read in application i + 1 and written in i is alive in between because the
+ * interval covers both touches. */
+static void set_lifetimes(ck_plan *p, const ck_circuit *c)
+{
+    for (size_t b = 0; b < c->n_buffers; b++) {
+        p->first_op[b] = SIZE_MAX;
+        p->last_op[b] = 0;
+    }
+    for (size_t i = 0; i < c->n_ops; i++) {
+        const ck_op *op = &c->ops[i];
+        for (size_t s = 0; s <= CK_MAX_SLOTS; s++) {
+            int b = s < CK_MAX_SLOTS ? op->inputs[s] : op->output;
+            if (b >= 0) {
+                p->first_op[b] = p->first_op[b] < i ? p->first_op[b] : i;
+                p->last_op[b] = p->last_op[b] > i ? p->last_op[b] : i;
+            }
+        }
+    }
+    for (size_t b = 0; b < c->n_buffers; b++) {
+        if (c->buffers[b].role != CK_BUFFER_ACTIVATION) {
+            p->first_op[b] = 0;
+            p->last_op[b] = c->n_ops;
+        } else if (p->first_op[b] == SIZE_MAX) { /* untouched (a validated circuit has none) */
+            p->first_op[b] = 0;
+        }
+    }
+}
+
+/* Greedy first-fit, largest buffer first: each buffer goes at the lowest 64-aligned offset that
+ * collides with no already placed buffer whose lifetime overlaps its own. Offsets stay below the
+ * sum of all bytes, which the caller checked for overflow. */
+static void place_buffers(ck_plan *p, size_t *order, unsigned char *placed)
+{
+    const size_t n = p->n_buffers;
+    for (size_t i = 0; i < n; i++) { /* insertion sort by bytes descending, index ascending */
+        size_t b = i, k = i;
+        for (; k > 0 && p->bytes[order[k - 1]] < p->bytes[b]; k--) {
+            order[k] = order[k - 1];
+        }
+        order[k] = b;
+    }
+    p->arena_bytes = 0;
+    for (size_t i = 0; i < n; i++) {
+        const size_t b = order[i];
+        p->offsets[b] = 0;
+        for (int moved = 1; moved;) {
+            moved = 0;
+            for (size_t j = 0; j < n; j++) {
+                if (placed[j] && lives_overlap(p, b, j) && bytes_overlap(p, b, j)) {
+                    p->offsets[b] = p->offsets[j] + p->bytes[j];
+                    moved = 1;
+                }
+            }
+        }
+        placed[b] = 1;
+        if (p->offsets[b] + p->bytes[b] > p->arena_bytes) {
+            p->arena_bytes = p->offsets[b] + p->bytes[b];
+        }
+    }
+}
+
+static int size_plan(ck_plan *p, const ck_circuit *c, ck_error *err)
+{
+    size_t total = 0, floats = 0;
+    for (size_t b = 0; b < c->n_buffers; b++) {
+        if (buffer_bytes(p->limits.max_tokens, c->buffers[b].cols, &p->bytes[b]) != CK_OK ||
+            add_size(total, p->bytes[b], &total) != CK_OK) {
+            return ck_fail(err, CK_E_SIZE, "plan: buffer \"%s\": %zu tokens x %zu cols overflows",
+                           c->buffers[b].name, p->limits.max_tokens, c->buffers[b].cols);
+        }
+    }
+    if (attention_scratch_floats(p->limits.max_seq_len, &floats) != CK_OK ||
+        buffer_bytes(floats, 1, &p->scratch_bytes) != CK_OK) {
+        return ck_fail(err, CK_E_SIZE, "plan: scratch for max_seq_len %zu overflows",
+                       p->limits.max_seq_len);
+    }
+    return CK_OK;
+}
+
+int ck_plan_build(ck_plan *plan, const ck_circuit *c, const ck_plan_limits *limits, ck_error *err)
+{
+    if (plan == NULL || c == NULL || limits == NULL) {
+        return ck_fail(err, CK_E_ARG, "plan: null plan, circuit or limits");
+    }
+    memset(plan, 0, sizeof *plan);
+    if (limits->max_tokens == 0 || limits->max_seq_len == 0 || limits->threads <= 0) {
+        return ck_fail(err, CK_E_ARG, "plan: limits: max_tokens %zu, max_seq_len %zu, threads %d: "
+                       "each must be > 0", limits->max_tokens, limits->max_seq_len, limits->threads);
+    }
+    if (limits->max_seq_len > c->max_positions) {
+        return ck_fail(err, CK_E_ARG, "plan: limits: max_seq_len %zu above the circuit's %zu "
+                       "positions", limits->max_seq_len, c->max_positions);
+    }
+    const size_t n = c->n_buffers ? c->n_buffers : 1;
+    size_t *order = calloc(n, sizeof *order);
+    unsigned char *placed = calloc(n, 1);
+    int rc = CK_OK;
+    plan->limits = *limits;
+    plan->n_buffers = c->n_buffers;
+    plan->offsets = calloc(n, sizeof *plan->offsets);
+    plan->bytes = calloc(n, sizeof *plan->bytes);
+    plan->first_op = calloc(n, sizeof *plan->first_op);
+    plan->last_op = calloc(n, sizeof *plan->last_op);
+    if (order == NULL || placed == NULL || plan->offsets == NULL || plan->bytes == NULL ||
+        plan->first_op == NULL || plan->last_op == NULL) {
+        rc = ck_fail(err, CK_E_MEMORY, "plan: out of memory for %zu buffers", c->n_buffers);
+        goto done;
+    }
+    set_lifetimes(plan, c);
+    rc = size_plan(plan, c, err);
+    if (rc != CK_OK) {
+        goto done;
+    }
+    place_buffers(plan, order, placed);
+    rc = ck_plan_validate(plan, c, err);
+done:
+    free(order);
+    free(placed);
+    if (rc != CK_OK) {
+        ck_plan_free(plan);
+    }
+    return rc;
+}
+
+/* One buffer: aligned, large enough for max_tokens rows, inside the arena. */
+static int validate_buffer(const ck_plan *plan, const ck_circuit *c, size_t b, ck_error *err)
+{
+    const char *name = c->buffers[b].name;
+    size_t need = 0;
+    if (plan->offsets[b] % CK_ARENA_ALIGN != 0) {
+        return ck_fail(err, CK_E_SIZE, "plan: buffer \"%s\": offset %zu not %d-byte aligned", name,
+                       plan->offsets[b], CK_ARENA_ALIGN);
+    }
+    if (buffer_bytes(plan->limits.max_tokens, c->buffers[b].cols, &need) != CK_OK ||
+        plan->bytes[b] < need) {
+        return ck_fail(err, CK_E_SIZE, "plan: buffer \"%s\": %zu bytes, %zu tokens need %zu", name,
+                       plan->bytes[b], plan->limits.max_tokens, need);
+    }
+    if (plan->offsets[b] > plan->arena_bytes ||
+        plan->bytes[b] > plan->arena_bytes - plan->offsets[b]) {
+        return ck_fail(err, CK_E_SIZE, "plan: buffer \"%s\": bytes [%zu, +%zu) exceed the arena of "
+                       "%zu", name, plan->offsets[b], plan->bytes[b], plan->arena_bytes);
+    }
+    return CK_OK;
+}
+
+int ck_plan_validate(const ck_plan *plan, const ck_circuit *c, ck_error *err)
+{
+    if (plan == NULL || c == NULL || (plan->n_buffers != 0 && (plan->offsets == NULL ||
+        plan->bytes == NULL || plan->first_op == NULL || plan->last_op == NULL))) {
+        return ck_fail(err, CK_E_ARG, "plan: null or unbuilt plan or circuit");
+    }
+    if (plan->n_buffers != c->n_buffers) {
+        return ck_fail(err, CK_E_SIZE, "plan: %zu buffers, circuit \"%s\" has %zu", plan->n_buffers,
+                       c->name, c->n_buffers);
+    }
+    if (plan->arena_bytes % CK_ARENA_ALIGN != 0 || plan->scratch_bytes % CK_ARENA_ALIGN != 0) {
+        return ck_fail(err, CK_E_SIZE, "plan: arena_bytes %zu or scratch_bytes %zu not a multiple "
+                       "of %d", plan->arena_bytes, plan->scratch_bytes, CK_ARENA_ALIGN);
+    }
+    for (size_t b = 0; b < plan->n_buffers; b++) {
+        int rc = validate_buffer(plan, c, b, err);
+        if (rc != CK_OK) {
+            return rc;
+        }
+    }
+    for (size_t a = 0; a < plan->n_buffers; a++) {
+        for (size_t b = a + 1; b < plan->n_buffers; b++) {
+            if (lives_overlap(plan, a, b) && bytes_overlap(plan, a, b)) {
+                return ck_fail(err, CK_E_SIZE, "plan: buffers \"%s\" (ops %zu..%zu) and \"%s\" "
+                               "(ops %zu..%zu) are live together and share bytes",
+                               c->buffers[a].name, plan->first_op[a], plan->last_op[a],
+                               c->buffers[b].name, plan->first_op[b], plan->last_op[b]);
+            }
+        }
+    }
+    return CK_OK;
+}
+
+int ck_plan_check_arena(const ck_plan *plan, const void *arena, size_t arena_bytes, size_t tokens,
+                        ck_error *err)
+{
+    if (plan == NULL || arena == NULL) {
+        return ck_fail(err, CK_E_ARG, "arena: null plan or arena");
+    }
+    if ((uintptr_t)arena % CK_ARENA_ALIGN != 0) {
+        return ck_fail(err, CK_E_SIZE, "arena: base %p not %d-byte aligned", arena,
+                       CK_ARENA_ALIGN);
+    }
+    if (arena_bytes < plan->arena_bytes) {
+        return ck_fail(err, CK_E_SIZE, "arena: %zu bytes, the plan needs %zu", arena_bytes,
+                       plan->arena_bytes);
+    }
+    if (tokens > plan->limits.max_tokens) {
+        return ck_fail(err, CK_E_SIZE, "arena: tokens %zu above the plan's max_tokens %zu", tokens,
+                       plan->limits.max_tokens);
+    }
+    return CK_OK;
+}
+
+void ck_plan_free(ck_plan *plan)
+{
+    if (plan == NULL) {
+        return;
+    }
+    free(plan->offsets);
+    free(plan->bytes);
+    free(plan->first_op);
+    free(plan->last_op);
+    memset(plan, 0, sizeof *plan);
+}
