@@ -1,7 +1,6 @@
 /* circuit.c - loads a JSON circuit: syntax, duplicate names, dims, weights, buffers, inputs, outputs
  * and aliases (ops are in circuit_ops.c). Validates and records; never computes, never prints. */
 #include "circuit.h"
-#include "circuit_alias.h"
 #include "circuit_internal.h"
 
 #include <math.h>
@@ -363,15 +362,17 @@ static int parse_io(ck_loader *l, const cJSON *inputs, const cJSON *outputs)
     return rc;
 }
 
-/* Aliases live past c->ops[n_ops] (see circuit_internal.h); ops were allocated with room. */
 static int parse_aliases(ck_loader *l, const cJSON *aliases)
 {
     ck_circuit *c = l->c;
-    size_t n = 0;
     const cJSON *item;
+    c->aliases = calloc((size_t)cJSON_GetArraySize(aliases) + 1, sizeof *c->aliases);
+    if (c->aliases == NULL) {
+        return ck_fail(l->err, CK_E_MEMORY, "%s: out of memory", c->path);
+    }
     cJSON_ArrayForEach(item, aliases) {
         char what[96];
-        ck_op *a = &c->ops[c->n_ops + n++];
+        ck_alias *a = &c->aliases[c->n_aliases++];
         snprintf(what, sizeof what, "aliases \"%.60s\"", item->string);
         int b = -1;
         int rc = ck_loader_lookup(l, item, what, 0, &b);
@@ -390,8 +391,7 @@ static int parse_aliases(ck_loader *l, const cJSON *aliases)
         if (rc != CK_OK) {
             return rc;
         }
-        a->kind = CK_ALIAS_KIND;
-        a->output = b;
+        a->buffer = b;
     }
     return CK_OK;
 }
@@ -421,9 +421,7 @@ static int parse_root(ck_loader *l, const cJSON *root)
                                       cJSON_GetObjectItemCaseSensitive(root, "buffers"));
     rc = rc ? rc : parse_io(l, cJSON_GetObjectItemCaseSensitive(root, "inputs"),
                             cJSON_GetObjectItemCaseSensitive(root, "outputs"));
-    /* + 1: the alias list ends with an entry whose checkpoint is "" (calloc'd) */
-    rc = rc ? rc : ck_circuit_parse_ops(l, cJSON_GetObjectItemCaseSensitive(root, "ops"),
-                                        (size_t)cJSON_GetArraySize(aliases) + 1);
+    rc = rc ? rc : ck_circuit_parse_ops(l, cJSON_GetObjectItemCaseSensitive(root, "ops"));
     return rc ? rc : parse_aliases(l, aliases);
 }
 
@@ -511,6 +509,7 @@ void ck_circuit_free(ck_circuit *c)
     free(c->weights);
     free(c->buffers);
     free(c->ops);
+    free(c->aliases);
     memset(c, 0, sizeof *c);
 }
 
@@ -534,33 +533,11 @@ int ck_circuit_find_weight(const ck_circuit *c, const char *name)
     return -1;
 }
 
-size_t ck_circuit_alias_count(const ck_circuit *c)
-{
-    size_t n = 0;
-    while (c != NULL && c->ops != NULL && c->ops[c->n_ops + n].kind == CK_ALIAS_KIND &&
-           c->ops[c->n_ops + n].checkpoint[0] != '\0') {
-        n++;
-    }
-    return n;
-}
-
-const char *ck_circuit_alias_at(const ck_circuit *c, size_t i, int *buffer)
-{
-    if (i >= ck_circuit_alias_count(c)) {
-        return NULL;
-    }
-    if (buffer != NULL) {
-        *buffer = c->ops[c->n_ops + i].output;
-    }
-    return c->ops[c->n_ops + i].checkpoint;
-}
-
 int ck_circuit_alias(const ck_circuit *c, const char *id)
 {
-    size_t n = ck_circuit_alias_count(c);
-    for (size_t i = 0; id != NULL && i < n; i++) {
-        if (strcmp(c->ops[c->n_ops + i].checkpoint, id) == 0) {
-            return c->ops[c->n_ops + i].output;
+    for (size_t i = 0; c != NULL && id != NULL && i < c->n_aliases; i++) {
+        if (strcmp(c->aliases[i].checkpoint, id) == 0) {
+            return c->aliases[i].buffer;
         }
     }
     return -1;

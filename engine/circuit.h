@@ -69,6 +69,13 @@ typedef struct {
     char checkpoint[CK_CHECKPOINT_MAX]; /* X-Ray id with the repeat index expanded; "" when none */
 } ck_op;
 
+/* An op-less X-Ray checkpoint id naming an output buffer at the end of a run
+ * ("aliases": {"kokoro.phoneme_encoder.last_hidden_state": "hidden"}). */
+typedef struct {
+    char checkpoint[CK_CHECKPOINT_MAX];
+    int buffer;
+} ck_alias;
+
 typedef struct {
     char path[256];           /* where it was loaded from, for messages */
     char name[CK_NAME_MAX];
@@ -80,6 +87,8 @@ typedef struct {
     size_t n_buffers;
     ck_op *ops;               /* [n_ops], the repeat block unrolled in execution order */
     size_t n_ops;
+    ck_alias *aliases;        /* [n_aliases], ids unique among all checkpoint ids, buffers outputs */
+    size_t n_aliases;
     int ids_buffer;           /* input buffer of token ids (i32, cols 1) */
     int positions_buffer;     /* input buffer of position ids (i32, cols 1) */
     int features_buffer;      /* the circuit's "outputs": {"features": ...} */
@@ -102,6 +111,9 @@ void ck_circuit_free(ck_circuit *c);
 /* Index of a buffer or weight by circuit-local name, -1 when absent. */
 int ck_circuit_find_buffer(const ck_circuit *c, const char *name);
 int ck_circuit_find_weight(const ck_circuit *c, const char *name);
+
+/* Buffer index an alias id names, -1 when c, id or the alias is absent. */
+int ck_circuit_alias(const ck_circuit *c, const char *id);
 
 /* The JSON name of an op kind ("linear", ...). */
 const char *ck_op_kind_name(ck_op_kind kind);

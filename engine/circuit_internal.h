@@ -7,10 +7,6 @@
 
 #include "circuit.h"
 
-/* Trailing entries of c->ops past n_ops hold the "aliases" (kind CK_OP_KIND_COUNT, output = buffer,
- * checkpoint = alias id), ended by one with an empty checkpoint; see circuit_alias.h. */
-#define CK_ALIAS_KIND CK_OP_KIND_COUNT
-
 typedef struct {
     ck_circuit *c;
     ck_error *err;
@@ -41,8 +37,8 @@ int ck_loader_lookup(ck_loader *l, const cJSON *item, const char *what, int is_w
 /* 1 and *value when item is an integer number in [1, max], else 0. */
 int ck_json_positive(const cJSON *item, size_t max, size_t *value);
 
-/* Parses the "ops" array (unrolling repeats) into c->ops with `extra` spare trailing entries, and
+/* Parses the "ops" array (unrolling repeats) into c->ops, and
  * runs the data-flow rules (read before written, in place, dead buffers, outputs written). */
-int ck_circuit_parse_ops(ck_loader *l, const cJSON *ops, size_t extra);
+int ck_circuit_parse_ops(ck_loader *l, const cJSON *ops);
 
 #endif

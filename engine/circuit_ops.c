@@ -370,7 +370,7 @@ static int check_buffers_used(ck_loader *l)
     return CK_OK;
 }
 
-int ck_circuit_parse_ops(ck_loader *l, const cJSON *ops, size_t extra)
+int ck_circuit_parse_ops(ck_loader *l, const cJSON *ops)
 {
     ck_circuit *c = l->c;
     size_t n = 0, top = 0;
@@ -381,7 +381,7 @@ int ck_circuit_parse_ops(ck_loader *l, const cJSON *ops, size_t extra)
     if (rc != CK_OK) {
         return rc;
     }
-    c->ops = calloc(n + extra, sizeof *c->ops);
+    c->ops = calloc(n ? n : 1, sizeof *c->ops);
     l->written = calloc(c->n_buffers + 1, 1);
     l->read = calloc(c->n_buffers + 1, 1);
     if (c->ops == NULL || l->written == NULL || l->read == NULL) {

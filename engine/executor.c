@@ -33,12 +33,16 @@ static int bind_weight(ck_executor *ex, const ck_weights *w, size_t i, ck_error 
     return CK_OK;
 }
 
-/* One oneDNN linear per weight matrix: the 12 applications of the shared layer reuse them. */
+/* One oneDNN linear per weight matrix (the 12 applications of the shared layer reuse them); also
+ * records the vocabulary size (word table rows) that batch ids are checked against. */
 static int build_linears(ck_executor *ex, ck_error *err)
 {
     const ck_circuit *c = ex->circuit;
     for (size_t i = 0; i < c->n_ops; i++) {
         const ck_op *op = &c->ops[i];
+        if (op->kind == CK_OP_EMBEDDING_THREE_TABLE_LAYER_NORM) {
+            ex->vocab = ex->weights[op->weights[0]]->shape[0];
+        }
         if (op->kind != CK_OP_LINEAR || ex->linears[op->weights[0]] != NULL) {
             continue;
         }
@@ -130,7 +134,7 @@ static int check_batch(const ck_executor *ex, const int32_t *ids, const size_t *
                            s, offsets[s + 1] > offsets[s] ? len : 0, ex->opt.max_seq_len);
         }
     }
-    size_t tokens = offsets[n_seqs], vocab = ex->weights[c->ops[0].weights[0]]->shape[0];
+    size_t tokens = offsets[n_seqs], vocab = ex->vocab;
     for (size_t t = 0; t < tokens; t++) {
         if (ids[t] < 0 || (size_t)ids[t] >= vocab) {
             return ck_fail(err, CK_E_RANGE, "batch: token %zu: id %d outside the vocabulary 0..%zu",

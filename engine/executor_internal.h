@@ -16,6 +16,7 @@ struct ck_executor {
     ck_onednn *onednn;
     ck_plan plan;
     ck_arenas arenas;
+    size_t vocab;               /* rows of the word table: ids must be below it */
     size_t tokens;              /* T of the batch being run */
     const size_t *offsets;      /* [n_seqs + 1] of the batch being run */
     size_t n_seqs;

@@ -4,7 +4,6 @@
 #include <math.h>
 
 #include "circuit.h"
-#include "circuit_alias.h"
 #include "ck_test.h"
 
 #define TINY "tests/fixtures/circuits/tiny.json"
@@ -135,10 +134,10 @@ static void test_kokoro_shapes_resolved(void)
     CU_ASSERT_EQUAL(ck_circuit_alias(&c, "kokoro.phoneme_encoder.last_hidden_state"),
                     c.hidden_buffer);
     CU_ASSERT_EQUAL(ck_circuit_alias(&c, "kokoro.phoneme_encoder.layer.00.query"), -1);
-    CU_ASSERT_EQUAL(ck_circuit_alias_count(&c), 1);
-    CU_ASSERT_PTR_NULL(ck_circuit_alias_at(&c, 1, NULL));
+    CU_ASSERT_EQUAL(c.n_aliases, 1);
     ck_circuit_free(&c);
-    CU_ASSERT_EQUAL(ck_circuit_alias_count(&c), 0);
+    CU_ASSERT_EQUAL(c.n_aliases, 0);
+    CU_ASSERT_PTR_NULL(c.aliases);
 }
 
 static void test_tiny_defaults_and_in_place_gelu(void)
@@ -152,9 +151,9 @@ static void test_tiny_defaults_and_in_place_gelu(void)
     CU_ASSERT_EQUAL(c.ops[8].inputs[0], c.ops[8].output);
     CU_ASSERT_STRING_EQUAL(c.ops[17].checkpoint, "tiny.layer.01.ffn_gelu");
     CU_ASSERT_STRING_EQUAL(c.ops[3].checkpoint, "");
-    int buffer = -1;
-    CU_ASSERT_STRING_EQUAL(ck_circuit_alias_at(&c, 0, &buffer), "tiny.last_hidden_state");
-    CU_ASSERT_EQUAL(buffer, c.hidden_buffer);
+    CU_ASSERT_EQUAL_FATAL(c.n_aliases, 1);
+    CU_ASSERT_STRING_EQUAL(c.aliases[0].checkpoint, "tiny.last_hidden_state");
+    CU_ASSERT_EQUAL(c.aliases[0].buffer, c.hidden_buffer);
     CU_ASSERT_STRING_EQUAL(ck_op_kind_name(CK_OP_GELU_NEW), "gelu_new");
     CU_ASSERT_STRING_EQUAL(ck_op_kind_name(CK_OP_KIND_COUNT), "unknown");
     ck_circuit_free(&c);
