@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ck_status.h"
+
 /* Decodes the code point at s[*pos] (s holds n bytes) into *code_point and advances *pos past it.
  * Strict (RFC 3629): rejects stray continuation bytes, overlong forms, surrogates U+D800..U+DFFF,
  * values above U+10FFFF, bytes 0xF5..0xFF and sequences truncated by the end of s or by a
