@@ -1,0 +1,376 @@
+/* reader.c - corpus lines -> [0, ids..., 0] sequences (ids via cJSON, phonemes via the vocab, text
+ * via g2p), with chunking and per-line errors; must not batch, print or exit. */
+#include "reader.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chunk.h"
+#include "g2p.h"
+#include "line_reader.h"
+#include "utf8.h"
+#include "vocab.h"
+
+struct ck_reader {
+    ck_line_reader *lines;
+    ck_g2p *g2p;             /* text format only */
+    ck_reader_options opt;   /* lang points at a literal, max_phonemes resolved */
+    ck_reader_stats stats;
+    const char *source;      /* owned by `lines` */
+    size_t line_no;          /* line being processed */
+    size_t lead;             /* blanks trimmed from the line's start: added to source columns */
+};
+
+static int check_options(const ck_reader_options *o, ck_error *err)
+{
+    if (o->format != CK_FORMAT_PHONEMES && o->format != CK_FORMAT_IDS &&
+        o->format != CK_FORMAT_TEXT) {
+        return ck_fail(err, CK_E_ARG, "reader: format %d: expected 0 (phonemes), 1 (ids), 2 (text)",
+                       (int)o->format);
+    }
+    if (o->max_phonemes > CK_READER_MAX_PHONEMES) {
+        return ck_fail(err, CK_E_ARG, "reader: max_phonemes %zu: expected 1..%d", o->max_phonemes,
+                       CK_READER_MAX_PHONEMES);
+    }
+    if (o->lang != NULL && strcmp(o->lang, "en-us") != 0 && strcmp(o->lang, "en-gb") != 0) {
+        return ck_fail(err, CK_E_ARG, "reader: lang \"%s\": expected \"en-us\" or \"en-gb\"", o->lang);
+    }
+    return CK_OK;
+}
+
+int ck_reader_open(ck_reader **out, FILE *in, const char *source_name, const ck_reader_options *opt,
+                   ck_error *err)
+{
+    if (out == NULL || in == NULL) {
+        return ck_fail(err, CK_E_ARG, "reader: null %s", out == NULL ? "out" : "input stream");
+    }
+    *out = NULL;
+    ck_reader_options o = {CK_FORMAT_PHONEMES, NULL, 0, 0, NULL, NULL};
+    o = opt != NULL ? *opt : o;
+    int rc = check_options(&o, err);
+    if (rc != CK_OK) {
+        return rc;
+    }
+    o.lang = (o.lang != NULL && strcmp(o.lang, "en-gb") == 0) ? "en-gb" : "en-us";
+    o.max_phonemes = o.max_phonemes != 0 ? o.max_phonemes : CK_READER_MAX_PHONEMES;
+    ck_reader *r = calloc(1, sizeof *r);
+    if (r == NULL) {
+        return ck_fail(err, CK_E_MEMORY, "reader: cannot allocate");
+    }
+    r->opt = o;
+    rc = ck_line_reader_open(&r->lines, in, source_name, err);
+    if (rc == CK_OK && o.format == CK_FORMAT_TEXT) {
+        rc = ck_g2p_open(&r->g2p, o.lang, err);
+    }
+    if (rc != CK_OK) {
+        ck_reader_close(r);
+        return rc;
+    }
+    r->source = ck_line_reader_source(r->lines);
+    *out = r;
+    return CK_OK;
+}
+
+/* ---- sequences ---- */
+
+/* Fills one sequence from a phoneme string whose code points are all in the vocab. */
+static int make_sequence(ck_reader *r, const char *s, size_t len, ck_sequence *seq, ck_error *err)
+{
+    seq->line = r->line_no;
+    seq->phonemes = malloc(len + 1);
+    seq->ids = malloc((len + 2) * sizeof *seq->ids);
+    if (seq->phonemes == NULL || seq->ids == NULL) {
+        return ck_fail(err, CK_E_MEMORY, "%s:%zu: cannot allocate a sequence", r->source, r->line_no);
+    }
+    memcpy(seq->phonemes, s, len);
+    seq->phonemes[len] = '\0';
+    size_t pos = 0, n = 1;
+    uint32_t cp = 0;
+    seq->ids[0] = 0;
+    while (pos < len && ck_utf8_next(s, len, &pos, &cp) == CK_OK) {
+        seq->ids[n++] = ck_vocab_id(cp);
+    }
+    seq->ids[n++] = 0;
+    seq->n_ids = n;
+    return CK_OK;
+}
+
+/* Chunks a vocab-only phoneme string into sequences. */
+static int phonemes_to_sequences(ck_reader *r, const char *s, size_t len, ck_sequence **seqs,
+                                 size_t *n, ck_error *err)
+{
+    ck_chunk_span *spans = NULL;
+    size_t count = 0;
+    int rc = ck_chunk_split(s, len, r->opt.max_phonemes, &spans, &count, err);
+    if (rc == CK_OK && count == 0) {
+        rc = ck_fail(err, CK_E_INPUT, "%s:%zu: column 1: no phonemes left after dropping symbols",
+                     r->source, r->line_no);
+    }
+    if (rc == CK_OK && (*seqs = calloc(count, sizeof **seqs)) == NULL) {
+        rc = ck_fail(err, CK_E_MEMORY, "%s:%zu: cannot allocate %zu sequences", r->source,
+                     r->line_no, count);
+    }
+    for (size_t i = 0; rc == CK_OK && i < count; i++) {
+        (*seqs)[i].chunk = i;
+        (*seqs)[i].chunks = count;
+        rc = make_sequence(r, s + spans[i].offset, spans[i].length, &(*seqs)[i], err);
+    }
+    *n = rc == CK_OK ? count : 0;
+    if (rc != CK_OK) {
+        ck_sequences_free(*seqs, count);
+        *seqs = NULL;
+    }
+    free(spans);
+    return rc;
+}
+
+/* Reports one symbol outside the vocab: a line error when strict, else a warning and a drop. */
+static int unknown_symbol(ck_reader *r, uint32_t cp, const char *at, size_t bytes, size_t column,
+                          const char *what, ck_error *err)
+{
+    char shown[8] = "?";
+    if (cp >= 0x20 && cp != 0x7F) {
+        memcpy(shown, at, bytes);
+        shown[bytes] = '\0';
+    }
+    if (r->opt.strict_symbols) {
+        return ck_fail(err, CK_E_INPUT, "%s:%zu: %s %zu: symbol U+%04X '%s' not in vocab", r->source,
+                       r->line_no, what, column, (unsigned)cp, shown);
+    }
+    r->stats.dropped_symbols++;
+    if (r->opt.warn != NULL) {
+        char msg[320];
+        snprintf(msg, sizeof msg, "%s:%zu: %s %zu: symbol U+%04X '%s' not in vocab, dropped",
+                 r->source, r->line_no, what, column, (unsigned)cp, shown);
+        r->opt.warn(r->opt.warn_ctx, msg);
+    }
+    return CK_OK;
+}
+
+/* Phoneme string (valid UTF-8) -> sequences, dropping or rejecting symbols outside the vocab.
+ * `what` names the column kind in messages ("column", or "phoneme column" for text) and `base` is
+ * added to columns (blanks trimmed before s). */
+static int phonemes_line(ck_reader *r, const char *s, size_t len, const char *what, size_t base,
+                         ck_sequence **seqs, size_t *n, ck_error *err)
+{
+    char *kept = malloc(len + 1);
+    if (kept == NULL) {
+        return ck_fail(err, CK_E_MEMORY, "%s:%zu: cannot allocate %zu bytes", r->source, r->line_no,
+                       len);
+    }
+    size_t pos = 0, k = 0, column = base;
+    int rc = CK_OK;
+    while (rc == CK_OK && pos < len) {
+        size_t at = pos;
+        uint32_t cp = 0;
+        ck_utf8_next(s, len, &pos, &cp);
+        column++;
+        if (ck_vocab_id(cp) > 0) {
+            memcpy(kept + k, s + at, pos - at);
+            k += pos - at;
+        } else {
+            rc = unknown_symbol(r, cp, s + at, pos - at, column, what, err);
+        }
+    }
+    if (rc == CK_OK) {
+        rc = phonemes_to_sequences(r, kept, k, seqs, n, err);
+    }
+    free(kept);
+    return rc;
+}
+
+/* One id of an ids-format array: an integer 1..CK_VOCAB_SIZE-1 (0 is the boundary the reader adds). */
+static int array_id(ck_reader *r, const cJSON *item, size_t k, int32_t *id, ck_error *err)
+{
+    double v = cJSON_IsNumber(item) ? item->valuedouble : NAN;
+    if (!cJSON_IsNumber(item) || v != floor(v)) {
+        return ck_fail(err, CK_E_INPUT, "%s:%zu: element %zu: not an integer id", r->source,
+                       r->line_no, k + 1);
+    }
+    if (v < 1 || v >= CK_VOCAB_SIZE) {
+        return ck_fail(err, CK_E_INPUT, "%s:%zu: element %zu: id %.0f out of range 1..%d",
+                       r->source, r->line_no, k + 1, v, CK_VOCAB_SIZE - 1);
+    }
+    if (ck_vocab_symbol((int)v) == NULL) {
+        return ck_fail(err, CK_E_INPUT, "%s:%zu: element %zu: id %.0f names no vocab symbol",
+                       r->source, r->line_no, k + 1, v);
+    }
+    *id = (int32_t)v;
+    return CK_OK;
+}
+
+/* Parses "[id, ...]" (whole line) and checks its length; *array is the parsed cJSON. */
+static int parse_ids(ck_reader *r, const char *s, size_t len, cJSON **array, ck_error *err)
+{
+    const char *end = NULL;
+    *array = cJSON_ParseWithLengthOpts(s, len, &end, 0);
+    size_t column = (end != NULL && end >= s) ? (size_t)(end - s) + 1 : 1;
+    if (*array == NULL || !cJSON_IsArray(*array)) {
+        return ck_fail(err, CK_E_INPUT, "%s:%zu: column %zu: expected a JSON array of ids",
+                       r->source, r->line_no, *array == NULL ? column : 1);
+    }
+    while (end != NULL && (size_t)(end - s) < len && (*end == ' ' || *end == '\t')) {
+        end++;
+    }
+    if (end == NULL || (size_t)(end - s) != len) {
+        return ck_fail(err, CK_E_INPUT, "%s:%zu: column %zu: text after the JSON array", r->source,
+                       r->line_no, column);
+    }
+    size_t count = (size_t)cJSON_GetArraySize(*array);
+    if (count == 0 || count > r->opt.max_phonemes) {
+        return ck_fail(err, CK_E_INPUT, "%s:%zu: column 1: %zu ids, expected 1..%zu", r->source,
+                       r->line_no, count, r->opt.max_phonemes);
+    }
+    return CK_OK;
+}
+
+/* Ids format: one JSON array per line, ids without the boundary zeros; one sequence, never chunked. */
+static int ids_line(ck_reader *r, const char *s, size_t len, ck_sequence **seqs, size_t *n,
+                    ck_error *err)
+{
+    cJSON *array = NULL;
+    char *phonemes = NULL;
+    size_t bytes = 0, k = 0;
+    int rc = parse_ids(r, s, len, &array, err);
+    size_t count = rc == CK_OK ? (size_t)cJSON_GetArraySize(array) : 0;
+    phonemes = malloc(4 * count + 1);
+    if (rc == CK_OK && phonemes == NULL) {
+        rc = ck_fail(err, CK_E_MEMORY, "%s:%zu: cannot allocate", r->source, r->line_no);
+    }
+    for (const cJSON *item = array ? array->child : NULL; rc == CK_OK && item; item = item->next) {
+        int32_t id = 0;
+        rc = array_id(r, item, k++, &id, err);
+        if (rc == CK_OK) {
+            const char *sym = ck_vocab_symbol(id);
+            memcpy(phonemes + bytes, sym, strlen(sym));
+            bytes += strlen(sym);
+        }
+    }
+    if (rc == CK_OK && (*seqs = calloc(1, sizeof **seqs)) == NULL) {
+        rc = ck_fail(err, CK_E_MEMORY, "%s:%zu: cannot allocate", r->source, r->line_no);
+    }
+    if (rc == CK_OK) {
+        (*seqs)->chunks = 1;
+        rc = make_sequence(r, phonemes, bytes, *seqs, err);
+        *n = 1;
+    }
+    if (rc != CK_OK) {
+        ck_sequences_free(*seqs, 1);
+        *seqs = NULL;
+        *n = 0;
+    }
+    cJSON_Delete(array);
+    free(phonemes);
+    return rc;
+}
+
+/* Text format: espeak-ng G2P, then the phonemes path (columns are phoneme columns). */
+static int text_line(ck_reader *r, const char *s, size_t len, ck_sequence **seqs, size_t *n,
+                     ck_error *err)
+{
+    char *text = strndup(s, len), *phonemes = NULL;
+    ck_error g2p_err = {CK_OK, ""};
+    int rc = text != NULL ? ck_g2p_phonemize(r->g2p, text, &phonemes, &g2p_err) : CK_E_MEMORY;
+    if (rc != CK_OK) {
+        rc = ck_fail(err, rc, "%s:%zu: %s", r->source, r->line_no,
+                     text != NULL ? g2p_err.message : "cannot copy the line");
+    } else {
+        rc = phonemes_line(r, phonemes, strlen(phonemes), "phoneme column", 0, seqs, n, err);
+    }
+    free(text);
+    free(phonemes);
+    return rc;
+}
+
+static int is_blank(char c)
+{
+    return c == ' ' || c == '\t';
+}
+
+/* Validates and dispatches one line (edge spaces and tabs already trimmed, non-empty). */
+static int process_line(ck_reader *r, const char *s, size_t len, ck_sequence **seqs, size_t *n,
+                        ck_error *err)
+{
+    size_t byte = 0, column = 0;
+    if (ck_utf8_validate(s, len, &byte, &column) != CK_OK) {
+        return ck_fail(err, CK_E_INPUT, "%s:%zu: column %zu: invalid UTF-8 at byte %zu", r->source,
+                       r->line_no, r->lead + column, r->lead + byte + 1);
+    }
+    switch (r->opt.format) {
+    case CK_FORMAT_IDS:
+        return ids_line(r, s, len, seqs, n, err);
+    case CK_FORMAT_TEXT:
+        return text_line(r, s, len, seqs, n, err);
+    default:
+        return phonemes_line(r, s, len, "column", r->lead, seqs, n, err);
+    }
+}
+
+int ck_reader_next(ck_reader *r, ck_sequence **seqs, size_t *n, ck_error *err)
+{
+    if (r == NULL || seqs == NULL || n == NULL) {
+        return ck_fail(err, CK_E_ARG, "reader: null argument");
+    }
+    *seqs = NULL;
+    *n = 0;
+    for (;;) {
+        const char *s = NULL;
+        size_t len = 0;
+        int rc = ck_line_reader_next(r->lines, &s, &len, &r->line_no, err);
+        if (rc == 0 || (rc < 0 && rc != CK_E_INPUT)) {
+            return rc;
+        }
+        r->stats.lines++;
+        while (rc == 1 && len > 0 && is_blank(s[len - 1])) {
+            len--;
+        }
+        for (r->lead = 0; rc == 1 && len > 0 && is_blank(*s); r->lead++) {
+            s++;
+            len--;
+        }
+        if (rc == 1 && len == 0) {
+            r->stats.empty_lines++;
+            continue;
+        }
+        rc = rc == 1 ? process_line(r, s, len, seqs, n, err) : rc;
+        if (rc == CK_E_INPUT) {
+            r->stats.error_lines++;
+        }
+        if (rc != CK_OK) {
+            return rc;
+        }
+        r->stats.sequences += *n;
+        r->stats.chunked_lines += *n > 1;
+        return 1;
+    }
+}
+
+void ck_sequences_free(ck_sequence *seqs, size_t n)
+{
+    for (size_t i = 0; seqs != NULL && i < n; i++) {
+        free(seqs[i].phonemes);
+        free(seqs[i].ids);
+    }
+    free(seqs);
+}
+
+const ck_reader_stats *ck_reader_stats_get(const ck_reader *r)
+{
+    return r != NULL ? &r->stats : NULL;
+}
+
+const char *ck_reader_g2p_version(const ck_reader *r)
+{
+    return r != NULL && r->g2p != NULL ? ck_g2p_version(r->g2p) : NULL;
+}
+
+void ck_reader_close(ck_reader *r)
+{
+    if (r != NULL) {
+        ck_g2p_close(r->g2p);
+        ck_line_reader_close(r->lines);
+        free(r);
+    }
+}

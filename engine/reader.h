@@ -1,0 +1,77 @@
+/* reader.h - corpus reader: lines (ids | phonemes | text) -> Kokoro token-id sequences; the CLI's
+ * only entry to the front end. Knows nothing of batching, weights or output. */
+#ifndef CK_READER_H
+#define CK_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ck_error.h"
+
+#define CK_READER_MAX_PHONEMES 510  /* 512 positions minus the two boundary zeros */
+
+typedef enum { CK_FORMAT_PHONEMES = 0, CK_FORMAT_IDS = 1, CK_FORMAT_TEXT = 2 } ck_format;
+
+typedef struct {
+    ck_format format;
+    const char *lang;      /* text format: "en-us" (default when NULL) or "en-gb" */
+    int strict_symbols;    /* 1: a symbol outside the vocab is a line error; 0: dropped and warned */
+    size_t max_phonemes;   /* 1..510 (0 means 510): longer lines are chunked (phonemes/text) or
+                              rejected (ids) */
+    void (*warn)(void *ctx, const char *message);  /* each dropped symbol, e.g. "quotes.txt:12:
+                              column 7: symbol U+0078 'x' not in vocab, dropped"; may be NULL */
+    void *warn_ctx;
+} ck_reader_options;
+
+typedef struct {
+    size_t line;        /* 1-based source line */
+    size_t chunk;       /* 0-based chunk index within the line */
+    size_t chunks;      /* chunks this line produced */
+    char *phonemes;     /* UTF-8 Kokoro phoneme string of this chunk (ids format: rendered from vocab) */
+    int32_t *ids;       /* [n_ids] = [0, ...phoneme ids, 0]; n_ids <= max_phonemes + 2 */
+    size_t n_ids;
+} ck_sequence;
+
+typedef struct {
+    size_t lines;            /* lines read, empty and bad ones included */
+    size_t empty_lines;      /* empty or whitespace-only (space, tab) lines, skipped */
+    size_t sequences;        /* sequences returned */
+    size_t chunked_lines;    /* lines that gave more than one sequence */
+    size_t dropped_symbols;  /* code points dropped as not in the vocab (non-strict) */
+    size_t error_lines;      /* lines rejected with CK_E_INPUT */
+} ck_reader_stats;
+
+typedef struct ck_reader ck_reader;
+
+/* Opens a reader over `in` (not owned, never closed here); source_name (copied, NULL: "<input>")
+ * starts every message. opt NULL means defaults (phonemes, en-us, not strict, 510). Text format
+ * opens espeak-ng (ck_g2p_open). Errors: CK_E_ARG (null out/in, bad format, lang or max_phonemes:
+ * the message names the field), CK_E_BACKEND (espeak-ng), CK_E_MEMORY. */
+int ck_reader_open(ck_reader **out, FILE *in, const char *source_name, const ck_reader_options *opt,
+                   ck_error *err);
+
+/* Reads the next non-empty line. Returns 1 with *seqs (malloc'd array of *n >= 1 sequences, free
+ * with ck_sequences_free) when it produced sequences, 0 at end of input, or CK_E_INPUT for a bad
+ * line (invalid UTF-8, NUL byte, unknown symbol under strict_symbols, ids format: malformed JSON
+ * array, non-integer, id < 1 or >= 178, more than max_phonemes ids; any format: nothing left after
+ * dropping symbols) with err->message "source:line: column C: what" (ids: "element K: what"); the
+ * reader stays usable and the next call reads the next line. CK_E_IO on read errors, CK_E_MEMORY,
+ * CK_E_BACKEND (espeak-ng), CK_E_ARG (null). On every non-1 return *seqs is NULL and *n is 0.
+ * Lines are trimmed of edge spaces and tabs; phonemes/text lines longer than max_phonemes symbols
+ * are split by ck_chunk_split. */
+int ck_reader_next(ck_reader *r, ck_sequence **seqs, size_t *n, ck_error *err);
+
+/* Frees n sequences and the array; accepts NULL and half-filled arrays (zeroed entries). */
+void ck_sequences_free(ck_sequence *seqs, size_t n);
+
+/* Counters so far (never NULL for a non-NULL r). */
+const ck_reader_stats *ck_reader_stats_get(const ck_reader *r);
+
+/* "espeak-ng <version>" for the text format, NULL otherwise. */
+const char *ck_reader_g2p_version(const ck_reader *r);
+
+/* Frees the reader (not the FILE); accepts NULL. */
+void ck_reader_close(ck_reader *r);
+
+#endif

@@ -1,0 +1,131 @@
+/* test_line_reader.c - line endings, BOM, missing final newline, NUL bytes, 10 MB lines. */
+#include "ck_test.h"
+#include "line_reader.h"
+
+/* A FILE* over a copy of n bytes (tmpfile, so NUL bytes and any size work). */
+static FILE *file_of(const char *bytes, size_t n)
+{
+    FILE *f = tmpfile();
+    if (f != NULL) {
+        fwrite(bytes, 1, n, f);
+        rewind(f);
+    }
+    return f;
+}
+
+/* Reads every line of f, joined as "line_no:text|"; NUL-line errors appear as "line_no:ERR|". */
+static void read_all(FILE *f, char *out, size_t cap)
+{
+    ck_line_reader *r = NULL;
+    CU_ASSERT_EQUAL_FATAL(ck_line_reader_open(&r, f, "t.txt", NULL), CK_OK);
+    out[0] = '\0';
+    int rc;
+    const char *line = NULL;
+    size_t len = 0, no = 0;
+    while ((rc = ck_line_reader_next(r, &line, &len, &no, NULL)) != 0) {
+        size_t used = strlen(out);
+        if (rc == 1) {
+            CU_ASSERT_EQUAL(strlen(line), len);
+            snprintf(out + used, cap - used, "%zu:%s|", no, line);
+        } else {
+            CU_ASSERT_EQUAL(rc, CK_E_INPUT);
+            snprintf(out + used, cap - used, "%zu:ERR|", no);
+        }
+    }
+    ck_line_reader_close(r);
+    fclose(f);
+}
+
+static void test_plain_lines(void)
+{
+    char got[256];
+    read_all(file_of("ab\n\ncd\n", 7), got, sizeof got);
+    CU_ASSERT_STRING_EQUAL(got, "1:ab|2:|3:cd|");
+}
+
+static void test_crlf_bom_and_no_final_newline(void)
+{
+    const char s[] = "\xEF\xBB\xBF" "ab\r\n\r\ncd";
+    char got[256];
+    read_all(file_of(s, sizeof s - 1), got, sizeof got);
+    CU_ASSERT_STRING_EQUAL(got, "1:ab|2:|3:cd|");
+}
+
+static void test_bom_only_stripped_on_line_one(void)
+{
+    const char s[] = "a\n\xEF\xBB\xBF" "b\n";
+    char got[256];
+    read_all(file_of(s, sizeof s - 1), got, sizeof got);
+    CU_ASSERT_STRING_EQUAL(got, "1:a|2:\xEF\xBB\xBF" "b|");
+}
+
+static void test_lone_cr_is_content(void)
+{
+    char got[256];
+    read_all(file_of("a\rb\n", 4), got, sizeof got);
+    CU_ASSERT_STRING_EQUAL(got, "1:a\rb|");
+}
+
+static void test_nul_byte_is_an_error_of_that_line(void)
+{
+    ck_line_reader *r = NULL;
+    FILE *f = file_of("ok\nx\0y\nnext\n", 12);
+    CU_ASSERT_EQUAL_FATAL(ck_line_reader_open(&r, f, "t.txt", NULL), CK_OK);
+    const char *line = NULL;
+    size_t len = 0, no = 0;
+    ck_error err = {CK_OK, ""};
+    CU_ASSERT_EQUAL(ck_line_reader_next(r, &line, &len, &no, &err), 1);
+    CU_ASSERT_EQUAL(ck_line_reader_next(r, &line, &len, &no, &err), CK_E_INPUT);
+    CU_ASSERT_EQUAL(no, 2);
+    CU_ASSERT_STRING_EQUAL(err.message, "t.txt:2: byte 2: NUL byte in line");
+    CU_ASSERT_EQUAL(ck_line_reader_next(r, &line, &len, &no, NULL), 1);
+    CU_ASSERT_EQUAL(no, 3);
+    CU_ASSERT_STRING_EQUAL(line, "next");
+    CU_ASSERT_EQUAL(ck_line_reader_next(r, &line, &len, &no, NULL), 0);
+    ck_line_reader_close(r);
+    fclose(f);
+}
+
+static void test_ten_megabyte_line(void)
+{
+    size_t n = 10u << 20;
+    char *big = malloc(n + 3);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(big);
+    for (size_t i = 0; i < n; i++) {
+        big[i] = (char)('a' + i % 26);
+    }
+    memcpy(big + n, "\nz", 2);
+    FILE *f = file_of(big, n + 2);
+    ck_line_reader *r = NULL;
+    CU_ASSERT_EQUAL_FATAL(ck_line_reader_open(&r, f, NULL, NULL), CK_OK);
+    const char *line = NULL;
+    size_t len = 0, no = 0;
+    CU_ASSERT_EQUAL(ck_line_reader_next(r, &line, &len, &no, NULL), 1);
+    CU_ASSERT_EQUAL(len, n);
+    CU_ASSERT_EQUAL(memcmp(line, big, n), 0);
+    CU_ASSERT_EQUAL(ck_line_reader_next(r, &line, &len, &no, NULL), 1);
+    CU_ASSERT_STRING_EQUAL(line, "z");
+    CU_ASSERT_EQUAL(no, 2);
+    CU_ASSERT_STRING_EQUAL(ck_line_reader_source(r), "<input>");
+    ck_line_reader_close(r);
+    fclose(f);
+    free(big);
+}
+
+static void test_rejects_null_arguments(void)
+{
+    ck_line_reader *r = NULL;
+    ck_error err = {CK_OK, ""};
+    CU_ASSERT_EQUAL(ck_line_reader_open(&r, NULL, "t.txt", &err), CK_E_ARG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "input stream"));
+    CU_ASSERT_EQUAL(ck_line_reader_open(NULL, stdin, "t.txt", NULL), CK_E_ARG);
+    ck_line_reader_close(NULL);
+}
+
+CK_TEST_MAIN("line_reader", {"plain lines", test_plain_lines},
+             {"CRLF, BOM and no final newline", test_crlf_bom_and_no_final_newline},
+             {"BOM only stripped on line 1", test_bom_only_stripped_on_line_one},
+             {"lone CR is content", test_lone_cr_is_content},
+             {"NUL byte is an error of that line", test_nul_byte_is_an_error_of_that_line},
+             {"10 MB line", test_ten_megabyte_line},
+             {"rejects null arguments", test_rejects_null_arguments})

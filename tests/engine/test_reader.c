@@ -1,0 +1,352 @@
+/* test_reader.c - the CLI's front end: exact ids per format, every line error with its message and
+ * recovery, CRLF/BOM equivalence, chunking of a 10 MB line, stats. */
+#include "ck_test.h"
+#include "reader.h"
+
+static FILE *file_of(const char *bytes, size_t n)
+{
+    FILE *f = tmpfile();
+    if (f != NULL) {
+        fwrite(bytes, 1, n, f);
+        rewind(f);
+    }
+    return f;
+}
+
+/* Collects warnings: count and the last message. */
+typedef struct {
+    int count;
+    char last[320];
+} warnings;
+
+static void on_warn(void *ctx, const char *message)
+{
+    warnings *w = ctx;
+    w->count++;
+    snprintf(w->last, sizeof w->last, "%s", message);
+}
+
+/* A reader over an in-memory corpus, with its FILE and warnings. */
+typedef struct {
+    ck_reader *r;
+    FILE *f;
+    warnings w;
+} fixture;
+
+static void open_fixture(fixture *fx, const char *s, size_t n, ck_format format, int strict,
+                         size_t max)
+{
+    memset(fx, 0, sizeof *fx);
+    ck_reader_options o = {format, NULL, strict, max, on_warn, &fx->w};
+    fx->f = file_of(s, n);
+    ck_error err = {CK_OK, ""};
+    int rc = ck_reader_open(&fx->r, fx->f, "c.txt", &o, &err);
+    if (rc != CK_OK) {
+        fprintf(stderr, "    open: %s\n", err.message);
+    }
+    CU_ASSERT_EQUAL_FATAL(rc, CK_OK);
+}
+
+static void close_fixture(fixture *fx)
+{
+    ck_reader_close(fx->r);
+    fclose(fx->f);
+}
+
+/* Asserts the next call returns one sequence with exactly these ids (boundaries included). */
+static void next_ids(ck_reader *r, size_t line, const int32_t *want, size_t n_want)
+{
+    ck_sequence *seqs = NULL;
+    size_t n = 0;
+    ck_error err = {CK_OK, ""};
+    int rc = ck_reader_next(r, &seqs, &n, &err);
+    if (rc != 1) {
+        fprintf(stderr, "    rc %d: %s\n", rc, err.message);
+    }
+    CU_ASSERT_EQUAL_FATAL(rc, 1);
+    CU_ASSERT_EQUAL_FATAL(n, 1);
+    CU_ASSERT_EQUAL(seqs[0].line, line);
+    CU_ASSERT_EQUAL(seqs[0].chunks, 1);
+    CU_ASSERT_EQUAL_FATAL(seqs[0].n_ids, n_want);
+    CU_ASSERT_EQUAL(memcmp(seqs[0].ids, want, n_want * sizeof *want), 0);
+    ck_sequences_free(seqs, n);
+}
+
+/* Asserts the next call fails with code and exactly this message, leaving *seqs NULL. */
+static void next_fails(ck_reader *r, int code, const char *message)
+{
+    ck_sequence *seqs = (ck_sequence *)&seqs;
+    size_t n = 7;
+    ck_error err = {CK_OK, ""};
+    CU_ASSERT_EQUAL(ck_reader_next(r, &seqs, &n, &err), code);
+    CU_ASSERT_PTR_NULL(seqs);
+    CU_ASSERT_EQUAL(n, 0);
+    if (strcmp(err.message, message) != 0) {
+        fprintf(stderr, "    message \"%s\", want \"%s\"\n", err.message, message);
+    }
+    CU_ASSERT_STRING_EQUAL(err.message, message);
+}
+
+static void next_ends(ck_reader *r)
+{
+    ck_sequence *seqs = NULL;
+    size_t n = 0;
+    CU_ASSERT_EQUAL(ck_reader_next(r, &seqs, &n, NULL), 0);
+}
+
+/* "həlˈO wˈɜɹld." in Kokoro ids: h ə l ˈ O space w ˈ ɜ ɹ l d . */
+static const int32_t k_hello[] = {0, 50, 83, 54, 156, 31, 16, 65, 156, 87, 123, 54, 46, 4, 0};
+#define HELLO "h\xC9\x99l\xCB\x88O w\xCB\x88\xC9\x9C\xC9\xB9ld."
+#define N_HELLO (sizeof k_hello / sizeof k_hello[0])
+
+static void test_phonemes_exact_ids_and_empty_lines(void)
+{
+    const char s[] = HELLO "\n\n \t \n" HELLO "\n";
+    fixture fx;
+    open_fixture(&fx, s, sizeof s - 1, CK_FORMAT_PHONEMES, 0, 0);
+    next_ids(fx.r, 1, k_hello, N_HELLO);
+    next_ids(fx.r, 4, k_hello, N_HELLO);
+    next_ends(fx.r);
+    const ck_reader_stats *st = ck_reader_stats_get(fx.r);
+    CU_ASSERT_EQUAL(st->lines, 4);
+    CU_ASSERT_EQUAL(st->empty_lines, 2);
+    CU_ASSERT_EQUAL(st->sequences, 2);
+    CU_ASSERT_EQUAL(st->chunked_lines, 0);
+    CU_ASSERT_PTR_NULL(ck_reader_g2p_version(fx.r));
+    close_fixture(&fx);
+}
+
+static void test_crlf_bom_no_final_newline_match_plain(void)
+{
+    const char plain[] = HELLO "\n\nh\xC9\x99\n";
+    const char dos[] = "\xEF\xBB\xBF" HELLO "\r\n\r\nh\xC9\x99";
+    fixture a, b;
+    open_fixture(&a, plain, sizeof plain - 1, CK_FORMAT_PHONEMES, 0, 0);
+    open_fixture(&b, dos, sizeof dos - 1, CK_FORMAT_PHONEMES, 0, 0);
+    for (int k = 0; k < 3; k++) {
+        ck_sequence *sa = NULL, *sb = NULL;
+        size_t na = 0, nb = 0;
+        int ra = ck_reader_next(a.r, &sa, &na, NULL), rb = ck_reader_next(b.r, &sb, &nb, NULL);
+        CU_ASSERT_EQUAL(ra, rb);
+        CU_ASSERT_EQUAL(ra, k < 2 ? 1 : 0);
+        if (ra == 1 && rb == 1) {
+            CU_ASSERT_EQUAL(sa[0].line, sb[0].line);
+            CU_ASSERT_STRING_EQUAL(sa[0].phonemes, sb[0].phonemes);
+            CU_ASSERT_EQUAL_FATAL(sa[0].n_ids, sb[0].n_ids);
+            CU_ASSERT_EQUAL(memcmp(sa[0].ids, sb[0].ids, sa[0].n_ids * sizeof(int32_t)), 0);
+        }
+        ck_sequences_free(sa, na);
+        ck_sequences_free(sb, nb);
+    }
+    close_fixture(&a);
+    close_fixture(&b);
+}
+
+static void test_unknown_symbol_dropped_and_warned(void)
+{
+    const char s[] = "  hg\xC9\x99\n";
+    fixture fx;
+    open_fixture(&fx, s, sizeof s - 1, CK_FORMAT_PHONEMES, 0, 0);
+    const int32_t want[] = {0, 50, 83, 0};
+    next_ids(fx.r, 1, want, 4);
+    CU_ASSERT_EQUAL(fx.w.count, 1);
+    CU_ASSERT_STRING_EQUAL(fx.w.last, "c.txt:1: column 4: symbol U+0067 'g' not in vocab, dropped");
+    CU_ASSERT_EQUAL(ck_reader_stats_get(fx.r)->dropped_symbols, 1);
+    close_fixture(&fx);
+}
+
+static void test_unknown_symbol_strict_is_line_error(void)
+{
+    const char s[] = "hg\nh\xC9\x99\n";
+    fixture fx;
+    open_fixture(&fx, s, sizeof s - 1, CK_FORMAT_PHONEMES, 1, 0);
+    next_fails(fx.r, CK_E_INPUT, "c.txt:1: column 2: symbol U+0067 'g' not in vocab");
+    const int32_t want[] = {0, 50, 83, 0};
+    next_ids(fx.r, 2, want, 4);
+    CU_ASSERT_EQUAL(ck_reader_stats_get(fx.r)->error_lines, 1);
+    CU_ASSERT_EQUAL(fx.w.count, 0);
+    close_fixture(&fx);
+}
+
+static void test_all_dropped_is_line_error(void)
+{
+    fixture fx;
+    open_fixture(&fx, "gg\tB\n", 5, CK_FORMAT_PHONEMES, 0, 0);
+    next_fails(fx.r, CK_E_INPUT, "c.txt:1: column 1: no phonemes left after dropping symbols");
+    CU_ASSERT_EQUAL(fx.w.count, 4);
+    CU_ASSERT_STRING_EQUAL(fx.w.last, "c.txt:1: column 4: symbol U+0042 'B' not in vocab, dropped");
+    next_ends(fx.r);
+    close_fixture(&fx);
+}
+
+static void test_invalid_utf8_then_good_line(void)
+{
+    const char s[] = "h\xC9\x99\xC0\x80\nh\xC9\x99\n";
+    fixture fx;
+    open_fixture(&fx, s, sizeof s - 1, CK_FORMAT_PHONEMES, 0, 0);
+    next_fails(fx.r, CK_E_INPUT, "c.txt:1: column 3: invalid UTF-8 at byte 4");
+    const int32_t want[] = {0, 50, 83, 0};
+    next_ids(fx.r, 2, want, 4);
+    next_ends(fx.r);
+    CU_ASSERT_EQUAL(ck_reader_stats_get(fx.r)->error_lines, 1);
+    CU_ASSERT_EQUAL(ck_reader_stats_get(fx.r)->lines, 2);
+    close_fixture(&fx);
+}
+
+static void test_nul_byte_then_good_line(void)
+{
+    const char s[] = "h\0h\nh\xC9\x99\n";
+    fixture fx;
+    open_fixture(&fx, s, sizeof s - 1, CK_FORMAT_PHONEMES, 0, 0);
+    next_fails(fx.r, CK_E_INPUT, "c.txt:1: byte 2: NUL byte in line");
+    const int32_t want[] = {0, 50, 83, 0};
+    next_ids(fx.r, 2, want, 4);
+    CU_ASSERT_EQUAL(ck_reader_stats_get(fx.r)->error_lines, 1);
+    close_fixture(&fx);
+}
+
+static void test_ids_format(void)
+{
+    const char s[] = "[50, 83]\n  [ 4 ]  \n";
+    fixture fx;
+    open_fixture(&fx, s, sizeof s - 1, CK_FORMAT_IDS, 0, 0);
+    ck_sequence *seqs = NULL;
+    size_t n = 0;
+    CU_ASSERT_EQUAL_FATAL(ck_reader_next(fx.r, &seqs, &n, NULL), 1);
+    CU_ASSERT_STRING_EQUAL(seqs[0].phonemes, "h\xC9\x99");
+    ck_sequences_free(seqs, n);
+    const int32_t want[] = {0, 4, 0};
+    next_ids(fx.r, 2, want, 3);
+    next_ends(fx.r);
+    close_fixture(&fx);
+}
+
+/* Each bad ids line is rejected with its message, and the following good line still reads. */
+static void ids_line_fails(const char *line, size_t max, const char *message)
+{
+    char s[128];
+    snprintf(s, sizeof s, "%s\n[16]\n", line);
+    fixture fx;
+    open_fixture(&fx, s, strlen(s), CK_FORMAT_IDS, 0, max);
+    next_fails(fx.r, CK_E_INPUT, message);
+    const int32_t want[] = {0, 16, 0};
+    next_ids(fx.r, 2, want, 3);
+    close_fixture(&fx);
+}
+
+static void test_ids_rejections(void)
+{
+    ids_line_fails("[50, 0]", 0, "c.txt:1: element 2: id 0 out of range 1..177");
+    ids_line_fails("[178]", 0, "c.txt:1: element 1: id 178 out of range 1..177");
+    ids_line_fails("[-3]", 0, "c.txt:1: element 1: id -3 out of range 1..177");
+    ids_line_fails("[7]", 0, "c.txt:1: element 1: id 7 names no vocab symbol");
+    ids_line_fails("[1.5]", 0, "c.txt:1: element 1: not an integer id");
+    ids_line_fails("[1, \"a\"]", 0, "c.txt:1: element 2: not an integer id");
+    ids_line_fails("{\"a\": 1}", 0, "c.txt:1: column 1: expected a JSON array of ids");
+    ids_line_fails("[1, 2", 0, "c.txt:1: column 5: expected a JSON array of ids");
+    ids_line_fails("[1] x", 0, "c.txt:1: column 4: text after the JSON array");
+    ids_line_fails("[]", 0, "c.txt:1: column 1: 0 ids, expected 1..510");
+    ids_line_fails("[1, 2, 3, 4]", 3, "c.txt:1: column 1: 4 ids, expected 1..3");
+}
+
+static void test_ten_megabyte_line_is_chunked(void)
+{
+    const char unit[] = HELLO " ";  /* 14 code points, 20 bytes */
+    size_t reps = (10u << 20) / (sizeof unit - 1), n = reps * (sizeof unit - 1);
+    char *s = malloc(n + 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    for (size_t i = 0; i < reps; i++) {
+        memcpy(s + i * (sizeof unit - 1), unit, sizeof unit - 1);
+    }
+    s[n] = '\n';
+    fixture fx;
+    open_fixture(&fx, s, n + 1, CK_FORMAT_PHONEMES, 0, 0);
+    ck_sequence *seqs = NULL;
+    size_t count = 0, phonemes = 0;
+    CU_ASSERT_EQUAL_FATAL(ck_reader_next(fx.r, &seqs, &count, NULL), 1);
+    /* 36 sentences (504 code points with their separating spaces, less the trailing one) per chunk */
+    CU_ASSERT_EQUAL(count, (reps + 35) / 36);
+    for (size_t c = 0; c < count; c++) {
+        CU_ASSERT_TRUE(seqs[c].n_ids <= 512 && seqs[c].ids[0] == 0 && seqs[c].ids[seqs[c].n_ids - 1] == 0);
+        CU_ASSERT_TRUE(seqs[c].chunk == c && seqs[c].chunks == count && seqs[c].line == 1);
+        phonemes += seqs[c].n_ids - 2;
+    }
+    CU_ASSERT_EQUAL(seqs[0].n_ids, 36 * 14 - 1 + 2);
+    CU_ASSERT_EQUAL(phonemes, reps * 13 + (reps - count));  /* spaces between chunks are cut */
+    CU_ASSERT_EQUAL(ck_reader_stats_get(fx.r)->chunked_lines, 1);
+    CU_ASSERT_EQUAL(ck_reader_stats_get(fx.r)->sequences, count);
+    ck_sequences_free(seqs, count);
+    close_fixture(&fx);
+    free(s);
+}
+
+static void open_fails(ck_reader_options o, const char *field)
+{
+    ck_reader *r = (ck_reader *)&r;
+    ck_error err = {CK_OK, ""};
+    CU_ASSERT_EQUAL(ck_reader_open(&r, stdin, "c.txt", &o, &err), CK_E_ARG);
+    CU_ASSERT_PTR_NULL(r);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, field));
+}
+
+static void test_open_rejections(void)
+{
+    open_fails((ck_reader_options){(ck_format)7, NULL, 0, 0, NULL, NULL}, "format 7");
+    open_fails((ck_reader_options){CK_FORMAT_TEXT, "fr", 0, 0, NULL, NULL}, "lang \"fr\"");
+    open_fails((ck_reader_options){CK_FORMAT_IDS, NULL, 0, 511, NULL, NULL}, "max_phonemes 511");
+    ck_error err = {CK_OK, ""};
+    ck_reader *r = NULL;
+    CU_ASSERT_EQUAL(ck_reader_open(&r, NULL, "c.txt", NULL, &err), CK_E_ARG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "input stream"));
+    ck_reader_close(NULL);
+    ck_sequences_free(NULL, 3);
+}
+
+#ifdef CK_HAVE_ESPEAK
+static void test_text_format(void)
+{
+    const char s[] = "Hello world.\n";
+    fixture fx;
+    open_fixture(&fx, s, sizeof s - 1, CK_FORMAT_TEXT, 1, 0);
+    CU_ASSERT_EQUAL(strncmp(ck_reader_g2p_version(fx.r), "espeak-ng ", 10), 0);
+    next_ids(fx.r, 1, k_hello, N_HELLO);
+    close_fixture(&fx);
+}
+
+static void test_text_long_paragraph_is_chunked(void)
+{
+    FILE *f = fopen(ck_test_path("tests/fixtures/corpus/frankenstein_long.txt"), "rb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    ck_reader_options o = {CK_FORMAT_TEXT, "en-us", 1, 0, NULL, NULL};
+    ck_reader *r = NULL;
+    CU_ASSERT_EQUAL_FATAL(ck_reader_open(&r, f, "frankenstein_long.txt", &o, NULL), CK_OK);
+    ck_sequence *seqs = NULL;
+    size_t n = 0;
+    CU_ASSERT_EQUAL_FATAL(ck_reader_next(r, &seqs, &n, NULL), 1);
+    CU_ASSERT_TRUE(n >= 2);
+    for (size_t c = 0; c < n; c++) {
+        CU_ASSERT_TRUE(seqs[c].n_ids <= 512);
+        CU_ASSERT_TRUE(c + 1 == n || strchr(".!?", seqs[c].phonemes[strlen(seqs[c].phonemes) - 1]));
+    }
+    ck_sequences_free(seqs, n);
+    CU_ASSERT_EQUAL(ck_reader_stats_get(r)->chunked_lines, 1);
+    ck_reader_close(r);
+    fclose(f);
+}
+#define ESPEAK_CASES                                                                            \
+    {"text format", test_text_format},                                                          \
+    {"text: long paragraph is chunked", test_text_long_paragraph_is_chunked},
+#else
+#define ESPEAK_CASES
+#endif
+
+CK_TEST_MAIN("reader", {"phonemes: exact ids, empty lines", test_phonemes_exact_ids_and_empty_lines},
+             {"CRLF + BOM + no final newline match plain", test_crlf_bom_no_final_newline_match_plain},
+             {"unknown symbol dropped and warned", test_unknown_symbol_dropped_and_warned},
+             {"unknown symbol under strict is a line error", test_unknown_symbol_strict_is_line_error},
+             {"all symbols dropped is a line error", test_all_dropped_is_line_error},
+             {"invalid UTF-8 then a good line", test_invalid_utf8_then_good_line},
+             {"NUL byte then a good line", test_nul_byte_then_good_line},
+             {"ids format", test_ids_format}, {"ids rejections", test_ids_rejections},
+             {"10 MB line is chunked", test_ten_megabyte_line_is_chunked},
+             {"open rejections", test_open_rejections}, ESPEAK_CASES)
