@@ -2,6 +2,7 @@
 find_package(PkgConfig REQUIRED)
 find_package(OpenMP REQUIRED COMPONENTS C)
 find_package(OpenSSL REQUIRED)
+find_package(Threads REQUIRED)
 find_package(dnnl CONFIG REQUIRED)                       # libdnnl-dev (oneDNN 2.x)
 pkg_check_modules(CJSON REQUIRED IMPORTED_TARGET libcjson)  # libcjson-dev
 if(CK_ESPEAK)
