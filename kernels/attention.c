@@ -175,7 +175,7 @@ static int check_geometry(const float *q, size_t q_count, const float *k, size_t
     if (seq_len > 0 && (q == NULL || k == NULL || v == NULL || context == NULL || scratch == NULL)) {
         return CK_E_ARG;
     }
-    if (ck_attention_scratch(seq_len, head_dim, &need) != 0 || head >= SIZE_MAX / head_dim - 1 ||
+    if (ck_attention_scratch(seq_len, head_dim, &need) != 0 || head > SIZE_MAX / head_dim - 1 ||
         scratch_count < need) {
         return CK_E_SIZE;
     }

