@@ -1,0 +1,39 @@
+/* attention.h - unmasked scaled dot-product attention for one (sequence, head) pair. No I/O, no allocation, no threads. */
+#ifndef CK_ATTENTION_H
+#define CK_ATTENTION_H
+
+#include <stddef.h>
+
+/* Legend: L tokens of the sequence (seq_len), H heads, D head dim (64), C = H * D (768).
+ *
+ * Floats of scratch ck_attention_head_f32 needs for (L, D): D * Lp + Lp + L * D, Lp = L rounded up to
+ * a multiple of 64 (keys transposed and zero-padded, one score row, the staged [L,D] context).
+ * For L = 512, D = 64: 66048 floats (258 KiB). Errors: CK_E_ARG (elements null), CK_E_SIZE (D == 0,
+ * overflow). */
+int ck_attention_scratch(size_t seq_len, size_t head_dim, size_t *elements);
+
+/* context[i, h*D:(h+1)*D] = softmax_j(scale * q_i . k_j) v_j for i, j < L, no mask: the ragged batch
+ * has no padding, so every key is real (HF transformers AlbertSdpaAttention / AlbertAttention:
+ * softmax(q k^T / sqrt(D)) v; ALBERT: scale = 1/8).
+ * q, k, v point at the sequence's first token row: [L, >= (h+1)*D] with row stride qkv_stride (q, k
+ * and v may be column windows of one fused buffer; they are only read); head h selects columns
+ * [h*D, (h+1)*D). context: rows of context_stride; only the head's columns are written, all other
+ * columns are untouched. scratch: scratch_count >= ck_attention_scratch(L, D) floats.
+ * Numerics (FP32): q.k accumulate in float with fmaf, d in order; softmax subtracts the row max, takes
+ * ck_exp_f32 (Cephes polynomial, rel. err < 1e-7) of arguments clamped to >= -87, sums e in float
+ * j in order, multiplies by 1/sum; p.v accumulates in float with fmaf, j in order. Each output row
+ * depends only on this head's q, k, v: no batch or thread dependence.
+ * Errors, all before the first write to context (context untouched):
+ *   CK_E_ARG       null pointer (when L > 0), scale <= 0 or not finite, context overlapping q, k, v,
+ *                  scratch overlapping q, k, v or context;
+ *   CK_E_SIZE      D == 0, (h+1)*D overflow, a stride below (h+1)*D, a count below its span,
+ *                  scratch_count below ck_attention_scratch;
+ *   CK_E_NONFINITE NaN or Inf in the head's q, k or v columns, or a non-finite result (overflowing
+ *                  scores), which is caught in scratch before context is written.
+ * L == 0 is a no-op returning CK_OK. */
+int ck_attention_head_f32(const float *q, size_t q_count, const float *k, size_t k_count, const float *v,
+                          size_t v_count, size_t qkv_stride, float *context, size_t context_count,
+                          size_t context_stride, float *scratch, size_t scratch_count, size_t seq_len,
+                          size_t head, size_t head_dim, float scale);
+
+#endif

@@ -1,0 +1,282 @@
+/* linear.c - oneDNN matmul wrapper (runtime rows, weights reordered once) and the plain reference loop. No threads, no I/O. */
+#include "linear.h"
+
+#include <oneapi/dnnl/dnnl.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "ck_check.h"
+
+struct ck_onednn {
+    dnnl_engine_t engine;
+    dnnl_stream_t stream;
+};
+
+struct ck_linear {
+    ck_onednn *ctx;
+    size_t in, out;           /* K, N */
+    dnnl_primitive_t prim;    /* matmul, rows and src/dst row strides given at run time */
+    dnnl_memory_t weights;    /* [K,N] in the layout the primitive asked for, oneDNN-owned */
+    dnnl_memory_t bias;       /* [1,N] oneDNN-owned copy, or NULL */
+};
+
+/* Any oneDNN failure is CK_E_BACKEND; the dnnl status itself is not kept (kernels know no messages). */
+#define DNNL_TRY(call)                       \
+    do {                                     \
+        if ((call) != dnnl_success) {        \
+            rc = CK_E_BACKEND;               \
+            goto done;                       \
+        }                                    \
+    } while (0)
+
+int ck_onednn_init(ck_onednn **out)
+{
+    int rc = 0;
+    if (out == NULL) {
+        return CK_E_ARG;
+    }
+    ck_onednn *ctx = calloc(1, sizeof *ctx);
+    *out = NULL;
+    if (ctx == NULL) {
+        return CK_E_MEMORY;
+    }
+    DNNL_TRY(dnnl_engine_create(&ctx->engine, dnnl_cpu, 0));
+    DNNL_TRY(dnnl_stream_create(&ctx->stream, ctx->engine, dnnl_stream_default_flags));
+    *out = ctx;
+    ctx = NULL;
+done:
+    ck_onednn_free(ctx);
+    return rc;
+}
+
+void ck_onednn_free(ck_onednn *ctx)
+{
+    if (ctx == NULL) {
+        return;
+    }
+    if (ctx->stream != NULL) {
+        dnnl_stream_destroy(ctx->stream);
+    }
+    if (ctx->engine != NULL) {
+        dnnl_engine_destroy(ctx->engine);
+    }
+    free(ctx);
+}
+
+/* 1 when v fits a oneDNN dimension (int64). */
+static int fits_dim(size_t v)
+{
+    return (uint64_t)v <= (uint64_t)INT64_MAX;
+}
+
+/* Geometry and values of W [N,K] and b [N] (b may be NULL). */
+static int check_weights(const float *weight, size_t weight_count, const float *bias, size_t bias_count,
+                         size_t in, size_t out)
+{
+    size_t span;
+    if (weight == NULL) {
+        return CK_E_ARG;
+    }
+    if (in == 0 || out == 0 || ck_span(out, in, in, &span) != 0 || span > weight_count || !fits_dim(span) ||
+        (bias != NULL && bias_count < out)) {
+        return CK_E_SIZE;
+    }
+    if (!ck_all_finite(weight, out, in, in) || (bias != NULL && !ck_all_finite(bias, 1, out, out))) {
+        return CK_E_NONFINITE;
+    }
+    return 0;
+}
+
+/* Geometry, overlap and values of x [T,K] and y [T,N]; the caller has handled T == 0. */
+static int check_io(const float *x, size_t x_count, size_t x_stride, const float *y, size_t y_count,
+                    size_t y_stride, size_t rows, size_t in, size_t out)
+{
+    size_t xs, ys;
+    if (x == NULL || y == NULL) {
+        return CK_E_ARG;
+    }
+    if (ck_span(rows, in, x_stride, &xs) != 0 || xs > x_count || ck_span(rows, out, y_stride, &ys) != 0 ||
+        ys > y_count || !fits_dim(xs) || !fits_dim(ys) || xs > SIZE_MAX / sizeof(float) ||
+        ys > SIZE_MAX / sizeof(float)) {
+        return CK_E_SIZE;
+    }
+    if (ck_overlap(x, xs * sizeof(float), y, ys * sizeof(float))) {
+        return CK_E_ARG;
+    }
+    return ck_all_finite(x, rows, in, x_stride) ? 0 : CK_E_NONFINITE;
+}
+
+/* A [rows, cols] f32 descriptor with row stride `stride` (DNNL_RUNTIME_DIM_VAL allowed). */
+static dnnl_status_t plain_md(dnnl_memory_desc_t *md, int64_t rows, int64_t cols, int64_t stride)
+{
+    const dnnl_dims_t dims = {rows, cols}, strides = {stride, 1};
+    return dnnl_memory_desc_init_by_strides(md, 2, dims, dnnl_f32, strides);
+}
+
+/* Copies the user buffer described by src_md into new oneDNN-owned memory of layout dst_md. */
+static int copy_into(ck_onednn *ctx, const dnnl_memory_desc_t *src_md, const float *src,
+                     const dnnl_memory_desc_t *dst_md, dnnl_memory_t *dst)
+{
+    int rc = 0;
+    dnnl_memory_t user = NULL;
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_primitive_t reorder = NULL;
+    DNNL_TRY(dnnl_memory_create(dst, dst_md, ctx->engine, DNNL_MEMORY_ALLOCATE));
+    DNNL_TRY(dnnl_memory_create(&user, src_md, ctx->engine, (void *)(uintptr_t)src)); /* read only */
+    DNNL_TRY(dnnl_reorder_primitive_desc_create(&pd, src_md, ctx->engine, dst_md, ctx->engine, NULL));
+    DNNL_TRY(dnnl_primitive_create(&reorder, pd));
+    const dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, user}, {DNNL_ARG_TO, *dst}};
+    DNNL_TRY(dnnl_primitive_execute(reorder, ctx->stream, 2, args));
+    DNNL_TRY(dnnl_stream_wait(ctx->stream));
+done:
+    if (reorder != NULL) {
+        dnnl_primitive_destroy(reorder);
+    }
+    if (pd != NULL) {
+        dnnl_primitive_desc_destroy(pd);
+    }
+    if (user != NULL) {
+        dnnl_memory_destroy(user);
+    }
+    return rc;
+}
+
+/* Builds the matmul with runtime rows and strides, weights "any", and copies W (as [K,N] with
+ * strides {1, K}: PyTorch's [N,K] read transposed, no copy needed to describe it) and b into it. */
+static int build(ck_linear *lin, const float *weight, const float *bias)
+{
+    int rc = 0;
+    const int64_t k = (int64_t)lin->in, n = (int64_t)lin->out, rt = DNNL_RUNTIME_DIM_VAL;
+    const dnnl_dims_t wdims = {k, n}, wstrides = {1, k};
+    dnnl_memory_desc_t src_md, dst_md, w_any, w_user, b_md;
+    dnnl_matmul_desc_t desc;
+    dnnl_primitive_desc_t pd = NULL;
+    DNNL_TRY(plain_md(&src_md, rt, k, rt));
+    DNNL_TRY(plain_md(&dst_md, rt, n, rt));
+    DNNL_TRY(plain_md(&b_md, 1, n, n));
+    DNNL_TRY(dnnl_memory_desc_init_by_tag(&w_any, 2, wdims, dnnl_f32, dnnl_format_tag_any));
+    DNNL_TRY(dnnl_memory_desc_init_by_strides(&w_user, 2, wdims, dnnl_f32, wstrides));
+    DNNL_TRY(dnnl_matmul_desc_init(&desc, &src_md, &w_any, bias != NULL ? &b_md : NULL, &dst_md));
+    DNNL_TRY(dnnl_primitive_desc_create(&pd, &desc, NULL, lin->ctx->engine, NULL));
+    DNNL_TRY(dnnl_primitive_create(&lin->prim, pd));
+    const dnnl_memory_desc_t *w_md = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    if (w_md == NULL) {
+        rc = CK_E_BACKEND;
+        goto done;
+    }
+    rc = copy_into(lin->ctx, &w_user, weight, w_md, &lin->weights);
+    if (rc == 0 && bias != NULL) {
+        rc = copy_into(lin->ctx, &b_md, bias, &b_md, &lin->bias);
+    }
+done:
+    if (pd != NULL) {
+        dnnl_primitive_desc_destroy(pd);
+    }
+    return rc;
+}
+
+int ck_linear_init(ck_linear **out, ck_onednn *ctx, const float *weight, size_t weight_count,
+                   const float *bias, size_t bias_count, size_t in_features, size_t out_features)
+{
+    if (out == NULL) {
+        return CK_E_ARG;
+    }
+    *out = NULL;
+    if (ctx == NULL) {
+        return CK_E_ARG;
+    }
+    int rc = check_weights(weight, weight_count, bias, bias_count, in_features, out_features);
+    if (rc != 0) {
+        return rc;
+    }
+    ck_linear *lin = calloc(1, sizeof *lin);
+    if (lin == NULL) {
+        return CK_E_MEMORY;
+    }
+    lin->ctx = ctx;
+    lin->in = in_features;
+    lin->out = out_features;
+    rc = build(lin, weight, bias);
+    if (rc != 0) {
+        ck_linear_free(lin);
+        return rc;
+    }
+    *out = lin;
+    return 0;
+}
+
+void ck_linear_free(ck_linear *lin)
+{
+    if (lin == NULL) {
+        return;
+    }
+    if (lin->prim != NULL) {
+        dnnl_primitive_destroy(lin->prim);
+    }
+    if (lin->weights != NULL) {
+        dnnl_memory_destroy(lin->weights);
+    }
+    if (lin->bias != NULL) {
+        dnnl_memory_destroy(lin->bias);
+    }
+    free(lin);
+}
+
+int ck_linear_forward_f32(ck_linear *lin, const float *x, size_t x_count, size_t x_stride, float *y,
+                          size_t y_count, size_t y_stride, size_t rows)
+{
+    if (lin == NULL) {
+        return CK_E_ARG;
+    }
+    if (rows == 0) {
+        return 0;
+    }
+    int rc = check_io(x, x_count, x_stride, y, y_count, y_stride, rows, lin->in, lin->out);
+    if (rc != 0) {
+        return rc;
+    }
+    dnnl_memory_desc_t src_md, dst_md;
+    dnnl_memory_t src = NULL, dst = NULL;
+    DNNL_TRY(plain_md(&src_md, (int64_t)rows, (int64_t)lin->in, (int64_t)x_stride));
+    DNNL_TRY(plain_md(&dst_md, (int64_t)rows, (int64_t)lin->out, (int64_t)y_stride));
+    DNNL_TRY(dnnl_memory_create(&src, &src_md, lin->ctx->engine, (void *)(uintptr_t)x)); /* read only */
+    DNNL_TRY(dnnl_memory_create(&dst, &dst_md, lin->ctx->engine, y));
+    const dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, lin->weights},
+                                     {DNNL_ARG_DST, dst}, {DNNL_ARG_BIAS, lin->bias}};
+    DNNL_TRY(dnnl_primitive_execute(lin->prim, lin->ctx->stream, lin->bias != NULL ? 4 : 3, args));
+    DNNL_TRY(dnnl_stream_wait(lin->ctx->stream));
+done:
+    if (src != NULL) {
+        dnnl_memory_destroy(src);
+    }
+    if (dst != NULL) {
+        dnnl_memory_destroy(dst);
+    }
+    return rc;
+}
+
+int ck_linear_ref_f32(const float *x, size_t x_count, size_t x_stride, const float *weight,
+                      size_t weight_count, const float *bias, size_t bias_count, float *y, size_t y_count,
+                      size_t y_stride, size_t rows, size_t in_features, size_t out_features)
+{
+    int rc = check_weights(weight, weight_count, bias, bias_count, in_features, out_features);
+    if (rc != 0 || rows == 0) {
+        return rc;
+    }
+    rc = check_io(x, x_count, x_stride, y, y_count, y_stride, rows, in_features, out_features);
+    if (rc != 0) {
+        return rc;
+    }
+    for (size_t t = 0; t < rows; t++) {
+        const float *xr = x + t * x_stride;
+        for (size_t o = 0; o < out_features; o++) {
+            const float *wr = weight + o * in_features;
+            double acc = 0.0;
+            for (size_t i = 0; i < in_features; i++) {
+                acc += (double)xr[i] * (double)wr[i];
+            }
+            y[t * y_stride + o] = (float)(acc + (bias != NULL ? (double)bias[o] : 0.0));
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,56 @@
+/* linear.h - y = x W^T + b through oneDNN matmul (the one kernel holding state), plus its plain reference loop. No threads of its own, no I/O. */
+#ifndef CK_LINEAR_H
+#define CK_LINEAR_H
+
+#include <stddef.h>
+
+/* Legend: T rows (tokens of the packed batch), K in_features, N out_features.
+ * Shapes used by Kokoro: 128->768, 768->768 (q, k, v, dense), 768->2048, 2048->768, 768->512. */
+
+/* A oneDNN CPU engine (index 0) and one in-order stream. Not thread-safe: one per calling thread. */
+typedef struct ck_onednn ck_onednn;
+
+/* Creates the engine and stream into *out (NULL on failure).
+ * Errors: CK_E_ARG (out null), CK_E_MEMORY, CK_E_BACKEND (any dnnl status other than success). */
+int ck_onednn_init(ck_onednn **out);
+
+/* Releases the stream and engine; accepts NULL. Free every ck_linear made on it first. */
+void ck_onednn_free(ck_onednn *ctx);
+
+/* One linear layer: the matmul primitive (runtime T, so one primitive serves every batch size and
+ * row stride) and the weights reordered once into the layout oneDNN prefers, with bias copied. */
+typedef struct ck_linear ck_linear;
+
+/* Prepares y = x W^T + b. weight [N,K] row-major (PyTorch Linear layout), weight_count >= N*K;
+ * bias [N] or NULL (no bias; bias_count is then ignored). Weights and bias are copied (reordered)
+ * into oneDNN-owned memory: the caller's buffers are not referenced after this returns.
+ * Errors (*out NULL on error): CK_E_ARG (out, ctx or weight null), CK_E_SIZE (K or N == 0, N*K
+ * overflow or beyond int64, weight_count < N*K, bias_count < N), CK_E_NONFINITE (NaN/Inf in weight or
+ * bias), CK_E_MEMORY, CK_E_BACKEND. */
+int ck_linear_init(ck_linear **out, ck_onednn *ctx, const float *weight, size_t weight_count,
+                   const float *bias, size_t bias_count, size_t in_features, size_t out_features);
+
+/* y[t, n] = sum_k x[t, k] W[n, k] + b[n] for t < rows (torch.nn.functional.linear). x [T,K] row
+ * stride x_stride >= K; y [T,N] row stride y_stride >= N (oneDNN writes only columns [0, N): pad
+ * columns stay untouched). FP32 in and out; accumulation order and blocking are oneDNN's (f32 GEMM,
+ * FMA): not bit-comparable with ck_linear_ref_f32. Call outside any parallel region: oneDNN runs its
+ * own OpenMP team of omp_get_max_threads() threads. rows == 0 is a no-op returning CK_OK.
+ * Errors, before the first write (y untouched): CK_E_ARG (lin, x or y null when rows > 0, x and y
+ * overlapping), CK_E_SIZE (stride below width, span overflow or beyond int64, count below span),
+ * CK_E_NONFINITE (NaN/Inf in x); CK_E_BACKEND (oneDNN failed while executing: y unspecified).
+ * A finite x can still overflow to Inf in y; that is not checked. */
+int ck_linear_forward_f32(ck_linear *lin, const float *x, size_t x_count, size_t x_stride, float *y,
+                          size_t y_count, size_t y_stride, size_t rows);
+
+/* Releases the primitive and the weight copies; accepts NULL and half-built objects. */
+void ck_linear_free(ck_linear *lin);
+
+/* The algorithmic reference (llm.c matmul_forward_naive): the same y = x W^T + b with plain loops,
+ * sum over k in order accumulated in double, plus bias, rounded to float once. Same buffers and
+ * errors as ck_linear_init + ck_linear_forward_f32 (without CK_E_MEMORY and CK_E_BACKEND); weights
+ * are checked finite on every call. Slow (no blocking): for tests and awkward shapes. */
+int ck_linear_ref_f32(const float *x, size_t x_count, size_t x_stride, const float *weight,
+                      size_t weight_count, const float *bias, size_t bias_count, float *y, size_t y_count,
+                      size_t y_stride, size_t rows, size_t in_features, size_t out_features);
+
+#endif

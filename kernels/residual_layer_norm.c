@@ -1,0 +1,80 @@
+/* residual_layer_norm.c - y = LayerNorm(x + residual) row by row, staging the sum in y. No allocation, no I/O. */
+#include "residual_layer_norm.h"
+
+#include <math.h>
+
+#include "ck_check.h"
+#include "layer_norm_row.h"
+
+/* Span of a strided [rows, C] view, checked against its count. */
+static int span_within(size_t rows, size_t channels, size_t stride, size_t count, size_t *span)
+{
+    return ck_span(rows, channels, stride, span) == 0 && *span <= count ? 0 : CK_E_SIZE;
+}
+
+static int check_geometry(const float *x, size_t x_count, size_t x_stride, const float *residual,
+                          size_t residual_count, size_t residual_stride, const float *gamma, const float *beta,
+                          const float *y, size_t y_count, size_t y_stride, size_t rows, size_t channels)
+{
+    size_t xs, rs, ys;
+    if (gamma == NULL || beta == NULL || (rows > 0 && (x == NULL || residual == NULL || y == NULL))) {
+        return CK_E_ARG;
+    }
+    if (channels == 0 || span_within(rows, channels, x_stride, x_count, &xs) != 0 ||
+        span_within(rows, channels, residual_stride, residual_count, &rs) != 0 ||
+        span_within(rows, channels, y_stride, y_count, &ys) != 0 || channels > SIZE_MAX / sizeof(float)) {
+        return CK_E_SIZE;
+    }
+    size_t f = sizeof(float), cb = channels * f;
+    if (ck_overlap(y, ys * f, x, xs * f) || ck_overlap(y, ys * f, residual, rs * f) ||
+        ck_overlap(y, ys * f, gamma, cb) || ck_overlap(y, ys * f, beta, cb)) {
+        return CK_E_ARG;
+    }
+    return 0;
+}
+
+/* A finite float sum implies finite terms (NaN and Inf propagate), and rules out overflow. */
+static int check_values(const float *x, size_t x_stride, const float *residual, size_t residual_stride,
+                        const float *gamma, const float *beta, size_t rows, size_t channels)
+{
+    if (!ck_all_finite(gamma, 1, channels, channels) || !ck_all_finite(beta, 1, channels, channels)) {
+        return CK_E_NONFINITE;
+    }
+    for (size_t r = 0; r < rows; r++) {
+        const float *xr = x + r * x_stride, *rr = residual + r * residual_stride;
+        for (size_t c = 0; c < channels; c++) {
+            if (!isfinite(xr[c] + rr[c])) {
+                return CK_E_NONFINITE;
+            }
+        }
+    }
+    return 0;
+}
+
+int ck_residual_layer_norm_f32(const float *x, size_t x_count, size_t x_stride, const float *residual,
+                               size_t residual_count, size_t residual_stride, const float *gamma,
+                               const float *beta, float *y, size_t y_count, size_t y_stride, size_t rows,
+                               size_t channels, float eps)
+{
+    int rc = check_geometry(x, x_count, x_stride, residual, residual_count, residual_stride, gamma, beta, y,
+                            y_count, y_stride, rows, channels);
+    if (rc != 0) {
+        return rc;
+    }
+    if (!(eps > 0.0f)) {
+        return CK_E_ARG;
+    }
+    rc = check_values(x, x_stride, residual, residual_stride, gamma, beta, rows, channels);
+    if (rc != 0) {
+        return rc;
+    }
+    for (size_t r = 0; r < rows; r++) {
+        const float *xr = x + r * x_stride, *rr = residual + r * residual_stride;
+        float *yr = y + r * y_stride;
+        for (size_t c = 0; c < channels; c++) {
+            yr[c] = xr[c] + rr[c];
+        }
+        ck_layer_norm_row_inplace(yr, gamma, beta, channels, eps);
+    }
+    return 0;
+}

@@ -1,0 +1,25 @@
+/* residual_layer_norm.h - LayerNorm of a residual sum, y = LN(x + residual), row by row. No I/O, no allocation. */
+#ifndef CK_RESIDUAL_LAYER_NORM_H
+#define CK_RESIDUAL_LAYER_NORM_H
+
+#include <stddef.h>
+
+/* y = LayerNorm(x + residual) * gamma + beta over the last axis: s = x + residual (float add, as
+ * PyTorch), y = (s - mean) / sqrt(var + eps) * gamma + beta, population variance (HF transformers
+ * AlbertAttention: LayerNorm(hidden_states + projected_context); AlbertLayer:
+ * full_layer_layer_norm(ffn_output + attention_output); torch.nn.LayerNorm; ALBERT eps 1e-12).
+ * Legend: T rows (tokens), C channels (768). x [T,C] row stride x_stride in x_count floats; residual
+ * [T,C] stride residual_stride; gamma, beta [C]; y [T,C] stride y_stride; columns [C, stride) of y are
+ * never written. FP32 in and out; mean and variance accumulate in double, normalisation in double.
+ * y may not overlap x or residual (s is staged in y's row); x and residual may overlap each other.
+ * Errors, all before the first write (y untouched):
+ *   CK_E_ARG       null pointer (when T > 0), eps <= 0 or NaN, y overlapping x, residual, gamma or beta;
+ *   CK_E_SIZE      C == 0, a stride < C, span overflow, a count below its span;
+ *   CK_E_NONFINITE NaN or Inf in x, residual, gamma or beta, or x + residual overflowing.
+ * T == 0 is a no-op returning CK_OK. */
+int ck_residual_layer_norm_f32(const float *x, size_t x_count, size_t x_stride, const float *residual,
+                               size_t residual_count, size_t residual_stride, const float *gamma,
+                               const float *beta, float *y, size_t y_count, size_t y_stride, size_t rows,
+                               size_t channels, float eps);
+
+#endif

@@ -1,0 +1,352 @@
+/* test_linear.c - the oneDNN linear against a double reference over Kokoro's shapes, its determinism, the reference loop, rejections. */
+#include <float.h>
+#include <omp.h>
+#include <stdint.h>
+
+#include "ck_status.h"
+#include "ck_test.h"
+#include "linear.h"
+
+/* Legend: T rows, K in_features, N out_features. */
+
+/* Deterministic values in [-scale, scale) from a 64-bit LCG (Knuth MMIX constants). */
+static void fill(float *v, size_t n, uint64_t seed, double scale)
+{
+    for (size_t i = 0; i < n; i++) {
+        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+        v[i] = (float)(scale * (2.0 * ((double)(seed >> 40) / 16777216.0) - 1.0));
+    }
+}
+
+/* One problem: x [T,K] stride xs, W [N,K], b [N] or none, y [T,N] stride ys (canary-filled). */
+typedef struct {
+    size_t rows, in, out, xs, ys;
+    float *x, *w, *b, *y;
+    ck_onednn *ctx;
+    ck_linear *lin;
+} problem;
+
+static problem problem_new(size_t rows, size_t in, size_t out, int with_bias, size_t xs, size_t ys)
+{
+    problem p = {rows, in, out, xs, ys, NULL, NULL, NULL, NULL, NULL, NULL};
+    p.x = malloc((rows * xs + 1) * sizeof(float));
+    p.w = malloc(in * out * sizeof(float));
+    p.b = with_bias ? malloc(out * sizeof(float)) : NULL;
+    p.y = malloc((rows * ys + 1) * sizeof(float));
+    fill(p.x, rows * xs + 1, rows + in, 2.0);   /* activations of LayerNorm-like size */
+    fill(p.w, in * out, in * 7 + out, 0.05);   /* the synthetic weight scale (DESIGN section 7) */
+    if (p.b != NULL) {
+        fill(p.b, out, out, 0.05);
+    }
+    ck_test_fill_canary(p.y, rows * ys + 1);
+    CU_ASSERT_EQUAL_FATAL(ck_onednn_init(&p.ctx), CK_OK);
+    CU_ASSERT_EQUAL(ck_linear_init(&p.lin, p.ctx, p.w, in * out, p.b, out, in, out), CK_OK);
+    return p;
+}
+
+static void problem_free(problem *p)
+{
+    ck_linear_free(p->lin);
+    ck_onednn_free(p->ctx);
+    free(p->x);
+    free(p->w);
+    free(p->b);
+    free(p->y);
+}
+
+static int forward(problem *p)
+{
+    return ck_linear_forward_f32(p->lin, p->x, p->rows * p->xs, p->xs, p->y, p->rows * p->ys, p->ys, p->rows);
+}
+
+/* Counts elements of row t outside the bound, comparing with the formula summed in double.
+ * Bound for float accumulation (sum_terms = K): any order of K products summed in float errs by
+ * <= K * 2^-24 * sum_k |x_k w_k| (the classic gamma_K bound; FMA only tightens it), plus the bias
+ * add and final rounding, 2^-23 |y|. For a double accumulation pass sum_terms = 0 (final rounding only). */
+static size_t ref_row_mismatches(const problem *p, size_t t, size_t sum_terms)
+{
+    size_t bad = 0;
+    for (size_t o = 0; o < p->out; o++) {
+        double acc = p->b ? p->b[o] : 0.0, mag = 0.0;
+        for (size_t i = 0; i < p->in; i++) {
+            acc += (double)p->x[t * p->xs + i] * p->w[o * p->in + i];
+            mag += fabs((double)p->x[t * p->xs + i] * p->w[o * p->in + i]);
+        }
+        double got = p->y[t * p->ys + o], tol = (double)sum_terms * 0x1p-24 * mag + 0x1p-23 * fabs(acc);
+        if (!(fabs(got - acc) <= tol) && bad++ == 0) {
+            fprintf(stderr, "    row %zu col %zu: got %.9g want %.9g tol %.3g\n", t, o, got, acc, tol);
+        }
+    }
+    return bad;
+}
+
+/* Runs one shape and checks it; with T = 512 every 7th row and the last are compared (oneDNN computes
+ * all rows; the sample keeps the double reference under a second). Pad columns keep the canary. */
+static void expect_shape(size_t rows, size_t in, size_t out, int with_bias, size_t xs, size_t ys)
+{
+    problem p = problem_new(rows, in, out, with_bias, xs, ys);
+    CU_ASSERT_EQUAL(forward(&p), CK_OK);
+    size_t bad = 0, step = rows > 64 ? 7 : 1;
+    for (size_t t = 0; t < rows; t++) {
+        if (t % step == 0 || t == rows - 1) {
+            bad += ref_row_mismatches(&p, t, in);
+        }
+        CU_ASSERT_TRUE(ck_test_canary_intact(p.y + t * ys + out, ys - out));
+    }
+    CU_ASSERT_TRUE(ck_test_canary_intact(p.y + rows * ys, 1));
+    CU_ASSERT_EQUAL(bad, 0);
+    problem_free(&p);
+}
+
+/* Kokoro's five shapes, each at T = 1, 3, 37 and 512. */
+static void expect_all_rows(size_t in, size_t out)
+{
+    const size_t rows[4] = {1, 3, 37, 512};
+    for (int r = 0; r < 4; r++) {
+        expect_shape(rows[r], in, out, 1, in, out);
+    }
+}
+
+static void test_128_to_768(void) { expect_all_rows(128, 768); }
+static void test_768_to_768(void) { expect_all_rows(768, 768); }
+static void test_768_to_2048(void) { expect_all_rows(768, 2048); }
+static void test_2048_to_768(void) { expect_all_rows(2048, 768); }
+static void test_768_to_512(void) { expect_all_rows(768, 512); }
+static void test_no_bias(void) { expect_shape(37, 768, 512, 0, 768, 512); }
+static void test_wide_strides_keep_pads(void) { expect_shape(37, 128, 768, 1, 136, 776); }
+
+static void test_zero_rows_is_a_no_op(void)
+{
+    problem p = problem_new(3, 128, 768, 1, 128, 768);
+    CU_ASSERT_EQUAL(ck_linear_forward_f32(p.lin, NULL, 0, 128, p.y, 0, 768, 0), CK_OK);
+    CU_ASSERT_TRUE(ck_test_canary_intact(p.y, 3 * 768 + 1));
+    problem_free(&p);
+}
+
+/* The plain reference loop against the test's own double reference: only the final rounding differs. */
+static void test_reference_loop(void)
+{
+    problem p = problem_new(37, 768, 512, 1, 770, 520);
+    CU_ASSERT_EQUAL(ck_linear_ref_f32(p.x, 37 * 770, 770, p.w, 768 * 512, p.b, 512, p.y, 37 * 520, 520, 37, 768,
+                                      512), CK_OK);
+    size_t bad = 0;
+    for (size_t t = 0; t < 37; t++) {
+        bad += ref_row_mismatches(&p, t, 0);
+        CU_ASSERT_TRUE(ck_test_canary_intact(p.y + t * 520 + 512, 8));
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    problem_free(&p);
+}
+
+/* Max |a - b| over n floats, and whether a and b are bit-identical. */
+static double max_abs_diff(const float *a, const float *b, size_t n, int *identical)
+{
+    double worst = 0.0;
+    *identical = memcmp(a, b, n * sizeof(float)) == 0;
+    for (size_t i = 0; i < n; i++) {
+        worst = fmax(worst, fabs((double)a[i] - (double)b[i]));
+    }
+    return worst;
+}
+
+/* Row 100 computed alone (T = 1) and inside T = 512: measured bit-identical on this machine
+ * (oneDNN 2.6 gemm:jit, AVX-512). If a oneDNN update changes that, this test says so. */
+static void test_row_does_not_depend_on_rows(void)
+{
+    problem p = problem_new(512, 768, 768, 1, 768, 768);
+    float alone[768];
+    int identical;
+    CU_ASSERT_EQUAL(forward(&p), CK_OK);
+    CU_ASSERT_EQUAL(ck_linear_forward_f32(p.lin, p.x + 100 * 768, 768, 768, alone, 768, 768, 1), CK_OK);
+    double d = max_abs_diff(alone, p.y + 100 * 768, 768, &identical);
+    fprintf(stderr, "    row alone vs in T=512: max abs diff %.3g, identical %d\n", d, identical);
+    CU_ASSERT_TRUE(identical);
+    problem_free(&p);
+}
+
+/* T = 512 with one and with two OpenMP threads: measured bit-identical (oneDNN splits rows and
+ * columns between threads, never the K sum). */
+static void test_rows_do_not_depend_on_threads(void)
+{
+    problem p = problem_new(512, 768, 2048, 1, 768, 2048);
+    float *one = malloc(512 * 2048 * sizeof(float));
+    int before = omp_get_max_threads(), identical;
+    omp_set_num_threads(1);
+    CU_ASSERT_EQUAL(forward(&p), CK_OK);
+    memcpy(one, p.y, 512 * 2048 * sizeof(float));
+    omp_set_num_threads(2);
+    CU_ASSERT_EQUAL(forward(&p), CK_OK);
+    omp_set_num_threads(before);
+    double d = max_abs_diff(one, p.y, 512 * 2048, &identical);
+    fprintf(stderr, "    1 vs 2 threads: max abs diff %.3g, identical %d\n", d, identical);
+    CU_ASSERT_TRUE(identical);
+    free(one);
+    problem_free(&p);
+}
+
+/* init rejections: each returns the code and leaves *out NULL. */
+static void expect_init_rejected(ck_onednn *ctx, const float *w, size_t w_count, const float *b, size_t b_count,
+                                 size_t in, size_t out, int code)
+{
+    ck_linear *lin = (ck_linear *)&lin; /* any non-NULL value: init must reset it */
+    CU_ASSERT_EQUAL(ck_linear_init(&lin, ctx, w, w_count, b, b_count, in, out), code);
+    CU_ASSERT_PTR_NULL(lin);
+}
+
+static void test_init_rejections(void)
+{
+    problem p = problem_new(1, 8, 4, 1, 8, 4);
+    expect_init_rejected(NULL, p.w, 32, p.b, 4, 8, 4, CK_E_ARG);
+    expect_init_rejected(p.ctx, NULL, 32, p.b, 4, 8, 4, CK_E_ARG);
+    CU_ASSERT_EQUAL(ck_linear_init(NULL, p.ctx, p.w, 32, p.b, 4, 8, 4), CK_E_ARG);
+    CU_ASSERT_EQUAL(ck_onednn_init(NULL), CK_E_ARG);
+    problem_free(&p);
+}
+
+static void test_init_zero_features(void)
+{
+    problem p = problem_new(1, 8, 4, 1, 8, 4);
+    expect_init_rejected(p.ctx, p.w, 32, p.b, 4, 0, 4, CK_E_SIZE);
+    expect_init_rejected(p.ctx, p.w, 32, p.b, 4, 8, 0, CK_E_SIZE);
+    problem_free(&p);
+}
+
+static void test_init_weight_count_one_short(void)
+{
+    problem p = problem_new(1, 8, 4, 1, 8, 4);
+    expect_init_rejected(p.ctx, p.w, 31, p.b, 4, 8, 4, CK_E_SIZE);
+    problem_free(&p);
+}
+
+static void test_init_bias_count_one_short(void)
+{
+    problem p = problem_new(1, 8, 4, 1, 8, 4);
+    expect_init_rejected(p.ctx, p.w, 32, p.b, 3, 8, 4, CK_E_SIZE);
+    problem_free(&p);
+}
+
+static void test_init_features_overflow(void)
+{
+    problem p = problem_new(1, 8, 4, 1, 8, 4);
+    expect_init_rejected(p.ctx, p.w, SIZE_MAX, p.b, 4, SIZE_MAX / 2, 4, CK_E_SIZE);
+    problem_free(&p);
+}
+
+static void test_init_nan_weight(void)
+{
+    problem p = problem_new(1, 8, 4, 1, 8, 4);
+    p.w[31] = NAN;
+    expect_init_rejected(p.ctx, p.w, 32, p.b, 4, 8, 4, CK_E_NONFINITE);
+    problem_free(&p);
+}
+
+static void test_init_inf_bias(void)
+{
+    problem p = problem_new(1, 8, 4, 1, 8, 4);
+    p.b[0] = -INFINITY;
+    expect_init_rejected(p.ctx, p.w, 32, p.b, 4, 8, 4, CK_E_NONFINITE);
+    problem_free(&p);
+}
+
+/* forward rejections on a 3 x (8 -> 4) problem with y stride 6: code asserted, y untouched. */
+static void expect_forward_rejected(problem *p, const float *x, size_t x_count, size_t xs, size_t y_count,
+                                    size_t ys, int code)
+{
+    CU_ASSERT_EQUAL(ck_linear_forward_f32(p->lin, x, x_count, xs, p->y, y_count, ys, 3), code);
+    CU_ASSERT_TRUE(ck_test_canary_intact(p->y, 3 * 6 + 1));
+}
+
+static void test_forward_null_x(void)
+{
+    problem p = problem_new(3, 8, 4, 1, 8, 6);
+    expect_forward_rejected(&p, NULL, 24, 8, 18, 6, CK_E_ARG);
+    CU_ASSERT_EQUAL(ck_linear_forward_f32(NULL, p.x, 24, 8, p.y, 18, 6, 3), CK_E_ARG);
+    problem_free(&p);
+}
+
+static void test_forward_x_stride_below_in(void)
+{
+    problem p = problem_new(3, 8, 4, 1, 8, 6);
+    expect_forward_rejected(&p, p.x, 24, 7, 18, 6, CK_E_SIZE);
+    problem_free(&p);
+}
+
+static void test_forward_y_stride_below_out(void)
+{
+    problem p = problem_new(3, 8, 4, 1, 8, 6);
+    expect_forward_rejected(&p, p.x, 24, 8, 18, 3, CK_E_SIZE);
+    problem_free(&p);
+}
+
+static void test_forward_y_stride_size_max(void)
+{
+    problem p = problem_new(3, 8, 4, 1, 8, 6);
+    expect_forward_rejected(&p, p.x, 24, 8, SIZE_MAX, SIZE_MAX, CK_E_SIZE);
+    problem_free(&p);
+}
+
+static void test_forward_y_count_one_short(void)
+{
+    problem p = problem_new(3, 8, 4, 1, 8, 6);
+    expect_forward_rejected(&p, p.x, 24, 8, 2 * 6 + 4 - 1, 6, CK_E_SIZE);
+    problem_free(&p);
+}
+
+static void test_forward_x_count_one_short(void)
+{
+    problem p = problem_new(3, 8, 4, 1, 8, 6);
+    expect_forward_rejected(&p, p.x, 23, 8, 18, 6, CK_E_SIZE);
+    problem_free(&p);
+}
+
+static void test_forward_nan_in_x(void)
+{
+    problem p = problem_new(3, 8, 4, 1, 8, 6);
+    p.x[2 * 8 + 7] = NAN;
+    expect_forward_rejected(&p, p.x, 24, 8, 18, 6, CK_E_NONFINITE);
+    problem_free(&p);
+}
+
+static void test_forward_x_overlaps_y(void)
+{
+    problem p = problem_new(3, 8, 4, 1, 8, 6);
+    ck_test_fill_canary(p.x, 25);
+    CU_ASSERT_EQUAL(ck_linear_forward_f32(p.lin, p.x, 24, 8, p.x + 4, 20, 6, 3), CK_E_ARG);
+    CU_ASSERT_TRUE(ck_test_canary_intact(p.x, 25));
+    problem_free(&p);
+}
+
+static void test_reference_loop_y_count_one_short(void)
+{
+    problem p = problem_new(3, 8, 4, 1, 8, 6);
+    CU_ASSERT_EQUAL(ck_linear_ref_f32(p.x, 24, 8, p.w, 32, p.b, 4, p.y, 15, 6, 3, 8, 4), CK_E_SIZE);
+    CU_ASSERT_TRUE(ck_test_canary_intact(p.y, 3 * 6 + 1));
+    problem_free(&p);
+}
+
+static void test_free_accepts_null(void)
+{
+    ck_linear_free(NULL);
+    ck_onednn_free(NULL);
+    CU_PASS("freeing NULL returns");
+}
+
+CK_TEST_MAIN("linear", {"128 -> 768", test_128_to_768}, {"768 -> 768", test_768_to_768},
+             {"768 -> 2048", test_768_to_2048}, {"2048 -> 768", test_2048_to_768}, {"768 -> 512", test_768_to_512},
+             {"no bias", test_no_bias}, {"wide strides keep pads", test_wide_strides_keep_pads},
+             {"zero rows is a no-op", test_zero_rows_is_a_no_op}, {"reference loop", test_reference_loop},
+             {"row does not depend on rows", test_row_does_not_depend_on_rows},
+             {"rows do not depend on threads", test_rows_do_not_depend_on_threads},
+             {"init null arguments", test_init_rejections}, {"init zero features", test_init_zero_features},
+             {"init weight_count one short", test_init_weight_count_one_short},
+             {"init bias_count one short", test_init_bias_count_one_short},
+             {"init features overflow", test_init_features_overflow}, {"init NaN weight", test_init_nan_weight},
+             {"init Inf bias", test_init_inf_bias}, {"forward null x or lin", test_forward_null_x},
+             {"forward x stride < in", test_forward_x_stride_below_in},
+             {"forward y stride < out", test_forward_y_stride_below_out},
+             {"forward y stride SIZE_MAX", test_forward_y_stride_size_max},
+             {"forward y_count one short", test_forward_y_count_one_short},
+             {"forward x_count one short", test_forward_x_count_one_short},
+             {"forward NaN in x", test_forward_nan_in_x}, {"forward x overlaps y", test_forward_x_overlaps_y},
+             {"reference loop y_count one short", test_reference_loop_y_count_one_short},
+             {"free accepts NULL", test_free_accepts_null})

@@ -1,0 +1,249 @@
+/* test_residual_layer_norm.c - LN(x + residual) against a hand case and a double reference, plus every rejection. */
+#include <stdint.h>
+
+#include "ck_status.h"
+#include "ck_test.h"
+#include "residual_layer_norm.h"
+
+/* Legend: T rows, C channels; x, residual and y each get a different stride wider than C. */
+enum { T = 37, C = 768, XS = 770, RS = 768, YS = 776 };
+
+typedef struct {
+    float x[T * XS], residual[T * RS], gamma[C], beta[C], y[T * YS];
+    size_t x_count, residual_count, y_count, x_stride, y_stride, rows, channels;
+    float eps;
+} fixture;
+
+/* Deterministic values in [-scale, scale) + offset from a 64-bit LCG (Knuth MMIX constants). */
+static void fill(float *v, size_t n, uint64_t seed, double scale, double offset)
+{
+    for (size_t i = 0; i < n; i++) {
+        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+        v[i] = (float)(scale * (2.0 * ((double)(seed >> 40) / 16777216.0) - 1.0) + offset);
+    }
+}
+
+static fixture *fixture_new(void)
+{
+    fixture *f = calloc(1, sizeof *f);
+    fill(f->x, T * XS, 11, 2.0, 0.3);
+    fill(f->residual, T * RS, 12, 1.0, -0.1);
+    fill(f->gamma, C, 13, 0.1, 1.0);
+    fill(f->beta, C, 14, 0.05, 0.0);
+    ck_test_fill_canary(f->y, T * YS);
+    f->x_count = T * XS;
+    f->residual_count = T * RS;
+    f->y_count = T * YS;
+    f->x_stride = XS;
+    f->y_stride = YS;
+    f->rows = T;
+    f->channels = C;
+    f->eps = 1e-12f;
+    return f;
+}
+
+static int run(fixture *f)
+{
+    return ck_residual_layer_norm_f32(f->x, f->x_count, f->x_stride, f->residual, f->residual_count, RS,
+                                      f->gamma, f->beta, f->y, f->y_count, f->y_stride, f->rows,
+                                      f->channels, f->eps);
+}
+
+/* ref_residual_layer_norm: the formula in double, two passes. want is [T,C]. */
+static void ref_residual_layer_norm(const fixture *f, float *want)
+{
+    for (int t = 0; t < T; t++) {
+        double s[C], mean = 0.0, var = 0.0;
+        for (int c = 0; c < C; c++) {
+            s[c] = (double)f->x[t * XS + c] + f->residual[t * RS + c];
+            mean += s[c] / C;
+        }
+        for (int c = 0; c < C; c++) {
+            var += (s[c] - mean) * (s[c] - mean) / C;
+        }
+        for (int c = 0; c < C; c++) {
+            want[t * C + c] = (float)((s[c] - mean) / sqrt(var + 1e-12) * f->gamma[c] + f->beta[c]);
+        }
+    }
+}
+
+static void test_hand_case(void)
+{
+    /* s = x + r = [1 2 3 4]: mean 2.5, var 1.25, sqrt 1.11803399. */
+    const float x[4] = {0.5f, 3, 1, 4}, r[4] = {0.5f, -1, 2, 0}, gamma[4] = {1, 1, 2, 1},
+                beta[4] = {0, 0, 1, 0};
+    float y[4];
+    CU_ASSERT_EQUAL(ck_residual_layer_norm_f32(x, 4, 4, r, 4, 4, gamma, beta, y, 4, 4, 1, 4, 1e-12f), CK_OK);
+    const float want[4] = {-1.5f / 1.11803399f, -0.5f / 1.11803399f, 2.0f * 0.5f / 1.11803399f + 1.0f,
+                           1.5f / 1.11803399f};
+    CU_ASSERT_TRUE(ck_test_close("hand", y, want, 4, 1e-6));
+}
+
+/* Tolerance 2e-6: the kernel rounds s = x + r to float (|s| < 3.5, <= 1.2e-7), LN scales by rstd
+ * (~1/1.3) and gamma (<= 1.1), plus one float rounding of |y| < 4 (2.4e-7): ~4e-7; margin 5. */
+static void test_reference_with_wide_strides(void)
+{
+    fixture *f = fixture_new();
+    static float want[T * C], got[T * C];
+    CU_ASSERT_EQUAL(run(f), CK_OK);
+    ref_residual_layer_norm(f, want);
+    for (int t = 0; t < T; t++) {
+        memcpy(got + t * C, f->y + t * YS, C * sizeof(float));
+        CU_ASSERT_TRUE(ck_test_canary_intact(f->y + t * YS + C, YS - C));
+    }
+    CU_ASSERT_TRUE(ck_test_close("residual_layer_norm", got, want, T * C, 2e-6));
+    free(f);
+}
+
+static void test_zero_rows_is_a_no_op(void)
+{
+    fixture *f = fixture_new();
+    f->rows = 0;
+    f->x_count = f->y_count = f->residual_count = 0;
+    CU_ASSERT_EQUAL(run(f), CK_OK);
+    CU_ASSERT_TRUE(ck_test_canary_intact(f->y, T * YS));
+    free(f);
+}
+
+/* Runs the fixture after one bad change; asserts the exact code and that y is untouched. */
+static void expect_rejected(fixture *f, int code)
+{
+    CU_ASSERT_EQUAL(run(f), code);
+    CU_ASSERT_TRUE(ck_test_canary_intact(f->y, T * YS));
+    free(f);
+}
+
+static void test_x_stride_below_channels(void)
+{
+    fixture *f = fixture_new();
+    f->x_stride = C - 1;
+    expect_rejected(f, CK_E_SIZE);
+}
+
+static void test_y_stride_size_max(void)
+{
+    fixture *f = fixture_new();
+    f->y_stride = SIZE_MAX;
+    expect_rejected(f, CK_E_SIZE);
+}
+
+static void test_y_count_one_short(void)
+{
+    fixture *f = fixture_new();
+    f->y_count = (T - 1) * YS + C - 1;
+    expect_rejected(f, CK_E_SIZE);
+}
+
+static void test_x_count_one_short(void)
+{
+    fixture *f = fixture_new();
+    f->x_count = (T - 1) * XS + C - 1;
+    expect_rejected(f, CK_E_SIZE);
+}
+
+static void test_residual_count_one_short(void)
+{
+    fixture *f = fixture_new();
+    f->residual_count = T * RS - 1;
+    expect_rejected(f, CK_E_SIZE);
+}
+
+static void test_zero_channels(void)
+{
+    fixture *f = fixture_new();
+    f->channels = 0;
+    expect_rejected(f, CK_E_SIZE);
+}
+
+static void test_eps_zero(void)
+{
+    fixture *f = fixture_new();
+    f->eps = 0.0f;
+    expect_rejected(f, CK_E_ARG);
+}
+
+static void test_eps_negative(void)
+{
+    fixture *f = fixture_new();
+    f->eps = -1e-12f;
+    expect_rejected(f, CK_E_ARG);
+}
+
+static void test_nan_in_x(void)
+{
+    fixture *f = fixture_new();
+    f->x[(T - 1) * XS + C - 1] = NAN;
+    expect_rejected(f, CK_E_NONFINITE);
+}
+
+static void test_inf_in_residual(void)
+{
+    fixture *f = fixture_new();
+    f->residual[5 * RS + 100] = -INFINITY;
+    expect_rejected(f, CK_E_NONFINITE);
+}
+
+static void test_nan_in_beta(void)
+{
+    fixture *f = fixture_new();
+    f->beta[0] = NAN;
+    expect_rejected(f, CK_E_NONFINITE);
+}
+
+static void test_sum_overflow(void)
+{
+    fixture *f = fixture_new();
+    f->x[3 * XS + 7] = 3e38f;
+    f->residual[3 * RS + 7] = 3e38f;
+    expect_rejected(f, CK_E_NONFINITE);
+}
+
+static void test_nan_in_x_pad_is_not_read(void)
+{
+    fixture *f = fixture_new();
+    f->x[XS - 1] = NAN; /* column 769 of row 0: outside [0, C) */
+    CU_ASSERT_EQUAL(run(f), CK_OK);
+    free(f);
+}
+
+static void test_null_residual(void)
+{
+    fixture *f = fixture_new();
+    CU_ASSERT_EQUAL(ck_residual_layer_norm_f32(f->x, f->x_count, XS, NULL, f->residual_count, RS, f->gamma,
+                                               f->beta, f->y, f->y_count, YS, T, C, 1e-12f), CK_E_ARG);
+    CU_ASSERT_TRUE(ck_test_canary_intact(f->y, T * YS));
+    free(f);
+}
+
+/* y aliasing an input: the input must come back bit-identical (nothing written). */
+static void expect_alias_rejected(fixture *f, float *input, size_t stride)
+{
+    ck_test_fill_canary(input, T * stride);
+    CU_ASSERT_EQUAL(ck_residual_layer_norm_f32(f->x, T * XS, XS, f->residual, T * RS, RS, f->gamma, f->beta,
+                                               input, T * stride, stride, T, C, 1e-12f), CK_E_ARG);
+    CU_ASSERT_TRUE(ck_test_canary_intact(input, T * stride));
+    free(f);
+}
+
+static void test_y_is_x(void)
+{
+    fixture *f = fixture_new();
+    expect_alias_rejected(f, f->x, XS);
+}
+
+static void test_y_is_residual(void)
+{
+    fixture *f = fixture_new();
+    expect_alias_rejected(f, f->residual, RS);
+}
+
+CK_TEST_MAIN("residual_layer_norm", {"hand case", test_hand_case},
+             {"reference, wide strides, canary pads", test_reference_with_wide_strides},
+             {"zero rows is a no-op", test_zero_rows_is_a_no_op},
+             {"x stride < channels", test_x_stride_below_channels}, {"y stride SIZE_MAX", test_y_stride_size_max},
+             {"y_count one short", test_y_count_one_short}, {"x_count one short", test_x_count_one_short},
+             {"residual_count one short", test_residual_count_one_short}, {"channels 0", test_zero_channels},
+             {"eps 0", test_eps_zero}, {"eps negative", test_eps_negative}, {"NaN in x", test_nan_in_x},
+             {"Inf in residual", test_inf_in_residual}, {"NaN in beta", test_nan_in_beta},
+             {"x + residual overflows", test_sum_overflow}, {"NaN in x pad is not read", test_nan_in_x_pad_is_not_read},
+             {"null residual", test_null_residual}, {"y is x", test_y_is_x}, {"y is residual", test_y_is_residual})
