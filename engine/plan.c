@@ -3,6 +3,8 @@
  * Plans only; never allocates an arena, never runs an op. */
 #include "plan.h"
 
+#include "attention.h"
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,13 +45,18 @@ static int buffer_bytes(size_t rows, size_t cols, size_t *bytes)
     return rc ? rc : align_arena(raw, bytes);
 }
 
-/* Attention scratch per worker, in floats: one [S,S] score matrix plus one [S] row of softmax sums.
- * Stands in for ck_attention_scratch() of kernels/attention.h until that header lands. */
-static int attention_scratch_floats(size_t seq_len, size_t *floats)
+/* Attention scratch per worker, in floats: what the attention kernel needs for the longest
+ * sequence at the widest head of any attention op (0 when the circuit has none). */
+static int attention_scratch_floats(const ck_circuit *c, size_t seq_len, size_t *floats)
 {
-    size_t square = 0;
-    int rc = mul_size(seq_len, seq_len, &square);
-    return rc ? rc : add_size(square, seq_len, floats);
+    size_t head_dim = 0;
+    for (size_t i = 0; i < c->n_ops; i++) {
+        if (c->ops[i].kind == CK_OP_ATTENTION && c->ops[i].head_dim > head_dim) {
+            head_dim = c->ops[i].head_dim;
+        }
+    }
+    *floats = 0;
+    return head_dim == 0 ? CK_OK : ck_attention_scratch(seq_len, head_dim, floats);
 }
 
 static int lives_overlap(const ck_plan *p, size_t a, size_t b)
@@ -135,7 +142,7 @@ static int size_plan(ck_plan *p, const ck_circuit *c, ck_error *err)
                            c->buffers[b].name, p->limits.max_tokens, c->buffers[b].cols);
         }
     }
-    if (attention_scratch_floats(p->limits.max_seq_len, &floats) != CK_OK ||
+    if (attention_scratch_floats(c, p->limits.max_seq_len, &floats) != CK_OK ||
         buffer_bytes(floats, 1, &p->scratch_bytes) != CK_OK) {
         return ck_fail(err, CK_E_SIZE, "plan: scratch for max_seq_len %zu overflows",
                        p->limits.max_seq_len);
