@@ -150,6 +150,7 @@ def safetensors_bytes(items):
 
 
 def sha256_hex(data):
+    """Lower-case hex SHA-256 of bytes."""
     return hashlib.sha256(data).hexdigest()
 
 
@@ -253,6 +254,7 @@ def gelu_new(x):
 
 
 def layer_norm(x, w, name):
+    """torch.nn.LayerNorm over the last axis (population variance, eps 1e-12) with name.weight/.bias."""
     return F.layer_norm(x, (x.shape[-1],), w[name + ".weight"], w[name + ".bias"], eps=LN_EPS)
 
 
@@ -383,6 +385,7 @@ def main(argv=None):
     if args.weights_out:
         write_file(args.weights_out, safetensors_bytes(list(weights.items())))
     if args.out:
+        os.makedirs(args.out, exist_ok=True)
         items, cases, noise, batch_vs_alone = capture(Lexicon(KOKORO_DIR), weights)
         data = safetensors_bytes(items)
         write_file(os.path.join(args.out, FIXTURE), data)
