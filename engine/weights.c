@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pth.h"
 #include "safetensors.h"
 #include "sha256.h"
 #include "synth_weights.h"
@@ -17,6 +18,7 @@ struct ck_weights {
     float **owned;       /* [capacity]: tensor i's own buffer, or NULL when it lives in `file` */
     size_t n;
     ck_st_file *file;    /* kept open while in-place tensors point into its mapping */
+    ck_pth_file *pth;    /* the same for a torch.save checkpoint */
     char *identity;
     int synthetic;
     uint64_t seed;
@@ -145,31 +147,64 @@ static int set_file_identity(ck_weights *w, const char *path, ck_error *err)
     return w->identity != NULL ? CK_OK : ck_fail(err, CK_E_MEMORY, "%s: out of memory", path);
 }
 
+/* Every F32/F16/BF16 tensor of a safetensors file into a new *w (set even on error, for freeing). */
+static int load_safetensors(ck_weights **w, const char *path, ck_error *err)
+{
+    ck_st_file *f = NULL;
+    int rc = ck_st_open(&f, path, err);
+    if (rc != CK_OK) {
+        return rc;
+    }
+    *w = weights_new(ck_st_count(f));
+    if (*w == NULL) {
+        ck_st_close(f);
+        return ck_fail(err, CK_E_MEMORY, "%s: out of memory", path);
+    }
+    (*w)->file = f;
+    for (size_t i = 0; i < ck_st_count(f) && rc == CK_OK; i++) {
+        const ck_st_tensor *t = ck_st_at(f, i);
+        if (t->dtype == CK_ST_F32 || t->dtype == CK_ST_F16 || t->dtype == CK_ST_BF16) {
+            rc = add_file_tensor(*w, path, t, err);
+        }
+    }
+    return rc;
+}
+
+/* The phoneme encoder's tensors of a torch.save checkpoint (ck_pth_kokoro_encoder_wants) into a new
+ * *w (set even on error); the storages of every other group are never read. */
+static int load_pth(ck_weights **w, const char *path, ck_error *err)
+{
+    ck_pth_file *f = NULL;
+    int rc = ck_pth_open(&f, path, err);
+    if (rc != CK_OK) {
+        return rc;
+    }
+    *w = weights_new(ck_pth_count(f));
+    if (*w == NULL) {
+        ck_pth_close(f);
+        return ck_fail(err, CK_E_MEMORY, "%s: out of memory", path);
+    }
+    (*w)->pth = f;
+    for (size_t i = 0; i < ck_pth_count(f) && rc == CK_OK; i++) {
+        ck_st_tensor view;
+        if (ck_pth_kokoro_encoder_wants(ck_pth_at(f, i))) {
+            rc = ck_pth_view(f, i, &view, err);
+            rc = rc == CK_OK ? add_file_tensor(*w, path, &view, err) : rc;
+        }
+    }
+    return rc;
+}
+
+/* Dispatches by content, not by name: a torch.save archive starts "PK\x03\x04" (ck_pth_sniff),
+ * anything else is read as safetensors. */
 int ck_weights_load(ck_weights **out, const char *path, ck_error *err)
 {
     ck_weights *w = NULL;
-    ck_st_file *f = NULL;
-    int rc;
     if (out == NULL || path == NULL) {
         return ck_fail(err, CK_E_ARG, "weights: null out or path");
     }
     *out = NULL;
-    rc = ck_st_open(&f, path, err);
-    if (rc != CK_OK) {
-        return rc;
-    }
-    w = weights_new(ck_st_count(f));
-    if (w == NULL) {
-        ck_st_close(f);
-        return ck_fail(err, CK_E_MEMORY, "%s: out of memory", path);
-    }
-    w->file = f;
-    for (size_t i = 0; i < ck_st_count(f) && rc == CK_OK; i++) {
-        const ck_st_tensor *t = ck_st_at(f, i);
-        if (t->dtype == CK_ST_F32 || t->dtype == CK_ST_F16 || t->dtype == CK_ST_BF16) {
-            rc = add_file_tensor(w, path, t, err);
-        }
-    }
+    int rc = ck_pth_sniff(path) ? load_pth(&w, path, err) : load_safetensors(&w, path, err);
     if (rc == CK_OK) {
         rc = set_file_identity(w, path, err);
     }
@@ -321,6 +356,7 @@ void ck_weights_free(ck_weights *w)
         free(w->owned[i]);
     }
     ck_st_close(w->file);
+    ck_pth_close(w->pth);
     free(w->tensors);
     free(w->owned);
     free(w->identity);
