@@ -170,7 +170,7 @@ static int walk(ck_pth_file *f, ck_pv *d, const char *prefix, const char *group,
     }
     d->seen = 1;
     int rc = CK_OK;
-    for (size_t i = 0; i + 1 < 2 * d->n && rc == CK_OK; i += 2) {
+    for (size_t i = 0; i + 1 < d->n && rc == CK_OK; i += 2) {
         const ck_pv *key = d->items[i];
         ck_pv *v = d->items[i + 1];
         if (key->kind != CK_PV_STR || memchr(key->s, '\0', key->len) != NULL || key->len > 4096) {

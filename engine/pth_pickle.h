@@ -40,7 +40,7 @@ struct ck_pv {
     double f;                /* FLOAT */
     const char *s;           /* STR: UTF-8 bytes inside the pickle buffer, NOT NUL-terminated */
     size_t len;              /* STR: bytes */
-    ck_pv **items;           /* TUPLE, LIST: [n]; DICT: key, value, key, value ... [2n] */
+    ck_pv **items;           /* TUPLE, LIST: [n]; DICT: key, value, key, value ... [n], n even */
     size_t n, cap;
     ck_pv_global global;     /* GLOBAL */
     ck_st_dtype dtype;       /* STORAGE, TENSOR: F32, F16 or BF16 */

@@ -1,0 +1,169 @@
+/* test_pth.c - torch.save checkpoints (tests/fixtures/pth, written by tools/make_pth_fixtures.py with
+ * real torch): bit-identical to the safetensors twin for f32/f16/bf16/Parameter files, Kokoro groups,
+ * unused storages never read, and every hostile archive rejected with its code and a naming message. */
+#include <stdint.h>
+#include <string.h>
+
+#include "ck_status.h"
+#include "ck_test.h"
+#include "pth.h"
+#include "weights.h"
+#include "zip.h"
+
+#define FIX "tests/fixtures/pth/"
+#define N_ENCODER_TENSORS 15  /* 13 bert + 2 bert_encoder in the reduced layout */
+
+static char g_path[4096];
+
+static const char *fixture(const char *name)
+{
+    snprintf(g_path, sizeof g_path, "%s", ck_test_path(name));
+    return g_path;
+}
+
+static ck_weights *load_ok(const char *name)
+{
+    ck_weights *w = NULL;
+    ck_error err = {0};
+    int rc = ck_weights_load(&w, fixture(name), &err);
+    if (rc != CK_OK) {
+        fprintf(stderr, "    %s: %s\n", name, err.message);
+    }
+    CU_ASSERT_EQUAL(rc, CK_OK);
+    return w;
+}
+
+/* Every tensor of the safetensors twin has the same name, shape and f32 bytes in `name`. */
+static void check_twin(const char *name)
+{
+    ck_weights *twin = load_ok(FIX "kokoro_reduced.safetensors");
+    ck_weights *w = load_ok(name);
+    CU_ASSERT_FATAL(twin != NULL && w != NULL);
+    CU_ASSERT_EQUAL(ck_weights_count(twin), N_ENCODER_TENSORS);
+    CU_ASSERT_EQUAL(ck_weights_count(w), N_ENCODER_TENSORS);
+    for (size_t i = 0; i < ck_weights_count(twin); i++) {
+        const ck_tensor *a = ck_weights_at(twin, i);
+        const ck_tensor *b = ck_weights_find(w, a->name);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+        CU_ASSERT_EQUAL(b->rank, a->rank);
+        CU_ASSERT_EQUAL(memcmp(b->shape, a->shape, sizeof a->shape), 0);
+        CU_ASSERT_EQUAL_FATAL(b->elements, a->elements);
+        CU_ASSERT_EQUAL(memcmp(b->data, a->data, a->elements * sizeof(float)), 0);
+    }
+    CU_ASSERT_PTR_NOT_NULL(strstr(ck_weights_identity(w), "sha256 "));
+    ck_weights_free(w);
+    ck_weights_free(twin);
+}
+
+static void test_f32_equals_safetensors(void) { check_twin(FIX "kokoro_reduced_f32.pth"); }
+static void test_f16_equals_safetensors(void) { check_twin(FIX "kokoro_reduced_f16.pth"); }
+static void test_bf16_equals_safetensors(void) { check_twin(FIX "kokoro_reduced_bf16.pth"); }
+static void test_parameter_equals_safetensors(void) { check_twin(FIX "kokoro_reduced_param.pth"); }
+
+/* The extra group's storage has a bad CRC: the load succeeds only because it is never read. */
+static void test_extra_group_never_read(void)
+{
+    ck_pth_file *f = NULL;
+    ck_st_tensor view;
+    ck_error err = {0};
+    check_twin(FIX "kokoro_extra_group.pth");
+    CU_ASSERT_EQUAL_FATAL(ck_pth_open(&f, fixture(FIX "kokoro_extra_group.pth"), &err), CK_OK);
+    size_t last = ck_pth_count(f) - 1;
+    CU_ASSERT_STRING_EQUAL(ck_pth_at(f, last)->name, "unused_extra.module.junk");
+    CU_ASSERT_FALSE(ck_pth_kokoro_encoder_wants(ck_pth_at(f, last)));
+    CU_ASSERT_EQUAL(ck_pth_view(f, last, &view, &err), CK_E_FORMAT);  /* proof it is corrupt */
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "bad CRC-32"));
+    ck_pth_close(f);
+}
+
+static void test_layout_described(void)
+{
+    ck_pth_file *f = NULL;
+    ck_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(ck_pth_open(&f, fixture(FIX "kokoro_reduced_f32.pth"), &err), CK_OK);
+    CU_ASSERT_EQUAL(ck_pth_count(f), N_ENCODER_TENSORS + 3);  /* + predictor, text_encoder, decoder */
+    const ck_pth_tensor *t = ck_pth_at(f, 0);
+    CU_ASSERT_STRING_EQUAL(t->name, "bert.module.embeddings.word_embeddings.weight");
+    CU_ASSERT_STRING_EQUAL(t->group, "bert");
+    CU_ASSERT(t->dtype == CK_ST_F32 && t->rank == 2 && t->shape[0] == 7 && t->shape[1] == 4);
+    CU_ASSERT(t->stride[0] == 4 && t->stride[1] == 1 && t->offset == 0 && t->elements == 28);
+    const ck_pth_tensor *bias = ck_pth_at(f, N_ENCODER_TENSORS - 1);
+    CU_ASSERT_STRING_EQUAL(bias->name, "bert_encoder.module.bias");
+    CU_ASSERT_EQUAL(bias->offset, 3);  /* a slice of a larger storage */
+    const ck_pth_tensor *dec = ck_pth_at(f, N_ENCODER_TENSORS + 2);
+    CU_ASSERT_STRING_EQUAL(dec->group, "decoder");
+    CU_ASSERT(dec->rank == 3 && dec->shape[2] == 3);
+    CU_ASSERT_TRUE(ck_pth_kokoro_encoder_wants(t));
+    CU_ASSERT_FALSE(ck_pth_kokoro_encoder_wants(dec));
+    CU_ASSERT_PTR_NULL(ck_pth_at(f, ck_pth_count(f)));
+    ck_pth_close(f);
+}
+
+static void test_sniff_by_content(void)
+{
+    CU_ASSERT_EQUAL(ck_pth_sniff(fixture(FIX "kokoro_reduced_f16.pth")), 1);
+    CU_ASSERT_EQUAL(ck_pth_sniff(fixture(FIX "kokoro_reduced.safetensors")), 0);
+    CU_ASSERT_EQUAL(ck_pth_sniff(fixture(FIX "no_such_file")), 0);
+}
+
+static void test_crc32_vector(void)
+{
+    CU_ASSERT_EQUAL(ck_zip_crc32("123456789", 9), 0xCBF43926u);  /* APPNOTE / zlib check value */
+    CU_ASSERT_EQUAL(ck_zip_crc32(NULL, 0), 0u);
+}
+
+/* ---- hostile archives: each rejected by ck_weights_load with `code` and a message naming it ---- */
+
+static void expect_rejected(const char *name, int code, const char *needle)
+{
+    ck_weights *w = (ck_weights *)&w;
+    ck_error err = {0};
+    CU_ASSERT_EQUAL(ck_weights_load(&w, fixture(name), &err), code);
+    CU_ASSERT_PTR_NULL(w);
+    CU_ASSERT_EQUAL(err.code, code);
+    if (strstr(err.message, needle) == NULL) {
+        fprintf(stderr, "    %s: message \"%s\" lacks \"%s\"\n", name, err.message, needle);
+        CU_FAIL("message does not name the rejected thing");
+    }
+}
+
+static void test_os_system(void) { expect_rejected(FIX "h_os_system.pth", CK_E_FORMAT, "global os.system is not allowed"); }
+static void test_builtins_eval(void) { expect_rejected(FIX "h_builtins_eval.pth", CK_E_FORMAT, "global builtins.eval is not allowed"); }
+static void test_reduce_storage(void) { expect_rejected(FIX "h_reduce_storage.pth", CK_E_FORMAT, "REDUCE on torch.FloatStorage is not allowed"); }
+static void test_inst_opcode(void) { expect_rejected(FIX "h_inst_opcode.pth", CK_E_FORMAT, "opcode not allowed: INST"); }
+static void test_missing_storage(void) { expect_rejected(FIX "h_missing_storage.pth", CK_E_FORMAT, "storage key \"7\" has no entry archive/data/7"); }
+static void test_short_storage(void) { expect_rejected(FIX "h_short_storage.pth", CK_E_FORMAT, "tensor \"bert.w\": offset 0 + 9 elements exceeds its storage \"0\" of 6"); }
+static void test_storage_bytes(void) { expect_rejected(FIX "h_storage_bytes.pth", CK_E_FORMAT, "storage archive/data/0 holds 20 bytes, its 6 elements need 24"); }
+static void test_noncontiguous(void) { expect_rejected(FIX "h_noncontiguous.pth", CK_E_FORMAT, "stride[1] = 3, expected 1"); }
+static void test_memo_range(void) { expect_rejected(FIX "h_memo.pth", CK_E_FORMAT, "memo index 5 out of range"); }
+static void test_long_string(void) { expect_rejected(FIX "h_long_string.pth", CK_E_FORMAT, "string length 2147483648 exceeds"); }
+static void test_deep_dicts(void) { expect_rejected(FIX "h_deep_dicts.pth", CK_E_FORMAT, "nested deeper than 8"); }
+static void test_deep_stack(void) { expect_rejected(FIX "h_deep_stack.pth", CK_E_FORMAT, "stack deeper than CK_PICKLE_MAX_STACK"); }
+static void test_deep_marks(void) { expect_rejected(FIX "h_deep_marks.pth", CK_E_FORMAT, "more than CK_PICKLE_MAX_MARKS"); }
+static void test_truncated_zip(void) { expect_rejected(FIX "h_truncated.pth", CK_E_FORMAT, "no end of central directory record"); }
+static void test_bad_crc(void) { expect_rejected(FIX "h_bad_crc.pth", CK_E_FORMAT, "kokoro_reduced_f32/data/0\": bad CRC-32"); }
+
+CK_TEST_MAIN("pth",
+             {"f32 checkpoint equals its safetensors twin", test_f32_equals_safetensors},
+             {"f16 checkpoint equals its safetensors twin", test_f16_equals_safetensors},
+             {"bf16 checkpoint equals its safetensors twin", test_bf16_equals_safetensors},
+             {"Parameter checkpoint equals its safetensors twin", test_parameter_equals_safetensors},
+             {"extra group's storage is never read", test_extra_group_never_read},
+             {"Kokoro layout described", test_layout_described},
+             {"content sniffing", test_sniff_by_content},
+             {"CRC-32 check value", test_crc32_vector},
+             {"os.system rejected", test_os_system},
+             {"builtins.eval rejected", test_builtins_eval},
+             {"REDUCE on a storage type rejected", test_reduce_storage},
+             {"INST opcode rejected", test_inst_opcode},
+             {"missing storage key rejected", test_missing_storage},
+             {"storage shorter than the view rejected", test_short_storage},
+             {"storage entry of the wrong size rejected", test_storage_bytes},
+             {"non-contiguous view rejected", test_noncontiguous},
+             {"memo index out of range rejected", test_memo_range},
+             {"2 GiB string length rejected", test_long_string},
+             {"deeply nested dicts rejected", test_deep_dicts},
+             {"stack bomb rejected", test_deep_stack},
+             {"MARK bomb rejected", test_deep_marks},
+             {"truncated ZIP rejected", test_truncated_zip},
+             {"bad CRC rejected", test_bad_crc})
