@@ -13,6 +13,7 @@
 #include "output.h"
 #include "synth_weights.h"
 #include "weights.h"
+#include "weights_manifest.h"
 
 /* The window holds sequences in input order until it is encoded; sorting by length happens only
  * inside it, so memory stays bounded whatever the corpus size. */
@@ -76,10 +77,13 @@ int ck_weights_synthetic_for_circuit(ck_weights **out, const ck_circuit *c, uint
 
 static int load_weights(session *s, ck_error *err)
 {
-    if (s->opt->weights != NULL) {
-        return ck_weights_load(&s->weights, s->opt->weights, err);
+    int rc = s->opt->weights != NULL
+                 ? ck_weights_load(&s->weights, s->opt->weights, err)
+                 : ck_weights_synthetic_for_circuit(&s->weights, &s->circuit, s->opt->seed, err);
+    if (rc == CK_OK && s->opt->weights_manifest != NULL) {
+        rc = ck_manifest_verify(s->weights, s->opt->weights_manifest, err);
     }
-    return ck_weights_synthetic_for_circuit(&s->weights, &s->circuit, s->opt->seed, err);
+    return rc;
 }
 
 static int alloc_buffers(session *s, ck_error *err)

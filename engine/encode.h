@@ -14,7 +14,8 @@
 typedef struct {
     const char *input;          /* corpus path, "-" for stdin */
     const char *output;         /* safetensors path */
-    const char *weights;        /* safetensors path, NULL for the synthetic demo weights */
+    const char *weights;        /* .pth or .safetensors path, NULL for the synthetic demo weights */
+    const char *weights_manifest; /* ckbatch weights hash output verified before use, or NULL */
     const char *circuit;        /* circuit JSON path, NULL for the embedded Kokoro encoder */
     uint64_t seed;              /* synthetic weights seed */
     ck_format format;

@@ -10,12 +10,14 @@
 #include "encode.h"
 #include "synth_weights.h"
 #include "weights.h"
+#include "weights_manifest.h"
 
 enum { EXIT_INPUT = 1, EXIT_USAGE = 2 };
 
 static const char usage_text[] =
     "usage: ckbatch [options] --input FILE --output FILE\n"
     "       ckbatch make-demo-weights OUT.safetensors [--seed N]\n"
+    "       ckbatch weights inspect F | ckbatch weights hash F > MANIFEST.json\n"
     "       ckbatch --help | --version\n"
     "\n"
     "Encodes a corpus (one item per line) with the Kokoro-82M phoneme encoder and writes per-token\n"
@@ -28,7 +30,9 @@ static const char usage_text[] =
     "                            ids: JSON arrays of token ids 1..177 (boundaries are added)\n"
     "                            text: plain text through espeak-ng\n"
     "  -l, --lang L              text language: en-us (default) or en-gb\n"
-    "  -w, --weights F           Kokoro weights (.safetensors, flat bert./bert_encoder. names);\n"
+    "  -w, --weights F           Kokoro weights: kokoro-v1_0.pth (read without Python, no code runs)\n"
+    "                            or .safetensors (flat bert./bert_encoder. names); by content\n"
+    "      --weights-manifest M  verify every tensor against `ckbatch weights hash` output M\n"
     "                            default: synthetic demo weights (NOT Kokoro's)\n"
     "      --seed N              seed of the synthetic demo weights (default 20261129)\n"
     "      --circuit F           circuit JSON (default: the embedded Kokoro phoneme encoder)\n"
@@ -99,6 +103,29 @@ static int make_demo_weights(int argc, char **argv)
     return EXIT_SUCCESS;
 }
 
+/* `weights inspect F` (tensors as stored) or `weights hash F` (manifest on stdout). */
+static int weights_command(int argc, char **argv)
+{
+    if (argc != 3 || (strcmp(argv[1], "inspect") != 0 && strcmp(argv[1], "hash") != 0)) {
+        return usage_error("%s", "weights takes inspect F or hash F");
+    }
+    ck_error err = {0};
+    ck_weights *w = NULL;
+    int rc;
+    if (strcmp(argv[1], "inspect") == 0) {
+        rc = ck_weights_inspect(stdout, argv[2], &err);
+    } else {
+        rc = ck_weights_load(&w, argv[2], &err);
+        rc = rc == CK_OK ? ck_manifest_write(stdout, w, argv[2], &err) : rc;
+    }
+    ck_weights_free(w);
+    if (rc != CK_OK) {
+        fprintf(stderr, "ckbatch: error: %s\n", err.message);
+        return EXIT_INPUT;
+    }
+    return EXIT_SUCCESS;
+}
+
 static int parse_format(const char *s, ck_format *format)
 {
     static const char *const names[] = {"phonemes", "ids", "text"};
@@ -112,12 +139,13 @@ static int parse_format(const char *s, ck_format *format)
 }
 
 enum { OPT_SEED = 256, OPT_CIRCUIT, OPT_LAYER, OPT_MAX_BATCH, OPT_STRICT, OPT_ON_ERROR,
-       OPT_PROGRESS, OPT_NO_PROGRESS };
+       OPT_PROGRESS, OPT_NO_PROGRESS, OPT_WEIGHTS_MANIFEST };
 
 static const struct option long_options[] = {
     {"input", required_argument, NULL, 'i'},     {"output", required_argument, NULL, 'o'},
     {"threads", required_argument, NULL, 't'},   {"format", required_argument, NULL, 'f'},
     {"lang", required_argument, NULL, 'l'},      {"weights", required_argument, NULL, 'w'},
+    {"weights-manifest", required_argument, NULL, OPT_WEIGHTS_MANIFEST},
     {"seed", required_argument, NULL, OPT_SEED}, {"circuit", required_argument, NULL, OPT_CIRCUIT},
     {"layer", required_argument, NULL, OPT_LAYER},
     {"max-batch-tokens", required_argument, NULL, OPT_MAX_BATCH},
@@ -136,6 +164,7 @@ static int apply_option(int ch, const char *arg, ck_encode_options *o, int *quie
     case 'i': o->input = arg; return 0;
     case 'o': o->output = arg; return 0;
     case 'w': o->weights = arg; return 0;
+    case OPT_WEIGHTS_MANIFEST: o->weights_manifest = arg; return 0;
     case OPT_CIRCUIT: o->circuit = arg; return 0;
     case 'q': *quiet = 1; return 0;
     case OPT_STRICT: o->strict_symbols = 1; return 0;
@@ -199,6 +228,9 @@ int main(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "make-demo-weights") == 0) {
         return make_demo_weights(argc - 1, argv + 1);
+    }
+    if (argc >= 2 && strcmp(argv[1], "weights") == 0) {
+        return weights_command(argc - 1, argv + 1);
     }
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     ck_encode_options o = {
