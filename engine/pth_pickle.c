@@ -32,6 +32,7 @@ static const struct {
     {"torch", "FloatStorage", CK_PG_FLOAT_STORAGE},
     {"torch", "HalfStorage", CK_PG_HALF_STORAGE},
     {"torch", "BFloat16Storage", CK_PG_BFLOAT16_STORAGE},
+    {"torch", "LongStorage", CK_PG_LONG_STORAGE},
 };
 #define N_GLOBALS (sizeof GLOBALS / sizeof GLOBALS[0])
 
@@ -401,13 +402,13 @@ static int op_persid(vm *m, unsigned char op)
         a[1]->kind != CK_PV_GLOBAL || a[1]->global < CK_PG_FLOAT_STORAGE ||
         a[2]->kind != CK_PV_STR || a[3]->kind != CK_PV_STR || a[4]->kind != CK_PV_INT ||
         a[4]->i < 0) {
-        return bad(m, "persistent id is not (\"storage\", Float/Half/BFloat16Storage, key, "
+        return bad(m, "persistent id is not (\"storage\", Float/Half/BFloat16/LongStorage, key, "
                    "location, numel)", "");
     }
     ck_pv *s = new_value(m, CK_PV_STORAGE);
     if (s != NULL) {
-        s->dtype = a[1]->global == CK_PG_FLOAT_STORAGE ? CK_ST_F32 :
-                   a[1]->global == CK_PG_HALF_STORAGE ? CK_ST_F16 : CK_ST_BF16;
+        static const ck_st_dtype of_storage[] = {CK_ST_F32, CK_ST_F16, CK_ST_BF16, CK_ST_I64};
+        s->dtype = of_storage[a[1]->global - CK_PG_FLOAT_STORAGE];
         s->key = a[2];
         s->numel = (size_t)a[4]->i;
     }

@@ -25,10 +25,11 @@ typedef enum {
     CK_PV_GLOBAL, CK_PV_STORAGE, CK_PV_TENSOR
 } ck_pv_kind;
 
-/* The only globals a pickle may name. */
+/* The only globals a pickle may name; storage types last (LongStorage: int64 buffers such as
+ * embeddings.position_ids, which some Kokoro exports carry - described, never converted). */
 typedef enum {
     CK_PG_ORDERED_DICT, CK_PG_REBUILD_TENSOR_V2, CK_PG_REBUILD_PARAMETER, CK_PG_FLOAT_STORAGE,
-    CK_PG_HALF_STORAGE, CK_PG_BFLOAT16_STORAGE
+    CK_PG_HALF_STORAGE, CK_PG_BFLOAT16_STORAGE, CK_PG_LONG_STORAGE
 } ck_pv_global;
 
 typedef struct ck_pv ck_pv;
@@ -43,7 +44,7 @@ struct ck_pv {
     ck_pv **items;           /* TUPLE, LIST: [n]; DICT: key, value, key, value ... [n], n even */
     size_t n, cap;
     ck_pv_global global;     /* GLOBAL */
-    ck_st_dtype dtype;       /* STORAGE, TENSOR: F32, F16 or BF16 */
+    ck_st_dtype dtype;       /* STORAGE, TENSOR: F32, F16, BF16 or I64 */
     const ck_pv *key;        /* STORAGE: the storage key (STR); TENSOR: its storage (STORAGE) */
     size_t numel;            /* STORAGE: elements */
     size_t offset;           /* TENSOR: storage offset in elements */

@@ -170,8 +170,9 @@ static int load_safetensors(ck_weights **w, const char *path, ck_error *err)
     return rc;
 }
 
-/* The phoneme encoder's tensors of a torch.save checkpoint (ck_pth_kokoro_encoder_wants) into a new
- * *w (set even on error); the storages of every other group are never read. */
+/* The phoneme encoder's floating tensors of a torch.save checkpoint (ck_pth_kokoro_encoder_wants;
+ * I64 buffers such as position_ids skipped) into a new *w (set even on error); the storages of every
+ * other group are never read. */
 static int load_pth(ck_weights **w, const char *path, ck_error *err)
 {
     ck_pth_file *f = NULL;
@@ -187,7 +188,8 @@ static int load_pth(ck_weights **w, const char *path, ck_error *err)
     (*w)->pth = f;
     for (size_t i = 0; i < ck_pth_count(f) && rc == CK_OK; i++) {
         ck_st_tensor view;
-        if (ck_pth_kokoro_encoder_wants(ck_pth_at(f, i))) {
+        const ck_pth_tensor *t = ck_pth_at(f, i);
+        if (ck_pth_kokoro_encoder_wants(t) && t->dtype != CK_ST_I64) {
             rc = ck_pth_view(f, i, &view, err);
             rc = rc == CK_OK ? add_file_tensor(*w, path, &view, err) : rc;
         }

@@ -58,8 +58,10 @@ def kokoro_layout(dtype):
     # the bias is a view at a non-zero storage offset (a slice of a larger tensor): offsets are read
     big = torch.cat([torch.full([3], 9.0), bert_encoder["module.bias"].float()]).to(dtype)
     bert_encoder["module.bias"] = big[3:]
+    bert = state_dict(BERT, 0, dtype)
+    bert["module.embeddings.position_ids"] = torch.arange(P).reshape(1, P)  # int64 buffer: skipped
     return {
-        "bert": state_dict(BERT, 0, dtype), "bert_encoder": bert_encoder,
+        "bert": bert, "bert_encoder": bert_encoder,
         "predictor": state_dict([("lstm.weight", [3, 2])], 50, dtype),
         "text_encoder": state_dict([("embedding.weight", [4, 2])], 60, dtype),
         "decoder": state_dict([("generator.conv_post.weight", [2, 2, 3])], 70, dtype),

@@ -81,16 +81,20 @@ static void test_layout_described(void)
     ck_pth_file *f = NULL;
     ck_error err = {0};
     CU_ASSERT_EQUAL_FATAL(ck_pth_open(&f, fixture(FIX "kokoro_reduced_f32.pth"), &err), CK_OK);
-    CU_ASSERT_EQUAL(ck_pth_count(f), N_ENCODER_TENSORS + 3);  /* + predictor, text_encoder, decoder */
+    /* + position_ids (I64), predictor, text_encoder, decoder */
+    CU_ASSERT_EQUAL(ck_pth_count(f), N_ENCODER_TENSORS + 4);
     const ck_pth_tensor *t = ck_pth_at(f, 0);
     CU_ASSERT_STRING_EQUAL(t->name, "bert.module.embeddings.word_embeddings.weight");
     CU_ASSERT_STRING_EQUAL(t->group, "bert");
     CU_ASSERT(t->dtype == CK_ST_F32 && t->rank == 2 && t->shape[0] == 7 && t->shape[1] == 4);
     CU_ASSERT(t->stride[0] == 4 && t->stride[1] == 1 && t->offset == 0 && t->elements == 28);
-    const ck_pth_tensor *bias = ck_pth_at(f, N_ENCODER_TENSORS - 1);
+    const ck_pth_tensor *ids = ck_pth_at(f, 13);
+    CU_ASSERT_STRING_EQUAL(ids->name, "bert.module.embeddings.position_ids");
+    CU_ASSERT(ids->dtype == CK_ST_I64 && ids->rank == 2 && ids->shape[1] == 6);
+    const ck_pth_tensor *bias = ck_pth_at(f, N_ENCODER_TENSORS);
     CU_ASSERT_STRING_EQUAL(bias->name, "bert_encoder.module.bias");
     CU_ASSERT_EQUAL(bias->offset, 3);  /* a slice of a larger storage */
-    const ck_pth_tensor *dec = ck_pth_at(f, N_ENCODER_TENSORS + 2);
+    const ck_pth_tensor *dec = ck_pth_at(f, N_ENCODER_TENSORS + 3);
     CU_ASSERT_STRING_EQUAL(dec->group, "decoder");
     CU_ASSERT(dec->rank == 3 && dec->shape[2] == 3);
     CU_ASSERT_TRUE(ck_pth_kokoro_encoder_wants(t));

@@ -179,7 +179,7 @@ static void test_inspect_lines(void)
     for (size_t i = 0; i < n; i++) {
         lines += text[i] == '\n';
     }
-    CU_ASSERT_EQUAL(lines, 18);  /* every group, the unused ones included */
+    CU_ASSERT_EQUAL(lines, 19);  /* every group, the unused ones and position_ids included */
 }
 
 CK_TEST_MAIN("weights_manifest",
