@@ -21,12 +21,16 @@ typedef struct {
 
 typedef struct ck_weights ck_weights;
 
-/* Loads every floating tensor of the safetensors file at `path`. Names are normalised by dropping
+/* Loads a weights file, chosen by content, not by name: a torch.save .pth (ZIP, "PK\x03\x04"; read
+ * by the restricted unpickler of pth.h: only the floating tensors of the `bert` and `bert_encoder`
+ * groups, or every tensor of a flat state dict; other groups' storages are never read) or else a
+ * safetensors file (every floating tensor). Names are normalised by dropping
  * every dot-separated segment equal to "module" ("module.bert.x", "bert.module.x" -> "bert.x").
  * F32 tensors are used in place from the read-only mapping when 4-byte aligned, else copied; F16 and
  * BF16 are converted to owned f32 (ck_st_to_f32); I32, I64 and other dtypes are skipped (e.g.
  * position_ids). Every value is checked finite. The identity becomes "file <path> sha256 <hex>" (the
- * whole file hashed once). Errors: CK_E_ARG (null), CK_E_IO / CK_E_FORMAT (from ck_st_open; also a
+ * whole file hashed once). Errors: CK_E_ARG (null), CK_E_IO / CK_E_FORMAT (from ck_st_open,
+ * ck_pth_open or ck_pth_view: malformed ZIP, pickle, disallowed opcode or global; also a
  * name that is empty or collides after normalisation), CK_E_NONFINITE (message names the tensor and
  * the flat index), CK_E_MEMORY. On error *out is NULL. */
 int ck_weights_load(ck_weights **out, const char *path, ck_error *err);
