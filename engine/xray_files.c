@@ -46,8 +46,8 @@ int ck_xray_verify_fixture(const char *capture_path, const char *manifest_path, 
                  ? ck_fail(err, CK_E_FORMAT, "%s: no \"fixture\".\"sha256\" string", manifest_path)
                  : ck_sha256_file(capture_path, hex, err);
     if (rc == CK_OK && strcmp(hex, want->valuestring) != 0) {
-        rc = ck_fail(err, CK_E_HASH, "%s: sha256 %s, manifest %s says %s: fixture bytes changed, "
-                     "nothing compared", capture_path, hex, manifest_path, want->valuestring);
+        rc = ck_fail(err, CK_E_HASH, "fixture bytes changed, nothing compared: %s: sha256 %.16s..., "
+                     "manifest says %.16s...", capture_path, hex, want->valuestring);
     }
     if (rc == CK_OK && manifest != NULL) {
         *manifest = m;
