@@ -14,6 +14,7 @@
 #include "synth_weights.h"
 #include "weights.h"
 #include "weights_manifest.h"
+#include "xray.h"
 
 /* The window holds sequences in input order until it is encoded; sorting by length happens only
  * inside it, so memory stays bounded whatever the corpus size. */
@@ -38,6 +39,7 @@ typedef struct {
     float *batch_out;           /* [max_batch_tokens, cols] */
     float *window_out;          /* [window_tokens, cols] */
     ck_encode_summary *summary;
+    unsigned char (*weights_sha)[32]; /* parity: every tensor's SHA-256 before the run */
     size_t total_lines;         /* lines in a regular input file, 0 when unknown */
     struct timespec start;
 } session;
@@ -126,7 +128,8 @@ static int prepare(session *s, ck_error *err)
     }
     s->cols = s->circuit.buffers[s->output_buffer].cols;
     size_t max_seq = s->circuit.max_positions;
-    ck_executor_options eo = {opt->threads, opt->max_batch_tokens, max_seq};
+    /* parity: one worker, so the scheduler and oneDNN's OpenMP team both run on one thread */
+    ck_executor_options eo = {opt->parity ? 1 : opt->threads, opt->max_batch_tokens, max_seq};
     if (opt->max_batch_tokens < max_seq) {
         return ck_fail(err, CK_E_ARG, "--max-batch-tokens %zu: must be at least the longest "
                        "sequence, %zu", opt->max_batch_tokens, max_seq);
@@ -289,6 +292,19 @@ static int bad_line(session *s, ck_error *err)
     return rc == CK_OK ? CK_OK : ck_fail(err, rc, "%s: out of memory", s->opt->output);
 }
 
+/* Parity mode: says so, and hashes every weight tensor so the end of the run can prove none changed. */
+static int parity_begin(session *s, ck_error *err)
+{
+    char hex[65];
+    fprintf(stderr, "ckbatch: parity mode: 1 thread (scheduler and oneDNN)%s, deterministic "
+            "kernels\n", s->opt->threads != 1 ? ", --threads ignored" : "");
+    int rc = ck_xray_weights_digest(s->weights, &s->weights_sha, hex, err);
+    if (rc == CK_OK) {
+        fprintf(stderr, "ckbatch: parity mode: weights sha256 %s (checked again at the end)\n", hex);
+    }
+    return rc;
+}
+
 static int encode_all(session *s, ck_error *err)
 {
     for (;;) {
@@ -304,6 +320,9 @@ static int encode_all(session *s, ck_error *err)
         }
     }
     int rc = s->n_window > 0 ? flush_window(s, err) : CK_OK;
+    if (rc == CK_OK && s->opt->parity) {
+        rc = ck_xray_weights_unchanged(s->weights, (const unsigned char (*)[32])s->weights_sha, err);
+    }
     return rc == CK_OK ? ck_output_finish(s->output, err) : rc;
 }
 
@@ -336,6 +355,7 @@ static void release(session *s)
     free(s->batch_ids);
     free(s->batch_out);
     free(s->window_out);
+    free(s->weights_sha);
     ck_output_free(s->output);
     ck_reader_close(s->reader);
     if (s->input != NULL && s->input != stdin) {
@@ -357,6 +377,9 @@ int ck_encode_corpus(const ck_encode_options *opt, ck_encode_summary *summary, c
     int rc = prepare(&s, err);
     if (rc == CK_OK) {
         fprintf(stderr, "ckbatch: weights: %s\n", ck_weights_identity(s.weights));
+        rc = opt->parity ? parity_begin(&s, err) : CK_OK;
+    }
+    if (rc == CK_OK) {
         rc = open_io(&s, err);
     }
     if (rc == CK_OK) {

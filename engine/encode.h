@@ -26,6 +26,8 @@ typedef struct {
     int skip_bad_lines;         /* 1: skip and report bad lines; 0: stop at the first */
     int hidden;                 /* 1: write the [T,768] last hidden state instead of features */
     int progress;               /* 1: a progress line on stderr */
+    int parity;                 /* 1: one thread whatever `threads` says; weights hashed before and
+                                   after the run (CK_E_PARITY if a byte changed, no output) */
 } ck_encode_options;
 
 typedef struct {

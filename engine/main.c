@@ -11,11 +11,14 @@
 #include "synth_weights.h"
 #include "weights.h"
 #include "weights_manifest.h"
+#include "xray.h"
 
 enum { EXIT_INPUT = 1, EXIT_USAGE = 2 };
 
 static const char usage_text[] =
     "usage: ckbatch [options] --input FILE --output FILE\n"
+    "       ckbatch --parity --xray-oracle B.safetensors [--report R.json]\n"
+    "       ckbatch xray --candidate A --oracle B [--profile P] [--report R]\n"
     "       ckbatch make-demo-weights OUT.safetensors [--seed N]\n"
     "       ckbatch weights inspect F | ckbatch weights hash F > MANIFEST.json\n"
     "       ckbatch --help | --version\n"
@@ -42,6 +45,13 @@ static const char usage_text[] =
     "                            and reported with line and column)\n"
     "      --on-error P          stop (default): the first bad line ends the run, no output;\n"
     "                            skip: bad lines are reported, skipped and listed in the metadata\n"
+    "      --parity              one thread (scheduler and oneDNN) whatever --threads says; weights\n"
+    "                            hashed before and after; two runs give identical bytes\n"
+    "      --xray-oracle B       X-Ray: run every case of the pinned capture B in parity mode and\n"
+    "                            compare each checkpoint (no --input/--output needed)\n"
+    "      --report R            X-Ray JSON report (with --xray-oracle)\n"
+    "      --xray-capture L      with --xray-oracle: checkpoints to capture, all or id,id,...\n"
+    "      --xray-out F          with --xray-oracle: write the capture to F (safetensors)\n"
     "      --progress            progress line on stderr (default when stderr is a terminal)\n"
     "      --no-progress         no progress line\n"
     "  -q, --quiet               no summary line\n"
@@ -139,7 +149,8 @@ static int parse_format(const char *s, ck_format *format)
 }
 
 enum { OPT_SEED = 256, OPT_CIRCUIT, OPT_LAYER, OPT_MAX_BATCH, OPT_STRICT, OPT_ON_ERROR,
-       OPT_PROGRESS, OPT_NO_PROGRESS, OPT_WEIGHTS_MANIFEST };
+       OPT_PROGRESS, OPT_NO_PROGRESS, OPT_WEIGHTS_MANIFEST, OPT_PARITY, OPT_XRAY_ORACLE,
+       OPT_REPORT, OPT_XRAY_CAPTURE, OPT_XRAY_OUT };
 
 static const struct option long_options[] = {
     {"input", required_argument, NULL, 'i'},     {"output", required_argument, NULL, 'o'},
@@ -152,14 +163,55 @@ static const struct option long_options[] = {
     {"strict-symbols", no_argument, NULL, OPT_STRICT},
     {"on-error", required_argument, NULL, OPT_ON_ERROR},
     {"progress", no_argument, NULL, OPT_PROGRESS}, {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
+    {"parity", no_argument, NULL, OPT_PARITY},
+    {"xray-oracle", required_argument, NULL, OPT_XRAY_ORACLE},
+    {"report", required_argument, NULL, OPT_REPORT},
+    {"xray-capture", required_argument, NULL, OPT_XRAY_CAPTURE},
+    {"xray-out", required_argument, NULL, OPT_XRAY_OUT},
     {"quiet", no_argument, NULL, 'q'},           {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},         {NULL, 0, NULL, 0},
 };
+
+static ck_xray_run_options xray_opt;
+
+/* The X-Ray options; returns 1 when ch was one of them. */
+static int apply_xray_option(int ch, const char *arg, ck_encode_options *o)
+{
+    switch (ch) {
+    case OPT_PARITY: o->parity = 1; return 1;
+    case OPT_XRAY_ORACLE: xray_opt.oracle = arg; return 1;
+    case OPT_REPORT: xray_opt.report = arg; return 1;
+    case OPT_XRAY_CAPTURE: xray_opt.capture_ids = arg; return 1;
+    case OPT_XRAY_OUT: xray_opt.capture_out = arg; return 1;
+    default: return 0;
+    }
+}
+
+/* `--xray-oracle B`: the parity run of B's cases instead of a corpus. */
+static int run_xray(const ck_encode_options *o, int quiet)
+{
+    if (!o->parity) {
+        fprintf(stderr, "ckbatch: --xray-oracle implies --parity: forcing 1 thread\n");
+    }
+    xray_opt.circuit = o->circuit;
+    xray_opt.weights = o->weights;
+    xray_opt.seed = o->seed;
+    xray_opt.quiet = quiet;
+    ck_error err = {0};
+    int rc = ck_xray_run_oracle(&xray_opt, &err);
+    if (rc != CK_OK) {
+        fprintf(stderr, "ckbatch: %s: %s\n", rc == CK_E_PARITY ? "parity" : "error", err.message);
+    }
+    return rc == CK_OK ? EXIT_SUCCESS : EXIT_INPUT;
+}
 
 /* Applies one option; returns 0, EXIT_USAGE, or -1 when the program should exit 0 (help, version). */
 static int apply_option(int ch, const char *arg, ck_encode_options *o, int *quiet)
 {
     unsigned long long v = 0;
+    if (apply_xray_option(ch, arg, o)) {
+        return 0;
+    }
     switch (ch) {
     case 'i': o->input = arg; return 0;
     case 'o': o->output = arg; return 0;
@@ -226,6 +278,9 @@ static void print_summary(const ck_encode_summary *s)
 
 int main(int argc, char **argv)
 {
+    if (argc >= 2 && strcmp(argv[1], "xray") == 0) {
+        return ck_xray_main(argc - 1, argv + 1);
+    }
     if (argc >= 2 && strcmp(argv[1], "make-demo-weights") == 0) {
         return make_demo_weights(argc - 1, argv + 1);
     }
@@ -247,6 +302,12 @@ int main(int argc, char **argv)
     }
     if (optind < argc) {
         return usage_error("unexpected argument '%s'", argv[optind]);
+    }
+    if (xray_opt.oracle != NULL) {
+        return run_xray(&o, quiet);
+    }
+    if (xray_opt.report || xray_opt.capture_ids || xray_opt.capture_out) {
+        return usage_error("%s", "--report, --xray-capture and --xray-out need --xray-oracle");
     }
     if (o.input == NULL || o.output == NULL) {
         return usage_error("%s", "--input and --output are required");

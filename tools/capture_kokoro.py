@@ -55,14 +55,17 @@ WEIGHT_SHAPES = [  # flat checkpoint names in DESIGN.md section 7 order; also th
     ("bert_encoder.weight", [O, C]),
     ("bert_encoder.bias", [O]),
 ]
-CHECKPOINTS = [  # X-Ray checkpoint ids stored per case, in forward order
-    "kokoro.phoneme_encoder.embeddings",
-    "kokoro.phoneme_encoder.projection",
-    "kokoro.phoneme_encoder.layer.00.output",
-    "kokoro.phoneme_encoder.last_hidden_state",
-    "kokoro.bert_encoder.features",
-]
-THRESHOLDS = {"cosine_min": 0.99999, "max_abs": 1e-4, "goal_max_abs": 2e-5}
+LAYER_CHECKPOINTS = ["query", "key", "value", "attention_context", "attention_output",
+                     "attention_norm", "ffn", "ffn_gelu", "ffn_output", "output"]
+CHECKPOINTS = (  # every X-Ray checkpoint id of the circuit, in forward order (124)
+    ["kokoro.phoneme_encoder.embeddings", "kokoro.phoneme_encoder.projection"]
+    + [f"kokoro.phoneme_encoder.layer.{i:02d}.{n}" for i in range(12) for n in LAYER_CHECKPOINTS]
+    + ["kokoro.phoneme_encoder.last_hidden_state", "kokoro.bert_encoder.features"])
+ROWS_PER_SEQUENCE = 3  # stored token rows per sequence: first, middle, last (fixture size, see README)
+THRESHOLDS = {  # the X-Ray profile (engine/xray.h): default FP32 contract, no per-checkpoint budget
+    "dtypes": {"F32": {"cosine_min": 0.99999, "rmse": 2e-5, "rel_rmse": 2e-5, "max_abs": 2e-5}},
+    "checkpoints": {},
+}
 
 # ---------------------------------------------------------------- splitmix64-uniform-v1 (DESIGN.md 7)
 SEED = 20261129
@@ -272,37 +275,41 @@ def embeddings(ids, w):
     return layer_norm(x, w, "bert.embeddings.LayerNorm")
 
 
-def attention(x, mask_add, w):
-    """x [B,T,C], mask_add [B,1,1,T] -> LN(x + dense(softmax(q k^T / sqrt(D) + mask) v)) (AlbertAttention)."""
+def attention(x, mask_add, w, keep, prefix):
+    """x [B,T,C], mask_add [B,1,1,T] -> LN(x + dense(softmax(q k^T / sqrt(D) + mask) v)) (AlbertAttention).
+    keep(id, tensor) sees query, key, value, attention_context, attention_output, attention_norm."""
     b, t, _ = x.shape
-    q, k, v = (linear(x, w, L + "attention." + p).view(b, t, H, D).transpose(1, 2)
-               for p in ("query", "key", "value"))
+    q, k, v = (keep(prefix + n, linear(x, w, L + "attention." + p))
+               for n, p in (("query", "query"), ("key", "key"), ("value", "value")))
+    q, k, v = (y.view(b, t, H, D).transpose(1, 2) for y in (q, k, v))
     scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(D) + mask_add
     ctx = torch.matmul(torch.softmax(scores, dim=-1), v).transpose(1, 2).flatten(2)
-    return layer_norm(x + linear(ctx, w, L + "attention.dense"), w, L + "attention.LayerNorm")
+    ctx = keep(prefix + "attention_context", ctx)
+    dense = keep(prefix + "attention_output", linear(ctx, w, L + "attention.dense"))
+    return keep(prefix + "attention_norm", layer_norm(x + dense, w, L + "attention.LayerNorm"))
 
 
-def albert_layer(x, mask_add, w):
+def albert_layer(x, mask_add, w, keep, prefix):
     """The one shared ALBERT layer: attention block, then LN(ffn_output(gelu_new(ffn(h))) + h)."""
-    h = attention(x, mask_add, w)
-    ffn = linear(gelu_new(linear(h, w, L + "ffn")), w, L + "ffn_output")
-    return layer_norm(ffn + h, w, L + "full_layer_layer_norm")
+    h = attention(x, mask_add, w, keep, prefix)
+    ffn = keep(prefix + "ffn", linear(h, w, L + "ffn"))
+    ffn = keep(prefix + "ffn_output",
+               linear(keep(prefix + "ffn_gelu", gelu_new(ffn)), w, L + "ffn_output"))
+    return keep(prefix + "output", layer_norm(ffn + h, w, L + "full_layer_layer_norm"))
 
 
-def encoder(ids, mask, w):
-    """ids, mask [B,T] -> dict checkpoint id -> [B,T,*] in w's dtype. The additive mask is
+def encoder(ids, mask, w, keep):
+    """ids, mask [B,T] -> features [B,T,O] in w's dtype; keep(id, tensor) is called with every
+    checkpoint (forward order) and returns the tensor unchanged. The additive mask is
     (1 - mask) * finfo(dtype).min, as HF's get_extended_attention_mask builds it."""
     dtype = w["bert_encoder.weight"].dtype
     mask_add = (1.0 - mask[:, None, None, :].to(dtype)) * torch.finfo(dtype).min
-    out = {CHECKPOINTS[0]: embeddings(ids, w)}
-    x = out[CHECKPOINTS[1]] = linear(out[CHECKPOINTS[0]], w, "bert.encoder.embedding_hidden_mapping_in")
+    x = keep(CHECKPOINTS[0], embeddings(ids, w))
+    x = keep(CHECKPOINTS[1], linear(x, w, "bert.encoder.embedding_hidden_mapping_in"))
     for i in range(N_LAYERS):
-        x = albert_layer(x, mask_add, w)
-        if i == 0:
-            out[CHECKPOINTS[2]] = x
-    out[CHECKPOINTS[3]] = x
-    out[CHECKPOINTS[4]] = linear(x, w, "bert_encoder")
-    return out
+        x = albert_layer(x, mask_add, w, keep, f"kokoro.phoneme_encoder.layer.{i:02d}.")
+    keep(CHECKPOINTS[-2], x)
+    return keep(CHECKPOINTS[-1], linear(x, w, "bert_encoder"))
 
 
 # ---------------------------------------------------------------- cases: padded run, packed storage
@@ -318,17 +325,50 @@ def padded_batch(seqs):
     return ids, mask
 
 
+def sequence_rows(length):
+    """Stored rows of one sequence: first, middle, last (fewer when it is shorter), ascending."""
+    k = min(length, ROWS_PER_SEQUENCE)
+    return sorted({round(i * (length - 1) / (k - 1)) for i in range(k)}) if k > 1 else [0]
+
+
+def stored_rows(seqs):
+    """Packed token indices (into the case's [T] token axis) whose rows the fixture stores."""
+    rows, start = [], 0
+    for s in seqs:
+        rows += [start + r for r in sequence_rows(len(s))]
+        start += len(s)
+    return rows
+
+
 def run_packed(seqs, w):
-    """One padded batch through the oracle in w's dtype; returns {checkpoint: real positions [T,*]}."""
+    """One padded batch through the oracle in w's dtype; returns {checkpoint: stored rows [R,*]}.
+    Only the stored rows are kept, so a 5 x 255 batch never holds all 124 checkpoints at once."""
     ids, mask = padded_batch(seqs)
+    t_max = ids.shape[1]
+    flat = [i * t_max + r for i, s in enumerate(seqs) for r in sequence_rows(len(s))]
+    sel = torch.tensor(flat, dtype=torch.int64)
+    out = {}
+
+    def keep(name, x):
+        out[name] = x.reshape(-1, x.shape[-1]).index_select(0, sel).clone()
+        return x
+
     with torch.no_grad():
-        out = encoder(ids, mask, w)
-    return {c: out[c][mask.bool()] for c in CHECKPOINTS}
+        encoder(ids, mask, w, keep)
+    return out
 
 
 def max_abs(a, b):
-    """{checkpoint: max |a - b|} in float64."""
-    return {c: float((a[c].double() - b[c].double()).abs().max()) for c in CHECKPOINTS}
+    """{checkpoint: max |a - b|} in float64, rounded to 3 significant digits."""
+    return {c: float(f"{float((a[c].double() - b[c].double()).abs().max()):.3g}") for c in CHECKPOINTS}
+
+
+def make_all_cases(lex):
+    """The pinned cases: utt36, long512, batch5 (one padded batch) and each batch5 sequence alone."""
+    cases = make_cases(lex)
+    for utt in list(cases["batch5"]):
+        cases[f"solo{len(utt[1]) + 2}"] = [utt]
+    return cases
 
 
 def capture(lex, weights):
@@ -337,18 +377,20 @@ def capture(lex, weights):
     w32 = {n: torch.from_numpy(a) for n, a in weights.items()}
     w64 = {n: t.double() for n, t in w32.items()}
     items, cases, noise, seqs, out32 = [], {}, {}, {}, {}
-    for case, utts in make_cases(lex).items():
+    for case, utts in make_all_cases(lex).items():
         seqs[case] = [lex.ids(ph) for _, ph in utts]
         out32[case] = run_packed(seqs[case], w32)
         noise[case] = max_abs(out32[case], run_packed(seqs[case], w64))
         offsets = np.cumsum([0] + [len(s) for s in seqs[case]]).astype(np.int64)
-        # offsets (I64) before ids (I32): every tensor then starts on a multiple of its element size
-        names = [f"{case}.offsets", f"{case}.ids"] + [f"{case}.{c}" for c in CHECKPOINTS]
-        arrays = [offsets, np.concatenate(seqs[case])] + [out32[case][c].numpy() for c in CHECKPOINTS]
+        rows = np.array(stored_rows(seqs[case]), dtype=np.int64)
+        # I64 tensors before I32 ids: every tensor then starts on a multiple of its element size
+        names = [f"{case}.offsets", f"{case}.rows", f"{case}.ids"] + [f"{case}.{c}" for c in CHECKPOINTS]
+        arrays = [offsets, rows, np.concatenate(seqs[case])] + [out32[case][c].numpy() for c in CHECKPOINTS]
         items += list(zip(names, arrays))
-        cases[case] = {"lengths": [len(s) for s in seqs[case]], "text": [t for t, _ in utts],
-                       "phonemes": [ph for _, ph in utts], "tensors": names}
-    alone = [run_packed([s], w32) for s in seqs["batch5"]]
+        cases[case] = {"lengths": [len(s) for s in seqs[case]], "rows": rows.tolist(),
+                       "text": [t for t, _ in utts], "phonemes": [ph for _, ph in utts]}
+        print(f"capture_kokoro: {case} done", file=sys.stderr)
+    alone = [out32[f"solo{len(s)}"] for s in seqs["batch5"]]
     alone = {c: torch.cat([a[c] for a in alone]) for c in CHECKPOINTS}
     return items, cases, noise, max_abs(out32["batch5"], alone)
 
@@ -365,6 +407,8 @@ def manifest(fixture_bytes, weights, cases, noise, batch_vs_alone):
                    "python": sys.version.split()[0], "script": "tools/capture_kokoro.py",
                    "script_sha256": script_sha, "dtype": "float32", "torch_threads": 1},
         "weights": {"generator": "splitmix64-uniform-v1", "seed": SEED, "tensors": tensors},
+        "checkpoints": CHECKPOINTS,
+        "rows_per_sequence": ROWS_PER_SEQUENCE,
         "cases": cases,
         "thresholds": THRESHOLDS,
         "oracle_f32_vs_f64_max_abs": noise,

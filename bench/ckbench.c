@@ -1,0 +1,414 @@
+/* ckbench.c - throughput of the encoder as the engine runs it (packed, length-sorted batches through
+ * the executor; corpus reading and G2P are done before timing), per thread count, for fixed lengths
+ * and a real corpus mix, against the oneDNN sgemm peak measured in the same run. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "batcher.h"
+#include "bench_report.h"
+#include "encode.h"
+#include "executor.h"
+#include "linear.h"
+#include "parallel.h"
+#include "synth_weights.h"
+
+#define MAX_LIST 16
+#define MAX_RESULTS 128
+
+typedef struct {
+    size_t first_seq, count, tokens;  /* a run of `order` positions */
+} bench_batch;
+
+typedef struct {
+    char name[32];
+    int32_t **ids;         /* [n_seqs] each [len[i]] */
+    size_t *len;           /* [n_seqs] */
+    size_t n_seqs, tokens;
+    size_t *order;         /* batch members, in run order */
+    bench_batch *batches;
+    size_t n_batches;
+    double mflop_per_token;
+} workload;
+
+typedef struct {
+    int threads[MAX_LIST], n_threads;
+    size_t lengths[MAX_LIST];
+    int n_lengths;
+    const char *corpus, *json, *markdown;
+    ck_format corpus_format;
+    int runs;
+    size_t tokens, max_batch_tokens;
+} options;
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Parses "1,2,4" into out[]; returns the count, 0 on error. */
+static int parse_list(const char *s, size_t *out)
+{
+    int n = 0;
+    char *end = NULL;
+    while (n < MAX_LIST && *s) {
+        errno = 0;
+        unsigned long v = strtoul(s, &end, 10);
+        if (errno != 0 || end == s || v == 0) {
+            return 0;
+        }
+        out[n++] = v;
+        s = *end == ',' ? end + 1 : end;
+        if (*end != ',' && *end != '\0') {
+            return 0;
+        }
+    }
+    return n;
+}
+
+/* Linear FLOPs per token plus attention FLOPs (QK^T and PV: 4 L C per token per attention op). */
+static double mflop_per_token(const ck_circuit *c, const workload *w)
+{
+    double linear = 0, attention_ops = 0, attn_cols = 0, sq = 0;
+    for (size_t i = 0; i < c->n_ops; i++) {
+        const ck_op *op = &c->ops[i];
+        if (op->kind == CK_OP_LINEAR) {
+            linear += 2.0 * (double)c->buffers[op->inputs[0]].cols * (double)c->buffers[op->output].cols;
+        } else if (op->kind == CK_OP_ATTENTION) {
+            attention_ops += 1;
+            attn_cols = (double)c->buffers[op->output].cols;
+        }
+    }
+    for (size_t i = 0; i < w->n_seqs; i++) {
+        sq += (double)w->len[i] * (double)w->len[i];
+    }
+    return (linear + attention_ops * 4.0 * attn_cols * sq / (double)w->tokens) * 1e-6;
+}
+
+/* Packs the workload the way the engine does: windows of 4 batches, longest first inside. */
+static int plan_batches(workload *w, size_t max_batch_tokens)
+{
+    size_t window_tokens = 4 * max_batch_tokens;
+    w->order = calloc(w->n_seqs, sizeof *w->order);
+    w->batches = calloc(w->n_seqs, sizeof *w->batches);
+    ck_batch_span *spans = calloc(w->n_seqs, sizeof *spans);
+    if (w->order == NULL || w->batches == NULL || spans == NULL) {
+        free(spans);
+        return -1;
+    }
+    size_t start = 0;
+    while (start < w->n_seqs) {
+        size_t end = start, tokens = 0, n_spans = 0;
+        while (end < w->n_seqs && tokens + w->len[end] <= window_tokens) {
+            tokens += w->len[end++];
+        }
+        if (ck_batch_plan(w->len + start, end - start, max_batch_tokens, w->order + start, spans,
+                          &n_spans) != CK_OK) {
+            free(spans);
+            return -1;
+        }
+        for (size_t i = start; i < end; i++) {
+            w->order[i] += start;
+        }
+        for (size_t b = 0; b < n_spans; b++) {
+            w->batches[w->n_batches++] = (bench_batch){start + spans[b].first, spans[b].count,
+                                                       spans[b].tokens};
+        }
+        start = end;
+    }
+    free(spans);
+    return 0;
+}
+
+/* n sequences of `len` tokens, ids a fixed LCG stream in 1..177 with boundary zeros. */
+static int fixed_workload(workload *w, size_t len, size_t tokens)
+{
+    snprintf(w->name, sizeof w->name, "len%zu", len);
+    w->n_seqs = tokens / len > 0 ? tokens / len : 1;
+    w->ids = calloc(w->n_seqs, sizeof *w->ids);
+    w->len = calloc(w->n_seqs, sizeof *w->len);
+    if (w->ids == NULL || w->len == NULL) {
+        return -1;
+    }
+    uint32_t x = 20261129u;
+    for (size_t s = 0; s < w->n_seqs; s++) {
+        if ((w->ids[s] = calloc(len, sizeof **w->ids)) == NULL) {
+            return -1;
+        }
+        for (size_t t = 1; t + 1 < len; t++) {
+            x = x * 1664525u + 1013904223u;
+            w->ids[s][t] = (int32_t)(1 + (x >> 8) % 177);
+        }
+        w->len[s] = len;
+        w->tokens += len;
+    }
+    return 0;
+}
+
+/* Every sequence of a corpus, read and phonemized before any timing. */
+static int corpus_workload(workload *w, const char *path, ck_format format)
+{
+    ck_error err = {0};
+    FILE *f = fopen(path, "rb");
+    ck_reader *r = NULL;
+    ck_reader_options ro = {format, "en-us", 0, 510, NULL, NULL};
+    if (f == NULL || ck_reader_open(&r, f, path, &ro, &err) != CK_OK) {
+        fprintf(stderr, "ckbench: %s: %s\n", path, f ? err.message : "cannot open");
+        if (f != NULL) {
+            fclose(f);
+        }
+        return -1;
+    }
+    snprintf(w->name, sizeof w->name, "corpus");
+    size_t cap = 0;
+    int rc;
+    ck_sequence *seqs;
+    size_t n;
+    while ((rc = ck_reader_next(r, &seqs, &n, &err)) != 0) {
+        for (size_t i = 0; rc > 0 && i < n; i++) {
+            if (w->n_seqs == cap) {
+                cap = cap ? 2 * cap : 1024;
+                w->ids = realloc(w->ids, cap * sizeof *w->ids);
+                w->len = realloc(w->len, cap * sizeof *w->len);
+            }
+            w->ids[w->n_seqs] = seqs[i].ids;
+            w->len[w->n_seqs++] = seqs[i].n_ids;
+            w->tokens += seqs[i].n_ids;
+            seqs[i].ids = NULL;
+        }
+        if (rc > 0) {
+            ck_sequences_free(seqs, n);
+        }
+    }
+    ck_reader_close(r);
+    fclose(f);
+    return w->n_seqs > 0 ? 0 : -1;
+}
+
+static void workload_free(workload *w)
+{
+    for (size_t i = 0; w->ids != NULL && i < w->n_seqs; i++) {
+        free(w->ids[i]);
+    }
+    free(w->ids);
+    free(w->len);
+    free(w->order);
+    free(w->batches);
+}
+
+/* One timed pass over every batch of the workload; returns tokens/s, or -1 on error. */
+static double time_pass(ck_executor *ex, const ck_circuit *c, const workload *w, int32_t *ids,
+                        size_t *offsets, float *out, size_t out_count)
+{
+    ck_error err = {0};
+    double t0 = now();
+    for (size_t b = 0; b < w->n_batches; b++) {
+        const bench_batch *bb = &w->batches[b];
+        offsets[0] = 0;
+        for (size_t j = 0; j < bb->count; j++) {
+            size_t s = w->order[bb->first_seq + j];
+            memcpy(ids + offsets[j], w->ids[s], w->len[s] * sizeof *ids);
+            offsets[j + 1] = offsets[j] + w->len[s];
+        }
+        if (ck_executor_run(ex, ids, offsets, bb->count, c->features_buffer, out, out_count, NULL,
+                            NULL, &err) != CK_OK) {
+            fprintf(stderr, "ckbench: %s\n", err.message);
+            return -1;
+        }
+    }
+    return (double)w->tokens / (now() - t0);
+}
+
+/* oneDNN sgemm at M=2048, K=768, N=2048 (the FFN shape) on `threads` threads, GFLOP/s. */
+static double sgemm_gflops(int threads)
+{
+    const size_t m = 2048, k = 768, n = 2048;
+    float *w = calloc(k * n, sizeof *w), *x = calloc(m * k, sizeof *x), *y = calloc(m * n, sizeof *y);
+    ck_onednn *ctx = NULL;
+    ck_linear *lin = NULL;
+    double gflops = 0;
+    for (size_t i = 0; w && x && i < m * k; i++) {
+        x[i] = (float)(i % 7) * 0.1f;
+    }
+    ck_parallel_set_threads(threads);
+    if (w && x && y && ck_onednn_init(&ctx) == CK_OK &&
+        ck_linear_init(&lin, ctx, w, k * n, NULL, 0, k, n) == CK_OK &&
+        ck_linear_forward_f32(lin, x, m * k, k, y, m * n, n, m) == CK_OK) {
+        double t0 = now();
+        for (int r = 0; r < 5; r++) {
+            ck_linear_forward_f32(lin, x, m * k, k, y, m * n, n, m);
+        }
+        gflops = 5.0 * 2.0 * (double)(m * k * n) / (now() - t0) * 1e-9;
+    }
+    ck_linear_free(lin);
+    ck_onednn_free(ctx);
+    free(w);
+    free(x);
+    free(y);
+    return gflops;
+}
+
+static const char usage[] =
+    "usage: ckbench [--threads 1,2] [--lengths 36,128,512] [--corpus FILE [--corpus-format F]]\n"
+    "               [--runs N] [--tokens N] [--max-batch-tokens N] [--json F] [--markdown F]\n"
+    "Times the encoder through the executor (synthetic demo weights; inputs prepared before timing)\n"
+    "for each thread count and workload, and oneDNN's sgemm peak in the same run. Defaults: threads\n"
+    "1..online CPUs, lengths 36,128,512, 5 runs, 16384 tokens per fixed-length run, batches of 2048\n"
+    "tokens, corpus format text (espeak-ng).\n";
+
+static int parse_options(int argc, char **argv, options *o)
+{
+    size_t list[MAX_LIST];
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int n = 0;
+        if (v == NULL) {
+            return -1;
+        }
+        i++;
+        if (strcmp(a, "--threads") == 0 && (n = parse_list(v, list)) > 0) {
+            for (int j = 0; j < n; j++) {
+                o->threads[j] = (int)list[j];
+            }
+            o->n_threads = n;
+        } else if (strcmp(a, "--lengths") == 0 && (n = parse_list(v, o->lengths)) > 0) {
+            o->n_lengths = n;
+        } else if (strcmp(a, "--corpus") == 0) {
+            o->corpus = v;
+        } else if (strcmp(a, "--corpus-format") == 0 && strcmp(v, "phonemes") == 0) {
+            o->corpus_format = CK_FORMAT_PHONEMES;
+        } else if (strcmp(a, "--corpus-format") == 0 && strcmp(v, "text") == 0) {
+            o->corpus_format = CK_FORMAT_TEXT;
+        } else if (strcmp(a, "--runs") == 0 && parse_list(v, list) == 1 && list[0] <= CK_BENCH_MAX_RUNS) {
+            o->runs = (int)list[0];
+        } else if (strcmp(a, "--tokens") == 0 && parse_list(v, list) == 1) {
+            o->tokens = list[0];
+        } else if (strcmp(a, "--max-batch-tokens") == 0 && parse_list(v, list) == 1 && list[0] >= 512) {
+            o->max_batch_tokens = list[0];
+        } else if (strcmp(a, "--json") == 0) {
+            o->json = v;
+        } else if (strcmp(a, "--markdown") == 0) {
+            o->markdown = v;
+        } else {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Runs every workload `runs` times at each thread count; fills results and peaks. */
+static int measure(const options *o, const ck_circuit *c, const ck_weights *wts, workload *loads,
+                   int n_loads, ck_bench_result *results, size_t *n_results, ck_bench_peak *peaks)
+{
+    size_t cap = o->max_batch_tokens;
+    int32_t *ids = calloc(cap, sizeof *ids);
+    size_t *offsets = calloc(cap + 1, sizeof *offsets);
+    float *out = calloc(cap * 512, sizeof *out);
+    int rc = ids && offsets && out ? 0 : -1;
+    for (int t = 0; rc == 0 && t < o->n_threads; t++) {
+        ck_executor *ex = NULL;
+        ck_error err = {0};
+        ck_executor_options eo = {o->threads[t], cap, 512};
+        peaks[t].threads = o->threads[t];
+        for (int r = 0; r < o->runs; r++) {
+            peaks[t].gflops[peaks[t].runs++] = sgemm_gflops(o->threads[t]);
+        }
+        if (ck_executor_init(&ex, c, wts, &eo, &err) != CK_OK) {
+            fprintf(stderr, "ckbench: %s\n", err.message);
+            rc = -1;
+        }
+        for (int l = 0; rc == 0 && l < n_loads; l++) {
+            ck_bench_result *res = &results[(*n_results)++];
+            *res = (ck_bench_result){.threads = o->threads[t], .sequences = loads[l].n_seqs,
+                                     .tokens = loads[l].tokens,
+                                     .mflop_per_token = loads[l].mflop_per_token};
+            memcpy(res->workload, loads[l].name, sizeof res->workload); /* both char[32] */
+            time_pass(ex, c, &loads[l], ids, offsets, out, cap * 512); /* warm-up */
+            for (int r = 0; rc == 0 && r < o->runs; r++) {
+                double tps = time_pass(ex, c, &loads[l], ids, offsets, out, cap * 512);
+                rc = tps > 0 ? 0 : -1;
+                res->tokens_per_s[res->runs++] = tps;
+            }
+            fprintf(stderr, "ckbench: %-8s threads %d: %.0f tokens/s (first run)\n", res->workload,
+                    res->threads, res->tokens_per_s[0]);
+        }
+        ck_executor_free(ex);
+    }
+    free(ids);
+    free(offsets);
+    free(out);
+    return rc;
+}
+
+static void write_reports(const options *o, const ck_bench_peak *peaks, const ck_bench_result *res,
+                          size_t n_res)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    FILE *f;
+    if (o->json != NULL && (f = fopen(o->json, "w")) != NULL) {
+        ck_bench_write_json(f, peaks, (size_t)o->n_threads, res, n_res, ru.ru_maxrss);
+        fclose(f);
+    }
+    if (o->markdown != NULL && (f = fopen(o->markdown, "w")) != NULL) {
+        ck_bench_write_markdown(f, peaks, (size_t)o->n_threads, res, n_res, ru.ru_maxrss);
+        fclose(f);
+    }
+    ck_bench_write_markdown(stdout, peaks, (size_t)o->n_threads, res, n_res, ru.ru_maxrss);
+}
+
+int main(int argc, char **argv)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    options o = {.n_lengths = 3, .lengths = {36, 128, 512}, .corpus_format = CK_FORMAT_TEXT,
+                 .runs = 5, .tokens = 16384, .max_batch_tokens = 2048};
+    for (o.n_threads = 0; o.n_threads < (cpus > 0 ? cpus : 1) && o.n_threads < MAX_LIST; o.n_threads++) {
+        o.threads[o.n_threads] = o.n_threads + 1;
+    }
+    if (parse_options(argc, argv, &o) != 0) {
+        fputs(usage, stderr);
+        return 2;
+    }
+    ck_error err = {0};
+    ck_circuit c;
+    ck_weights *w = NULL;
+    if (ck_encode_load_circuit(&c, NULL, &err) != CK_OK ||
+        ck_weights_synthetic_for_circuit(&w, &c, CK_SYNTH_DEFAULT_SEED, &err) != CK_OK) {
+        fprintf(stderr, "ckbench: %s\n", err.message);
+        return 1;
+    }
+    workload loads[MAX_LIST + 1];
+    int n_loads = 0, rc = 0;
+    memset(loads, 0, sizeof loads);
+    for (int i = 0; rc == 0 && i < o.n_lengths; i++) {
+        rc = o.lengths[i] < 2 || o.lengths[i] > 512 ? -1 : fixed_workload(&loads[n_loads++], o.lengths[i], o.tokens);
+    }
+    if (rc == 0 && o.corpus != NULL) {
+        rc = corpus_workload(&loads[n_loads++], o.corpus, o.corpus_format);
+    }
+    for (int i = 0; rc == 0 && i < n_loads; i++) {
+        loads[i].mflop_per_token = mflop_per_token(&c, &loads[i]);
+        rc = plan_batches(&loads[i], o.max_batch_tokens);
+    }
+    static ck_bench_result results[MAX_RESULTS];
+    static ck_bench_peak peaks[MAX_LIST];
+    size_t n_results = 0;
+    if (rc == 0) {
+        rc = measure(&o, &c, w, loads, n_loads, results, &n_results, peaks);
+    }
+    if (rc == 0) {
+        write_reports(&o, peaks, results, n_results);
+    }
+    for (int i = 0; i < n_loads; i++) {
+        workload_free(&loads[i]);
+    }
+    ck_weights_free(w);
+    ck_circuit_free(&c);
+    return rc == 0 ? 0 : 1;
+}

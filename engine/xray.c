@@ -1,0 +1,393 @@
+/* xray.c - X-Ray metrics, profiles and the report (table on stderr, JSON file). Reads no capture and
+ * runs nothing: xray_files.c pairs captures, xray_run.c runs the engine. */
+#include "xray.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char build_flags[] = "compiler " __VERSION__
+#ifdef __OPTIMIZE__
+    ", optimized"
+#endif
+#ifdef NDEBUG
+    ", NDEBUG"
+#endif
+#ifdef __SANITIZE_ADDRESS__
+    ", ASan"
+#endif
+    ;
+
+const char *ck_xray_build_flags(void)
+{
+    return build_flags;
+}
+
+ck_xray_budget ck_xray_default_budget(void)
+{
+    ck_xray_budget b = {0.99999, 2e-5, 2e-5, 2e-5};
+    return b;
+}
+
+/* Reads the four budget keys of obj over b; a present key must be a number. */
+static int read_budget(const cJSON *obj, ck_xray_budget *b, const char *path, const char *where,
+                       ck_error *err)
+{
+    static const char *const keys[] = {"cosine_min", "rmse", "rel_rmse", "max_abs"};
+    double *dst[] = {&b->cosine_min, &b->rmse_max, &b->rel_rmse_max, &b->max_abs_max};
+    if (!cJSON_IsObject(obj)) {
+        return ck_fail(err, CK_E_FORMAT, "%s: %s: expected an object", path, where);
+    }
+    for (size_t i = 0; i < 4; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, keys[i]);
+        if (v != NULL && !cJSON_IsNumber(v)) {
+            return ck_fail(err, CK_E_FORMAT, "%s: %s: \"%s\" must be a number", path, where, keys[i]);
+        }
+        if (v != NULL) {
+            *dst[i] = v->valuedouble;
+        }
+    }
+    return CK_OK;
+}
+
+static int read_overrides(ck_xray_profile *p, const cJSON *cps, const char *path, ck_error *err)
+{
+    size_t n = (size_t)cJSON_GetArraySize(cps);
+    p->overrides = calloc(n ? n : 1, sizeof *p->overrides);
+    if (p->overrides == NULL) {
+        return ck_fail(err, CK_E_MEMORY, "%s: out of memory", path);
+    }
+    const cJSON *item = NULL;
+    cJSON_ArrayForEach(item, cps) {
+        ck_xray_override *o = &p->overrides[p->n_overrides];
+        if (strlen(item->string) >= sizeof o->checkpoint) {
+            return ck_fail(err, CK_E_FORMAT, "%s: checkpoints: id too long", path);
+        }
+        strcpy(o->checkpoint, item->string);
+        o->budget = p->f32;
+        int rc = read_budget(item, &o->budget, path, item->string, err);
+        if (rc != CK_OK) {
+            return rc;
+        }
+        p->n_overrides++;
+    }
+    return CK_OK;
+}
+
+static int parse_profile(ck_xray_profile *p, const cJSON *root, const char *path, ck_error *err)
+{
+    const cJSON *th = cJSON_GetObjectItemCaseSensitive(root, "thresholds");
+    const cJSON *prof = th != NULL ? th : root;
+    const cJSON *f32 = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(prof, "dtypes"), "F32");
+    const cJSON *cps = cJSON_GetObjectItemCaseSensitive(prof, "checkpoints");
+    if (!cJSON_IsObject(prof) || (f32 == NULL && cps == NULL)) {
+        return ck_fail(err, CK_E_FORMAT, "%s: expected \"dtypes\".\"F32\" and/or \"checkpoints\"",
+                       path);
+    }
+    int rc = f32 != NULL ? read_budget(f32, &p->f32, path, "dtypes.F32", err) : CK_OK;
+    if (rc == CK_OK && cps != NULL) {
+        rc = cJSON_IsObject(cps) ? read_overrides(p, cps, path, err)
+                                 : ck_fail(err, CK_E_FORMAT, "%s: \"checkpoints\" must be an object",
+                                           path);
+    }
+    return rc;
+}
+
+/* Whole file into a NUL-terminated heap string. */
+static char *read_text(const char *path, ck_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    char *text = NULL;
+    long n = -1;
+    if (f != NULL && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0) {
+        text = malloc((size_t)n + 1);
+        if (text != NULL && fread(text, 1, (size_t)n, f) == (size_t)n) {
+            text[n] = '\0';
+        } else {
+            free(text);
+            text = NULL;
+        }
+    }
+    if (f != NULL) {
+        fclose(f);
+    }
+    if (text == NULL) {
+        ck_fail(err, CK_E_IO, "%s: cannot read", path);
+    }
+    return text;
+}
+
+int ck_xray_profile_load(ck_xray_profile *p, const char *path, ck_error *err)
+{
+    if (p == NULL) {
+        return ck_fail(err, CK_E_ARG, "profile: null");
+    }
+    memset(p, 0, sizeof *p);
+    p->f32 = ck_xray_default_budget();
+    if (path == NULL) {
+        return CK_OK;
+    }
+    char *text = read_text(path, err);
+    if (text == NULL) {
+        return CK_E_IO;
+    }
+    cJSON *root = cJSON_Parse(text);
+    free(text);
+    int rc = root == NULL ? ck_fail(err, CK_E_FORMAT, "%s: not valid JSON", path)
+                          : parse_profile(p, root, path, err);
+    cJSON_Delete(root);
+    if (rc != CK_OK) {
+        ck_xray_profile_free(p);
+    }
+    return rc;
+}
+
+ck_xray_budget ck_xray_profile_budget(const ck_xray_profile *p, const char *checkpoint)
+{
+    for (size_t i = 0; i < p->n_overrides; i++) {
+        if (strcmp(p->overrides[i].checkpoint, checkpoint) == 0) {
+            return p->overrides[i].budget;
+        }
+    }
+    return p->f32;
+}
+
+void ck_xray_profile_free(ck_xray_profile *p)
+{
+    if (p != NULL) {
+        free(p->overrides);
+        p->overrides = NULL;
+        p->n_overrides = 0;
+    }
+}
+
+/* Sets status and reason from the metrics: the first violated bound is named. */
+static void judge(ck_xray_result *r)
+{
+    const ck_xray_budget *b = &r->budget;
+    r->status = CK_XRAY_FAIL;
+    if (!r->candidate_finite || !r->oracle_finite) {
+        snprintf(r->reason, sizeof r->reason, "non-finite value in the %s",
+                 r->candidate_finite ? "oracle" : "candidate");
+    } else if (!(r->cosine >= b->cosine_min)) {
+        snprintf(r->reason, sizeof r->reason, "cosine %.9f < %.9f", r->cosine, b->cosine_min);
+    } else if (!(r->max_abs <= b->max_abs_max)) {
+        snprintf(r->reason, sizeof r->reason, "max abs %.3g > %.3g", r->max_abs, b->max_abs_max);
+    } else if (!(r->rmse <= b->rmse_max)) {
+        snprintf(r->reason, sizeof r->reason, "rmse %.3g > %.3g", r->rmse, b->rmse_max);
+    } else if (!(r->rel_rmse <= b->rel_rmse_max)) {
+        snprintf(r->reason, sizeof r->reason, "relative rmse %.3g > %.3g", r->rel_rmse,
+                 b->rel_rmse_max);
+    } else {
+        r->status = CK_XRAY_PASS;
+        r->reason[0] = '\0';
+    }
+}
+
+int ck_xray_compare(const float *candidate, const float *oracle, size_t rows, size_t cols,
+                    const size_t *row_seq, const size_t *row_token, const ck_xray_budget *b,
+                    ck_xray_result *r)
+{
+    if (!candidate || !oracle || !row_seq || !row_token || !b || !r || rows == 0 || cols == 0) {
+        return CK_E_ARG;
+    }
+    double dot = 0, cc = 0, oo = 0, sq = 0, worst = -1;
+    size_t at = 0;
+    r->candidate_finite = r->oracle_finite = 1;
+    for (size_t i = 0; i < rows * cols; i++) {
+        double c = candidate[i], o = oracle[i], d = fabs(c - o);
+        r->candidate_finite &= isfinite(c) != 0;
+        r->oracle_finite &= isfinite(o) != 0;
+        dot += c * o;
+        cc += c * c;
+        oo += o * o;
+        sq += d * d;
+        if (!(d <= worst)) { /* NaN lands here and sticks as infinity */
+            worst = isnan(d) ? INFINITY : d;
+            at = i;
+        }
+    }
+    double n = (double)(rows * cols);
+    r->rows = rows;
+    r->cols = cols;
+    r->budget = *b;
+    r->cosine = (cc == 0 && oo == 0) ? 1.0 : dot / (sqrt(cc) * sqrt(oo));
+    r->rmse = sqrt(sq / n);
+    r->rel_rmse = oo > 0 ? r->rmse / sqrt(oo / n) : (r->rmse == 0 ? 0.0 : INFINITY);
+    r->max_abs = worst;
+    r->worst_sequence = row_seq[at / cols];
+    r->worst_token = row_token[at / cols];
+    r->worst_channel = at % cols;
+    if (!r->candidate_finite || !r->oracle_finite) {
+        r->max_abs = r->rmse = r->rel_rmse = INFINITY;
+        r->cosine = isfinite(r->cosine) ? r->cosine : 0.0;
+    }
+    judge(r);
+    return CK_OK;
+}
+
+int ck_xray_report_add(ck_xray_report *rep, const ck_xray_result *r, ck_error *err)
+{
+    if (rep->n == rep->cap) {
+        size_t cap = rep->cap ? rep->cap * 2 : 128;
+        ck_xray_result *items = realloc(rep->items, cap * sizeof *items);
+        if (items == NULL) {
+            return ck_fail(err, CK_E_MEMORY, "xray: out of memory for the report");
+        }
+        rep->items = items;
+        rep->cap = cap;
+    }
+    rep->items[rep->n++] = *r;
+    rep->passed += r->status == CK_XRAY_PASS;
+    rep->failed += r->status == CK_XRAY_FAIL;
+    rep->not_tested += r->status == CK_XRAY_NOT_TESTED;
+    return CK_OK;
+}
+
+int ck_xray_report_not_tested(ck_xray_report *rep, const char *case_name, const char *checkpoint,
+                              const char *reason, ck_error *err)
+{
+    ck_xray_result r;
+    memset(&r, 0, sizeof r);
+    r.status = CK_XRAY_NOT_TESTED;
+    snprintf(r.case_name, sizeof r.case_name, "%s", case_name);
+    snprintf(r.checkpoint, sizeof r.checkpoint, "%s", checkpoint);
+    snprintf(r.reason, sizeof r.reason, "%s", reason);
+    return ck_xray_report_add(rep, &r, err);
+}
+
+void ck_xray_report_free(ck_xray_report *rep)
+{
+    if (rep != NULL) {
+        free(rep->items);
+        memset(rep, 0, sizeof *rep);
+    }
+}
+
+int ck_xray_report_status(const ck_xray_report *rep)
+{
+    return rep->failed == 0 && rep->passed > 0 ? CK_OK : CK_E_PARITY;
+}
+
+static const char *status_name(ck_xray_status s)
+{
+    return s == CK_XRAY_PASS ? "pass" : s == CK_XRAY_FAIL ? "fail" : "NOT_TESTED";
+}
+
+void ck_xray_report_print(const ck_xray_report *rep, FILE *f)
+{
+    fprintf(f, "%-8s %-48s %-10s %12s %9s %9s %9s  %s\n", "case", "checkpoint", "status", "cosine",
+            "rmse", "rel_rmse", "max_abs", "at (seq,token,channel) rows/tokens");
+    for (size_t i = 0; i < rep->n; i++) {
+        const ck_xray_result *r = &rep->items[i];
+        if (r->status == CK_XRAY_NOT_TESTED) {
+            fprintf(f, "%-8s %-48s %-10s %s\n", r->case_name, r->checkpoint, "NOT_TESTED", r->reason);
+            continue;
+        }
+        fprintf(f, "%-8s %-48s %-10s %12.9f %9.3g %9.3g %9.3g  (%zu,%zu,%zu) %zu/%zu%s%s\n",
+                r->case_name, r->checkpoint, status_name(r->status), r->cosine, r->rmse,
+                r->rel_rmse, r->max_abs, r->worst_sequence, r->worst_token, r->worst_channel,
+                r->rows, r->tokens, r->reason[0] ? "  " : "", r->reason);
+    }
+    fprintf(f, "xray: %s: %zu pass, %zu fail, %zu NOT_TESTED\n",
+            ck_xray_report_status(rep) == CK_OK ? "pass" : "fail", rep->passed, rep->failed,
+            rep->not_tested);
+}
+
+/* JSON has no infinity: non-finite metrics are written as null. */
+static void add_metric(cJSON *o, const char *key, double v)
+{
+    cJSON_AddItemToObject(o, key, isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull());
+}
+
+static cJSON *result_json(const ck_xray_result *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "case", r->case_name);
+    cJSON_AddStringToObject(o, "checkpoint", r->checkpoint);
+    cJSON_AddStringToObject(o, "status", status_name(r->status));
+    if (r->status != CK_XRAY_NOT_TESTED) {
+        cJSON_AddNumberToObject(o, "rows_compared", (double)r->rows);
+        cJSON_AddNumberToObject(o, "tokens", (double)r->tokens);
+        cJSON_AddNumberToObject(o, "channels", (double)r->cols);
+        add_metric(o, "cosine", r->cosine);
+        add_metric(o, "rmse", r->rmse);
+        add_metric(o, "rel_rmse", r->rel_rmse);
+        add_metric(o, "max_abs", r->max_abs);
+        cJSON *at = cJSON_AddObjectToObject(o, "max_abs_at");
+        cJSON_AddNumberToObject(at, "sequence", (double)r->worst_sequence);
+        cJSON_AddNumberToObject(at, "token", (double)r->worst_token);
+        cJSON_AddNumberToObject(at, "channel", (double)r->worst_channel);
+        cJSON_AddBoolToObject(o, "finite", r->candidate_finite && r->oracle_finite);
+        cJSON *b = cJSON_AddObjectToObject(o, "budget");
+        cJSON_AddNumberToObject(b, "cosine_min", r->budget.cosine_min);
+        cJSON_AddNumberToObject(b, "rmse", r->budget.rmse_max);
+        cJSON_AddNumberToObject(b, "rel_rmse", r->budget.rel_rmse_max);
+        cJSON_AddNumberToObject(b, "max_abs", r->budget.max_abs_max);
+    }
+    if (r->reason[0] != '\0') {
+        cJSON_AddStringToObject(o, "reason", r->reason);
+    }
+    return o;
+}
+
+static cJSON *identity_json(const ck_xray_identity *id)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "engine_version", id->engine_version ? id->engine_version : "");
+    cJSON_AddStringToObject(o, "build_flags", id->build_flags ? id->build_flags : "");
+    cJSON_AddStringToObject(o, "weights", id->weights_identity ? id->weights_identity : "");
+    cJSON_AddStringToObject(o, "weights_sha256", id->weights_sha256 ? id->weights_sha256 : "");
+    cJSON_AddStringToObject(o, "candidate", id->candidate_path ? id->candidate_path : "");
+    cJSON_AddStringToObject(o, "oracle_capture", id->oracle_path ? id->oracle_path : "");
+    cJSON_AddBoolToObject(o, "parity", id->parity);
+    cJSON *oracle = id->oracle_manifest_json ? cJSON_Parse(id->oracle_manifest_json) : NULL;
+    cJSON_AddItemToObject(o, "oracle", oracle ? oracle : cJSON_CreateNull());
+    return o;
+}
+
+static int write_text(const char *path, const char *text, ck_error *err)
+{
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp) {
+        return ck_fail(err, CK_E_ARG, "%s: path too long", path);
+    }
+    FILE *f = fopen(tmp, "wb");
+    int ok = f != NULL && fputs(text, f) >= 0;
+    ok = (f != NULL && fclose(f) == 0) && ok;
+    if (!ok || rename(tmp, path) != 0) {
+        remove(tmp);
+        return ck_fail(err, CK_E_IO, "%s: cannot write the report", path);
+    }
+    return CK_OK;
+}
+
+int ck_xray_report_write(const ck_xray_report *rep, const ck_xray_identity *id, const char *path,
+                         ck_error *err)
+{
+    if (rep == NULL || id == NULL || path == NULL) {
+        return ck_fail(err, CK_E_ARG, "xray report: null argument");
+    }
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "status", ck_xray_report_status(rep) == CK_OK ? "pass" : "fail");
+    cJSON_AddItemToObject(root, "identity", identity_json(id));
+    cJSON *counts = cJSON_AddObjectToObject(root, "counts");
+    cJSON_AddNumberToObject(counts, "pass", (double)rep->passed);
+    cJSON_AddNumberToObject(counts, "fail", (double)rep->failed);
+    cJSON_AddNumberToObject(counts, "NOT_TESTED", (double)rep->not_tested);
+    cJSON *items = cJSON_AddArrayToObject(root, "checkpoints");
+    for (size_t i = 0; i < rep->n; i++) {
+        cJSON_AddItemToArray(items, result_json(&rep->items[i]));
+    }
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (text == NULL) {
+        return ck_fail(err, CK_E_MEMORY, "%s: out of memory", path);
+    }
+    int rc = write_text(path, text, err);
+    free(text);
+    return rc;
+}

@@ -1,0 +1,342 @@
+/* xray_run.c - parity runs of an oracle capture's cases through the executor (one thread), capturing
+ * the oracle's stored rows of every checkpoint, then X-Ray comparison and report. Holds no kernels. */
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "encode.h"
+#include "executor.h"
+#include "synth_weights.h"
+#include "xray_internal.h"
+
+/* What a parity run holds for all cases: the model, and per case the captured stored rows. */
+typedef struct {
+    const ck_xray_run_options *opt;
+    ck_circuit circuit;
+    ck_weights *weights;
+    ck_executor *executor;
+    ck_st_file *oracle;
+    cJSON *manifest;
+    ck_xray_profile profile;
+    const char **ids;            /* [n_ids] circuit checkpoint ids, run order */
+    size_t n_ids;
+    unsigned char (*sha)[32];    /* per weight tensor, before the run */
+    char weights_hex[65];
+    ck_xray_case *cases;         /* [n_cases] */
+    float **rows;                /* [n_cases * n_ids] captured [R, cols], NULL when not captured */
+    size_t *cols;                /* [n_ids] */
+    size_t n_cases;
+} xrun;
+
+typedef struct {
+    xrun *x;
+    size_t case_index;
+} capture_ctx;
+
+static int wanted(const char *list, const char *id)
+{
+    if (list == NULL || strcmp(list, "all") == 0) {
+        return 1;
+    }
+    size_t n = strlen(id);
+    for (const char *p = strstr(list, id); p != NULL; p = strstr(p + 1, id)) {
+        if ((p == list || p[-1] == ',') && (p[n] == '\0' || p[n] == ',')) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Copies the stored rows of one checkpoint; a repeated id (none in a valid circuit) keeps the first. */
+static void store_rows(xrun *x, size_t ci, size_t k, const float *data, size_t cols)
+{
+    const ck_xray_case *xc = &x->cases[ci];
+    float **slot = &x->rows[ci * x->n_ids + k];
+    if (*slot != NULL || !wanted(x->opt->capture_ids, x->ids[k])) {
+        return;
+    }
+    *slot = malloc(xc->n_rows * cols * sizeof **slot);
+    for (size_t r = 0; *slot != NULL && r < xc->n_rows; r++) {
+        memcpy(*slot + r * cols, data + xc->rows[r] * cols, cols * sizeof **slot);
+    }
+    x->cols[k] = cols;
+}
+
+static void on_capture(void *ctx, const char *checkpoint, const float *data, size_t tokens,
+                       size_t cols)
+{
+    capture_ctx *cc = ctx;
+    (void)tokens;
+    for (size_t k = 0; k < cc->x->n_ids; k++) {
+        if (strcmp(cc->x->ids[k], checkpoint) == 0) {
+            store_rows(cc->x, cc->case_index, k, data, cols);
+        }
+    }
+}
+
+/* Runs case ci as one packed batch; the first alias's buffer is the run's output, so it is captured
+ * too (other aliases stay NOT_TESTED). */
+static int run_case(xrun *x, size_t ci, ck_error *err)
+{
+    const ck_xray_case *xc = &x->cases[ci];
+    int out_buffer = x->circuit.n_aliases ? x->circuit.aliases[0].buffer : x->circuit.features_buffer;
+    size_t cols = ck_executor_cols(x->executor, out_buffer);
+    float *out = malloc(xc->tokens * cols * sizeof *out);
+    if (out == NULL) {
+        return ck_fail(err, CK_E_MEMORY, "xray: out of memory for case \"%s\"", xc->name);
+    }
+    capture_ctx ctx = {x, ci};
+    int rc = ck_executor_run(x->executor, xc->ids, xc->offsets, xc->n_seqs, out_buffer, out,
+                             xc->tokens * cols, on_capture, &ctx, err);
+    if (rc == CK_OK && x->circuit.n_aliases) {
+        on_capture(&ctx, x->circuit.aliases[0].checkpoint, out, xc->tokens, cols);
+    }
+    free(out);
+    return rc;
+}
+
+/* Seed of the synthetic weights: the manifest's "weights"."seed", else the option. */
+static uint64_t manifest_seed(const xrun *x)
+{
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(x->manifest, "weights"), "seed");
+    return cJSON_IsNumber(s) ? (uint64_t)s->valuedouble : (uint64_t)x->opt->seed;
+}
+
+static int open_oracle(xrun *x, ck_error *err)
+{
+    char mpath[4096];
+    const char *manifest = x->opt->manifest;
+    int rc = CK_OK;
+    if (manifest == NULL) {
+        rc = ck_xray_manifest_path(x->opt->oracle, mpath, sizeof mpath, err);
+        manifest = mpath;
+    }
+    if (rc == CK_OK) {
+        rc = ck_xray_verify_fixture(x->opt->oracle, manifest, (void **)&x->manifest, err);
+    }
+    if (rc == CK_OK) {
+        rc = ck_st_open(&x->oracle, x->opt->oracle, err);
+    }
+    if (rc == CK_OK) {
+        rc = ck_xray_profile_load(&x->profile, x->opt->profile ? x->opt->profile : manifest, err);
+    }
+    return rc;
+}
+
+static int load_cases(xrun *x, size_t *max_tokens, ck_error *err)
+{
+    char name[CK_XRAY_CASE_MAX];
+    while (ck_xray_case_name(x->oracle, x->n_cases, name)) {
+        x->n_cases++;
+    }
+    x->cases = calloc(x->n_cases + 1, sizeof *x->cases);
+    x->rows = calloc(x->n_cases * x->n_ids + 1, sizeof *x->rows);
+    x->cols = calloc(x->n_ids + 1, sizeof *x->cols);
+    if (!x->cases || !x->rows || !x->cols) {
+        return ck_fail(err, CK_E_MEMORY, "xray: out of memory");
+    }
+    *max_tokens = x->circuit.max_positions;
+    for (size_t i = 0; i < x->n_cases; i++) {
+        ck_xray_case_name(x->oracle, i, name);
+        int rc = ck_xray_case_load(&x->cases[i], x->oracle, x->opt->oracle, name, err);
+        if (rc != CK_OK) {
+            return rc;
+        }
+        *max_tokens = x->cases[i].tokens > *max_tokens ? x->cases[i].tokens : *max_tokens;
+    }
+    return x->n_cases ? CK_OK : ck_fail(err, CK_E_FORMAT, "%s: no case (no <case>.rows tensor)",
+                                        x->opt->oracle);
+}
+
+/* Everything before the first case runs: oracle verified, model bound, weights hashed. */
+static int prepare(xrun *x, ck_error *err)
+{
+    int rc = open_oracle(x, err);
+    if (rc == CK_OK) {
+        rc = ck_encode_load_circuit(&x->circuit, x->opt->circuit, err);
+    }
+    if (rc == CK_OK) {
+        rc = x->opt->weights ? ck_weights_load(&x->weights, x->opt->weights, err)
+                             : ck_weights_synthetic_for_circuit(&x->weights, &x->circuit,
+                                                                manifest_seed(x), err);
+    }
+    if (rc == CK_OK) {
+        rc = ck_xray_circuit_checkpoints(&x->circuit, &x->ids, &x->n_ids, err);
+    }
+    size_t max_tokens = 0;
+    if (rc == CK_OK) {
+        rc = load_cases(x, &max_tokens, err);
+    }
+    if (rc == CK_OK) {
+        rc = ck_xray_weights_digest(x->weights, &x->sha, x->weights_hex, err);
+    }
+    if (rc == CK_OK) {
+        /* parity: one worker, so the scheduler and oneDNN's OpenMP team both run on one thread */
+        ck_executor_options eo = {1, max_tokens, x->circuit.max_positions};
+        rc = ck_executor_init(&x->executor, &x->circuit, x->weights, &eo, err);
+    }
+    return rc;
+}
+
+static ck_st_tensor view(const char *name, const float *data, size_t rows, size_t cols)
+{
+    ck_st_tensor t;
+    memset(&t, 0, sizeof t);
+    t.name = name;
+    t.dtype = CK_ST_F32;
+    t.rank = 2;
+    t.shape[0] = rows;
+    t.shape[1] = cols;
+    t.elements = rows * cols;
+    t.data = data;
+    t.bytes = t.elements * sizeof(float);
+    return t;
+}
+
+static int compare_all(xrun *x, ck_xray_report *rep, ck_error *err)
+{
+    int rc = CK_OK;
+    for (size_t ci = 0; rc == CK_OK && ci < x->n_cases; ci++) {
+        const ck_xray_case *xc = &x->cases[ci];
+        for (size_t k = 0; rc == CK_OK && k < x->n_ids; k++) {
+            char key[CK_XRAY_CASE_MAX + CK_CHECKPOINT_MAX + 2];
+            snprintf(key, sizeof key, "%s.%s", xc->name, x->ids[k]);
+            const float *got = x->rows[ci * x->n_ids + k];
+            ck_st_tensor cand = view(key, got, xc->n_rows, x->cols[k]);
+            rc = ck_xray_compare_tensors(xc, x->ids[k], got ? &cand : NULL,
+                                         ck_st_find(x->oracle, key), &x->profile, rep, err);
+        }
+    }
+    return rc;
+}
+
+static void xrun_free(xrun *x)
+{
+    for (size_t i = 0; x->rows != NULL && i < x->n_cases * x->n_ids; i++) {
+        free(x->rows[i]);
+    }
+    for (size_t i = 0; x->cases != NULL && i < x->n_cases; i++) {
+        ck_xray_case_free(&x->cases[i]);
+    }
+    free(x->rows);
+    free(x->cols);
+    free(x->cases);
+    free(x->sha);
+    free(x->ids);
+    ck_executor_free(x->executor);
+    ck_weights_free(x->weights);
+    ck_circuit_free(&x->circuit);
+    ck_xray_profile_free(&x->profile);
+    ck_st_close(x->oracle);
+    cJSON_Delete(x->manifest);
+}
+
+/* Case inputs as I64/I32 entries (2 owned I64 arrays per case in keep[]). */
+static int input_entries(const ck_xray_case *xc, ck_st_entry *e, int64_t **keep, char (*names)[96])
+{
+    const size_t *src[2] = {xc->offsets, xc->rows};
+    size_t n[2] = {xc->n_seqs + 1, xc->n_rows};
+    static const char *const suffix[3] = {"offsets", "rows", "ids"};
+    for (size_t j = 0; j < 3; j++) {
+        snprintf(names[j], sizeof names[j], "%s.%s", xc->name, suffix[j]);
+        e[j].name = names[j];
+        e[j].rank = 1;
+        e[j].shape[0] = j < 2 ? n[j] : xc->tokens;
+        e[j].dtype = j < 2 ? CK_ST_I64 : CK_ST_I32;
+        e[j].data = xc->ids;
+        if (j < 2 && (keep[j] = malloc(n[j] * sizeof **keep)) == NULL) {
+            return CK_E_MEMORY;
+        }
+        for (size_t i = 0; j < 2 && i < n[j]; i++) {
+            keep[j][i] = (int64_t)src[j][i];
+        }
+        e[j].data = j < 2 ? (const void *)keep[j] : (const void *)xc->ids;
+    }
+    return CK_OK;
+}
+
+/* The candidate capture in the oracle's format: inputs, then every captured checkpoint. */
+static int write_capture(xrun *x, ck_error *err)
+{
+    size_t per = 3 + x->n_ids, cap = x->n_cases * per;
+    ck_st_entry *e = calloc(cap, sizeof *e);
+    char (*names)[96] = calloc(cap, sizeof *names);
+    int64_t **keep = calloc(2 * x->n_cases, sizeof *keep);
+    size_t n = 0;
+    int rc = e && names && keep ? CK_OK : ck_fail(err, CK_E_MEMORY, "xray: out of memory");
+    for (size_t ci = 0; rc == CK_OK && ci < x->n_cases; ci++) {
+        const ck_xray_case *xc = &x->cases[ci];
+        if (input_entries(xc, e + n, keep + 2 * ci, names + n) != CK_OK) {
+            rc = ck_fail(err, CK_E_MEMORY, "xray: out of memory");
+        }
+        n += 3;
+        for (size_t k = 0; rc == CK_OK && k < x->n_ids; k++) {
+            if (x->rows[ci * x->n_ids + k] != NULL) {
+                snprintf(names[n], sizeof names[n], "%s.%s", xc->name, x->ids[k]);
+                ck_st_entry en = {names[n], CK_ST_F32, 2, {xc->n_rows, x->cols[k]},
+                                  x->rows[ci * x->n_ids + k], NULL, 0};
+                e[n++] = en;
+            }
+        }
+    }
+    if (rc == CK_OK) {
+        ck_st_meta meta[2] = {{"engine_version", CK_VERSION}, {"parity", "1"}};
+        rc = ck_st_write(x->opt->capture_out, e, n, meta, 2, err);
+    }
+    for (size_t i = 0; keep != NULL && i < 2 * x->n_cases; i++) {
+        free(keep[i]);
+    }
+    free(keep);
+    free(names);
+    free(e);
+    return rc;
+}
+
+static int finish(xrun *x, ck_xray_report *rep, ck_error *err)
+{
+    if (!x->opt->quiet) {
+        ck_xray_report_print(rep, stderr);
+    }
+    int rc = x->opt->capture_out ? write_capture(x, err) : CK_OK;
+    if (rc == CK_OK && x->opt->report != NULL) {
+        char *oracle = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(x->manifest, "oracle"));
+        ck_xray_identity id = {CK_VERSION, ck_xray_build_flags(), ck_weights_identity(x->weights),
+                               x->weights_hex, "(computed in this run)", x->opt->oracle, oracle, 1};
+        rc = ck_xray_report_write(rep, &id, x->opt->report, err);
+        free(oracle);
+    }
+    if (rc == CK_OK && ck_xray_report_status(rep) != CK_OK) {
+        rc = ck_fail(err, CK_E_PARITY, "xray: %zu of %zu compared checkpoints failed", rep->failed,
+                     rep->failed + rep->passed);
+    }
+    return rc;
+}
+
+int ck_xray_run_oracle(const ck_xray_run_options *opt, ck_error *err)
+{
+    if (opt == NULL || opt->oracle == NULL) {
+        return ck_fail(err, CK_E_ARG, "xray: no oracle capture given");
+    }
+    xrun x;
+    memset(&x, 0, sizeof x);
+    x.opt = opt;
+    ck_xray_report rep = {0};
+    fprintf(stderr, "ckbatch: parity mode: 1 thread (scheduler and oneDNN), deterministic kernels\n");
+    int rc = prepare(&x, err);
+    for (size_t ci = 0; rc == CK_OK && ci < x.n_cases; ci++) {
+        rc = run_case(&x, ci, err);
+    }
+    if (rc == CK_OK) {
+        rc = ck_xray_weights_unchanged(x.weights, (const unsigned char (*)[32])x.sha, err);
+    }
+    if (rc == CK_OK) {
+        rc = compare_all(&x, &rep, err);
+    }
+    if (rc == CK_OK) {
+        rc = finish(&x, &rep, err);
+    }
+    ck_xray_report_free(&rep);
+    xrun_free(&x);
+    return rc;
+}
