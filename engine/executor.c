@@ -192,6 +192,10 @@ int ck_executor_run(ck_executor *ex, const int32_t *ids, const size_t *offsets, 
                     c->buffers[op->output].cols);
         }
     }
+    if (ck_exec_check_finite(ex, output_buffer) != CK_OK) {
+        return ck_fail(err, CK_E_NONFINITE, "%s: output \"%s\" holds NaN or Inf (overflow)",
+                       c->path, c->buffers[output_buffer].name);
+    }
     memcpy(out, ck_exec_buffer(ex, output_buffer),
            ex->tokens * c->buffers[output_buffer].cols * sizeof(float));
     return CK_OK;

@@ -37,7 +37,8 @@ int ck_executor_init(ck_executor **out, const ck_circuit *c, const ck_weights *w
  * reader makes them; offsets[S+1] ascending, offsets[0] = 0. Copies the rows of `output_buffer`
  * (the circuit's features or hidden buffer) into out[offsets[S], cols] (row stride cols).
  * capture (may be NULL) sees every checkpoint. Checks ids (CK_E_RANGE), lengths and capacity
- * (CK_E_SIZE) before any op runs; on error out is untouched. */
+ * (CK_E_SIZE) before any op runs, and the output rows for NaN/Inf (CK_E_NONFINITE) before copying
+ * them; on error out is untouched. */
 int ck_executor_run(ck_executor *ex, const int32_t *ids, const size_t *offsets, size_t n_seqs,
                     int output_buffer, float *out, size_t out_count, ck_capture_fn capture,
                     void *capture_ctx, ck_error *err);

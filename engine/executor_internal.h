@@ -31,4 +31,8 @@ static inline void *ck_exec_buffer(const ck_executor *ex, int buffer)
 /* Runs one op of the unrolled circuit over the current batch. Returns 0 or a CK_E_* code. */
 int ck_exec_op(ck_executor *ex, const ck_op *op);
 
+/* CK_E_NONFINITE when any row of `buffer` in the current batch holds NaN or Inf (rows split over the
+ * workers): the linears do not check values, so an overflow is caught here before it is copied out. */
+int ck_exec_check_finite(const ck_executor *ex, int buffer);
+
 #endif

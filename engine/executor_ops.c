@@ -1,6 +1,7 @@
 /* executor_ops.c - one dispatch per op kind: slices rows or (sequence, head) pairs over workers
  * through the scheduler and calls the same kernel a single thread would. No I/O, no allocation. */
 #include "attention.h"
+#include "ck_check.h"
 #include "embedding_three_table_layer_norm.h"
 #include "executor_internal.h"
 #include "gelu_new.h"
@@ -100,6 +101,25 @@ static int linear_all_rows(const ck_executor *ex, const ck_op *op)
                                  ex->tokens * out, out, ex->tokens);
 }
 
+typedef struct {
+    const float *rows;
+    size_t cols;
+} finite_ctx;
+
+static int finite_rows(void *ctx, size_t first, size_t count, int worker)
+{
+    const finite_ctx *c = ctx;
+    (void)worker;
+    return ck_all_finite(c->rows + first * c->cols, count, c->cols, c->cols) ? CK_OK
+                                                                           : CK_E_NONFINITE;
+}
+
+int ck_exec_check_finite(const ck_executor *ex, int buffer)
+{
+    finite_ctx ctx = {ck_exec_buffer(ex, buffer), ex->circuit->buffers[buffer].cols};
+    return ck_parallel_for(ex->tokens, ex->opt.threads, finite_rows, &ctx);
+}
+
 int ck_exec_op(ck_executor *ex, const ck_op *op)
 {
     op_ctx ctx = {ex, op};
@@ -110,7 +130,7 @@ int ck_exec_op(ck_executor *ex, const ck_op *op)
     case CK_OP_LINEAR:
         return linear_all_rows(ex, op);
     case CK_OP_ATTENTION:
-        return ck_parallel_for(ex->n_seqs * op->heads, workers, attention_pairs, &ctx);
+        return ck_parallel_for_interleaved(ex->n_seqs * op->heads, workers, attention_pairs, &ctx);
     case CK_OP_RESIDUAL_LAYER_NORM:
         return ck_parallel_for(ex->tokens, workers, residual_layer_norm_rows, &ctx);
     case CK_OP_GELU_NEW:

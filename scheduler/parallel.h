@@ -16,6 +16,12 @@ typedef int (*ck_slice_fn)(void *ctx, size_t first, size_t count, int worker);
  * Errors: CK_E_ARG (fn null, workers < 1). */
 int ck_parallel_for(size_t items, int workers, ck_slice_fn fn, void *ctx);
 
+/* Runs fn on every item of [0, items) one at a time (count 1), item i on worker i % workers:
+ * round robin, so neighbouring items of similar cost (the heads of one sequence) spread over all
+ * workers even when the items are sorted by cost. Deterministic assignment, as ck_parallel_for.
+ * Returns 0, or the first failing code of the lowest-numbered failing worker. Errors: CK_E_ARG. */
+int ck_parallel_for_interleaved(size_t items, int workers, ck_slice_fn fn, void *ctx);
+
 /* Sets the number of threads OpenMP (and oneDNN's OpenMP runtime) may use from this thread on.
  * Call outside any parallel region. Returns the previous value. */
 int ck_parallel_set_threads(int threads);

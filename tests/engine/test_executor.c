@@ -1,10 +1,12 @@
 /* test_executor.c - batches: invariance (solo vs batched, 1 vs 2 threads), rejections before any
  * write (bad ids, capacity, missing or mis-shaped weights), arena reuse across requests. */
 #include <stdint.h>
+#include <unistd.h>
 
 #include "ck_test.h"
 #include "encode.h"
 #include "executor.h"
+#include "safetensors.h"
 #include "synth_weights.h"
 
 #define O 512
@@ -193,8 +195,59 @@ static void test_missing_and_misshaped_weights(void)
     ck_circuit_free(&c);
 }
 
+/* bert_encoder weights of 1e38 overflow the features to Inf: the run fails, the output keeps its
+ * canary, and the message names the output buffer. */
+static void test_overflow_caught_before_copy_out(void)
+{
+    ck_circuit c;
+    ck_weights *w = NULL, *loaded = NULL;
+    ck_executor *ex = NULL;
+    ck_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(ck_encode_load_circuit(&c, NULL, &err), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_weights_synthetic_for_circuit(&w, &c, CK_SYNTH_DEFAULT_SEED, &err), CK_OK);
+    ck_st_entry entries[64];
+    float *huge = NULL;
+    size_t n = ck_weights_count(w);
+    for (size_t i = 0; i < n && i < 64; i++) {
+        const ck_tensor *t = ck_weights_at(w, i);
+        entries[i] = (ck_st_entry){.name = t->name, .dtype = CK_ST_F32, .rank = t->rank,
+                                   .data = t->data};
+        memcpy(entries[i].shape, t->shape, sizeof t->shape);
+        if (strcmp(t->name, "bert_encoder.weight") == 0) {
+            huge = malloc(t->elements * sizeof *huge);
+            for (size_t k = 0; k < t->elements; k++) {
+                huge[k] = 1e38f;   /* partial sums of ~unit LayerNorm outputs exceed FLT_MAX */
+            }
+            entries[i].data = huge;
+        }
+    }
+    char path[] = "/tmp/ck_overflow_XXXXXX";
+    int fd = mkstemp(path);
+    CU_ASSERT_FATAL(fd >= 0 && huge != NULL);
+    close(fd);
+    CU_ASSERT_EQUAL_FATAL(ck_st_write(path, entries, n, NULL, 0, &err), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_weights_load(&loaded, path, &err), CK_OK);
+    ck_executor_options opt = {2, 512, 512};
+    CU_ASSERT_EQUAL_FATAL(ck_executor_init(&ex, &c, loaded, &opt, &err), CK_OK);
+    const int32_t ids[] = {0, 50, 83, 0};
+    size_t offsets[2] = {0, 4};
+    static float out[4 * O];
+    ck_test_fill_canary(out, 4 * O);
+    CU_ASSERT_EQUAL(ck_executor_run(ex, ids, offsets, 1, c.features_buffer, out, 4 * O, NULL, NULL,
+                                    &err), CK_E_NONFINITE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "\"features\""));
+    CU_ASSERT_TRUE(ck_test_canary_intact(out, 4 * O));
+    ck_executor_free(ex);
+    ck_weights_free(loaded);
+    ck_weights_free(w);
+    ck_circuit_free(&c);
+    free(huge);
+    unlink(path);
+}
+
 CK_TEST_MAIN("executor", {"solo equals batched, 1 equals 2 threads", test_solo_equals_batched_and_threads},
              {"bad ids leave output untouched", test_bad_ids_leave_output_untouched},
              {"capacity rejected before any write", test_capacity_rejected_before_any_write},
              {"arena reuse gives fresh results", test_arena_reuse_gives_fresh_results},
-             {"missing and misshaped weights", test_missing_and_misshaped_weights})
+             {"missing and misshaped weights", test_missing_and_misshaped_weights},
+             {"overflow caught before copy-out", test_overflow_caught_before_copy_out})

@@ -46,6 +46,38 @@ static void test_every_item_once(void)
     check_cover(5, 1);
 }
 
+typedef struct {
+    int worker_of[100];
+} owner_ctx;
+
+static int record_owner(void *ctx, size_t first, size_t count, int worker)
+{
+    owner_ctx *c = ctx;
+    for (size_t i = first; i < first + count; i++) {
+        c->worker_of[i] = worker + 1;
+    }
+    return count == 1 ? CK_OK : CK_E_SIZE;
+}
+
+static void test_interleaved_round_robin(void)
+{
+    static owner_ctx c;
+    memset(&c, 0, sizeof c);
+    CU_ASSERT_EQUAL(ck_parallel_for_interleaved(99, 2, record_owner, &c), CK_OK);
+    for (size_t i = 0; i < 99; i++) {
+        CU_ASSERT_EQUAL(c.worker_of[i], (int)(i % 2) + 1);
+    }
+    CU_ASSERT_EQUAL(c.worker_of[99], 0);
+    memset(&c, 0, sizeof c);
+    CU_ASSERT_EQUAL(ck_parallel_for_interleaved(5, 1, record_owner, &c), CK_OK);
+    CU_ASSERT_EQUAL(c.worker_of[4], 1);
+    static count_ctx f;
+    memset(&f, 0, sizeof f);
+    f.fail_at = 7;
+    CU_ASSERT_EQUAL(ck_parallel_for_interleaved(20, 2, mark_slice, &f), CK_E_RANGE);
+    CU_ASSERT_EQUAL(ck_parallel_for_interleaved(20, 0, mark_slice, &f), CK_E_ARG);
+}
+
 static void test_failure_code_returned(void)
 {
     static count_ctx c;
@@ -74,4 +106,5 @@ static void test_arenas_aligned(void)
 
 CK_TEST_MAIN("parallel", {"every item once", test_every_item_once},
              {"failure code returned", test_failure_code_returned},
+             {"interleaved round robin", test_interleaved_round_robin},
              {"arenas aligned", test_arenas_aligned})
