@@ -59,9 +59,18 @@ static int attention_scratch_floats(const ck_circuit *c, size_t seq_len, size_t 
     return head_dim == 0 ? CK_OK : ck_attention_scratch(seq_len, head_dim, floats);
 }
 
-static int lives_overlap(const ck_plan *p, size_t a, size_t b)
+int ck_plan_conflict(const ck_plan *plan, size_t a, size_t b, size_t *at_op)
 {
-    return p->first_op[a] <= p->last_op[b] && p->first_op[b] <= p->last_op[a];
+    for (size_t i = 0; i < plan->n_ops; i++) {
+        const unsigned char *row = plan->live + i * plan->n_buffers;
+        if (row[a] && row[b]) {
+            if (at_op != NULL) {
+                *at_op = i;
+            }
+            return 1;
+        }
+    }
+    return 0;
 }
 
 static int bytes_overlap(const ck_plan *p, size_t a, size_t b)
@@ -70,31 +79,28 @@ static int bytes_overlap(const ck_plan *p, size_t a, size_t b)
            p->offsets[b] < p->offsets[a] + p->bytes[a];
 }
 
-/* first_op/last_op: the unrolled op indices touching each buffer; inputs and outputs span the run
- * [0, n_ops]. A buffer read in application i + 1 and written in i is alive in between because the
- * interval covers both touches. */
-static void set_lifetimes(ck_plan *p, const ck_circuit *c)
+/* Backward liveness over the unrolled ops: walking from the last op, `needed` holds the buffers
+ * whose current value a later op reads. At op i a buffer is live if it is needed after i or touched
+ * by i; before i, the output's old value is no longer needed and the inputs are. So q of application
+ * 0 dies after that application's attention and its bytes serve the FFN buffers until application
+ * 1 writes q again. Inputs and outputs are live at every op. */
+static void set_liveness(ck_plan *p, const ck_circuit *c, unsigned char *needed)
 {
-    for (size_t b = 0; b < c->n_buffers; b++) {
-        p->first_op[b] = SIZE_MAX;
-        p->last_op[b] = 0;
-    }
-    for (size_t i = 0; i < c->n_ops; i++) {
+    const size_t n = c->n_buffers;
+    memset(needed, 0, n);
+    for (size_t i = c->n_ops; i-- > 0;) {
         const ck_op *op = &c->ops[i];
-        for (size_t s = 0; s <= CK_MAX_SLOTS; s++) {
-            int b = s < CK_MAX_SLOTS ? op->inputs[s] : op->output;
-            if (b >= 0) {
-                p->first_op[b] = p->first_op[b] < i ? p->first_op[b] : i;
-                p->last_op[b] = p->last_op[b] > i ? p->last_op[b] : i;
-            }
+        unsigned char *row = p->live + i * n;
+        for (size_t b = 0; b < n; b++) {
+            row[b] = needed[b] || c->buffers[b].role != CK_BUFFER_ACTIVATION;
         }
-    }
-    for (size_t b = 0; b < c->n_buffers; b++) {
-        if (c->buffers[b].role != CK_BUFFER_ACTIVATION) {
-            p->first_op[b] = 0;
-            p->last_op[b] = c->n_ops;
-        } else if (p->first_op[b] == SIZE_MAX) { /* untouched (a validated circuit has none) */
-            p->first_op[b] = 0;
+        row[op->output] = 1;
+        needed[op->output] = 0;
+        for (size_t s = 0; s < CK_MAX_SLOTS; s++) {
+            if (op->inputs[s] >= 0) {
+                row[op->inputs[s]] = 1;
+                needed[op->inputs[s]] = 1;
+            }
         }
     }
 }
@@ -119,7 +125,7 @@ static void place_buffers(ck_plan *p, size_t *order, unsigned char *placed)
         for (int moved = 1; moved;) {
             moved = 0;
             for (size_t j = 0; j < n; j++) {
-                if (placed[j] && lives_overlap(p, b, j) && bytes_overlap(p, b, j)) {
+                if (placed[j] && ck_plan_conflict(p, b, j, NULL) && bytes_overlap(p, b, j)) {
                     p->offsets[b] = p->offsets[j] + p->bytes[j];
                     moved = 1;
                 }
@@ -172,14 +178,15 @@ int ck_plan_build(ck_plan *plan, const ck_circuit *c, const ck_plan_limits *limi
     plan->n_buffers = c->n_buffers;
     plan->offsets = calloc(n, sizeof *plan->offsets);
     plan->bytes = calloc(n, sizeof *plan->bytes);
-    plan->first_op = calloc(n, sizeof *plan->first_op);
-    plan->last_op = calloc(n, sizeof *plan->last_op);
+    plan->n_ops = c->n_ops;
+    plan->live = calloc(c->n_ops ? c->n_ops * n : 1, 1);
     if (order == NULL || placed == NULL || plan->offsets == NULL || plan->bytes == NULL ||
-        plan->first_op == NULL || plan->last_op == NULL) {
+        plan->live == NULL) {
         rc = ck_fail(err, CK_E_MEMORY, "plan: out of memory for %zu buffers", c->n_buffers);
         goto done;
     }
-    set_lifetimes(plan, c);
+    set_liveness(plan, c, placed); /* placed doubles as the scratch `needed` set, then is reset */
+    memset(placed, 0, n);
     rc = size_plan(plan, c, err);
     if (rc != CK_OK) {
         goto done;
@@ -220,10 +227,10 @@ static int validate_buffer(const ck_plan *plan, const ck_circuit *c, size_t b, c
 int ck_plan_validate(const ck_plan *plan, const ck_circuit *c, ck_error *err)
 {
     if (plan == NULL || c == NULL || (plan->n_buffers != 0 && (plan->offsets == NULL ||
-        plan->bytes == NULL || plan->first_op == NULL || plan->last_op == NULL))) {
+        plan->bytes == NULL || plan->live == NULL))) {
         return ck_fail(err, CK_E_ARG, "plan: null or unbuilt plan or circuit");
     }
-    if (plan->n_buffers != c->n_buffers) {
+    if (plan->n_buffers != c->n_buffers || plan->n_ops != c->n_ops) {
         return ck_fail(err, CK_E_SIZE, "plan: %zu buffers, circuit \"%s\" has %zu", plan->n_buffers,
                        c->name, c->n_buffers);
     }
@@ -239,11 +246,10 @@ int ck_plan_validate(const ck_plan *plan, const ck_circuit *c, ck_error *err)
     }
     for (size_t a = 0; a < plan->n_buffers; a++) {
         for (size_t b = a + 1; b < plan->n_buffers; b++) {
-            if (lives_overlap(plan, a, b) && bytes_overlap(plan, a, b)) {
-                return ck_fail(err, CK_E_SIZE, "plan: buffers \"%s\" (ops %zu..%zu) and \"%s\" "
-                               "(ops %zu..%zu) are live together and share bytes",
-                               c->buffers[a].name, plan->first_op[a], plan->last_op[a],
-                               c->buffers[b].name, plan->first_op[b], plan->last_op[b]);
+            size_t op = 0;
+            if (bytes_overlap(plan, a, b) && ck_plan_conflict(plan, a, b, &op)) {
+                return ck_fail(err, CK_E_SIZE, "plan: buffers \"%s\" and \"%s\" are both live at "
+                               "op %zu and share bytes", c->buffers[a].name, c->buffers[b].name, op);
             }
         }
     }
@@ -278,7 +284,6 @@ void ck_plan_free(ck_plan *plan)
     }
     free(plan->offsets);
     free(plan->bytes);
-    free(plan->first_op);
-    free(plan->last_op);
+    free(plan->live);
     memset(plan, 0, sizeof *plan);
 }

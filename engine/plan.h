@@ -1,5 +1,6 @@
 /* plan.h - the memory planner: one activation arena layout for the worst-case batch (every buffer
- * 64-byte aligned, buffers with disjoint lifetimes sharing space) plus the per-worker scratch size.
+ * 64-byte aligned, two buffers sharing space only when no op needs both) plus the per-worker
+ * scratch size.
  * Plans; never allocates arenas or runs ops. */
 #ifndef CK_PLAN_H
 #define CK_PLAN_H
@@ -21,8 +22,10 @@ typedef struct {
     size_t n_buffers;
     size_t *offsets;      /* [n_buffers] byte offset in the activation arena, multiple of 64 */
     size_t *bytes;        /* [n_buffers] capacity in bytes at max_tokens */
-    size_t *first_op;     /* [n_buffers] first op (unrolled index) touching it */
-    size_t *last_op;      /* [n_buffers] last op touching it (n_ops for outputs and inputs) */
+    size_t n_ops;         /* unrolled ops of the circuit */
+    unsigned char *live;  /* [n_ops, n_buffers]: 1 when buffer b holds a value needed at op i (it
+                             is read or written there, or read later before being written again);
+                             inputs and outputs are live at every op */
     size_t arena_bytes;   /* activation arena size, multiple of 64 */
     size_t scratch_bytes; /* per-worker scratch arena size, multiple of 64 */
     ck_plan_limits limits;
@@ -33,14 +36,17 @@ typedef struct {
  * ck_plan_validate before it is returned. */
 int ck_plan_build(ck_plan *plan, const ck_circuit *c, const ck_plan_limits *limits, ck_error *err);
 
-/* Rejects a plan whose offsets are misaligned, exceed arena_bytes, or collide for two buffers whose
- * lifetimes overlap (CK_E_SIZE, message naming both buffers). */
+/* Rejects a plan whose offsets are misaligned, exceed arena_bytes, or collide for two buffers live
+ * at the same op (CK_E_SIZE, message naming both buffers and the op). */
 int ck_plan_validate(const ck_plan *plan, const ck_circuit *c, ck_error *err);
 
 /* Checks an arena before a run: base 64-byte aligned and at least arena_bytes, and tokens within
  * max_tokens. Returns CK_E_SIZE (nothing written) otherwise. */
 int ck_plan_check_arena(const ck_plan *plan, const void *arena, size_t arena_bytes, size_t tokens,
                         ck_error *err);
+
+/* 1 when buffers a and b are both live at some op (they must not share bytes). */
+int ck_plan_conflict(const ck_plan *plan, size_t a, size_t b, size_t *at_op);
 
 /* Releases the plan's arrays; accepts a zeroed plan. */
 void ck_plan_free(ck_plan *plan);
