@@ -45,6 +45,26 @@ static double one_thread_median(const ck_bench_result *results, size_t n, const 
     return 0.0;
 }
 
+/* What both reports print for one result. */
+typedef struct {
+    double median, min, max, gflops, peak_fraction, speedup, seq_per_s;
+} row_figures;
+
+static row_figures figures(const ck_bench_peak *peaks, size_t n_peaks,
+                           const ck_bench_result *results, size_t n_results, size_t i)
+{
+    const ck_bench_result *r = &results[i];
+    row_figures f;
+    ck_bench_stats(r->tokens_per_s, r->runs, &f.median, &f.min, &f.max);
+    f.gflops = f.median * r->mflop_per_token * 1e-3;
+    double peak = peak_median(peaks, n_peaks, r->threads);
+    double one = one_thread_median(results, n_results, r->workload);
+    f.peak_fraction = peak > 0 ? f.gflops / peak : 0.0;
+    f.speedup = one > 0 ? f.median / one : 0.0;
+    f.seq_per_s = f.median * (double)r->sequences / (double)r->tokens;
+    return f;
+}
+
 static void cpu_model(char *out, size_t cap)
 {
     FILE *f = fopen("/proc/cpuinfo", "r");
@@ -78,18 +98,13 @@ void ck_bench_write_json(FILE *f, const ck_bench_peak *peaks, size_t n_peaks,
     fprintf(f, "\n  ],\n  \"results\": [");
     for (size_t i = 0; i < n_results; i++) {
         const ck_bench_result *r = &results[i];
-        double med, lo, hi;
-        ck_bench_stats(r->tokens_per_s, r->runs, &med, &lo, &hi);
-        double gflops = med * r->mflop_per_token * 1e-3;
-        double peak = peak_median(peaks, n_peaks, r->threads);
-        double one = one_thread_median(results, n_results, r->workload);
+        row_figures x = figures(peaks, n_peaks, results, n_results, i);
         fprintf(f, "%s\n    {\"workload\": \"%s\", \"threads\": %d, \"sequences\": %zu, "
                 "\"tokens\": %zu, \"runs\": %d, \"tokens_per_s_median\": %.1f, \"min\": %.1f, "
                 "\"max\": %.1f, \"sequences_per_s_median\": %.2f, \"mflop_per_token\": %.2f, "
                 "\"gflops\": %.1f, \"fraction_of_sgemm_peak\": %.3f, \"speedup_vs_1_thread\": %.3f}",
-                i ? "," : "", r->workload, r->threads, r->sequences, r->tokens, r->runs, med, lo,
-                hi, med * (double)r->sequences / (double)r->tokens, r->mflop_per_token, gflops,
-                peak > 0 ? gflops / peak : 0.0, one > 0 ? med / one : 0.0);
+                i ? "," : "", r->workload, r->threads, r->sequences, r->tokens, r->runs, x.median,
+                x.min, x.max, x.seq_per_s, r->mflop_per_token, x.gflops, x.peak_fraction, x.speedup);
     }
     fprintf(f, "\n  ]\n}\n");
 }
@@ -109,14 +124,9 @@ void ck_bench_write_markdown(FILE *f, const ck_bench_peak *peaks, size_t n_peaks
     fprintf(f, "\n| workload | threads | tokens/s median (min-max) | seq/s | GFLOP/s | of peak | "
                "vs 1 thread |\n|---|---|---|---|---|---|---|\n");
     for (size_t i = 0; i < n_results; i++) {
-        const ck_bench_result *r = &results[i];
-        double med, lo, hi;
-        ck_bench_stats(r->tokens_per_s, r->runs, &med, &lo, &hi);
-        double gflops = med * r->mflop_per_token * 1e-3;
-        double peak = peak_median(peaks, n_peaks, r->threads);
-        double one = one_thread_median(results, n_results, r->workload);
-        fprintf(f, "| %s | %d | %.0f (%.0f-%.0f) | %.1f | %.1f | %.0f%% | %.2fx |\n", r->workload,
-                r->threads, med, lo, hi, med * (double)r->sequences / (double)r->tokens, gflops,
-                peak > 0 ? 100.0 * gflops / peak : 0.0, one > 0 ? med / one : 0.0);
+        row_figures x = figures(peaks, n_peaks, results, n_results, i);
+        fprintf(f, "| %s | %d | %.0f (%.0f-%.0f) | %.1f | %.1f | %.0f%% | %.2fx |\n",
+                results[i].workload, results[i].threads, x.median, x.min, x.max, x.seq_per_s,
+                x.gflops, 100.0 * x.peak_fraction, x.speedup);
     }
 }
