@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define CK_CANARY (-777.0f)
 
@@ -60,6 +61,27 @@ static inline const char *ck_test_path(const char *rel)
     static char buf[4096];
     const char *root = getenv("CK_SOURCE_DIR");
     snprintf(buf, sizeof buf, "%s/%s", root ? root : ".", rel);
+    return buf;
+}
+
+/* A private directory for this test process, made once under /tmp (mkdtemp); "" if that failed. */
+static inline const char *ck_test_tmp_dir(void)
+{
+    static char dir[64];
+    if (dir[0] == '\0') {
+        strcpy(dir, "/tmp/ck_test_XXXXXX");
+        if (mkdtemp(dir) == NULL) {
+            dir[0] = '\0';
+        }
+    }
+    return dir;
+}
+
+/* Path of `name` in ck_test_tmp_dir(); the buffer is reused by the next call. */
+static inline const char *ck_test_tmp_path(const char *name)
+{
+    static char buf[320];
+    snprintf(buf, sizeof buf, "%s/%s", ck_test_tmp_dir(), name);
     return buf;
 }
 

@@ -11,22 +11,8 @@
 
 /* ---- helpers ------------------------------------------------------------------------------ */
 
-static char g_dir[64];
 
 /* Path of `name` inside this run's private temporary directory. */
-static const char *tmp_path(const char *name)
-{
-    static char buf[256];
-    if (g_dir[0] == '\0') {
-        strcpy(g_dir, "/tmp/ck_st_test_XXXXXX");
-        if (mkdtemp(g_dir) == NULL) {
-            g_dir[0] = '\0';
-        }
-    }
-    snprintf(buf, sizeof buf, "%s/%s", g_dir, name);
-    return buf;
-}
-
 static void write_bytes(const char *path, const void *bytes, size_t n)
 {
     FILE *fp = fopen(path, "wb");
@@ -60,7 +46,7 @@ static const char *raw_file(uint64_t declared, const char *json, size_t data_len
     for (size_t i = 0; i < data_len; i++) {
         buf[8 + jn + i] = (unsigned char)i;
     }
-    const char *path = tmp_path("raw.safetensors");
+    const char *path = ck_test_tmp_path("raw.safetensors");
     write_bytes(path, buf, 8 + jn + data_len);
     return path;
 }
@@ -91,7 +77,7 @@ static void expect_reject(const char *json, size_t data_len, int code, const cha
 
 static void test_reject_truncated_header_length(void)
 {
-    const char *path = tmp_path("short.safetensors");
+    const char *path = ck_test_tmp_path("short.safetensors");
     ck_st_file *f = NULL;
     ck_error err = {0};
     write_bytes(path, "\x08\x00\x00\x00\x00", 5);
@@ -335,7 +321,7 @@ static void test_write_exact_bytes(void)
     const float data[2] = {1.0f, -2.0f};
     ck_st_entry e = {"a", CK_ST_F32, 1, {2}, data, NULL, 0};
     ck_st_meta m = {"k", "v"};
-    const char *path = tmp_path("exact.safetensors");
+    const char *path = ck_test_tmp_path("exact.safetensors");
     size_t n = 0;
     CU_ASSERT_EQUAL_FATAL(ck_st_write(path, &e, 1, &m, 1, NULL), CK_OK);
     unsigned char *got = read_bytes(path, &n);
@@ -358,7 +344,7 @@ static void test_round_trip_all_dtypes(void)
         {"i64", CK_ST_I64, 0, {0}, i64, NULL, 0},      {"empty", CK_ST_F32, 1, {0}, f32, NULL, 0},
     };
     const ck_st_meta m[] = {{"quote", "say \"hi\"\\ \n\t"}, {"unicode", "\xc9\x99 \xe2\x80\x94 ok"}};
-    const char *path = tmp_path("round.safetensors");
+    const char *path = ck_test_tmp_path("round.safetensors");
     ck_st_file *f = NULL;
     CU_ASSERT_EQUAL_FATAL(ck_st_write(path, e, 6, m, 2, NULL), CK_OK);
     CU_ASSERT_EQUAL_FATAL(ck_st_open(&f, path, NULL), CK_OK);
@@ -389,7 +375,7 @@ static void test_spool_entries(void)
     const ck_st_entry e[] = {{"head", CK_ST_F32, 1, {1}, head, NULL, 0},
                              {"spooled", CK_ST_F32, 1, {3}, NULL, spool, (long)sizeof junk},
                              {"tail", CK_ST_F32, 1, {1}, head, NULL, 0}};
-    const char *path = tmp_path("spool.safetensors");
+    const char *path = ck_test_tmp_path("spool.safetensors");
     ck_st_file *f = NULL;
     CU_ASSERT_EQUAL_FATAL(ck_st_write(path, e, 3, NULL, 0, NULL), CK_OK);
     CU_ASSERT_EQUAL_FATAL(ck_st_open(&f, path, NULL), CK_OK);
@@ -406,18 +392,18 @@ static void test_write_into_missing_directory(void)
     ck_st_entry e = {"x", CK_ST_F32, 1, {1}, &x, NULL, 0};
     ck_error err = {0};
     char path[300];
-    snprintf(path, sizeof path, "%s/no_such_dir/out.safetensors", g_dir);
+    snprintf(path, sizeof path, "%s/no_such_dir/out.safetensors", ck_test_tmp_dir());
     CU_ASSERT_EQUAL(ck_st_write(path, &e, 1, NULL, 0, &err), CK_E_IO);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, path));
     struct stat st;
-    CU_ASSERT_NOT_EQUAL(stat(tmp_path("no_such_dir"), &st), 0);
+    CU_ASSERT_NOT_EQUAL(stat(ck_test_tmp_path("no_such_dir"), &st), 0);
 }
 
 /* A spool that runs dry mid-copy fails the write; the earlier file stays byte-identical, no temp left. */
 static void test_failed_write_keeps_previous_file(void)
 {
     const float x[2] = {5.0f, 6.0f};
-    const char *path = tmp_path("keep.safetensors");
+    const char *path = ck_test_tmp_path("keep.safetensors");
     char keep[300], tmp[320];
     size_t n0 = 0, n1 = 0;
     ck_st_entry good = {"x", CK_ST_F32, 1, {2}, x, NULL, 0};
@@ -446,9 +432,9 @@ static void test_write_rejects_duplicate_name(void)
     const float x = 1.0f;
     ck_st_entry e[2] = {{"x", CK_ST_F32, 1, {1}, &x, NULL, 0}, {"x", CK_ST_F32, 1, {1}, &x, NULL, 0}};
     ck_error err = {0};
-    CU_ASSERT_EQUAL(ck_st_write(tmp_path("dup.safetensors"), e, 2, NULL, 0, &err), CK_E_ARG);
+    CU_ASSERT_EQUAL(ck_st_write(ck_test_tmp_path("dup.safetensors"), e, 2, NULL, 0, &err), CK_E_ARG);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "tensor \"x\": name: duplicate"));
-    CU_ASSERT_NOT_EQUAL(access(tmp_path("dup.safetensors"), F_OK), 0);
+    CU_ASSERT_NOT_EQUAL(access(ck_test_tmp_path("dup.safetensors"), F_OK), 0);
 }
 
 static void test_write_rejects_other_dtype(void)
@@ -456,7 +442,7 @@ static void test_write_rejects_other_dtype(void)
     const float x = 1.0f;
     ck_st_entry e = {"x", CK_ST_OTHER, 1, {1}, &x, NULL, 0};
     ck_error err = {0};
-    CU_ASSERT_EQUAL(ck_st_write(tmp_path("other.safetensors"), &e, 1, NULL, 0, &err), CK_E_ARG);
+    CU_ASSERT_EQUAL(ck_st_write(ck_test_tmp_path("other.safetensors"), &e, 1, NULL, 0, &err), CK_E_ARG);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "tensor \"x\": dtype or rank"));
 }
 
@@ -464,7 +450,7 @@ static void test_write_rejects_missing_data(void)
 {
     ck_st_entry e = {"x", CK_ST_F32, 1, {1}, NULL, NULL, 0};
     ck_error err = {0};
-    CU_ASSERT_EQUAL(ck_st_write(tmp_path("nodata.safetensors"), &e, 1, NULL, 0, &err), CK_E_ARG);
+    CU_ASSERT_EQUAL(ck_st_write(ck_test_tmp_path("nodata.safetensors"), &e, 1, NULL, 0, &err), CK_E_ARG);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "tensor \"x\": data: neither memory nor a spool"));
 }
 
@@ -472,13 +458,13 @@ static void test_write_rejects_duplicate_meta_key(void)
 {
     const ck_st_meta m[2] = {{"k", "1"}, {"k", "2"}};
     ck_error err = {0};
-    CU_ASSERT_EQUAL(ck_st_write(tmp_path("meta.safetensors"), NULL, 0, m, 2, &err), CK_E_ARG);
+    CU_ASSERT_EQUAL(ck_st_write(ck_test_tmp_path("meta.safetensors"), NULL, 0, m, 2, &err), CK_E_ARG);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "__metadata__: \"k\": duplicate key"));
 }
 
 static void test_cleanup(void)
 {
-    CU_ASSERT_EQUAL(rmdir(g_dir), 0);  /* every test removed its files: the directory is empty */
+    CU_ASSERT_EQUAL(rmdir(ck_test_tmp_dir()), 0); /* every test removed its files: dir empty */
 }
 
 CK_TEST_MAIN("safetensors",

@@ -11,26 +11,12 @@
 #include "synth_weights.h"
 #include "weights.h"
 
-static char g_dir[64];
 
 /* Path of `name` inside this run's private temporary directory. */
-static const char *tmp_path(const char *name)
-{
-    static char buf[256];
-    if (g_dir[0] == '\0') {
-        strcpy(g_dir, "/tmp/ck_weights_test_XXXXXX");
-        if (mkdtemp(g_dir) == NULL) {
-            g_dir[0] = '\0';
-        }
-    }
-    snprintf(buf, sizeof buf, "%s/%s", g_dir, name);
-    return buf;
-}
-
 /* Writes `n` entries to tmp file `file` and returns its path (asserting success). */
 static const char *write_file(const char *file, const ck_st_entry *e, size_t n)
 {
-    const char *path = tmp_path(file);
+    const char *path = ck_test_tmp_path(file);
     CU_ASSERT_EQUAL_FATAL(ck_st_write(path, e, n, NULL, 0, NULL), CK_OK);
     return path;
 }
@@ -71,7 +57,7 @@ static void test_sha256_vectors(void)
 
 static void test_sha256_file(void)
 {
-    const char *path = tmp_path("abc.txt");
+    const char *path = ck_test_tmp_path("abc.txt");
     char hex[65];
     ck_error err = {0};
     FILE *fp = fopen(path, "wb");
@@ -132,7 +118,7 @@ static void test_synthetic_round_trip_bit_identical(void)
 {
     ck_weights *a = NULL, *b = NULL;
     ck_st_file *f = NULL;
-    const char *path = tmp_path("synth.safetensors");
+    const char *path = ck_test_tmp_path("synth.safetensors");
     CU_ASSERT_EQUAL_FATAL(ck_weights_synthetic(&a, SPECS, 4, 12345, NULL), CK_OK);
     CU_ASSERT_EQUAL_FATAL(ck_weights_save(a, path, NULL), CK_OK);
     CU_ASSERT_EQUAL_FATAL(ck_weights_load(&b, path, NULL), CK_OK);
@@ -269,7 +255,7 @@ static void test_unaligned_f32_copied(void)
     static const unsigned char raw[] = "\x36\0\0\0\0\0\0\0"
                                        "{\"w\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}"
                                        "\x00\x00\xc0\x3f";  /* 1.5f */
-    const char *path = tmp_path("unaligned.safetensors");
+    const char *path = ck_test_tmp_path("unaligned.safetensors");
     FILE *fp = fopen(path, "wb");
     CU_ASSERT_PTR_NOT_NULL_FATAL(fp);
     fwrite(raw, 1, sizeof raw - 1, fp);
@@ -297,7 +283,7 @@ static void test_free_accepts_null(void)
 
 static void test_cleanup(void)
 {
-    CU_ASSERT_EQUAL(rmdir(g_dir), 0);  /* every test removed its files: the directory is empty */
+    CU_ASSERT_EQUAL(rmdir(ck_test_tmp_dir()), 0); /* every test removed its files: dir empty */
 }
 
 CK_TEST_MAIN("weights", {"sha256 vectors", test_sha256_vectors}, {"sha256 file", test_sha256_file},
