@@ -80,7 +80,7 @@ static inline const char *ck_test_tmp_dir(void)
 /* Path of `name` in ck_test_tmp_dir(); the buffer is reused by the next call. */
 static inline const char *ck_test_tmp_path(const char *name)
 {
-    static char buf[320];
+    static char buf[256];
     snprintf(buf, sizeof buf, "%s/%s", ck_test_tmp_dir(), name);
     return buf;
 }
