@@ -314,7 +314,7 @@ static int measure(const options *o, const ck_circuit *c, const ck_weights *wts,
     for (int t = 0; rc == 0 && t < o->n_threads; t++) {
         ck_executor *ex = NULL;
         ck_error err = {0};
-        ck_executor_options eo = {o->threads[t], cap, 512};
+        ck_executor_options eo = {o->threads[t], cap, 512, 1};
         peaks[t].threads = o->threads[t];
         for (int r = 0; r < o->runs; r++) {
             peaks[t].gflops[peaks[t].runs++] = sgemm_gflops(o->threads[t]);

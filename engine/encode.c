@@ -129,7 +129,8 @@ static int prepare(session *s, ck_error *err)
     s->cols = s->circuit.buffers[s->output_buffer].cols;
     size_t max_seq = s->circuit.max_positions;
     /* parity: one worker, so the scheduler and oneDNN's OpenMP team both run on one thread */
-    ck_executor_options eo = {opt->parity ? 1 : opt->threads, opt->max_batch_tokens, max_seq};
+    ck_executor_options eo = {opt->parity ? 1 : opt->threads, opt->max_batch_tokens, max_seq,
+                              !opt->parity};
     if (opt->max_batch_tokens < max_seq) {
         return ck_fail(err, CK_E_ARG, "--max-batch-tokens %zu: must be at least the longest "
                        "sequence, %zu", opt->max_batch_tokens, max_seq);

@@ -33,37 +33,79 @@ static int bind_weight(ck_executor *ex, const ck_weights *w, size_t i, ck_error 
     return CK_OK;
 }
 
-/* One oneDNN linear per weight matrix (the 12 applications of the shared layer reuse them); also
- * records the vocabulary size (word table rows) that batch ids are checked against. */
-static int build_linears(ck_executor *ex, ck_error *err)
+/* 1 when op i is a linear whose output only the gelu_new at i + 1 reads: no later op needs that
+ * value (plan liveness) and it is not a circuit output. */
+static int fusable(const ck_executor *ex, size_t i)
 {
     const ck_circuit *c = ex->circuit;
-    for (size_t i = 0; i < c->n_ops; i++) {
-        const ck_op *op = &c->ops[i];
-        if (op->kind == CK_OP_EMBEDDING_THREE_TABLE_LAYER_NORM) {
-            ex->vocab = ex->weights[op->weights[0]]->shape[0];
-        }
-        if (op->kind != CK_OP_LINEAR || ex->linears[op->weights[0]] != NULL) {
-            continue;
-        }
+    if (!ex->opt.fuse_gelu || i + 1 >= c->n_ops || c->ops[i].kind != CK_OP_LINEAR ||
+        c->ops[i + 1].kind != CK_OP_GELU_NEW || c->ops[i + 1].inputs[0] != c->ops[i].output) {
+        return 0;
+    }
+    int b = c->ops[i].output;
+    return c->buffers[b].role == CK_BUFFER_ACTIVATION &&
+           (i + 2 >= c->n_ops || !ex->plan.live[(i + 2) * ex->plan.n_buffers + (size_t)b]);
+}
+
+/* The linear of op i, made on first use: one per (weight matrix, activation), so the 12
+ * applications of the shared layer reuse them. */
+static int linear_for(ck_executor *ex, size_t i, ck_linear_activation act, ck_error *err)
+{
+    const ck_circuit *c = ex->circuit;
+    const ck_op *op = &c->ops[i];
+    ck_linear **slot = act == CK_LINEAR_PLAIN ? &ex->linears[op->weights[0]]
+                                              : &ex->gelu_linears[op->weights[0]];
+    if (*slot == NULL) {
         const ck_tensor *w = ex->weights[op->weights[0]], *b = ex->weights[op->weights[1]];
-        int rc = ck_linear_init(&ex->linears[op->weights[0]], ex->onednn, w->data, w->elements,
-                                b->data, b->elements, w->shape[1], w->shape[0]);
+        int rc = ck_linear_init_activation(slot, ex->onednn, w->data, w->elements, b->data,
+                                           b->elements, w->shape[1], w->shape[0], act);
         if (rc != CK_OK) {
             return ck_fail(err, rc, "%s: op %zu \"linear\": oneDNN matmul for \"%s\" [%zu,%zu]: %s",
                            c->path, op->decl_index, c->weights[op->weights[0]].name, w->shape[0],
                            w->shape[1], ck_status_name(rc));
         }
     }
+    ex->op_linear[i] = *slot;
     return CK_OK;
+}
+
+/* Decides per op what runs (fusion), builds the linears, and records the vocabulary size (word
+ * table rows) that batch ids are checked against. */
+static int schedule_ops(ck_executor *ex, ck_error *err)
+{
+    const ck_circuit *c = ex->circuit;
+    int rc = CK_OK;
+    for (size_t i = 0; rc == CK_OK && i < c->n_ops; i++) {
+        const ck_op *op = &c->ops[i];
+        ex->op_output[i] = op->output;
+        if (op->kind == CK_OP_EMBEDDING_THREE_TABLE_LAYER_NORM) {
+            ex->vocab = ex->weights[op->weights[0]]->shape[0];
+        }
+        if (op->kind != CK_OP_LINEAR || ex->op_fused[i] == 2) {
+            continue;
+        }
+        if (fusable(ex, i)) {
+            ex->op_fused[i] = 1;
+            ex->op_fused[i + 1] = 2;
+            ex->op_output[i] = c->ops[i + 1].output;
+        }
+        rc = linear_for(ex, i, ex->op_fused[i] ? CK_LINEAR_GELU_TANH : CK_LINEAR_PLAIN, err);
+    }
+    return rc;
 }
 
 static int setup(ck_executor *ex, const ck_weights *w, ck_error *err)
 {
     const ck_circuit *c = ex->circuit;
-    ex->weights = calloc(c->n_weights ? c->n_weights : 1, sizeof *ex->weights);
-    ex->linears = calloc(c->n_weights ? c->n_weights : 1, sizeof *ex->linears);
-    if (ex->weights == NULL || ex->linears == NULL) {
+    size_t nw = c->n_weights ? c->n_weights : 1, no = c->n_ops ? c->n_ops : 1;
+    ex->weights = calloc(nw, sizeof *ex->weights);
+    ex->linears = calloc(nw, sizeof *ex->linears);
+    ex->gelu_linears = calloc(nw, sizeof *ex->gelu_linears);
+    ex->op_linear = calloc(no, sizeof *ex->op_linear);
+    ex->op_output = calloc(no, sizeof *ex->op_output);
+    ex->op_fused = calloc(no, sizeof *ex->op_fused);
+    if (!ex->weights || !ex->linears || !ex->gelu_linears || !ex->op_linear || !ex->op_output ||
+        !ex->op_fused) {
         return ck_fail(err, CK_E_MEMORY, "executor: out of memory");
     }
     for (size_t i = 0; i < c->n_weights; i++) {
@@ -87,7 +129,7 @@ static int setup(ck_executor *ex, const ck_weights *w, ck_error *err)
     if (rc != CK_OK) {
         return ck_fail(err, rc, "executor: oneDNN engine: %s", ck_status_name(rc));
     }
-    return build_linears(ex, err);
+    return schedule_ops(ex, err);
 }
 
 int ck_executor_init(ck_executor **out, const ck_circuit *c, const ck_weights *w,
@@ -181,13 +223,13 @@ int ck_executor_run(ck_executor *ex, const int32_t *ids, const size_t *offsets, 
     ck_parallel_set_threads(ex->opt.threads);
     for (size_t i = 0; i < c->n_ops; i++) {
         const ck_op *op = &c->ops[i];
-        rc = ck_exec_op(ex, op);
+        rc = ex->op_fused[i] == 2 ? CK_OK : ck_exec_op(ex, op);
         if (rc != CK_OK) {
             return ck_fail(err, rc, "%s: op %zu \"%s\" (application %d): %s", c->path,
                            op->decl_index, ck_op_kind_name(op->kind), op->repeat_index,
                            ck_status_name(rc));
         }
-        if (capture != NULL && op->checkpoint[0] != '\0') {
+        if (capture != NULL && op->checkpoint[0] != '\0' && ex->op_fused[i] != 1) {
             capture(capture_ctx, op->checkpoint, ck_exec_buffer(ex, op->output), ex->tokens,
                     c->buffers[op->output].cols);
         }
@@ -213,7 +255,12 @@ void ck_executor_free(ck_executor *ex)
     }
     for (size_t i = 0; ex->linears != NULL && i < ex->circuit->n_weights; i++) {
         ck_linear_free(ex->linears[i]);
+        ck_linear_free(ex->gelu_linears != NULL ? ex->gelu_linears[i] : NULL);
     }
+    free(ex->gelu_linears);
+    free(ex->op_linear);
+    free(ex->op_output);
+    free(ex->op_fused);
     ck_onednn_free(ex->onednn);
     ck_arenas_free(&ex->arenas);
     ck_plan_free(&ex->plan);

@@ -17,6 +17,10 @@ typedef struct {
     int threads;              /* compute workers (OpenMP and oneDNN), >= 1 */
     size_t max_batch_tokens;  /* T of the largest batch the arena is planned for */
     size_t max_seq_len;       /* longest sequence, <= the circuit's max positions */
+    int fuse_gelu;            /* 1: a linear whose output only a gelu_new reads runs as one oneDNN
+                                 matmul with a GELU post-op (faster; the linear's own checkpoint,
+                                 e.g. layer.NN.ffn, is then not captured). 0 (parity): every op runs
+                                 its own kernel */
 } ck_executor_options;
 
 /* Called after an op that carries an X-Ray checkpoint id: data is that op's output, token-major

@@ -13,6 +13,11 @@ struct ck_executor {
     ck_executor_options opt;
     const ck_tensor **weights;  /* [n_weights] bound tensors, in circuit weight order */
     ck_linear **linears;        /* [n_weights] one linear per weight matrix used by a linear op */
+    ck_linear **gelu_linears;   /* [n_weights] the same with the GELU post-op, where fused */
+    ck_linear **op_linear;      /* [n_ops] the linear op i runs, NULL for other kinds */
+    int *op_output;             /* [n_ops] the buffer op i writes (a fused linear writes its GELU's) */
+    unsigned char *op_fused;    /* [n_ops] 1: a linear fused with the gelu_new after it (no capture);
+                                   2: that gelu_new, already computed (its checkpoint is captured) */
     ck_onednn *onednn;
     ck_plan plan;
     ck_arenas arenas;

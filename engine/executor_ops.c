@@ -92,13 +92,17 @@ static int attention_pairs(void *ctx, size_t first, size_t count, int worker)
     return CK_OK;
 }
 
+/* One matmul over all rows of the batch (M = tokens), into the op's output or, when fused, into
+ * the output of the gelu_new it absorbed. */
 static int linear_all_rows(const ck_executor *ex, const ck_op *op)
 {
     const ck_circuit *c = ex->circuit;
-    size_t in = c->buffers[op->inputs[0]].cols, out = c->buffers[op->output].cols;
-    return ck_linear_forward_f32(ex->linears[op->weights[0]], ck_exec_buffer(ex, op->inputs[0]),
-                                 ex->tokens * in, in, ck_exec_buffer(ex, op->output),
-                                 ex->tokens * out, out, ex->tokens);
+    size_t i = (size_t)(op - c->ops);
+    int y = ex->op_output[i];
+    size_t in = c->buffers[op->inputs[0]].cols, out = c->buffers[y].cols;
+    return ck_linear_forward_f32(ex->op_linear[i], ck_exec_buffer(ex, op->inputs[0]),
+                                 ex->tokens * in, in, ck_exec_buffer(ex, y), ex->tokens * out, out,
+                                 ex->tokens);
 }
 
 typedef struct {

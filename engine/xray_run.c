@@ -173,7 +173,7 @@ static int prepare(xrun *x, ck_error *err)
     }
     if (rc == CK_OK) {
         /* parity: one worker, so the scheduler and oneDNN's OpenMP team both run on one thread */
-        ck_executor_options eo = {1, max_tokens, x->circuit.max_positions};
+        ck_executor_options eo = {1, max_tokens, x->circuit.max_positions, 0}; /* parity: unfused */
         rc = ck_executor_init(&x->executor, &x->circuit, x->weights, &eo, err);
     }
     return rc;

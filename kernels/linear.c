@@ -15,6 +15,7 @@ struct ck_onednn {
 struct ck_linear {
     ck_onednn *ctx;
     size_t in, out;           /* K, N */
+    ck_linear_activation activation;
     dnnl_primitive_t prim;    /* matmul, rows and src/dst row strides given at run time */
     dnnl_memory_t weights;    /* [K,N] in the layout the primitive asked for, oneDNN-owned */
     dnnl_memory_t bias;       /* [1,N] oneDNN-owned copy, or NULL */
@@ -141,11 +142,32 @@ done:
     return rc;
 }
 
+/* The primitive attributes: none, or GELU (tanh form) applied to y by oneDNN as a post-op. */
+static int make_attr(ck_linear_activation activation, dnnl_primitive_attr_t *attr)
+{
+    int rc = 0;
+    dnnl_post_ops_t po = NULL;
+    *attr = NULL;
+    if (activation == CK_LINEAR_PLAIN) {
+        return 0;
+    }
+    DNNL_TRY(dnnl_post_ops_create(&po));
+    DNNL_TRY(dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_gelu_tanh, 0.0f, 0.0f));
+    DNNL_TRY(dnnl_primitive_attr_create(attr));
+    DNNL_TRY(dnnl_primitive_attr_set_post_ops(*attr, po));
+done:
+    if (po != NULL) {
+        dnnl_post_ops_destroy(po);
+    }
+    return rc;
+}
+
 /* Builds the matmul with runtime rows and strides, weights "any", and copies W (as [K,N] with
  * strides {1, K}: PyTorch's [N,K] read transposed, no copy needed to describe it) and b into it. */
 static int build(ck_linear *lin, const float *weight, const float *bias)
 {
     int rc = 0;
+    dnnl_primitive_attr_t attr = NULL;
     const int64_t k = (int64_t)lin->in, n = (int64_t)lin->out, rt = DNNL_RUNTIME_DIM_VAL;
     const dnnl_dims_t wdims = {k, n}, wstrides = {1, k};
     dnnl_memory_desc_t src_md, dst_md, w_any, w_user, b_md;
@@ -157,7 +179,11 @@ static int build(ck_linear *lin, const float *weight, const float *bias)
     DNNL_TRY(dnnl_memory_desc_init_by_tag(&w_any, 2, wdims, dnnl_f32, dnnl_format_tag_any));
     DNNL_TRY(dnnl_memory_desc_init_by_strides(&w_user, 2, wdims, dnnl_f32, wstrides));
     DNNL_TRY(dnnl_matmul_desc_init(&desc, &src_md, &w_any, bias != NULL ? &b_md : NULL, &dst_md));
-    DNNL_TRY(dnnl_primitive_desc_create(&pd, &desc, NULL, lin->ctx->engine, NULL));
+    rc = make_attr(lin->activation, &attr);
+    if (rc != 0) {
+        goto done;
+    }
+    DNNL_TRY(dnnl_primitive_desc_create(&pd, &desc, attr, lin->ctx->engine, NULL));
     DNNL_TRY(dnnl_primitive_create(&lin->prim, pd));
     const dnnl_memory_desc_t *w_md = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     if (w_md == NULL) {
@@ -172,17 +198,29 @@ done:
     if (pd != NULL) {
         dnnl_primitive_desc_destroy(pd);
     }
+    if (attr != NULL) {
+        dnnl_primitive_attr_destroy(attr);
+    }
     return rc;
 }
 
 int ck_linear_init(ck_linear **out, ck_onednn *ctx, const float *weight, size_t weight_count,
                    const float *bias, size_t bias_count, size_t in_features, size_t out_features)
 {
+    return ck_linear_init_activation(out, ctx, weight, weight_count, bias, bias_count, in_features,
+                                     out_features, CK_LINEAR_PLAIN);
+}
+
+int ck_linear_init_activation(ck_linear **out, ck_onednn *ctx, const float *weight,
+                              size_t weight_count, const float *bias, size_t bias_count,
+                              size_t in_features, size_t out_features,
+                              ck_linear_activation activation)
+{
     if (out == NULL) {
         return CK_E_ARG;
     }
     *out = NULL;
-    if (ctx == NULL) {
+    if (ctx == NULL || (activation != CK_LINEAR_PLAIN && activation != CK_LINEAR_GELU_TANH)) {
         return CK_E_ARG;
     }
     int rc = check_weights(weight, weight_count, bias, bias_count, in_features, out_features);
@@ -196,6 +234,7 @@ int ck_linear_init(ck_linear **out, ck_onednn *ctx, const float *weight, size_t 
     lin->ctx = ctx;
     lin->in = in_features;
     lin->out = out_features;
+    lin->activation = activation;
     rc = build(lin, weight, bias);
     if (rc != 0) {
         ck_linear_free(lin);

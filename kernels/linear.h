@@ -30,6 +30,22 @@ typedef struct ck_linear ck_linear;
 int ck_linear_init(ck_linear **out, ck_onednn *ctx, const float *weight, size_t weight_count,
                    const float *bias, size_t bias_count, size_t in_features, size_t out_features);
 
+/* What oneDNN applies to y after the bias. */
+typedef enum {
+    CK_LINEAR_PLAIN = 0,     /* y = x W^T + b */
+    CK_LINEAR_GELU_TANH = 1  /* y = gelu_new(x W^T + b): oneDNN eltwise_gelu_tanh as a post-op,
+                                0.5 v (1 + tanh(sqrt(2/pi) (v + 0.044715 v^3))), the formula of
+                                gelu_new.h computed by oneDNN's own code (differs from
+                                ck_gelu_new_f32 by a few ulp; bit-stable across rows and threads) */
+} ck_linear_activation;
+
+/* ck_linear_init with an activation fused into the matmul (the FFN: one pass over [T,F] instead of
+ * two). Same errors as ck_linear_init, plus CK_E_ARG for an unknown activation. */
+int ck_linear_init_activation(ck_linear **out, ck_onednn *ctx, const float *weight,
+                              size_t weight_count, const float *bias, size_t bias_count,
+                              size_t in_features, size_t out_features,
+                              ck_linear_activation activation);
+
 /* y[t, n] = sum_k x[t, k] W[n, k] + b[n] for t < rows (torch.nn.functional.linear). x [T,K] row
  * stride x_stride >= K; y [T,N] row stride y_stride >= N (oneDNN writes only columns [0, N): pad
  * columns stay untouched). FP32 in and out; accumulation order and blocking are oneDNN's (f32 GEMM,
