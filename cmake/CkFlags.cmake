@@ -12,6 +12,18 @@ if(CK_SANITIZE)
     add_link_options(-fsanitize=address,undefined)
 endif()
 
+if(CK_FUZZ)
+    # libFuzzer harnesses (tests/fuzz): every library gets coverage hooks + ASan + UBSan.
+    add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+    add_link_options(-fsanitize=address,undefined)
+endif()
+
+if(CK_TSAN)
+    # ThreadSanitizer (clang): races in the scheduler and executor; see scripts/test.sh.
+    add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
+    add_link_options(-fsanitize=thread)
+endif()
+
 # ck_warnings(target): the warning set every ckbatch target compiles with.
 function(ck_warnings target)
     target_compile_options(${target} PRIVATE -Wall -Wextra -Werror -pedantic)

@@ -5,12 +5,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "batcher.h"
 #include "default_circuit.h"
 #include "executor.h"
 #include "output.h"
+#include "sha256.h"
 #include "synth_weights.h"
 #include "weights.h"
 #include "weights_manifest.h"
@@ -41,6 +43,7 @@ typedef struct {
     ck_encode_summary *summary;
     unsigned char (*weights_sha)[32]; /* parity: every tensor's SHA-256 before the run */
     size_t total_lines;         /* lines in a regular input file, 0 when unknown */
+    ck_output_mark mark;        /* resume: sequences before it are already in the output */
     struct timespec start;
 } session;
 
@@ -186,6 +189,43 @@ static void progress(session *s, int final)
     fflush(stderr);
 }
 
+/* Every option that changes the output bytes, for the resume identity. */
+static void options_identity(const session *s, char *buf, size_t cap)
+{
+    static const char *const formats[] = {"phonemes", "ids", "text"};
+    const ck_encode_options *o = s->opt;
+    snprintf(buf, cap, "format=%s lang=%s strict_symbols=%d on_error=%s layer=%s "
+             "max_batch_tokens=%zu threads=%d circuit=%s", formats[o->format], o->lang,
+             o->strict_symbols, o->skip_bad_lines ? "skip" : "stop", o->hidden ? "hidden" : "features",
+             o->max_batch_tokens, o->parity ? 1 : o->threads, o->circuit ? o->circuit : "embedded");
+}
+
+/* Opens (or with --resume reopens) the output under this run's identity. */
+static int open_output(session *s, int is_stdin, ck_error *err)
+{
+    const ck_encode_options *opt = s->opt;
+    char sha[65] = "", options[512];
+    struct stat st = {0};
+    if (opt->resume && is_stdin) {
+        return ck_fail(err, CK_E_ARG, "--resume: needs a regular --input file, not stdin");
+    }
+    int rc = is_stdin ? CK_OK : ck_sha256_file(opt->input, sha, err);
+    if (rc == CK_OK && !is_stdin && stat(opt->input, &st) != 0) {
+        rc = ck_fail(err, CK_E_IO, "%s: cannot stat input", opt->input);
+    }
+    if (rc != CK_OK) {
+        return rc;
+    }
+    options_identity(s, options, sizeof options);
+    ck_output_identity id = {sha, (size_t)st.st_size, options, ck_weights_identity(s->weights)};
+    rc = ck_output_open(&s->output, opt->output, s->cols, &id, opt->resume, &s->mark, err);
+    if (rc == CK_OK && opt->resume) {
+        fprintf(stderr, "ckbatch: resuming at line %zu (chunk %zu), %zu sequences already done\n",
+                s->mark.line, s->mark.chunk, ck_output_sequences(s->output));
+    }
+    return rc;
+}
+
 static int open_io(session *s, ck_error *err)
 {
     const ck_encode_options *opt = s->opt;
@@ -200,7 +240,7 @@ static int open_io(session *s, ck_error *err)
     if (rc != CK_OK) {
         return rc;
     }
-    rc = ck_output_open(&s->output, opt->output, s->cols, err);
+    rc = open_output(s, is_stdin, err);
     if (rc != CK_OK) {
         return rc;
     }
@@ -217,8 +257,9 @@ static int open_io(session *s, ck_error *err)
     return rc;
 }
 
-/* Runs the batches of the window (longest first) and appends every sequence in input order. */
-static int flush_window(session *s, ck_error *err)
+/* Runs the batches of the window (longest first), appends every sequence in input order and
+ * commits with `next` (the first sequence not in the window) as the resume mark. */
+static int flush_window(session *s, ck_output_mark next, ck_error *err)
 {
     size_t n_spans = 0, row = 0;
     for (size_t i = 0; i < s->n_window; i++) {
@@ -257,7 +298,7 @@ static int flush_window(session *s, ck_error *err)
     s->n_window = 0;
     s->window_used = 0;
     progress(s, 0);
-    return rc;
+    return rc == CK_OK ? ck_output_commit(s->output, next, err) : rc;
 }
 
 /* Moves the sequences of one line into the window, flushing it first when they would not fit. */
@@ -267,7 +308,7 @@ static int take_line(session *s, ck_sequence *seqs, size_t n, ck_error *err)
     for (size_t i = 0; i < n; i++) {
         if (rc == CK_OK && (s->window_used + seqs[i].n_ids > s->window_tokens ||
                             s->n_window == s->window_cap)) {
-            rc = flush_window(s, err);
+            rc = flush_window(s, (ck_output_mark){seqs[i].line, seqs[i].chunk}, err);
         }
         if (rc != CK_OK) {
             free(seqs[i].ids);
@@ -281,9 +322,30 @@ static int take_line(session *s, ck_sequence *seqs, size_t n, ck_error *err)
     return rc;
 }
 
+/* Resume: frees the sequences before the mark (already in the output), moving the rest to the
+ * front; returns how many remain. */
+static size_t drop_done(const session *s, ck_sequence *seqs, size_t n)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        const ck_sequence *q = &seqs[i];
+        if (q->line < s->mark.line || (q->line == s->mark.line && q->chunk < s->mark.chunk)) {
+            free(q->ids);
+            free(q->phonemes);
+        } else {
+            seqs[kept++] = seqs[i];
+        }
+    }
+    return kept;
+}
+
 static int bad_line(session *s, ck_error *err)
 {
     size_t line = ck_reader_stats_get(s->reader)->lines;
+    if (line < s->mark.line) { /* resume: already listed in the restored "skipped" */
+        ck_error_clear(err);
+        return CK_OK;
+    }
     if (!s->opt->skip_bad_lines) {
         return err->code;
     }
@@ -315,12 +377,14 @@ static int encode_all(session *s, ck_error *err)
         if (rc == 0) {
             break;
         }
-        rc = rc > 0 ? take_line(s, seqs, n, err) : (rc == CK_E_INPUT ? bad_line(s, err) : rc);
+        rc = rc > 0 ? take_line(s, seqs, drop_done(s, seqs, n), err)
+                    : (rc == CK_E_INPUT ? bad_line(s, err) : rc);
         if (rc != CK_OK) {
             return rc;
         }
     }
-    int rc = s->n_window > 0 ? flush_window(s, err) : CK_OK;
+    ck_output_mark end = {ck_reader_stats_get(s->reader)->lines + 1, 0};
+    int rc = s->n_window > 0 ? flush_window(s, end, err) : CK_OK;
     if (rc == CK_OK && s->opt->parity) {
         rc = ck_xray_weights_unchanged(s->weights, (const unsigned char (*)[32])s->weights_sha, err);
     }
@@ -367,6 +431,18 @@ static void release(session *s)
     ck_circuit_free(&s->circuit);
 }
 
+/* After a failure: the partial state goes when it can never be resumed (a bad line under stop,
+ * or nothing committed by a fresh run); otherwise it stays and stderr says how to continue. */
+static void keep_or_discard(session *s, int rc)
+{
+    if (rc == CK_E_INPUT || (ck_output_commits(s->output) == 0 && !s->opt->resume)) {
+        ck_output_discard(s->output);
+        return;
+    }
+    fprintf(stderr, "ckbatch: %zu finished sequences kept in %s.partial: run again with --resume "
+            "to continue\n", ck_output_sequences(s->output), s->opt->output);
+}
+
 int ck_encode_corpus(const ck_encode_options *opt, ck_encode_summary *summary, ck_error *err)
 {
     session s;
@@ -387,6 +463,9 @@ int ck_encode_corpus(const ck_encode_options *opt, ck_encode_summary *summary, c
         rc = encode_all(&s, err);
         progress(&s, 1);
         fill_summary(&s);
+    }
+    if (rc != CK_OK && s.output != NULL) {
+        keep_or_discard(&s, rc);
     }
     release(&s);
     return rc;

@@ -28,6 +28,8 @@ typedef struct {
     int progress;               /* 1: a progress line on stderr */
     int parity;                 /* 1: one thread whatever `threads` says; weights hashed before and
                                    after the run (CK_E_PARITY if a byte changed, no output) */
+    int resume;                 /* 1: continue from output's partial state (output.h); input, the
+                                   options above and the weights must be the interrupted run's */
 } ck_encode_options;
 
 typedef struct {
@@ -35,9 +37,13 @@ typedef struct {
     double seconds;             /* wall time from the first line read to the file renamed */
 } ck_encode_summary;
 
-/* Runs the whole job. The circuit, weights and executor are ready before the corpus is opened; on
- * any error no file appears at opt->output (an existing one is left as it was).
- * Errors: every CK_E_* the parts return, with err naming the file, line and field. */
+/* Runs the whole job. The circuit, weights and executor are ready before the corpus is opened.
+ * Progress is committed (fsynced, output.h) after every window, so a killed run continues with
+ * opt->resume and ends with the same bytes as an uninterrupted one. On any error no file appears
+ * at opt->output (an existing one is left as it was); the partial state is removed after a bad
+ * line under stop, kept (and said so on stderr) after other errors once a commit was made.
+ * Errors: every CK_E_* the parts return, with err naming the file, line and field; CK_E_ARG for
+ * --resume with stdin or with a different input, options or weights (names the field). */
 int ck_encode_corpus(const ck_encode_options *opt, ck_encode_summary *summary, ck_error *err);
 
 /* Loads opt->circuit, or the embedded Kokoro phoneme encoder when it is NULL. */

@@ -27,7 +27,10 @@ static const char usage_text[] =
     "features as safetensors: features F32 [tokens, 512], offsets I64 [sequences + 1], metadata.\n"
     "\n"
     "  -i, --input FILE          corpus, one item per line; - reads stdin\n"
-    "  -o, --output FILE         features file (written to a temporary name, renamed when complete)\n"
+    "  -o, --output FILE         features file (written to a temporary name, renamed when complete;\n"
+    "                            progress is committed to FILE.partial* after every window)\n"
+    "      --resume              continue an interrupted run from FILE.partial* (same input,\n"
+    "                            options and weights); the result equals an uninterrupted run's\n"
     "  -t, --threads N           compute threads (default: online CPUs; wins over OMP_NUM_THREADS)\n"
     "  -f, --format F            phonemes (default): Kokoro phoneme strings\n"
     "                            ids: JSON arrays of token ids 1..177 (boundaries are added)\n"
@@ -150,7 +153,7 @@ static int parse_format(const char *s, ck_format *format)
 
 enum { OPT_SEED = 256, OPT_CIRCUIT, OPT_LAYER, OPT_MAX_BATCH, OPT_STRICT, OPT_ON_ERROR,
        OPT_PROGRESS, OPT_NO_PROGRESS, OPT_WEIGHTS_MANIFEST, OPT_PARITY, OPT_XRAY_ORACLE,
-       OPT_REPORT, OPT_XRAY_CAPTURE, OPT_XRAY_OUT };
+       OPT_REPORT, OPT_XRAY_CAPTURE, OPT_XRAY_OUT, OPT_RESUME };
 
 static const struct option long_options[] = {
     {"input", required_argument, NULL, 'i'},     {"output", required_argument, NULL, 'o'},
@@ -162,6 +165,7 @@ static const struct option long_options[] = {
     {"max-batch-tokens", required_argument, NULL, OPT_MAX_BATCH},
     {"strict-symbols", no_argument, NULL, OPT_STRICT},
     {"on-error", required_argument, NULL, OPT_ON_ERROR},
+    {"resume", no_argument, NULL, OPT_RESUME},
     {"progress", no_argument, NULL, OPT_PROGRESS}, {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
     {"parity", no_argument, NULL, OPT_PARITY},
     {"xray-oracle", required_argument, NULL, OPT_XRAY_ORACLE},
@@ -220,6 +224,7 @@ static int apply_option(int ch, const char *arg, ck_encode_options *o, int *quie
     case OPT_CIRCUIT: o->circuit = arg; return 0;
     case 'q': *quiet = 1; return 0;
     case OPT_STRICT: o->strict_symbols = 1; return 0;
+    case OPT_RESUME: o->resume = 1; return 0;
     case OPT_PROGRESS: o->progress = 1; return 0;
     case OPT_NO_PROGRESS: o->progress = 0; return 0;
     case 't':

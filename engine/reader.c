@@ -266,10 +266,38 @@ static int ids_line(ck_reader *r, const char *s, size_t len, ck_sequence **seqs,
     return rc;
 }
 
+/* 1 for the code points English text may carry: Latin (U+0000..U+024F), general punctuation
+ * (U+2000..U+206F) and currency signs (U+20A0..U+20CF). Anything else makes espeak-ng 1.51 switch
+ * voices mid-word, and "\u0547\u0259c" (Armenian, IPA schwa, Latin) then reads freed memory inside
+ * espeak_TextToPhonemes (found by tests/fuzz/fuzz_reader; regression in tests/engine/test_reader_fuzz.c). */
+static int english_code_point(uint32_t cp)
+{
+    return cp <= 0x024F || (cp >= 0x2000 && cp <= 0x206F) || (cp >= 0x20A0 && cp <= 0x20CF);
+}
+
+/* Text format: rejects a code point outside english_code_point, naming its column. */
+static int check_text_script(const ck_reader *r, const char *s, size_t len, ck_error *err)
+{
+    size_t pos = 0, column = 0;
+    uint32_t cp = 0;
+    while (pos < len && ck_utf8_next(s, len, &pos, &cp) == CK_OK) {
+        column++;
+        if (!english_code_point(cp)) {
+            return ck_fail(err, CK_E_INPUT, "%s:%zu: column %zu: character U+%04X is outside the "
+                           "Latin script the English text front end reads", r->source, r->line_no,
+                           r->lead + column, (unsigned)cp);
+        }
+    }
+    return CK_OK;
+}
+
 /* Text format: espeak-ng G2P, then the phonemes path (columns are phoneme columns). */
 static int text_line(ck_reader *r, const char *s, size_t len, ck_sequence **seqs, size_t *n,
                      ck_error *err)
 {
+    if (check_text_script(r, s, len, err) != CK_OK) {
+        return CK_E_INPUT;
+    }
     char *text = strndup(s, len), *phonemes = NULL;
     ck_error g2p_err = {CK_OK, ""};
     int rc = text != NULL ? ck_g2p_phonemize(r->g2p, text, &phonemes, &g2p_err) : CK_E_MEMORY;

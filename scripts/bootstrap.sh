@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(build-essential cmake pkg-config libdnnl-dev libcjson-dev libssl-dev libcunit1-dev
-          libespeak-ng-dev espeak-ng-data)
+          libespeak-ng-dev espeak-ng-data clang libclang-rt-14-dev libomp-14-dev valgrind)
 if [ "${CK_BOOTSTRAP_EXTRA:-}" != "" ]; then
     read -r -a extra <<<"$CK_BOOTSTRAP_EXTRA"
     packages+=("${extra[@]}")

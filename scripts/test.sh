@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# test.sh - README command 2: set up, build (Release and ASan+UBSan) and run every test with ctest.
+# test.sh - README command 2: set up, build (Release and ASan+UBSan) and run every test with ctest,
+# then TSan (threaded tests at 2 and 4 threads), a short libFuzzer stage and valgrind memcheck.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,3 +21,29 @@ export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0"
 export LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 (cd build-asan && ctest --output-on-failure --no-tests=error -j"$jobs")
+
+echo "== TSan build (clang): threaded executor and scheduler tests at 2 and 4 threads"
+CC=clang cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCK_TSAN=ON >/dev/null
+cmake --build build-tsan -j"$jobs" --target test_executor test_parallel test_batcher
+# oneDNN and libgomp are not instrumented: only races in ckbatch's own frames are reported.
+export TSAN_OPTIONS="halt_on_error=1:ignore_noninstrumented_modules=1:report_signal_unsafe=0"
+for t in 2 4; do
+    for x in engine/test_executor scheduler/test_parallel scheduler/test_batcher; do
+        CK_SOURCE_DIR=$PWD OMP_NUM_THREADS=$t "build-tsan/tests/$(basename "$x")" >/dev/null
+    done
+done
+unset TSAN_OPTIONS
+
+echo "== libFuzzer: every harness for ${CK_CI_FUZZ_SECONDS:=30} s from its seeds"
+bash bench/fuzz.sh "$CK_CI_FUZZ_SECONDS"
+
+echo "== valgrind memcheck: a small ids run on the tiny circuit (Debug build: no -march=native)"
+cmake -S . -B build-vg -DCMAKE_BUILD_TYPE=Debug -DCK_TESTS=OFF >/dev/null
+cmake --build build-vg -j"$jobs" --target ckbatch
+export ONEDNN_MAX_CPU_ISA=AVX2   # valgrind cannot run AVX-512 JIT code
+vdir=$(mktemp -d)
+printf '[1, 2, 3]\n[4, 5, 6, 9]\n[178]\n' > "$vdir/in.txt"
+valgrind --error-exitcode=3 --leak-check=full --errors-for-leak-kinds=definite,indirect \
+    --suppressions=tests/valgrind.supp -q build-vg/engine/ckbatch -q --no-progress -t 2 -f ids \
+    --on-error skip --circuit tests/fixtures/circuits/tiny.json -i "$vdir/in.txt" -o "$vdir/out.st"
+rm -rf "$vdir"

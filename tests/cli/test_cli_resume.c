@@ -1,0 +1,260 @@
+/* test_cli_resume.c - durable output through the ckbatch binary: a run killed with SIGKILL after a
+ * commit resumes to the exact bytes of an uninterrupted run (skipped lines included), --resume
+ * rejects a changed input or options naming the field, a full disk gives a clear error and no final
+ * file, and a bad line under stop leaves no partial files. Uses the tiny circuit (fast). */
+#include <signal.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ck_test.h"
+#include "safetensors.h"
+
+static char work[256];
+
+static const char *tmp(const char *name)
+{
+    static char bufs[8][512];
+    static int next;
+    char *b = bufs[next++ % 8];
+    snprintf(b, 512, "%s/%s", work, name);
+    return b;
+}
+
+static const char *binary(void)
+{
+    static char b[512];
+    const char *dir = getenv("CK_BINARY_DIR");
+    snprintf(b, sizeof b, "%s/engine/ckbatch", dir ? dir : "build");
+    return b;
+}
+
+static int exists(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0;
+}
+
+/* 1500 lines of ids the tiny circuit accepts (1..6, 9), bad lines at 5 and 1400, empty at 700. */
+static void write_corpus(const char *path, int with_bad)
+{
+    static const int ok[] = {1, 2, 3, 4, 5, 6, 9};
+    uint32_t x = 12345;
+    FILE *f = fopen(path, "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    for (int line = 1; line <= 1500; line++) {
+        x = x * 1664525u + 1013904223u;
+        int n = 1 + (int)((x >> 16) % 14);
+        if (with_bad && (line == 5 || line == 1400)) {
+            fputs(line == 5 ? "[178]\n" : "[1, x]\n", f);
+            continue;
+        }
+        if (line == 700) {
+            fputs("\n", f);
+            continue;
+        }
+        for (int k = 0; k < n; k++) {
+            x = x * 1664525u + 1013904223u;
+            fprintf(f, "%s%d", k ? ", " : "[", ok[(x >> 16) % 7]);
+        }
+        fputs("]\n", f);
+    }
+    fclose(f);
+}
+
+#define CK_ARGS "-q -t 2 -f ids --max-batch-tokens 512 --circuit %s/tests/fixtures/circuits/tiny.json"
+
+/* Runs ckbatch with the common arguments plus `extra`; stderr to work/stderr. Exit code. */
+static int run(const char *extra)
+{
+    char cmd[4096], args[1024];
+    const char *src = getenv("CK_SOURCE_DIR");
+    snprintf(args, sizeof args, CK_ARGS, src ? src : ".");
+    snprintf(cmd, sizeof cmd, "%s %s %s 2>%s/stderr", binary(), args, extra, work);
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int stderr_has(const char *what)
+{
+    FILE *f = fopen(tmp("stderr"), "rb");
+    char line[2048];
+    int found = 0;
+    while (f != NULL && fgets(line, sizeof line, f) != NULL) {
+        found |= strstr(line, what) != NULL;
+    }
+    if (f != NULL) {
+        fclose(f);
+    }
+    if (!found) {
+        fprintf(stderr, "    stderr lacks \"%s\"\n", what);
+    }
+    return found;
+}
+
+/* Starts a skip-policy run into out and SIGKILLs it as soon as its first progress record exists. */
+static void run_and_kill(const char *input, const char *out)
+{
+    char record[600], cmd[4096];
+    snprintf(record, sizeof record, "%s.partial.json", out);
+    snprintf(cmd, sizeof cmd, "exec %s " CK_ARGS " --on-error skip -i %s -o %s 2>/dev/null",
+             binary(), getenv("CK_SOURCE_DIR") ? getenv("CK_SOURCE_DIR") : ".", input, out);
+    pid_t pid = fork();
+    CU_ASSERT_FATAL(pid >= 0);
+    if (pid == 0) {
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    struct timespec nap = {0, 2000000};
+    for (int i = 0; i < 30000 && !exists(record); i++) {
+        nanosleep(&nap, NULL);
+    }
+    kill(pid, SIGKILL);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    CU_ASSERT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+    CU_ASSERT_TRUE(exists(record));
+    CU_ASSERT_FALSE(exists(out));
+}
+
+static int same_bytes(const char *a, const char *b)
+{
+    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+    int same = fa != NULL && fb != NULL, ca, cb;
+    while (same && ((ca = fgetc(fa)) != EOF) | ((cb = fgetc(fb)) != EOF)) {
+        same = ca == cb;
+    }
+    if (fa) fclose(fa);
+    if (fb) fclose(fb);
+    return same;
+}
+
+static int suite_init(void)
+{
+    snprintf(work, sizeof work, "/tmp/ck_test_resume.XXXXXX");
+    if (mkdtemp(work) == NULL) {
+        return 1;
+    }
+    return 0;
+}
+
+static int suite_clean(void)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "umount %s/disk 2>/dev/null; rm -rf %s", work, work);
+    return system(cmd) == -1;
+}
+
+static void test_kill_then_resume_equals_uninterrupted(void)
+{
+    char args[1024];
+    write_corpus(tmp("c.txt"), 1);
+    snprintf(args, sizeof args, "--on-error skip -i %s -o %s", tmp("c.txt"), tmp("full.st"));
+    CU_ASSERT_EQUAL_FATAL(run(args), 0);
+    run_and_kill(tmp("c.txt"), tmp("r.st"));
+    snprintf(args, sizeof args, "--on-error skip --resume -i %s -o %s", tmp("c.txt"), tmp("r.st"));
+    CU_ASSERT_EQUAL_FATAL(run(args), 0);
+    CU_ASSERT_TRUE(stderr_has("ckbatch: resuming at line "));
+    CU_ASSERT_TRUE(same_bytes(tmp("full.st"), tmp("r.st")));
+    CU_ASSERT_FALSE(exists(tmp("r.st.partial")));
+    CU_ASSERT_FALSE(exists(tmp("r.st.partial.seqs")));
+    CU_ASSERT_FALSE(exists(tmp("r.st.partial.json")));
+    ck_st_file *f = NULL;
+    ck_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(ck_st_open(&f, tmp("r.st"), &err), CK_OK);
+    const char *skipped = ck_st_metadata(f, "skipped");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(skipped);
+    CU_ASSERT_PTR_NOT_NULL(strstr(skipped, "{\"line\":5,\"error\":\""));
+    CU_ASSERT_PTR_NOT_NULL(strstr(skipped, "{\"line\":1400,\"error\":\""));
+    CU_ASSERT_EQUAL(ck_st_find(f, "offsets")->shape[0], 1500 - 3 + 1); /* 2 bad, 1 empty */
+    ck_st_close(f);
+}
+
+static void test_resume_rejects_changed_input_and_options(void)
+{
+    char args[1024];
+    write_corpus(tmp("d.txt"), 1);
+    run_and_kill(tmp("d.txt"), tmp("d.st"));
+    snprintf(args, sizeof args, "--on-error stop --resume -i %s -o %s", tmp("d.txt"), tmp("d.st"));
+    CU_ASSERT_EQUAL(run(args), 1);
+    CU_ASSERT_TRUE(stderr_has("identity field \"options\" differs"));
+    write_corpus(tmp("d.txt"), 0);
+    snprintf(args, sizeof args, "--on-error skip --resume -i %s -o %s", tmp("d.txt"), tmp("d.st"));
+    CU_ASSERT_EQUAL(run(args), 1);
+    CU_ASSERT_TRUE(stderr_has("identity field \"input_sha256\" differs"));
+    CU_ASSERT_FALSE(exists(tmp("d.st")));
+    CU_ASSERT_TRUE(exists(tmp("d.st.partial.json"))); /* a rejected resume keeps the progress */
+}
+
+static void test_resume_without_record_or_from_stdin(void)
+{
+    char args[1024];
+    write_corpus(tmp("e.txt"), 0);
+    snprintf(args, sizeof args, "--resume -i %s -o %s", tmp("e.txt"), tmp("e.st"));
+    CU_ASSERT_EQUAL(run(args), 1);
+    CU_ASSERT_TRUE(stderr_has("no progress record"));
+    snprintf(args, sizeof args, "--resume -i - -o %s < %s", tmp("e.st"), tmp("e.txt"));
+    CU_ASSERT_EQUAL(run(args), 1);
+    CU_ASSERT_TRUE(stderr_has("--resume: needs a regular --input file, not stdin"));
+    CU_ASSERT_FALSE(exists(tmp("e.st")));
+}
+
+/* A 64 KiB tmpfs when mount works (root), else a 64 KiB file size limit with SIGXFSZ ignored. */
+static void test_full_disk_is_a_clear_error_without_final_file(void)
+{
+    char args[1024], disk[600], cmd[4096];
+    const char *src = getenv("CK_SOURCE_DIR");
+    write_corpus(tmp("f.txt"), 0);
+    snprintf(disk, sizeof disk, "%s/disk", work);
+    mkdir(disk, 0700);
+    snprintf(cmd, sizeof cmd, "mount -t tmpfs -o size=64k tmpfs %s 2>/dev/null", disk);
+    int mounted = system(cmd) == 0, rc;
+    snprintf(args, sizeof args, "-i %s -o %s/f.st", tmp("f.txt"), disk);
+    if (mounted) {
+        rc = run(args);
+    } else {
+        snprintf(cmd, sizeof cmd, "sh -c \"trap '' XFSZ; ulimit -f 128; exec %s " CK_ARGS " %s\" "
+                 "2>%s/stderr", binary(), src ? src : ".", args, work);
+        int st = system(cmd);
+        rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    }
+    CU_ASSERT_EQUAL(rc, 1);
+    CU_ASSERT_TRUE(stderr_has("disk full?"));
+    snprintf(cmd, sizeof cmd, "%s/f.st", disk);
+    CU_ASSERT_FALSE(exists(cmd));
+    snprintf(cmd, sizeof cmd, "ls %s | grep -q tmp", disk);
+    CU_ASSERT_NOT_EQUAL(system(cmd), 0); /* no temporary final file left either */
+    snprintf(cmd, sizeof cmd, "umount %s 2>/dev/null", disk);
+    CU_ASSERT_EQUAL(system(cmd) == 0, mounted);
+}
+
+static void test_bad_line_under_stop_leaves_no_partial_files(void)
+{
+    char args[1024];
+    write_corpus(tmp("g.txt"), 1);
+    snprintf(args, sizeof args, "-i %s -o %s", tmp("g.txt"), tmp("g.st"));
+    CU_ASSERT_EQUAL(run(args), 1);
+    CU_ASSERT_TRUE(stderr_has("g.txt:5: element 1: "));
+    CU_ASSERT_FALSE(exists(tmp("g.st")));
+    CU_ASSERT_FALSE(exists(tmp("g.st.partial")));
+    CU_ASSERT_FALSE(exists(tmp("g.st.partial.json")));
+}
+
+int main(void)
+{
+    static const ck_test_case cases[] = {
+        {"kill -9 then --resume equals uninterrupted", test_kill_then_resume_equals_uninterrupted},
+        {"--resume rejects changed input and options", test_resume_rejects_changed_input_and_options},
+        {"--resume without record or from stdin", test_resume_without_record_or_from_stdin},
+        {"full disk: clear error, no final file", test_full_disk_is_a_clear_error_without_final_file},
+        {"bad line under stop: no partial files", test_bad_line_under_stop_leaves_no_partial_files},
+    };
+    if (suite_init() != 0) {
+        return 2;
+    }
+    int rc = ck_test_run("cli_resume", cases, sizeof cases / sizeof cases[0]);
+    suite_clean();
+    return rc;
+}

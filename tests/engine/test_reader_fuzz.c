@@ -1,0 +1,61 @@
+/* test_reader_fuzz.c - regressions for crashes the libFuzzer harnesses found in the corpus readers:
+ * each replays the minimised input through the public reader and asserts the exact rejection. */
+#include <stdio.h>
+
+#include "ck_test.h"
+#include "reader.h"
+
+#if CK_HAVE_ESPEAK
+/* fuzz_reader crash-420a6681: Armenian + IPA schwa + Latin made espeak-ng 1.51 read freed memory
+ * in espeak_TextToPhonemes. The text reader now refuses non-Latin code points before espeak-ng. */
+static void test_text_non_latin_rejected_before_espeak(void)
+{
+    static const char corpus[] = "ui\xd5\x87\xc9\x99" "c???\r\r?\nhello\n";
+    FILE *in = fmemopen((void *)corpus, sizeof corpus - 1, "rb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(in);
+    ck_reader_options o = {CK_FORMAT_TEXT, "en-us", 0, 0, NULL, NULL};
+    ck_reader *r = NULL;
+    ck_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(ck_reader_open(&r, in, "fz.txt", &o, &err), CK_OK);
+    ck_sequence *seqs = NULL;
+    size_t n = 0;
+    CU_ASSERT_EQUAL(ck_reader_next(r, &seqs, &n, &err), CK_E_INPUT);
+    CU_ASSERT_STRING_EQUAL(err.message, "fz.txt:1: column 3: character U+0547 is outside the Latin "
+                                        "script the English text front end reads");
+    CU_ASSERT_PTR_NULL(seqs);
+    ck_error_clear(&err);
+    CU_ASSERT_EQUAL(ck_reader_next(r, &seqs, &n, &err), 1); /* the reader goes on */
+    CU_ASSERT_EQUAL(seqs[0].line, 2);
+    ck_sequences_free(seqs, n);
+    ck_reader_close(r);
+    fclose(in);
+}
+
+/* IPA letters alone (U+0250..U+02AF) are outside Latin too: named with their column. */
+static void test_text_ipa_letter_rejected_with_column(void)
+{
+    static const char corpus[] = "  ab \xc9\x99\n";
+    FILE *in = fmemopen((void *)corpus, sizeof corpus - 1, "rb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(in);
+    ck_reader_options o = {CK_FORMAT_TEXT, "en-us", 0, 0, NULL, NULL};
+    ck_reader *r = NULL;
+    ck_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(ck_reader_open(&r, in, "fz.txt", &o, &err), CK_OK);
+    ck_sequence *seqs = NULL;
+    size_t n = 0;
+    CU_ASSERT_EQUAL(ck_reader_next(r, &seqs, &n, &err), CK_E_INPUT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "fz.txt:1: column 6: character U+0259 "));
+    ck_reader_close(r);
+    fclose(in);
+}
+
+CK_TEST_MAIN("reader_fuzz", {"text: non-Latin rejected before espeak-ng",
+                             test_text_non_latin_rejected_before_espeak},
+             {"text: IPA letter rejected with column", test_text_ipa_letter_rejected_with_column})
+#else
+static void test_no_espeak(void)
+{
+    CU_ASSERT_EQUAL(CK_FORMAT_TEXT, 2);
+}
+CK_TEST_MAIN("reader_fuzz", {"built without espeak-ng", test_no_espeak})
+#endif
