@@ -12,14 +12,14 @@ set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 HERE="$ROOT/bench/compare"
 BUILD=${CK_BUILD_DIR:-$ROOT/build}
-THREADS=1,2 LENGTHS=36,128,512 TOKENS=4096 LINES=256 RUNS=3 OUT=$BUILD/compare
+THREADS=1,2 LENGTHS=36,128,512 TOKENS=2048 LINES=128 RUNS=3 OUT=$BUILD/compare
 BUDGET=2048  # ckbench's default --max-batch-tokens; the baselines' padded positions per batch
-CHECK=8      # agreement batch: the corpus's first sequences (baselines.py CHECK_SEQUENCES)
+CHECK=8      # agreement batch: the corpus's first sequences, one padded batch for the baselines
 COMMAND="bench/compare.sh $*"
 
 while [ $# -gt 0 ]; do
     case $1 in
-        --smoke) THREADS=1 LENGTHS=36 TOKENS=144 LINES=8 RUNS=1; shift ;;
+        --smoke) THREADS=1 LENGTHS=36 TOKENS=72 LINES=3 RUNS=1; shift ;;
         --threads) THREADS=$2; shift 2 ;;
         --lengths) LENGTHS=$2; shift 2 ;;
         --tokens) TOKENS=$2; shift 2 ;;
@@ -60,7 +60,7 @@ node "$HERE/ort_bench.js" --model "$OUT/encoder.onnx" --workloads "$OUT/workload
     --check-out "$OUT/check.ort.f32" --check-sequences "$CHECK"
 
 $PY agree --workloads "$OUT/workloads.json" --ckbatch "$OUT/check.ckbatch.safetensors" \
-    --ort "$OUT/check.ort.f32" --json "$OUT/agree.json"
+    --ort "$OUT/check.ort.f32" --sequences "$CHECK" --json "$OUT/agree.json"
 /usr/bin/python3 "$HERE/report.py" --dir "$OUT" --command "$COMMAND"
 if command -v gnuplot > /dev/null; then
     (cd "$OUT" && gnuplot compare.gp)

@@ -20,9 +20,6 @@ import torch
 
 import common
 
-CHECK_SEQUENCES = 8  # the agreement batch: the corpus's first sequences, one padded batch
-
-
 def cmd_prepare(a):
     loads = [common.fixed_workload(n, a.tokens) for n in a.lengths]
     loads.append(common.corpus_workload(a.corpus))
@@ -122,7 +119,7 @@ def unpad(features, seqs):
 def cmd_agree(a):
     with open(a.workloads, encoding="utf-8") as f:
         corpus = [w for w in json.load(f) if w["name"] == "corpus"][0]
-    seqs = [np.array(s, dtype=np.int64) for s in corpus["seqs"][:CHECK_SEQUENCES]]
+    seqs = [np.array(s, dtype=np.int64) for s in corpus["seqs"][:a.sequences]]
     ids, mask = common.padded(seqs, range(len(seqs)))
     with torch.inference_mode():
         torch_out = common.Encoder().eval()(torch.from_numpy(ids), torch.from_numpy(mask)).numpy()
@@ -161,6 +158,7 @@ def main():
     s.add_argument("--workloads", required=True)
     s.add_argument("--ckbatch", required=True)
     s.add_argument("--ort", required=True, help="raw f32 [B,T_max,O] of the check batch")
+    s.add_argument("--sequences", type=int, required=True, help="the corpus's first N, one padded batch")
     s.add_argument("--tolerance", type=float, default=1e-4)
     s.add_argument("--json", required=True)
     a = p.parse_args()
