@@ -100,8 +100,8 @@ def plot_files(directory, table):
     series = ", ".join(f"'{{dat}}' using 1:{i + 2} with linespoints title '{label}'"
                        for i, (_, _, _, label) in enumerate(COLUMNS))
     with open(os.path.join(directory, "compare.gp"), "w", encoding="utf-8") as f:
-        f.write("set terminal pngcairo size 1200,480\nset output 'compare.png'\n"
-                "set multiplot layout 1,2\nset key top left\nset ylabel 'tokens/s'\nset grid\n"
+        f.write("set terminal pngcairo size 1200,560\nset output 'compare.png'\n"
+                "set multiplot layout 1,2\nset key below\nset ylabel 'tokens/s'\nset grid\n"
                 "set yrange [0:*]\n"
                 f"set xlabel 'threads (corpus mix)'\nset xtics 1\n"
                 f"plot {series.replace('{dat}', 'compare_threads.dat')}\n"
