@@ -2,6 +2,7 @@
  * Allocates its buffers once per run; prints warnings and progress on stderr. */
 #include "encode.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -232,7 +233,7 @@ static int open_io(session *s, ck_error *err)
     int is_stdin = strcmp(opt->input, "-") == 0;
     s->input = is_stdin ? stdin : fopen(opt->input, "rb");
     if (s->input == NULL) {
-        return ck_fail(err, CK_E_IO, "%s: cannot open input", opt->input);
+        return ck_fail(err, CK_E_IO, "%s: cannot open input: %s", opt->input, strerror(errno));
     }
     s->total_lines = opt->progress ? count_lines(opt->input) : 0;
     ck_reader_options ro = {opt->format, opt->lang, opt->strict_symbols, 510, warn_stderr, NULL};

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "encode.h"
@@ -33,7 +34,8 @@ static const char usage_text[] =
     "                            options and weights); the result equals an uninterrupted run's\n"
     "  -t, --threads N           compute threads (default: online CPUs; wins over OMP_NUM_THREADS)\n"
     "  -f, --format F            phonemes (default): Kokoro phoneme strings\n"
-    "                            ids: JSON arrays of token ids 1..177 (boundaries are added)\n"
+    "                            ids: JSON arrays of Kokoro token ids (the 114 defined ids in\n"
+    "                            1..177; boundaries are added; at most 510 per line)\n"
     "                            text: plain text through espeak-ng\n"
     "  -l, --lang L              text language: en-us (default) or en-gb\n"
     "  -w, --weights F           Kokoro weights: kokoro-v1_0.pth (read without Python, no code runs)\n"
@@ -272,6 +274,27 @@ static int apply_option(int ch, const char *arg, ck_encode_options *o, int *quie
     }
 }
 
+/* Path mistakes that would otherwise surface only after the whole corpus is encoded, or destroy the
+ * corpus: both paths given and non-empty, the output not a directory, not the input itself. */
+static int check_paths(const ck_encode_options *o)
+{
+    struct stat in, out;
+    if (o->input == NULL || o->output == NULL) {
+        return usage_error("%s", "--input and --output are required");
+    }
+    if (o->input[0] == '\0' || o->output[0] == '\0') {
+        return usage_error("%s", "--input and --output must not be empty");
+    }
+    if (stat(o->output, &out) == 0 && S_ISDIR(out.st_mode)) {
+        return usage_error("--output %s: is a directory", o->output);
+    }
+    if (strcmp(o->input, "-") != 0 && stat(o->input, &in) == 0 && stat(o->output, &out) == 0 &&
+        in.st_dev == out.st_dev && in.st_ino == out.st_ino) {
+        return usage_error("--output %s: is the input file", o->output);
+    }
+    return 0;
+}
+
 static void print_summary(const ck_encode_summary *s)
 {
     fprintf(stderr,
@@ -299,7 +322,12 @@ int main(int argc, char **argv)
         .progress = isatty(STDERR_FILENO),
     };
     int quiet = 0, ch;
-    while ((ch = getopt_long(argc, argv, "i:o:t:f:l:w:qhV", long_options, NULL)) != -1) {
+    opterr = 0; /* one message of ours instead of getopt's two */
+    while ((ch = getopt_long(argc, argv, ":i:o:t:f:l:w:qhV", long_options, NULL)) != -1) {
+        if (ch == ':' || ch == '?') {
+            return usage_error(ch == ':' ? "option '%s' needs a value" : "unknown option '%s'",
+                               argv[optind - 1]);
+        }
         int rc = apply_option(ch, optarg, &o, &quiet);
         if (rc != 0) {
             return rc < 0 ? EXIT_SUCCESS : rc;
@@ -314,12 +342,13 @@ int main(int argc, char **argv)
     if (xray_opt.report || xray_opt.capture_ids || xray_opt.capture_out) {
         return usage_error("%s", "--report, --xray-capture and --xray-out need --xray-oracle");
     }
-    if (o.input == NULL || o.output == NULL) {
-        return usage_error("%s", "--input and --output are required");
+    int rc = check_paths(&o);
+    if (rc != 0) {
+        return rc;
     }
     ck_encode_summary summary;
     ck_error err = {0};
-    int rc = ck_encode_corpus(&o, &summary, &err);
+    rc = ck_encode_corpus(&o, &summary, &err);
     if (rc != CK_OK) {
         fprintf(stderr, "ckbatch: error: %s\n", err.message);
         return EXIT_INPUT;

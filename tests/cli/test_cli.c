@@ -200,6 +200,22 @@ static void test_usage_errors_exit_2(void)
     CU_ASSERT_EQUAL(run("--format xml --input a --output b"), 2);
     CU_ASSERT_EQUAL(run("--input a"), 2);
     CU_ASSERT_EQUAL(run("--bogus"), 2);
+    CU_ASSERT_EQUAL(run("--input x -o"), 2);   /* one line naming the option, not getopt's two */
+    CU_ASSERT_EQUAL(error_lines("option '-o' needs a value"), 0);
+    CU_ASSERT_EQUAL(error_lines("requires an argument"), -1);
+    char args[1024];
+    write_file(tmp("corpus.txt"), "h\xc9\x99l\xcb\x88O\n");
+    snprintf(args, sizeof args, "--input %s --output %s", tmp("corpus.txt"), tmp("corpus.txt"));
+    CU_ASSERT_EQUAL(run(args), 2);             /* the output would destroy the input */
+    FILE *f = fopen(tmp("corpus.txt"), "rb");
+    char line[32] = {0};
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_PTR_NOT_NULL(fgets(line, sizeof line, f));
+    fclose(f);
+    CU_ASSERT_STRING_EQUAL(line, "h\xc9\x99l\xcb\x88O\n");
+    snprintf(args, sizeof args, "--input %s --output %s", tmp("corpus.txt"), work);
+    CU_ASSERT_EQUAL(run(args), 2);             /* a directory, refused before any work */
+    CU_ASSERT_EQUAL(run("--input '' --output x"), 2);
     CU_ASSERT_EQUAL(run("--help >/dev/null"), 0);
     CU_ASSERT_EQUAL(run("--version >/dev/null"), 0);
 }
