@@ -3,6 +3,9 @@
 
 #include <math.h>
 #include <string.h>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 #include "ck_check.h"
 #include "ck_exp.h"
@@ -12,10 +15,14 @@
 /* Context columns per p.v block: 64 accumulators, the whole head for D = 64. */
 #define VALUE_BLOCK 64
 
+/* Query rows per pass: each key and value row loaded from cache serves ROW_BLOCK queries, which
+ * makes the passes compute-bound instead of L2-bound (one row per pass re-read all of K and V). */
+#define ROW_BLOCK 4
+
 /* The scratch areas for one call (see ck_attention_scratch). */
 typedef struct {
     float *kt;      /* [D, Lp] keys transposed, key columns [L, Lp) zero */
-    float *scores;  /* [Lp] one row of scores, then probabilities */
+    float *scores;  /* [ROW_BLOCK, Lp] rows of scores, then probabilities */
     float *out;     /* [L, D] the staged context */
     size_t padded;  /* Lp */
 } attention_scratch;
@@ -32,15 +39,15 @@ int ck_attention_scratch(size_t seq_len, size_t head_dim, size_t *elements)
     if (elements == NULL) {
         return CK_E_ARG;
     }
-    /* D * Lp + Lp + L * D <= (2D + 1) * Lp, kept below SIZE_MAX bytes so overlap checks cannot wrap. */
+    /* D * Lp + 4 Lp + L * D <= (2D + 4) * Lp, kept below SIZE_MAX bytes so overlap checks cannot wrap. */
     if (head_dim == 0 || head_dim > SIZE_MAX / 4 || seq_len > SIZE_MAX - KEY_BLOCK) {
         return CK_E_SIZE;
     }
     lp = padded_len(seq_len);
-    if (lp > SIZE_MAX / sizeof(float) / (2 * head_dim + 1)) {
+    if (lp > SIZE_MAX / sizeof(float) / (2 * head_dim + ROW_BLOCK)) {
         return CK_E_SIZE;
     }
-    *elements = head_dim * lp + lp + seq_len * head_dim;
+    *elements = head_dim * lp + ROW_BLOCK * lp + seq_len * head_dim;
     return 0;
 }
 
@@ -58,8 +65,10 @@ static void transpose_keys(const float *k, size_t stride, size_t seq_len, size_t
     }
 }
 
+#if !defined(__AVX512F__)
 /* Pass 2: scores[j] = scale * sum_d q[d] kt[d, j] for one query row, KEY_BLOCK keys at a time. */
-static void score_row(const float *q, size_t head_dim, float scale, attention_scratch *s)
+static void score_row(const float *q, size_t head_dim, float scale, const attention_scratch *s,
+                      float *scores)
 {
     for (size_t j0 = 0; j0 < s->padded; j0 += KEY_BLOCK) {
         float acc[KEY_BLOCK] = {0};
@@ -70,10 +79,11 @@ static void score_row(const float *q, size_t head_dim, float scale, attention_sc
             }
         }
         for (size_t j = 0; j < KEY_BLOCK; j++) {
-            s->scores[j0 + j] = acc[j] * scale;
+            scores[j0 + j] = acc[j] * scale;
         }
     }
 }
+#endif
 
 /* Lanes for the row max: an elementwise max over 16 lanes vectorizes, a scalar max chain does not. */
 #define MAX_LANES 16
@@ -197,17 +207,121 @@ static int check_geometry(const float *q, size_t q_count, const float *k, size_t
 }
 
 /* Passes 2-4 for every query row into s->out; CK_E_NONFINITE if a score or the result is not finite. */
+#if defined(__AVX512F__)
+/* Pass 2 for ROW_BLOCK query rows at once, 32 keys per step: 8 accumulators, each key vector loaded
+ * once for 4 queries. Same FMA chain per (row, key) as score_row (d in order, then * scale), so the
+ * bits are identical to the portable path. q[r] for r >= nr repeats a real row; it is not stored. */
+static void score_rows_avx512(const float *const q[ROW_BLOCK], size_t nr, size_t head_dim,
+                              float scale, const attention_scratch *s)
+{
+    const __m512 vs = _mm512_set1_ps(scale);
+    for (size_t j0 = 0; j0 < s->padded; j0 += 32) {
+        __m512 a[ROW_BLOCK][2];
+        for (size_t r = 0; r < ROW_BLOCK; r++) {
+            a[r][0] = _mm512_setzero_ps();
+            a[r][1] = _mm512_setzero_ps();
+        }
+        for (size_t d = 0; d < head_dim; d++) {
+            const float *kr = s->kt + d * s->padded + j0;
+            const __m512 k0 = _mm512_loadu_ps(kr), k1 = _mm512_loadu_ps(kr + 16);
+            for (size_t r = 0; r < ROW_BLOCK; r++) {
+                const __m512 b = _mm512_set1_ps(q[r][d]);
+                a[r][0] = _mm512_fmadd_ps(b, k0, a[r][0]);
+                a[r][1] = _mm512_fmadd_ps(b, k1, a[r][1]);
+            }
+        }
+        for (size_t r = 0; r < nr; r++) {
+            _mm512_storeu_ps(s->scores + r * s->padded + j0, _mm512_mul_ps(a[r][0], vs));
+            _mm512_storeu_ps(s->scores + r * s->padded + j0 + 16, _mm512_mul_ps(a[r][1], vs));
+        }
+    }
+}
+
+/* Pass 4 for ROW_BLOCK rows and one 64-column block: 16 accumulators, each value row loaded once for
+ * 4 queries; j in order with one FMA per (row, column), as weighted_values. */
+static void weighted_values_avx512(const float *const p[ROW_BLOCK], size_t nr, const float *v,
+                                   size_t stride, size_t seq_len, float *const out[ROW_BLOCK])
+{
+    __m512 a[ROW_BLOCK][4];
+    for (size_t r = 0; r < ROW_BLOCK; r++) {
+        for (size_t c = 0; c < 4; c++) {
+            a[r][c] = _mm512_setzero_ps();
+        }
+    }
+    for (size_t j = 0; j < seq_len; j++) {
+        const float *vr = v + j * stride;
+        const __m512 v0 = _mm512_loadu_ps(vr), v1 = _mm512_loadu_ps(vr + 16);
+        const __m512 v2 = _mm512_loadu_ps(vr + 32), v3 = _mm512_loadu_ps(vr + 48);
+        for (size_t r = 0; r < ROW_BLOCK; r++) {
+            const __m512 b = _mm512_set1_ps(p[r][j]);
+            a[r][0] = _mm512_fmadd_ps(b, v0, a[r][0]);
+            a[r][1] = _mm512_fmadd_ps(b, v1, a[r][1]);
+            a[r][2] = _mm512_fmadd_ps(b, v2, a[r][2]);
+            a[r][3] = _mm512_fmadd_ps(b, v3, a[r][3]);
+        }
+    }
+    for (size_t r = 0; r < nr; r++) {
+        for (size_t c = 0; c < 4; c++) {
+            _mm512_storeu_ps(out[r] + 16 * c, a[r][c]);
+        }
+    }
+}
+#endif
+
+/* Passes 2 and 4 for query rows [i, i + nr): the AVX-512 blocks where the build has them, else one
+ * row at a time; both give the same bits. */
+static void score_rows(const float *q, size_t stride, size_t nr, size_t head_dim, float scale,
+                       const attention_scratch *s)
+{
+#if defined(__AVX512F__)
+    const float *rows[ROW_BLOCK];
+    for (size_t r = 0; r < ROW_BLOCK; r++) {
+        rows[r] = q + (r < nr ? r : 0) * stride;
+    }
+    score_rows_avx512(rows, nr, head_dim, scale, s);
+#else
+    for (size_t r = 0; r < nr; r++) {
+        score_row(q + r * stride, head_dim, scale, s, s->scores + r * s->padded);
+    }
+#endif
+}
+
+static void weighted_rows(const attention_scratch *s, size_t nr, const float *v, size_t stride,
+                          size_t seq_len, size_t head_dim, float *out)
+{
+#if defined(__AVX512F__)
+    if (head_dim % VALUE_BLOCK == 0) {
+        for (size_t d0 = 0; d0 < head_dim; d0 += VALUE_BLOCK) {
+            const float *p[ROW_BLOCK];
+            float *o[ROW_BLOCK];
+            for (size_t r = 0; r < ROW_BLOCK; r++) {
+                p[r] = s->scores + (r < nr ? r : 0) * s->padded;
+                o[r] = out + (r < nr ? r : 0) * head_dim + d0;
+            }
+            weighted_values_avx512(p, nr, v + d0, stride, seq_len, o);
+        }
+        return;
+    }
+#endif
+    for (size_t r = 0; r < nr; r++) {
+        weighted_values(s->scores + r * s->padded, v, stride, seq_len, head_dim, out + r * head_dim);
+    }
+}
+
 static int attend(const float *q, const float *v, size_t stride, size_t seq_len, size_t head_dim, float scale,
                   attention_scratch *s)
 {
-    for (size_t i = 0; i < seq_len; i++) {
-        float m;
-        score_row(q + i * stride, head_dim, scale, s);
-        if (row_max(s->scores, seq_len, &m) != 0) {
-            return CK_E_NONFINITE;
+    for (size_t i = 0; i < seq_len; i += ROW_BLOCK) {
+        size_t nr = seq_len - i < ROW_BLOCK ? seq_len - i : ROW_BLOCK;
+        score_rows(q + i * stride, stride, nr, head_dim, scale, s);
+        for (size_t r = 0; r < nr; r++) {
+            float m, *p = s->scores + r * s->padded;
+            if (row_max(p, seq_len, &m) != 0) {
+                return CK_E_NONFINITE;
+            }
+            softmax_row(p, seq_len, m);
         }
-        softmax_row(s->scores, seq_len, m);
-        weighted_values(s->scores, v, stride, seq_len, head_dim, s->out + i * head_dim);
+        weighted_rows(s, nr, v, stride, seq_len, head_dim, s->out + i * head_dim);
     }
     return ck_all_finite(s->out, seq_len, head_dim, head_dim) ? 0 : CK_E_NONFINITE;
 }
@@ -238,7 +352,7 @@ int ck_attention_head_f32(const float *q, size_t q_count, const float *k, size_t
     s.padded = padded_len(seq_len);
     s.kt = scratch;
     s.scores = s.kt + head_dim * s.padded;
-    s.out = s.scores + s.padded;
+    s.out = s.scores + ROW_BLOCK * s.padded;
     transpose_keys(kh, qkv_stride, seq_len, head_dim, &s);
     rc = attend(qh, vh, qkv_stride, seq_len, head_dim, scale, &s);
     if (rc != 0) {

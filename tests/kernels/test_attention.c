@@ -129,9 +129,9 @@ static void test_scratch_sizes(void)
 {
     size_t n = 0;
     CU_ASSERT_EQUAL(ck_attention_scratch(512, 64, &n), CK_OK);
-    CU_ASSERT_EQUAL(n, 64 * 512 + 512 + 512 * 64);
+    CU_ASSERT_EQUAL(n, 64 * 512 + 4 * 512 + 512 * 64);
     CU_ASSERT_EQUAL(ck_attention_scratch(3, 64, &n), CK_OK);
-    CU_ASSERT_EQUAL(n, 64 * 64 + 64 + 3 * 64);
+    CU_ASSERT_EQUAL(n, 64 * 64 + 4 * 64 + 3 * 64);
     CU_ASSERT_EQUAL(ck_attention_scratch(0, 64, &n), CK_OK);
     CU_ASSERT_EQUAL(n, 0);
     CU_ASSERT_EQUAL(ck_attention_scratch(3, 0, &n), CK_E_SIZE);
