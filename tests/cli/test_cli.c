@@ -6,21 +6,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ck_test.h"
+#include "cli_test.h"
 #include "encode.h"
 #include "safetensors.h"
 #include "synth_weights.h"
-
-static char work[256];
-
-static const char *tmp(const char *name)
-{
-    static char bufs[8][512];
-    static int next;
-    char *b = bufs[next++ % 8];
-    snprintf(b, 512, "%s/%s", work, name);
-    return b;
-}
 
 static void write_file(const char *path, const char *text)
 {
@@ -30,26 +19,20 @@ static void write_file(const char *path, const char *text)
     fclose(f);
 }
 
-/* Runs ckbatch with args (a shell fragment); stderr goes to work/stderr. Returns the exit code. */
+/* Runs ckbatch with args (a shell fragment); stderr goes to ck_cli_work/stderr. Returns the exit code. */
 static int run(const char *args)
 {
     char cmd[4096];
     const char *bin = getenv("CK_BINARY_DIR");
-    snprintf(cmd, sizeof cmd, "%s/engine/ckbatch %s 2>%s/stderr", bin ? bin : "build", args, work);
+    snprintf(cmd, sizeof cmd, "%s/engine/ckbatch %s 2>%s/stderr", bin ? bin : "build", args, ck_cli_work);
     int st = system(cmd);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-static int exists(const char *path)
-{
-    struct stat sb;
-    return stat(path, &sb) == 0;
-}
-
-/* Lines in work/stderr that start with "ckbatch: error:". */
+/* Lines in ck_cli_work/stderr that start with "ckbatch: error:". */
 static int error_lines(const char *must_contain)
 {
-    FILE *f = fopen(tmp("stderr"), "rb");
+    FILE *f = fopen(ck_cli_tmp("stderr"), "rb");
     char line[2048];
     int n = 0, found = must_contain == NULL;
     while (f != NULL && fgets(line, sizeof line, f) != NULL) {
@@ -65,28 +48,15 @@ static int error_lines(const char *must_contain)
     return found ? n : -1;
 }
 
-static int suite_init(void)
-{
-    snprintf(work, sizeof work, "/tmp/ck_test_cli.XXXXXX");
-    return mkdtemp(work) == NULL;
-}
-
-static int suite_clean(void)
-{
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", work);
-    return system(cmd) != 0;
-}
-
 static void test_phonemes_run_writes_features(void)
 {
-    write_file(tmp("p.txt"), "h\xc9\x99l\xcb\x88O\n\nw\xcb\x88\xc9\x9c\xc9\xb9ld\n");
+    write_file(ck_cli_tmp("p.txt"), "h\xc9\x99l\xcb\x88O\n\nw\xcb\x88\xc9\x9c\xc9\xb9ld\n");
     char args[1024];
-    snprintf(args, sizeof args, "--threads 2 --input %s --output %s", tmp("p.txt"), tmp("p.st"));
+    snprintf(args, sizeof args, "--threads 2 --input %s --output %s", ck_cli_tmp("p.txt"), ck_cli_tmp("p.st"));
     CU_ASSERT_EQUAL_FATAL(run(args), 0);
     ck_st_file *f = NULL;
     ck_error err = {0};
-    CU_ASSERT_EQUAL_FATAL(ck_st_open(&f, tmp("p.st"), &err), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_st_open(&f, ck_cli_tmp("p.st"), &err), CK_OK);
     const ck_st_tensor *feat = ck_st_find(f, "features"), *offs = ck_st_find(f, "offsets");
     CU_ASSERT_FATAL(feat != NULL && offs != NULL);
     /* "həlˈO" = 5 symbols + 2 boundaries, "wˈɜɹld" = 6 + 2 */
@@ -102,13 +72,13 @@ static void test_phonemes_run_writes_features(void)
 
 static void test_empty_corpus_gives_empty_output(void)
 {
-    write_file(tmp("empty.txt"), "");
+    write_file(ck_cli_tmp("empty.txt"), "");
     char args[1024];
-    snprintf(args, sizeof args, "--input %s --output %s", tmp("empty.txt"), tmp("empty.st"));
+    snprintf(args, sizeof args, "--input %s --output %s", ck_cli_tmp("empty.txt"), ck_cli_tmp("empty.st"));
     CU_ASSERT_EQUAL_FATAL(run(args), 0);
     ck_st_file *f = NULL;
     ck_error err = {0};
-    CU_ASSERT_EQUAL_FATAL(ck_st_open(&f, tmp("empty.st"), &err), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_st_open(&f, ck_cli_tmp("empty.st"), &err), CK_OK);
     CU_ASSERT_EQUAL(ck_st_find(f, "features")->shape[0], 0);
     CU_ASSERT_EQUAL(ck_st_find(f, "offsets")->elements, 1);
     ck_st_close(f);
@@ -118,12 +88,12 @@ static void test_stdin_and_hidden_layer(void)
 {
     char args[1024];
     snprintf(args, sizeof args, "--format ids --layer hidden --input - --output %s <%s",
-             tmp("h.st"), tmp("ids.txt"));
-    write_file(tmp("ids.txt"), "[50, 83, 156]\n");
+             ck_cli_tmp("h.st"), ck_cli_tmp("ids.txt"));
+    write_file(ck_cli_tmp("ids.txt"), "[50, 83, 156]\n");
     CU_ASSERT_EQUAL_FATAL(run(args), 0);
     ck_st_file *f = NULL;
     ck_error err = {0};
-    CU_ASSERT_EQUAL_FATAL(ck_st_open(&f, tmp("h.st"), &err), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_st_open(&f, ck_cli_tmp("h.st"), &err), CK_OK);
     CU_ASSERT_EQUAL(ck_st_find(f, "features")->shape[0], 5);
     CU_ASSERT_EQUAL(ck_st_find(f, "features")->shape[1], 768);
     ck_st_close(f);
@@ -133,14 +103,14 @@ static void test_stdin_and_hidden_layer(void)
 static void expect_failure(const char *args_fmt, const char *input, const char *what)
 {
     char args[2048];
-    write_file(tmp("keep.st"), "previous contents");
-    snprintf(args, sizeof args, args_fmt, input, tmp("fail.st"));
+    write_file(ck_cli_tmp("keep.st"), "previous contents");
+    snprintf(args, sizeof args, args_fmt, input, ck_cli_tmp("fail.st"));
     CU_ASSERT_EQUAL(run(args), 1);
     CU_ASSERT_EQUAL(error_lines(what), 1);
-    CU_ASSERT_FALSE(exists(tmp("fail.st")));
-    snprintf(args, sizeof args, args_fmt, input, tmp("keep.st"));
+    CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("fail.st")));
+    snprintf(args, sizeof args, args_fmt, input, ck_cli_tmp("keep.st"));
     CU_ASSERT_EQUAL(run(args), 1);
-    FILE *f = fopen(tmp("keep.st"), "rb");
+    FILE *f = fopen(ck_cli_tmp("keep.st"), "rb");
     char buf[64] = {0};
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     CU_ASSERT_EQUAL(fread(buf, 1, sizeof buf - 1, f), 17);
@@ -150,27 +120,27 @@ static void expect_failure(const char *args_fmt, const char *input, const char *
 
 static void test_id_178_fails_cleanly(void)
 {
-    write_file(tmp("bad_ids.txt"), "[5, 6]\n[5, 178]\n");
-    expect_failure("--format ids --input %s --output %s", tmp("bad_ids.txt"), ":2:");
+    write_file(ck_cli_tmp("bad_ids.txt"), "[5, 6]\n[5, 178]\n");
+    expect_failure("--format ids --input %s --output %s", ck_cli_tmp("bad_ids.txt"), ":2:");
 }
 
 static void test_unknown_symbol_strict_fails_cleanly(void)
 {
-    write_file(tmp("sym.txt"), "h\xc9\x99l\xcb\x88O\nab#c\n");
-    expect_failure("--strict-symbols --input %s --output %s", tmp("sym.txt"), ":2:");
+    write_file(ck_cli_tmp("sym.txt"), "h\xc9\x99l\xcb\x88O\nab#c\n");
+    expect_failure("--strict-symbols --input %s --output %s", ck_cli_tmp("sym.txt"), ":2:");
     char args[1024];
-    snprintf(args, sizeof args, "--input %s --output %s", tmp("sym.txt"), tmp("sym.st"));
+    snprintf(args, sizeof args, "--input %s --output %s", ck_cli_tmp("sym.txt"), ck_cli_tmp("sym.st"));
     CU_ASSERT_EQUAL(run(args), 0);   /* without --strict-symbols: dropped, reported, counted */
     CU_ASSERT_EQUAL(error_lines(":2: column 3"), 0);
 }
 
 static void test_malformed_circuit_fails_cleanly(void)
 {
-    write_file(tmp("bad.json"), "{\"name\": \"x\", \"dims\": {\"T\": \"runtime\"}, \"ops\": [");
-    write_file(tmp("one.txt"), "h\xc9\x99l\xcb\x88O\n");
+    write_file(ck_cli_tmp("bad.json"), "{\"name\": \"x\", \"dims\": {\"T\": \"runtime\"}, \"ops\": [");
+    write_file(ck_cli_tmp("one.txt"), "h\xc9\x99l\xcb\x88O\n");
     char fmt[600];
-    snprintf(fmt, sizeof fmt, "--circuit %s --input %%s --output %%s", tmp("bad.json"));
-    expect_failure(fmt, tmp("one.txt"), "bad.json");
+    snprintf(fmt, sizeof fmt, "--circuit %s --input %%s --output %%s", ck_cli_tmp("bad.json"));
+    expect_failure(fmt, ck_cli_tmp("one.txt"), "bad.json");
 }
 
 static void test_missing_weight_fails_cleanly(void)
@@ -185,11 +155,11 @@ static void test_missing_weight_fails_cleanly(void)
         memcpy(specs[i - 1].shape, c.weights[i].shape, sizeof c.weights[i].shape);
     }
     CU_ASSERT_EQUAL_FATAL(ck_weights_synthetic(&w, specs, c.n_weights - 1, 7, &err), CK_OK);
-    CU_ASSERT_EQUAL_FATAL(ck_weights_save(w, tmp("partial.st"), &err), CK_OK);
-    write_file(tmp("one.txt"), "h\xc9\x99l\xcb\x88O\n");
+    CU_ASSERT_EQUAL_FATAL(ck_weights_save(w, ck_cli_tmp("partial.st"), &err), CK_OK);
+    write_file(ck_cli_tmp("one.txt"), "h\xc9\x99l\xcb\x88O\n");
     char fmt[600];
-    snprintf(fmt, sizeof fmt, "--weights %s --input %%s --output %%s", tmp("partial.st"));
-    expect_failure(fmt, tmp("one.txt"), c.weights[0].checkpoint_name);
+    snprintf(fmt, sizeof fmt, "--weights %s --input %%s --output %%s", ck_cli_tmp("partial.st"));
+    expect_failure(fmt, ck_cli_tmp("one.txt"), c.weights[0].checkpoint_name);
     ck_weights_free(w);
     ck_circuit_free(&c);
 }
@@ -204,17 +174,17 @@ static void test_usage_errors_exit_2(void)
     CU_ASSERT_EQUAL(error_lines("option '-o' needs a value"), 0);
     CU_ASSERT_EQUAL(error_lines("requires an argument"), -1);
     char args[1024];
-    write_file(tmp("corpus.txt"), "h\xc9\x99l\xcb\x88O\n");
-    snprintf(args, sizeof args, "--input %s --output %s", tmp("corpus.txt"), tmp("corpus.txt"));
+    write_file(ck_cli_tmp("corpus.txt"), "h\xc9\x99l\xcb\x88O\n");
+    snprintf(args, sizeof args, "--input %s --output %s", ck_cli_tmp("corpus.txt"), ck_cli_tmp("corpus.txt"));
     CU_ASSERT_EQUAL(run(args), 2);             /* the output would destroy the input */
-    FILE *f = fopen(tmp("corpus.txt"), "rb");
+    FILE *f = fopen(ck_cli_tmp("corpus.txt"), "rb");
     char line[32] = {0};
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     CU_ASSERT_PTR_NOT_NULL(fgets(line, sizeof line, f));
     fclose(f);
     CU_ASSERT_STRING_EQUAL(line, "h\xc9\x99l\xcb\x88O\n");
-    snprintf(args, sizeof args, "--input %s --output %s", tmp("corpus.txt"), work);
-    CU_ASSERT_EQUAL(run(args), 2);             /* a directory, refused before any work */
+    snprintf(args, sizeof args, "--input %s --output %s", ck_cli_tmp("corpus.txt"), ck_cli_work);
+    CU_ASSERT_EQUAL(run(args), 2);             /* a directory, refused before any ck_cli_work */
     CU_ASSERT_EQUAL(run("--input '' --output x"), 2);
     CU_ASSERT_EQUAL(run("--help >/dev/null"), 0);
     CU_ASSERT_EQUAL(run("--version >/dev/null"), 0);
@@ -224,18 +194,18 @@ static void test_usage_errors_exit_2(void)
 static void test_demo_weights_file_equals_embedded(void)
 {
     char args[1024];
-    snprintf(args, sizeof args, "make-demo-weights %s", tmp("demo.safetensors"));
+    snprintf(args, sizeof args, "make-demo-weights %s", ck_cli_tmp("demo.safetensors"));
     CU_ASSERT_EQUAL_FATAL(run(args), 0);
-    write_file(tmp("two.txt"), "h\xc9\x99l\xcb\x88O\nw\xcb\x88\xc9\x9c\xc9\xb9ld\n");
-    snprintf(args, sizeof args, "--input %s --output %s", tmp("two.txt"), tmp("a.st"));
+    write_file(ck_cli_tmp("two.txt"), "h\xc9\x99l\xcb\x88O\nw\xcb\x88\xc9\x9c\xc9\xb9ld\n");
+    snprintf(args, sizeof args, "--input %s --output %s", ck_cli_tmp("two.txt"), ck_cli_tmp("a.st"));
     CU_ASSERT_EQUAL_FATAL(run(args), 0);
-    snprintf(args, sizeof args, "--weights %s --input %s --output %s", tmp("demo.safetensors"),
-             tmp("two.txt"), tmp("b.st"));
+    snprintf(args, sizeof args, "--weights %s --input %s --output %s", ck_cli_tmp("demo.safetensors"),
+             ck_cli_tmp("two.txt"), ck_cli_tmp("b.st"));
     CU_ASSERT_EQUAL_FATAL(run(args), 0);
     ck_st_file *a = NULL, *b = NULL;
     ck_error err = {0};
-    CU_ASSERT_EQUAL_FATAL(ck_st_open(&a, tmp("a.st"), &err), CK_OK);
-    CU_ASSERT_EQUAL_FATAL(ck_st_open(&b, tmp("b.st"), &err), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_st_open(&a, ck_cli_tmp("a.st"), &err), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_st_open(&b, ck_cli_tmp("b.st"), &err), CK_OK);
     const ck_st_tensor *fa = ck_st_find(a, "features"), *fb = ck_st_find(b, "features");
     CU_ASSERT_FATAL(fa != NULL && fb != NULL && fa->bytes == fb->bytes);
     CU_ASSERT_EQUAL(memcmp(fa->data, fb->data, fa->bytes), 0);
@@ -256,10 +226,5 @@ int main(void)
         {"usage errors exit 2", test_usage_errors_exit_2},
         {"demo weights file equals embedded", test_demo_weights_file_equals_embedded},
     };
-    if (suite_init() != 0) {
-        return 2;
-    }
-    int rc = ck_test_run("cli", cases, sizeof cases / sizeof cases[0]);
-    suite_clean();
-    return rc;
+    return ck_cli_main("cli", cases, sizeof cases / sizeof cases[0]);
 }

@@ -9,33 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ck_test.h"
+#include "cli_test.h"
 #include "safetensors.h"
-
-static char work[256];
-
-static const char *tmp(const char *name)
-{
-    static char bufs[8][512];
-    static int next;
-    char *b = bufs[next++ % 8];
-    snprintf(b, 512, "%s/%s", work, name);
-    return b;
-}
-
-static const char *binary(void)
-{
-    static char b[512];
-    const char *dir = getenv("CK_BINARY_DIR");
-    snprintf(b, sizeof b, "%s/engine/ckbatch", dir ? dir : "build");
-    return b;
-}
-
-static int exists(const char *path)
-{
-    struct stat sb;
-    return stat(path, &sb) == 0;
-}
 
 /* 1500 lines of ids the tiny circuit accepts (1..6, 9), bad lines at 5 and 1400, empty at 700. */
 static void write_corpus(const char *path, int with_bad)
@@ -66,20 +41,20 @@ static void write_corpus(const char *path, int with_bad)
 
 #define CK_ARGS "-q -t 2 -f ids --max-batch-tokens 512 --circuit %s/tests/fixtures/circuits/tiny.json"
 
-/* Runs ckbatch with the common arguments plus `extra`; stderr to work/stderr. Exit code. */
+/* Runs ckbatch with the common arguments plus `extra`; stderr to ck_cli_work/stderr. Exit code. */
 static int run(const char *extra)
 {
     char cmd[4096], args[1024];
     const char *src = getenv("CK_SOURCE_DIR");
     snprintf(args, sizeof args, CK_ARGS, src ? src : ".");
-    snprintf(cmd, sizeof cmd, "%s %s %s 2>%s/stderr", binary(), args, extra, work);
+    snprintf(cmd, sizeof cmd, "%s %s %s 2>%s/stderr", ck_cli_binary(), args, extra, ck_cli_work);
     int st = system(cmd);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 static int stderr_has(const char *what)
 {
-    FILE *f = fopen(tmp("stderr"), "rb");
+    FILE *f = fopen(ck_cli_tmp("stderr"), "rb");
     char line[2048];
     int found = 0;
     while (f != NULL && fgets(line, sizeof line, f) != NULL) {
@@ -100,7 +75,7 @@ static void run_and_kill(const char *input, const char *out)
     char record[600], cmd[4096];
     snprintf(record, sizeof record, "%s.partial.json", out);
     snprintf(cmd, sizeof cmd, "exec %s " CK_ARGS " --on-error skip -i %s -o %s 2>/dev/null",
-             binary(), getenv("CK_SOURCE_DIR") ? getenv("CK_SOURCE_DIR") : ".", input, out);
+             ck_cli_binary(), getenv("CK_SOURCE_DIR") ? getenv("CK_SOURCE_DIR") : ".", input, out);
     pid_t pid = fork();
     CU_ASSERT_FATAL(pid >= 0);
     if (pid == 0) {
@@ -108,15 +83,15 @@ static void run_and_kill(const char *input, const char *out)
         _exit(127);
     }
     struct timespec nap = {0, 2000000};
-    for (int i = 0; i < 30000 && !exists(record); i++) {
+    for (int i = 0; i < 30000 && !ck_cli_exists(record); i++) {
         nanosleep(&nap, NULL);
     }
     kill(pid, SIGKILL);
     int st = 0;
     waitpid(pid, &st, 0);
     CU_ASSERT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
-    CU_ASSERT_TRUE(exists(record));
-    CU_ASSERT_FALSE(exists(out));
+    CU_ASSERT_TRUE(ck_cli_exists(record));
+    CU_ASSERT_FALSE(ck_cli_exists(out));
 }
 
 static int same_bytes(const char *a, const char *b)
@@ -131,39 +106,23 @@ static int same_bytes(const char *a, const char *b)
     return same;
 }
 
-static int suite_init(void)
-{
-    snprintf(work, sizeof work, "/tmp/ck_test_resume.XXXXXX");
-    if (mkdtemp(work) == NULL) {
-        return 1;
-    }
-    return 0;
-}
-
-static int suite_clean(void)
-{
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "umount %s/disk 2>/dev/null; rm -rf %s", work, work);
-    return system(cmd) == -1;
-}
-
 static void test_kill_then_resume_equals_uninterrupted(void)
 {
     char args[1024];
-    write_corpus(tmp("c.txt"), 1);
-    snprintf(args, sizeof args, "--on-error skip -i %s -o %s", tmp("c.txt"), tmp("full.st"));
+    write_corpus(ck_cli_tmp("c.txt"), 1);
+    snprintf(args, sizeof args, "--on-error skip -i %s -o %s", ck_cli_tmp("c.txt"), ck_cli_tmp("full.st"));
     CU_ASSERT_EQUAL_FATAL(run(args), 0);
-    run_and_kill(tmp("c.txt"), tmp("r.st"));
-    snprintf(args, sizeof args, "--on-error skip --resume -i %s -o %s", tmp("c.txt"), tmp("r.st"));
+    run_and_kill(ck_cli_tmp("c.txt"), ck_cli_tmp("r.st"));
+    snprintf(args, sizeof args, "--on-error skip --resume -i %s -o %s", ck_cli_tmp("c.txt"), ck_cli_tmp("r.st"));
     CU_ASSERT_EQUAL_FATAL(run(args), 0);
     CU_ASSERT_TRUE(stderr_has("ckbatch: resuming at line "));
-    CU_ASSERT_TRUE(same_bytes(tmp("full.st"), tmp("r.st")));
-    CU_ASSERT_FALSE(exists(tmp("r.st.partial")));
-    CU_ASSERT_FALSE(exists(tmp("r.st.partial.seqs")));
-    CU_ASSERT_FALSE(exists(tmp("r.st.partial.json")));
+    CU_ASSERT_TRUE(same_bytes(ck_cli_tmp("full.st"), ck_cli_tmp("r.st")));
+    CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("r.st.partial")));
+    CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("r.st.partial.seqs")));
+    CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("r.st.partial.json")));
     ck_st_file *f = NULL;
     ck_error err = {0};
-    CU_ASSERT_EQUAL_FATAL(ck_st_open(&f, tmp("r.st"), &err), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_st_open(&f, ck_cli_tmp("r.st"), &err), CK_OK);
     const char *skipped = ck_st_metadata(f, "skipped");
     CU_ASSERT_PTR_NOT_NULL_FATAL(skipped);
     CU_ASSERT_PTR_NOT_NULL(strstr(skipped, "{\"line\":5,\"error\":\""));
@@ -175,30 +134,30 @@ static void test_kill_then_resume_equals_uninterrupted(void)
 static void test_resume_rejects_changed_input_and_options(void)
 {
     char args[1024];
-    write_corpus(tmp("d.txt"), 1);
-    run_and_kill(tmp("d.txt"), tmp("d.st"));
-    snprintf(args, sizeof args, "--on-error stop --resume -i %s -o %s", tmp("d.txt"), tmp("d.st"));
+    write_corpus(ck_cli_tmp("d.txt"), 1);
+    run_and_kill(ck_cli_tmp("d.txt"), ck_cli_tmp("d.st"));
+    snprintf(args, sizeof args, "--on-error stop --resume -i %s -o %s", ck_cli_tmp("d.txt"), ck_cli_tmp("d.st"));
     CU_ASSERT_EQUAL(run(args), 1);
     CU_ASSERT_TRUE(stderr_has("identity field \"options\" differs"));
-    write_corpus(tmp("d.txt"), 0);
-    snprintf(args, sizeof args, "--on-error skip --resume -i %s -o %s", tmp("d.txt"), tmp("d.st"));
+    write_corpus(ck_cli_tmp("d.txt"), 0);
+    snprintf(args, sizeof args, "--on-error skip --resume -i %s -o %s", ck_cli_tmp("d.txt"), ck_cli_tmp("d.st"));
     CU_ASSERT_EQUAL(run(args), 1);
     CU_ASSERT_TRUE(stderr_has("identity field \"input_sha256\" differs"));
-    CU_ASSERT_FALSE(exists(tmp("d.st")));
-    CU_ASSERT_TRUE(exists(tmp("d.st.partial.json"))); /* a rejected resume keeps the progress */
+    CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("d.st")));
+    CU_ASSERT_TRUE(ck_cli_exists(ck_cli_tmp("d.st.partial.json"))); /* a rejected resume keeps the progress */
 }
 
 static void test_resume_without_record_or_from_stdin(void)
 {
     char args[1024];
-    write_corpus(tmp("e.txt"), 0);
-    snprintf(args, sizeof args, "--resume -i %s -o %s", tmp("e.txt"), tmp("e.st"));
+    write_corpus(ck_cli_tmp("e.txt"), 0);
+    snprintf(args, sizeof args, "--resume -i %s -o %s", ck_cli_tmp("e.txt"), ck_cli_tmp("e.st"));
     CU_ASSERT_EQUAL(run(args), 1);
     CU_ASSERT_TRUE(stderr_has("no progress record"));
-    snprintf(args, sizeof args, "--resume -i - -o %s < %s", tmp("e.st"), tmp("e.txt"));
+    snprintf(args, sizeof args, "--resume -i - -o %s < %s", ck_cli_tmp("e.st"), ck_cli_tmp("e.txt"));
     CU_ASSERT_EQUAL(run(args), 1);
     CU_ASSERT_TRUE(stderr_has("--resume: needs a regular --input file, not stdin"));
-    CU_ASSERT_FALSE(exists(tmp("e.st")));
+    CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("e.st")));
 }
 
 /* A 64 KiB tmpfs when mount works (root), else a 64 KiB file size limit with SIGXFSZ ignored. */
@@ -206,24 +165,24 @@ static void test_full_disk_is_a_clear_error_without_final_file(void)
 {
     char args[1024], disk[600], cmd[4096];
     const char *src = getenv("CK_SOURCE_DIR");
-    write_corpus(tmp("f.txt"), 0);
-    snprintf(disk, sizeof disk, "%s/disk", work);
+    write_corpus(ck_cli_tmp("f.txt"), 0);
+    snprintf(disk, sizeof disk, "%s/disk", ck_cli_work);
     mkdir(disk, 0700);
     snprintf(cmd, sizeof cmd, "mount -t tmpfs -o size=64k tmpfs %s 2>/dev/null", disk);
     int mounted = system(cmd) == 0, rc;
-    snprintf(args, sizeof args, "-i %s -o %s/f.st", tmp("f.txt"), disk);
+    snprintf(args, sizeof args, "-i %s -o %s/f.st", ck_cli_tmp("f.txt"), disk);
     if (mounted) {
         rc = run(args);
     } else {
         snprintf(cmd, sizeof cmd, "sh -c \"trap '' XFSZ; ulimit -f 128; exec %s " CK_ARGS " %s\" "
-                 "2>%s/stderr", binary(), src ? src : ".", args, work);
+                 "2>%s/stderr", ck_cli_binary(), src ? src : ".", args, ck_cli_work);
         int st = system(cmd);
         rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
     }
     CU_ASSERT_EQUAL(rc, 1);
     CU_ASSERT_TRUE(stderr_has("disk full?"));
     snprintf(cmd, sizeof cmd, "%s/f.st", disk);
-    CU_ASSERT_FALSE(exists(cmd));
+    CU_ASSERT_FALSE(ck_cli_exists(cmd));
     snprintf(cmd, sizeof cmd, "ls %s | grep -q tmp", disk);
     CU_ASSERT_NOT_EQUAL(system(cmd), 0); /* no temporary final file left either */
     snprintf(cmd, sizeof cmd, "umount %s 2>/dev/null", disk);
@@ -233,13 +192,13 @@ static void test_full_disk_is_a_clear_error_without_final_file(void)
 static void test_bad_line_under_stop_leaves_no_partial_files(void)
 {
     char args[1024];
-    write_corpus(tmp("g.txt"), 1);
-    snprintf(args, sizeof args, "-i %s -o %s", tmp("g.txt"), tmp("g.st"));
+    write_corpus(ck_cli_tmp("g.txt"), 1);
+    snprintf(args, sizeof args, "-i %s -o %s", ck_cli_tmp("g.txt"), ck_cli_tmp("g.st"));
     CU_ASSERT_EQUAL(run(args), 1);
     CU_ASSERT_TRUE(stderr_has("g.txt:5: element 1: "));
-    CU_ASSERT_FALSE(exists(tmp("g.st")));
-    CU_ASSERT_FALSE(exists(tmp("g.st.partial")));
-    CU_ASSERT_FALSE(exists(tmp("g.st.partial.json")));
+    CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("g.st")));
+    CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("g.st.partial")));
+    CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("g.st.partial.json")));
 }
 
 int main(void)
@@ -251,10 +210,5 @@ int main(void)
         {"full disk: clear error, no final file", test_full_disk_is_a_clear_error_without_final_file},
         {"bad line under stop: no partial files", test_bad_line_under_stop_leaves_no_partial_files},
     };
-    if (suite_init() != 0) {
-        return 2;
-    }
-    int rc = ck_test_run("cli_resume", cases, sizeof cases / sizeof cases[0]);
-    suite_clean();
-    return rc;
+    return ck_cli_main("cli_resume", cases, sizeof cases / sizeof cases[0]);
 }

@@ -1,0 +1,51 @@
+/* cli_test.h - what the CLI suites share: a private work directory, paths in it, the binary under
+ * test, and a main that makes and removes the directory around the CUnit run. Tests only. */
+#ifndef CK_CLI_TEST_H
+#define CK_CLI_TEST_H
+
+#include <sys/stat.h>
+
+#include "ck_test.h"
+
+static char ck_cli_work[256];
+
+/* work/name; eight rotating buffers so a call can take several paths. */
+static inline const char *ck_cli_tmp(const char *name)
+{
+    static char bufs[8][512];
+    static int next;
+    char *b = bufs[next++ % 8];
+    snprintf(b, 512, "%s/%s", ck_cli_work, name);
+    return b;
+}
+
+/* The ckbatch binary ctest built: $CK_BINARY_DIR/engine/ckbatch. */
+static inline const char *ck_cli_binary(void)
+{
+    static char b[512];
+    const char *dir = getenv("CK_BINARY_DIR");
+    snprintf(b, sizeof b, "%s/engine/ckbatch", dir ? dir : "build");
+    return b;
+}
+
+static inline int ck_cli_exists(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0;
+}
+
+/* Runs the cases in a fresh work directory, then removes it (unmounting a test tmpfs at work/disk
+ * if one is left). Returns the process exit code. */
+static inline int ck_cli_main(const char *suite, const ck_test_case *cases, size_t n)
+{
+    snprintf(ck_cli_work, sizeof ck_cli_work, "/tmp/ck_test_%s.XXXXXX", suite);
+    if (mkdtemp(ck_cli_work) == NULL) {
+        return 2;
+    }
+    int rc = ck_test_run(suite, cases, n);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "umount %s/disk 2>/dev/null; rm -rf %s", ck_cli_work, ck_cli_work);
+    return system(cmd) == -1 ? 2 : rc;
+}
+
+#endif
