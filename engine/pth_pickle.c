@@ -2,6 +2,8 @@
  * Must never call, import or execute anything a pickle names, and must bound every size it reads. */
 #include "pth_pickle.h"
 
+#include "byte_order.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,15 +69,6 @@ static int take(vm *m, size_t k, const unsigned char **at)
     return CK_OK;
 }
 
-static uint64_t le(const unsigned char *p, size_t k)
-{
-    uint64_t v = 0;
-    for (size_t i = k; i-- > 0;) {
-        v = v << 8 | p[i];
-    }
-    return v;
-}
-
 static ck_pv *new_value(vm *m, ck_pv_kind kind)
 {
     ck_pv *v = calloc(1, sizeof *v);
@@ -138,7 +131,7 @@ static int op_int(vm *m, unsigned char op)
     if (v == NULL) {
         return rc != CK_OK ? rc : CK_E_MEMORY;
     }
-    v->i = op == 'J' ? (int64_t)(int32_t)(uint32_t)le(a, 4) : (int64_t)le(a, k);
+    v->i = op == 'J' ? (int64_t)(int32_t)(uint32_t)ck_le(a, 4) : (int64_t)ck_le(a, k);
     return push(m, v);
 }
 
@@ -156,7 +149,7 @@ static int op_long1(vm *m, unsigned char op)
     if (v == NULL) {
         return rc != CK_OK ? rc : CK_E_MEMORY;
     }
-    uint64_t u = le(a, k);
+    uint64_t u = ck_le(a, k);
     if (k > 0 && k < 8 && (a[k - 1] & 0x80u)) {
         u |= ~(uint64_t)0 << (8 * k);  /* sign-extend the two's complement value */
     }
@@ -186,7 +179,7 @@ static int op_str(vm *m, unsigned char op)
     const unsigned char *a = NULL;
     size_t k = op == 0x8c ? 1 : op == 'X' ? 4 : 8;
     int rc = take(m, k, &a);
-    uint64_t len = rc == CK_OK ? le(a, k) : 0;
+    uint64_t len = rc == CK_OK ? ck_le(a, k) : 0;
     if (rc == CK_OK && len > m->n - m->pos) {
         return ck_fail(m->err, CK_E_FORMAT, "%s: pickle offset %zu: string length %llu exceeds the "
                        "%zu bytes left", m->what, m->op_at, (unsigned long long)len, m->n - m->pos);
@@ -296,7 +289,7 @@ static int memo_index(vm *m, unsigned char op, size_t *idx)
     const unsigned char *a = NULL;
     size_t k = (op == 'q' || op == 'h') ? 1 : 4;
     int rc = take(m, k, &a);
-    *idx = rc == CK_OK ? (size_t)le(a, k) : 0;
+    *idx = rc == CK_OK ? (size_t)ck_le(a, k) : 0;
     return rc;
 }
 

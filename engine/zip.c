@@ -2,6 +2,8 @@
  * Must not trust one byte of the file: every offset and length is checked against the mapping. */
 #include "zip.h"
 
+#include "byte_order.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -29,16 +31,6 @@ struct ck_zip {
     size_t n;
 };
 
-/* Little-endian integers at p (the caller has checked the bytes are inside the mapping). */
-static uint64_t le(const unsigned char *p, size_t bytes)
-{
-    uint64_t v = 0;
-    for (size_t i = bytes; i-- > 0;) {
-        v = v << 8 | p[i];
-    }
-    return v;
-}
-
 /* 1 when [off, off + len) lies inside [0, limit), overflow-safe. */
 static int inside(uint64_t off, uint64_t len, uint64_t limit)
 {
@@ -54,7 +46,7 @@ static int find_directory(const ck_zip *z, uint64_t *cd_off, uint64_t *cd_size, 
     size_t end = SIZE_MAX;
     for (size_t back = 0; z->map_bytes >= END_BYTES && back <= 65535 + END_BYTES; back++) {
         size_t at = z->map_bytes - END_BYTES - back;
-        if (le(m + at, 4) == SIG_END && at + END_BYTES + le(m + at + 20, 2) == z->map_bytes) {
+        if (ck_le(m + at, 4) == SIG_END && at + END_BYTES + ck_le(m + at + 20, 2) == z->map_bytes) {
             end = at;
             break;
         }
@@ -66,18 +58,18 @@ static int find_directory(const ck_zip *z, uint64_t *cd_off, uint64_t *cd_size, 
         return ck_fail(err, CK_E_FORMAT, "%s: not a ZIP archive (no end of central directory record;"
                        " truncated?)", z->path);
     }
-    *count = le(m + end + 10, 2);
-    *cd_size = le(m + end + 12, 4);
-    *cd_off = le(m + end + 16, 4);
-    if (end >= LOCATOR64_BYTES && le(m + end - LOCATOR64_BYTES, 4) == SIG_LOCATOR64) {
-        uint64_t off64 = le(m + end - LOCATOR64_BYTES + 8, 8);
-        if (!inside(off64, END64_BYTES, end - LOCATOR64_BYTES) || le(m + off64, 4) != SIG_END64) {
+    *count = ck_le(m + end + 10, 2);
+    *cd_size = ck_le(m + end + 12, 4);
+    *cd_off = ck_le(m + end + 16, 4);
+    if (end >= LOCATOR64_BYTES && ck_le(m + end - LOCATOR64_BYTES, 4) == SIG_LOCATOR64) {
+        uint64_t off64 = ck_le(m + end - LOCATOR64_BYTES + 8, 8);
+        if (!inside(off64, END64_BYTES, end - LOCATOR64_BYTES) || ck_le(m + off64, 4) != SIG_END64) {
             return ck_fail(err, CK_E_FORMAT, "%s: ZIP64 end record: offset %llu: bad or outside the "
                            "file", z->path, (unsigned long long)off64);
         }
-        *count = le(m + off64 + 32, 8);
-        *cd_size = le(m + off64 + 40, 8);
-        *cd_off = le(m + off64 + 48, 8);
+        *count = ck_le(m + off64 + 32, 8);
+        *cd_size = ck_le(m + off64 + 40, 8);
+        *cd_off = ck_le(m + off64 + 48, 8);
     }
     if (!inside(*cd_off, *cd_size, end) || *count > *cd_size / CENTRAL_BYTES) {
         return ck_fail(err, CK_E_FORMAT, "%s: central directory: offset %llu size %llu entries %llu:"
@@ -94,7 +86,7 @@ static int apply_zip64(const ck_zip *z, const unsigned char *extra, size_t extra
 {
     uint64_t *fields[3] = {usize, csize, offset};
     for (size_t at = 0; at + 4 <= extra_len;) {
-        size_t id = le(extra + at, 2), len = le(extra + at + 2, 2);
+        size_t id = ck_le(extra + at, 2), len = ck_le(extra + at + 2, 2);
         if (len > extra_len - at - 4) {
             break;
         }
@@ -104,7 +96,7 @@ static int apply_zip64(const ck_zip *z, const unsigned char *extra, size_t extra
                     return ck_fail(err, CK_E_FORMAT, "%s: entry \"%s\": ZIP64 extra field too "
                                    "short", z->path, name);
                 }
-                *fields[f] = le(extra + at + 4 + used, 8);
+                *fields[f] = ck_le(extra + at + 4 + used, 8);
                 used += 8;
             }
         }
@@ -118,12 +110,12 @@ static int bind_local(const ck_zip *z, ck_zip_entry *e, uint64_t offset, size_t 
                       ck_error *err)
 {
     const unsigned char *m = z->map;
-    if (!inside(offset, LOCAL_BYTES, z->map_bytes) || le(m + offset, 4) != SIG_LOCAL) {
+    if (!inside(offset, LOCAL_BYTES, z->map_bytes) || ck_le(m + offset, 4) != SIG_LOCAL) {
         return ck_fail(err, CK_E_FORMAT, "%s: entry \"%s\": local header at %llu: missing or "
                        "outside the file", z->path, e->name, (unsigned long long)offset);
     }
-    uint64_t data = offset + LOCAL_BYTES + le(m + offset + 26, 2) + le(m + offset + 28, 2);
-    if (le(m + offset + 26, 2) != name_len || !inside(offset + LOCAL_BYTES, name_len, z->map_bytes) ||
+    uint64_t data = offset + LOCAL_BYTES + ck_le(m + offset + 26, 2) + ck_le(m + offset + 28, 2);
+    if (ck_le(m + offset + 26, 2) != name_len || !inside(offset + LOCAL_BYTES, name_len, z->map_bytes) ||
         memcmp(m + offset + LOCAL_BYTES, e->name, name_len) != 0) {
         return ck_fail(err, CK_E_FORMAT, "%s: entry \"%s\": local header name differs from the "
                        "central directory", z->path, e->name);
@@ -142,11 +134,11 @@ static int parse_central(const ck_zip *z, uint64_t *at, uint64_t cd_end, ck_zip_
                          ck_error *err)
 {
     const unsigned char *h = z->map + *at;
-    if (!inside(*at, CENTRAL_BYTES, cd_end) || le(h, 4) != SIG_CENTRAL) {
+    if (!inside(*at, CENTRAL_BYTES, cd_end) || ck_le(h, 4) != SIG_CENTRAL) {
         return ck_fail(err, CK_E_FORMAT, "%s: central header at %llu: bad signature or truncated",
                        z->path, (unsigned long long)*at);
     }
-    size_t name_len = le(h + 28, 2), extra_len = le(h + 30, 2), comment_len = le(h + 32, 2);
+    size_t name_len = ck_le(h + 28, 2), extra_len = ck_le(h + 30, 2), comment_len = ck_le(h + 32, 2);
     if (!inside(*at + CENTRAL_BYTES, name_len + extra_len + comment_len, cd_end)) {
         return ck_fail(err, CK_E_FORMAT, "%s: central header at %llu: name/extra outside the "
                        "directory", z->path, (unsigned long long)*at);
@@ -156,19 +148,19 @@ static int parse_central(const ck_zip *z, uint64_t *at, uint64_t cd_end, ck_zip_
         return ck_fail(err, e->name ? CK_E_FORMAT : CK_E_MEMORY, "%s: central header at %llu: name:"
                        " NUL byte or out of memory", z->path, (unsigned long long)*at);
     }
-    uint64_t usize = le(h + 24, 4), csize = le(h + 20, 4), offset = le(h + 42, 4);
+    uint64_t usize = ck_le(h + 24, 4), csize = ck_le(h + 20, 4), offset = ck_le(h + 42, 4);
     int rc = apply_zip64(z, h + CENTRAL_BYTES + name_len, extra_len, &usize, &csize, &offset,
                          e->name, err);
     if (rc != CK_OK) {
         return rc;
     }
-    if (le(h + 10, 2) != 0 || (le(h + 8, 2) & 1u) != 0 || csize != usize || usize > SIZE_MAX) {
+    if (ck_le(h + 10, 2) != 0 || (ck_le(h + 8, 2) & 1u) != 0 || csize != usize || usize > SIZE_MAX) {
         return ck_fail(err, CK_E_FORMAT, "%s: entry \"%s\": method %u flags 0x%x: only stored, "
-                       "unencrypted entries are read", z->path, e->name, (unsigned)le(h + 10, 2),
-                       (unsigned)le(h + 8, 2));
+                       "unencrypted entries are read", z->path, e->name, (unsigned)ck_le(h + 10, 2),
+                       (unsigned)ck_le(h + 8, 2));
     }
     e->size = (size_t)usize;
-    e->crc32 = (uint32_t)le(h + 16, 4);
+    e->crc32 = (uint32_t)ck_le(h + 16, 4);
     *at += CENTRAL_BYTES + name_len + extra_len + comment_len;
     return bind_local(z, e, offset, name_len, err);
 }
