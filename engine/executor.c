@@ -125,11 +125,16 @@ static int setup(ck_executor *ex, const ck_weights *w, ck_error *err)
                        ex->plan.arena_bytes, ex->opt.threads, ex->plan.scratch_bytes,
                        ck_status_name(rc));
     }
-    rc = ck_onednn_init(&ex->onednn);
+    rc = ck_onednn_init(&ex->onednn, ex->opt.threads);
     if (rc != CK_OK) {
-        return ck_fail(err, rc, "executor: oneDNN engine: %s", ck_status_name(rc));
+        return ck_fail(err, rc, "executor: oneDNN engine with %d lanes: %s", ex->opt.threads,
+                       ck_status_name(rc));
     }
-    return schedule_ops(ex, err);
+    /* Every worker runs its own rows' matmuls single-threaded (linear.h): made for one thread. */
+    int threads = ck_parallel_set_threads(1);
+    rc = schedule_ops(ex, err);
+    ck_parallel_set_threads(threads);
+    return rc;
 }
 
 int ck_executor_init(ck_executor **out, const ck_circuit *c, const ck_weights *w,

@@ -92,17 +92,19 @@ static int attention_pairs(void *ctx, size_t first, size_t count, int worker)
     return CK_OK;
 }
 
-/* One matmul over all rows of the batch (M = tokens), into the op's output or, when fused, into
- * the output of the gelu_new it absorbed. */
-static int linear_all_rows(const ck_executor *ex, const ck_op *op)
+/* Each worker multiplies its own contiguous rows on its own oneDNN lane, single-threaded (M =
+ * its rows, in tiles); into the op's output or, when fused, into the output of the gelu_new it
+ * absorbed. A row's bits do not depend on which worker or tile computes it (linear.h). */
+static int linear_rows(void *ctx, size_t first, size_t count, int worker)
 {
-    const ck_circuit *c = ex->circuit;
-    size_t i = (size_t)(op - c->ops);
+    const op_ctx *c = ctx;
+    const ck_executor *ex = c->ex;
+    size_t i = (size_t)(c->op - ex->circuit->ops);
     int y = ex->op_output[i];
-    size_t in = c->buffers[op->inputs[0]].cols, out = c->buffers[y].cols;
-    return ck_linear_forward_f32(ex->op_linear[i], ck_exec_buffer(ex, op->inputs[0]),
-                                 ex->tokens * in, in, ck_exec_buffer(ex, y), ex->tokens * out, out,
-                                 ex->tokens);
+    size_t in = cols_of(c, c->op->inputs[0]), out = cols_of(c, y);
+    return ck_linear_forward_f32(ex->op_linear[i], worker, in_f32(c, 0) + first * in, count * in, in,
+                                 (float *)ck_exec_buffer(ex, y) + first * out, count * out, out,
+                                 count);
 }
 
 typedef struct {
@@ -132,7 +134,7 @@ int ck_exec_op(ck_executor *ex, const ck_op *op)
     case CK_OP_EMBEDDING_THREE_TABLE_LAYER_NORM:
         return ck_parallel_for(ex->tokens, workers, embedding_rows, &ctx);
     case CK_OP_LINEAR:
-        return linear_all_rows(ex, op);
+        return ck_parallel_for(ex->tokens, workers, linear_rows, &ctx);
     case CK_OP_ATTENTION:
         return ck_parallel_for_interleaved(ex->n_seqs * op->heads, workers, attention_pairs, &ctx);
     case CK_OP_RESIDUAL_LAYER_NORM:

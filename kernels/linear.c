@@ -1,4 +1,5 @@
-/* linear.c - oneDNN matmul wrapper (runtime rows, weights reordered once) and the plain reference loop. No threads, no I/O. */
+/* linear.c - oneDNN matmul wrapper (row tiles of fixed sizes, weights reordered once, one stream and
+ * scratchpad per lane) and the plain reference loop. No threads of its own, no I/O. */
 #include "linear.h"
 
 #include <oneapi/dnnl/dnnl.h>
@@ -7,18 +8,24 @@
 
 #include "ck_check.h"
 
+/* Tile j has CK_LINEAR_TILE_ROWS >> j rows: 256, 128, ..., 1. */
+#define TILE_KINDS 9
+
 struct ck_onednn {
     dnnl_engine_t engine;
-    dnnl_stream_t stream;
+    int lanes;
+    dnnl_stream_t *streams;       /* [lanes] */
+    dnnl_memory_t *scratchpads;   /* [lanes] user scratchpads of scratchpad_bytes, or NULL while 0 */
+    size_t scratchpad_bytes;      /* the largest any primitive made on this context asked for */
 };
 
 struct ck_linear {
     ck_onednn *ctx;
-    size_t in, out;           /* K, N */
+    size_t in, out;                       /* K, N */
     ck_linear_activation activation;
-    dnnl_primitive_t prim;    /* matmul, rows and src/dst row strides given at run time */
-    dnnl_memory_t weights;    /* [K,N] in the layout the primitive asked for, oneDNN-owned */
-    dnnl_memory_t bias;       /* [1,N] oneDNN-owned copy, or NULL */
+    dnnl_primitive_t prim[TILE_KINDS];    /* matmul of exactly CK_LINEAR_TILE_ROWS >> j dense rows */
+    dnnl_memory_t weights;                /* [K,N] in the layout every tile primitive asked for */
+    dnnl_memory_t bias;                   /* [1,N] oneDNN-owned copy, or NULL */
 };
 
 /* Any oneDNN failure is CK_E_BACKEND; the dnnl status itself is not kept (kernels know no messages). */
@@ -30,19 +37,31 @@ struct ck_linear {
         }                                    \
     } while (0)
 
-int ck_onednn_init(ck_onednn **out)
+int ck_onednn_init(ck_onednn **out, int lanes)
 {
     int rc = 0;
     if (out == NULL) {
         return CK_E_ARG;
     }
-    ck_onednn *ctx = calloc(1, sizeof *ctx);
     *out = NULL;
+    if (lanes < 1 || lanes > CK_ONEDNN_MAX_LANES) {
+        return CK_E_ARG;
+    }
+    ck_onednn *ctx = calloc(1, sizeof *ctx);
     if (ctx == NULL) {
         return CK_E_MEMORY;
     }
+    ctx->lanes = lanes;
+    ctx->streams = calloc((size_t)lanes, sizeof *ctx->streams);
+    ctx->scratchpads = calloc((size_t)lanes, sizeof *ctx->scratchpads);
+    if (ctx->streams == NULL || ctx->scratchpads == NULL) {
+        rc = CK_E_MEMORY;
+        goto done;
+    }
     DNNL_TRY(dnnl_engine_create(&ctx->engine, dnnl_cpu, 0));
-    DNNL_TRY(dnnl_stream_create(&ctx->stream, ctx->engine, dnnl_stream_default_flags));
+    for (int l = 0; l < lanes; l++) {
+        DNNL_TRY(dnnl_stream_create(&ctx->streams[l], ctx->engine, dnnl_stream_default_flags));
+    }
     *out = ctx;
     ctx = NULL;
 done:
@@ -50,18 +69,58 @@ done:
     return rc;
 }
 
+static void free_scratchpads(ck_onednn *ctx)
+{
+    for (int l = 0; l < ctx->lanes; l++) {
+        if (ctx->scratchpads[l] != NULL) {
+            dnnl_memory_destroy(ctx->scratchpads[l]);
+            ctx->scratchpads[l] = NULL;
+        }
+    }
+}
+
 void ck_onednn_free(ck_onednn *ctx)
 {
     if (ctx == NULL) {
         return;
     }
-    if (ctx->stream != NULL) {
-        dnnl_stream_destroy(ctx->stream);
+    for (int l = 0; ctx->streams != NULL && l < ctx->lanes; l++) {
+        if (ctx->streams[l] != NULL) {
+            dnnl_stream_destroy(ctx->streams[l]);
+        }
+    }
+    if (ctx->scratchpads != NULL) {
+        free_scratchpads(ctx);
     }
     if (ctx->engine != NULL) {
         dnnl_engine_destroy(ctx->engine);
     }
+    free(ctx->streams);
+    free(ctx->scratchpads);
     free(ctx);
+}
+
+/* Grows every lane's scratchpad to `bytes` (at init only: a batch never allocates). */
+static int reserve_scratchpad(ck_onednn *ctx, size_t bytes)
+{
+    int rc = 0;
+    if (bytes <= ctx->scratchpad_bytes) {
+        return 0;
+    }
+    free_scratchpads(ctx);
+    const dnnl_dims_t dims = {(int64_t)bytes};
+    dnnl_memory_desc_t md;
+    DNNL_TRY(dnnl_memory_desc_init_by_tag(&md, 1, dims, dnnl_u8, dnnl_a));
+    for (int l = 0; l < ctx->lanes; l++) {
+        DNNL_TRY(dnnl_memory_create(&ctx->scratchpads[l], &md, ctx->engine, DNNL_MEMORY_ALLOCATE));
+    }
+    ctx->scratchpad_bytes = bytes;
+done:
+    if (rc != 0) {
+        free_scratchpads(ctx);
+        ctx->scratchpad_bytes = 0;
+    }
+    return rc;
 }
 
 /* 1 when v fits a oneDNN dimension (int64). */
@@ -127,8 +186,8 @@ static int copy_into(ck_onednn *ctx, const dnnl_memory_desc_t *src_md, const flo
     DNNL_TRY(dnnl_reorder_primitive_desc_create(&pd, src_md, ctx->engine, dst_md, ctx->engine, NULL));
     DNNL_TRY(dnnl_primitive_create(&reorder, pd));
     const dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, user}, {DNNL_ARG_TO, *dst}};
-    DNNL_TRY(dnnl_primitive_execute(reorder, ctx->stream, 2, args));
-    DNNL_TRY(dnnl_stream_wait(ctx->stream));
+    DNNL_TRY(dnnl_primitive_execute(reorder, ctx->streams[0], 2, args));
+    DNNL_TRY(dnnl_stream_wait(ctx->streams[0]));
 done:
     if (reorder != NULL) {
         dnnl_primitive_destroy(reorder);
@@ -142,19 +201,19 @@ done:
     return rc;
 }
 
-/* The primitive attributes: none, or GELU (tanh form) applied to y by oneDNN as a post-op. */
+/* The primitive attributes: a user scratchpad (each lane brings its own), and optionally GELU (tanh
+ * form) applied to y by oneDNN as a post-op. */
 static int make_attr(ck_linear_activation activation, dnnl_primitive_attr_t *attr)
 {
     int rc = 0;
     dnnl_post_ops_t po = NULL;
-    *attr = NULL;
-    if (activation == CK_LINEAR_PLAIN) {
-        return 0;
-    }
-    DNNL_TRY(dnnl_post_ops_create(&po));
-    DNNL_TRY(dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_gelu_tanh, 0.0f, 0.0f));
     DNNL_TRY(dnnl_primitive_attr_create(attr));
-    DNNL_TRY(dnnl_primitive_attr_set_post_ops(*attr, po));
+    DNNL_TRY(dnnl_primitive_attr_set_scratchpad_mode(*attr, dnnl_scratchpad_mode_user));
+    if (activation == CK_LINEAR_GELU_TANH) {
+        DNNL_TRY(dnnl_post_ops_create(&po));
+        DNNL_TRY(dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_gelu_tanh, 0.0f, 0.0f));
+        DNNL_TRY(dnnl_primitive_attr_set_post_ops(*attr, po));
+    }
 done:
     if (po != NULL) {
         dnnl_post_ops_destroy(po);
@@ -162,42 +221,65 @@ done:
     return rc;
 }
 
-/* Builds the matmul with runtime rows and strides, weights "any", and copies W (as [K,N] with
- * strides {1, K}: PyTorch's [N,K] read transposed, no copy needed to describe it) and b into it. */
-static int build(ck_linear *lin, const float *weight, const float *bias)
+/* Creates the tile primitive j (exactly CK_LINEAR_TILE_ROWS >> j dense rows, weights "any") and
+ * returns its weights layout in *w_md; reserves the scratchpad it needs on every lane. */
+static int build_tile(ck_linear *lin, int j, const dnnl_primitive_attr_t attr, int with_bias,
+                      dnnl_memory_desc_t *w_md)
 {
     int rc = 0;
-    dnnl_primitive_attr_t attr = NULL;
-    const int64_t k = (int64_t)lin->in, n = (int64_t)lin->out, rt = DNNL_RUNTIME_DIM_VAL;
-    const dnnl_dims_t wdims = {k, n}, wstrides = {1, k};
-    dnnl_memory_desc_t src_md, dst_md, w_any, w_user, b_md;
+    const int64_t k = (int64_t)lin->in, n = (int64_t)lin->out, m = CK_LINEAR_TILE_ROWS >> j;
+    const dnnl_dims_t wdims = {k, n};
+    dnnl_memory_desc_t src_md, dst_md, w_any, b_md;
     dnnl_matmul_desc_t desc;
     dnnl_primitive_desc_t pd = NULL;
-    DNNL_TRY(plain_md(&src_md, rt, k, rt));
-    DNNL_TRY(plain_md(&dst_md, rt, n, rt));
+    DNNL_TRY(plain_md(&src_md, m, k, k));
+    DNNL_TRY(plain_md(&dst_md, m, n, n));
     DNNL_TRY(plain_md(&b_md, 1, n, n));
     DNNL_TRY(dnnl_memory_desc_init_by_tag(&w_any, 2, wdims, dnnl_f32, dnnl_format_tag_any));
-    DNNL_TRY(dnnl_memory_desc_init_by_strides(&w_user, 2, wdims, dnnl_f32, wstrides));
-    DNNL_TRY(dnnl_matmul_desc_init(&desc, &src_md, &w_any, bias != NULL ? &b_md : NULL, &dst_md));
-    rc = make_attr(lin->activation, &attr);
-    if (rc != 0) {
-        goto done;
-    }
+    DNNL_TRY(dnnl_matmul_desc_init(&desc, &src_md, &w_any, with_bias ? &b_md : NULL, &dst_md));
     DNNL_TRY(dnnl_primitive_desc_create(&pd, &desc, attr, lin->ctx->engine, NULL));
-    DNNL_TRY(dnnl_primitive_create(&lin->prim, pd));
-    const dnnl_memory_desc_t *w_md = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-    if (w_md == NULL) {
+    DNNL_TRY(dnnl_primitive_create(&lin->prim[j], pd));
+    const dnnl_memory_desc_t *w = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    const dnnl_memory_desc_t *sp = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+    if (w == NULL) {
         rc = CK_E_BACKEND;
         goto done;
     }
-    rc = copy_into(lin->ctx, &w_user, weight, w_md, &lin->weights);
-    if (rc == 0 && bias != NULL) {
-        rc = copy_into(lin->ctx, &b_md, bias, &b_md, &lin->bias);
-    }
+    *w_md = *w;
+    rc = reserve_scratchpad(lin->ctx, sp != NULL ? dnnl_memory_desc_get_size(sp) : 0);
 done:
     if (pd != NULL) {
         dnnl_primitive_desc_destroy(pd);
     }
+    return rc;
+}
+
+/* Builds every tile primitive, checks they agree on one weights layout (one copy serves them
+ * all), and copies W (as [K,N] with strides {1, K}: PyTorch's [N,K] read transposed) and b. */
+static int build(ck_linear *lin, const float *weight, const float *bias)
+{
+    int rc = 0;
+    dnnl_primitive_attr_t attr = NULL;
+    const int64_t k = (int64_t)lin->in, n = (int64_t)lin->out;
+    const dnnl_dims_t wdims = {k, n}, wstrides = {1, k};
+    dnnl_memory_desc_t w_md, w_tile, w_user, b_md;
+    rc = make_attr(lin->activation, &attr);
+    for (int j = 0; rc == 0 && j < TILE_KINDS; j++) {
+        rc = build_tile(lin, j, attr, bias != NULL, j == 0 ? &w_md : &w_tile);
+        if (rc == 0 && j > 0 && !dnnl_memory_desc_equal(&w_md, &w_tile)) {
+            rc = CK_E_BACKEND; /* tiles would need different weight layouts */
+        }
+    }
+    if (rc != 0) {
+        goto done;
+    }
+    DNNL_TRY(plain_md(&b_md, 1, n, n));
+    DNNL_TRY(dnnl_memory_desc_init_by_strides(&w_user, 2, wdims, dnnl_f32, wstrides));
+    rc = copy_into(lin->ctx, &w_user, weight, &w_md, &lin->weights);
+    if (rc == 0 && bias != NULL) {
+        rc = copy_into(lin->ctx, &b_md, bias, &b_md, &lin->bias);
+    }
+done:
     if (attr != NULL) {
         dnnl_primitive_attr_destroy(attr);
     }
@@ -249,8 +331,10 @@ void ck_linear_free(ck_linear *lin)
     if (lin == NULL) {
         return;
     }
-    if (lin->prim != NULL) {
-        dnnl_primitive_destroy(lin->prim);
+    for (int j = 0; j < TILE_KINDS; j++) {
+        if (lin->prim[j] != NULL) {
+            dnnl_primitive_destroy(lin->prim[j]);
+        }
     }
     if (lin->weights != NULL) {
         dnnl_memory_destroy(lin->weights);
@@ -261,35 +345,58 @@ void ck_linear_free(ck_linear *lin)
     free(lin);
 }
 
-int ck_linear_forward_f32(ck_linear *lin, const float *x, size_t x_count, size_t x_stride, float *y,
-                          size_t y_count, size_t y_stride, size_t rows)
+/* One tile: m = CK_LINEAR_TILE_ROWS >> j rows, dense, on `lane`. */
+static int run_tile(const ck_linear *lin, int lane, int j, const float *x, float *y)
 {
-    if (lin == NULL) {
-        return CK_E_ARG;
-    }
-    if (rows == 0) {
-        return 0;
-    }
-    int rc = check_io(x, x_count, x_stride, y, y_count, y_stride, rows, lin->in, lin->out);
-    if (rc != 0) {
-        return rc;
-    }
+    int rc = 0;
+    const int64_t m = CK_LINEAR_TILE_ROWS >> j;
     dnnl_memory_desc_t src_md, dst_md;
     dnnl_memory_t src = NULL, dst = NULL;
-    DNNL_TRY(plain_md(&src_md, (int64_t)rows, (int64_t)lin->in, (int64_t)x_stride));
-    DNNL_TRY(plain_md(&dst_md, (int64_t)rows, (int64_t)lin->out, (int64_t)y_stride));
-    DNNL_TRY(dnnl_memory_create(&src, &src_md, lin->ctx->engine, (void *)(uintptr_t)x)); /* read only */
-    DNNL_TRY(dnnl_memory_create(&dst, &dst_md, lin->ctx->engine, y));
-    const dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, lin->weights},
-                                     {DNNL_ARG_DST, dst}, {DNNL_ARG_BIAS, lin->bias}};
-    DNNL_TRY(dnnl_primitive_execute(lin->prim, lin->ctx->stream, lin->bias != NULL ? 4 : 3, args));
-    DNNL_TRY(dnnl_stream_wait(lin->ctx->stream));
+    const ck_onednn *ctx = lin->ctx;
+    DNNL_TRY(plain_md(&src_md, m, (int64_t)lin->in, (int64_t)lin->in));
+    DNNL_TRY(plain_md(&dst_md, m, (int64_t)lin->out, (int64_t)lin->out));
+    DNNL_TRY(dnnl_memory_create(&src, &src_md, ctx->engine, (void *)(uintptr_t)x)); /* read only */
+    DNNL_TRY(dnnl_memory_create(&dst, &dst_md, ctx->engine, y));
+    dnnl_exec_arg_t args[5] = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, lin->weights},
+                               {DNNL_ARG_DST, dst}};
+    int n_args = 3;
+    if (lin->bias != NULL) {
+        args[n_args++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, lin->bias};
+    }
+    if (ctx->scratchpads[lane] != NULL) {
+        args[n_args++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, ctx->scratchpads[lane]};
+    }
+    DNNL_TRY(dnnl_primitive_execute(lin->prim[j], ctx->streams[lane], n_args, args));
+    DNNL_TRY(dnnl_stream_wait(ctx->streams[lane]));
 done:
     if (src != NULL) {
         dnnl_memory_destroy(src);
     }
     if (dst != NULL) {
         dnnl_memory_destroy(dst);
+    }
+    return rc;
+}
+
+int ck_linear_forward_f32(ck_linear *lin, int lane, const float *x, size_t x_count,
+                          size_t x_stride, float *y, size_t y_count, size_t y_stride, size_t rows)
+{
+    if (lin == NULL || lane < 0 || lane >= lin->ctx->lanes) {
+        return CK_E_ARG;
+    }
+    if (rows == 0) {
+        return 0;
+    }
+    int rc = check_io(x, x_count, x_stride, y, y_count, y_stride, rows, lin->in, lin->out);
+    int dense = x_stride == lin->in && y_stride == lin->out;
+    for (size_t done = 0; rc == 0 && done < rows;) {
+        /* The largest tile that fits what is left; strided rows go one at a time. */
+        int j = dense ? 0 : TILE_KINDS - 1;
+        while ((size_t)(CK_LINEAR_TILE_ROWS >> j) > rows - done) {
+            j++;
+        }
+        rc = run_tile(lin, lane, j, x + done * x_stride, y + done * y_stride);
+        done += (size_t)(CK_LINEAR_TILE_ROWS >> j);
     }
     return rc;
 }

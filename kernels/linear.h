@@ -7,18 +7,33 @@
 /* Legend: T rows (tokens of the packed batch), K in_features, N out_features.
  * Shapes used by Kokoro: 128->768, 768->768 (q, k, v, dense), 768->2048, 2048->768, 768->512. */
 
-/* A oneDNN CPU engine (index 0) and one in-order stream. Not thread-safe: one per calling thread. */
+/* Rows of the largest matmul tile. A forward call covers its rows with tiles of 256, 128, ..., 1
+ * rows (largest first), each a primitive of fixed shape made at init. oneDNN 2.6 picks its brgemm
+ * kernel for these (brg:avx512_core here), whose K order does not depend on M: a row's result is
+ * the same bits whichever tile computes it, so features do not depend on batch composition or on
+ * how rows are split over callers (tests/kernels/test_linear.c proves it for every Kokoro shape). */
+#define CK_LINEAR_TILE_ROWS 256
+
+/* Most lanes one context may have. */
+#define CK_ONEDNN_MAX_LANES 256
+
+/* A oneDNN CPU engine (index 0) and `lanes` lanes: lane i is an in-order stream plus a scratchpad,
+ * for one caller at a time. Callers running linears at the same time use different lanes. */
 typedef struct ck_onednn ck_onednn;
 
-/* Creates the engine and stream into *out (NULL on failure).
- * Errors: CK_E_ARG (out null), CK_E_MEMORY, CK_E_BACKEND (any dnnl status other than success). */
-int ck_onednn_init(ck_onednn **out);
+/* Creates the engine and `lanes` lanes into *out (NULL on failure).
+ * Errors: CK_E_ARG (out null, lanes < 1 or > CK_ONEDNN_MAX_LANES), CK_E_MEMORY, CK_E_BACKEND (any
+ * dnnl status other than success). */
+int ck_onednn_init(ck_onednn **out, int lanes);
 
 /* Releases the stream and engine; accepts NULL. Free every ck_linear made on it first. */
 void ck_onednn_free(ck_onednn *ctx);
 
-/* One linear layer: the matmul primitive (runtime T, so one primitive serves every batch size and
- * row stride) and the weights reordered once into the layout oneDNN prefers, with bias copied. */
+/* One linear layer: the tile primitives (one per tile size) and the weights reordered once into the
+ * layout they share, with bias copied. oneDNN plans each primitive's work split for
+ * omp_get_max_threads() threads when the linear is made; inside a parallel region it runs on the
+ * calling thread alone. A linear meant for lanes (callers inside a parallel region) is best made
+ * while that is 1, so the plan is the one that runs (the executor does so). */
 typedef struct ck_linear ck_linear;
 
 /* Prepares y = x W^T + b. weight [N,K] row-major (PyTorch Linear layout), weight_count >= N*K;
@@ -26,7 +41,7 @@ typedef struct ck_linear ck_linear;
  * into oneDNN-owned memory: the caller's buffers are not referenced after this returns.
  * Errors (*out NULL on error): CK_E_ARG (out, ctx or weight null), CK_E_SIZE (K or N == 0, N*K
  * overflow or beyond int64, weight_count < N*K, bias_count < N), CK_E_NONFINITE (NaN/Inf in weight or
- * bias), CK_E_MEMORY, CK_E_BACKEND. */
+ * bias), CK_E_MEMORY, CK_E_BACKEND (also: the tile primitives want different weight layouts). */
 int ck_linear_init(ck_linear **out, ck_onednn *ctx, const float *weight, size_t weight_count,
                    const float *bias, size_t bias_count, size_t in_features, size_t out_features);
 
@@ -46,22 +61,23 @@ int ck_linear_init_activation(ck_linear **out, ck_onednn *ctx, const float *weig
                               size_t in_features, size_t out_features,
                               ck_linear_activation activation);
 
-/* y[t, n] = sum_k x[t, k] W[n, k] + b[n] for t < rows (torch.nn.functional.linear). x [T,K] row
- * stride x_stride >= K; y [T,N] row stride y_stride >= N (oneDNN writes only columns [0, N): pad
- * columns stay untouched). FP32 in and out; accumulation order and blocking are oneDNN's (f32 GEMM,
- * FMA): not bit-comparable with ck_linear_ref_f32. Call outside any parallel region: oneDNN runs its
- * own OpenMP team of omp_get_max_threads() threads. rows == 0 is a no-op returning CK_OK.
- * Errors, before the first write (y untouched): CK_E_ARG (lin, x or y null when rows > 0, x and y
- * overlapping), CK_E_SIZE (stride below width, span overflow or beyond int64, count below span);
- * CK_E_BACKEND (oneDNN failed while executing: y unspecified).
+/* y[t, n] = sum_k x[t, k] W[n, k] + b[n] for t < rows (torch.nn.functional.linear), on `lane`.
+ * x [T,K] row stride x_stride >= K; y [T,N] row stride y_stride >= N (oneDNN writes only columns
+ * [0, N): pad columns stay untouched). Dense rows (strides K and N) go in tiles of up to
+ * CK_LINEAR_TILE_ROWS; strided rows one at a time (same bits, slower). FP32 in and out; accumulation
+ * order and blocking are oneDNN's (f32 brgemm, FMA): not bit-comparable with ck_linear_ref_f32, but
+ * a row's bits depend only on that row of x. rows == 0 is a no-op returning CK_OK.
+ * Errors, before the first write (y untouched): CK_E_ARG (lin, x or y null when rows > 0, lane
+ * outside [0, lanes), x and y overlapping), CK_E_SIZE (stride below width, span overflow or beyond
+ * int64, count below span); CK_E_BACKEND (oneDNN failed while executing: y unspecified).
  * Values are NOT checked here: scanning x costs a serial pass over [T,K] per call (7% of a
  * one-thread run), and in the executor every x is the output of a kernel that checked finiteness.
  * A non-finite x[t] gives non-finite y[t] (and only that row); a finite x can overflow to Inf in y.
  * Callers with untrusted x check it with ck_all_finite (ck_check.h) first. */
-int ck_linear_forward_f32(ck_linear *lin, const float *x, size_t x_count, size_t x_stride, float *y,
-                          size_t y_count, size_t y_stride, size_t rows);
+int ck_linear_forward_f32(ck_linear *lin, int lane, const float *x, size_t x_count,
+                          size_t x_stride, float *y, size_t y_count, size_t y_stride, size_t rows);
 
-/* Releases the primitive and the weight copies; accepts NULL and half-built objects. */
+/* Releases the primitives and the weight copies; accepts NULL and half-built objects. */
 void ck_linear_free(ck_linear *lin);
 
 /* The algorithmic reference (llm.c matmul_forward_naive): the same y = x W^T + b with plain loops,

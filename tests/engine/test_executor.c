@@ -1,4 +1,4 @@
-/* test_executor.c - batches: invariance (solo vs batched, 1 vs 2 threads), rejections before any
+/* test_executor.c - batches: bit-identical invariance (solo vs batched, order, threads), rejections before any
  * write (bad ids, capacity, missing or mis-shaped weights), arena reuse across requests. */
 #include <stdint.h>
 #include <unistd.h>
@@ -67,34 +67,65 @@ static double max_abs_diff(const float *a, const float *b, size_t n)
     return worst;
 }
 
+/* Runs the five-sequence batch with sequence order `order` on `r`; writes each sequence's features
+ * to its place in input order in `out` [469, O]. */
+static int run_ordered(rig *r, const int32_t *ids, const size_t *offsets, const int *order, float *out)
+{
+    static int32_t packed[469];
+    static float rows[469 * O];
+    size_t pos[6] = {0};
+    ck_error err = {0};
+    for (int k = 0; k < 5; k++) {
+        size_t s = (size_t)order[k], len = offsets[s + 1] - offsets[s];
+        memcpy(packed + pos[k], ids + offsets[s], len * sizeof *packed);
+        pos[k + 1] = pos[k] + len;
+    }
+    int rc = ck_executor_run(r->ex, packed, pos, 5, r->c.features_buffer, rows, 469 * O, NULL, NULL,
+                             &err);
+    for (int k = 0; rc == CK_OK && k < 5; k++) {
+        size_t s = (size_t)order[k];
+        memcpy(out + offsets[s] * O, rows + pos[k] * O, (pos[k + 1] - pos[k]) * O * sizeof *out);
+    }
+    return rc;
+}
+
+/* Bit-identical features for every sequence whether it is encoded alone or in a batch (in either
+ * order), on 1, 2 or 3 threads, with 1024 or 2048 max batch tokens: rows are split over workers
+ * whole, attention pairs too, and the linears' row tiles do not change a row's bits (linear.h). */
 static void test_solo_equals_batched_and_threads(void)
 {
     static int32_t ids[469];
-    static float batched[469 * O], solo[469 * O], two[469 * O];
+    static float solo[469 * O], other[469 * O];
+    static const int forward[5] = {0, 1, 2, 3, 4}, reverse[5] = {4, 3, 2, 1, 0};
+    static const struct {
+        int threads;
+        size_t max_tokens;
+        const int *order;
+    } runs[4] = {{1, 1024, forward}, {2, 1024, forward}, {3, 2048, reverse}, {2, 2048, reverse}};
     size_t offsets[6];
     size_t n = make_batch(ids, offsets);
-    rig one, dual;
+    rig one;
     ck_error err = {0};
     CU_ASSERT_EQUAL_FATAL(rig_init(&one, 1, 1024, 1), CK_OK);
-    CU_ASSERT_EQUAL_FATAL(rig_init(&dual, 2, 1024, 1), CK_OK);
-    CU_ASSERT_EQUAL_FATAL(ck_executor_run(one.ex, ids, offsets, n, one.c.features_buffer, batched,
-                                          469 * O, NULL, NULL, &err), CK_OK);
-    CU_ASSERT_EQUAL_FATAL(ck_executor_run(dual.ex, ids, offsets, n, dual.c.features_buffer, two,
-                                          469 * O, NULL, NULL, &err), CK_OK);
     for (size_t s = 0; s < n; s++) {
         size_t one_offsets[2] = {0, offsets[s + 1] - offsets[s]};
         CU_ASSERT_EQUAL_FATAL(ck_executor_run(one.ex, ids + offsets[s], one_offsets, 1,
                                               one.c.features_buffer, solo + offsets[s] * O,
                                               one_offsets[1] * O, NULL, NULL, &err), CK_OK);
     }
-    double solo_vs_batch = max_abs_diff(solo, batched, 469 * O);
-    double threads_1_vs_2 = max_abs_diff(batched, two, 469 * O);
-    fprintf(stderr, "\n    solo vs batched max abs %.3g; 1 vs 2 threads max abs %.3g\n",
-            solo_vs_batch, threads_1_vs_2);
-    CU_ASSERT_TRUE(solo_vs_batch <= 1e-6);
-    CU_ASSERT_TRUE(threads_1_vs_2 <= 1e-6);
     rig_free(&one);
-    rig_free(&dual);
+    for (int k = 0; k < 4; k++) {
+        rig r;
+        CU_ASSERT_EQUAL_FATAL(rig_init(&r, runs[k].threads, runs[k].max_tokens, 1), CK_OK);
+        CU_ASSERT_EQUAL(run_ordered(&r, ids, offsets, runs[k].order, other), CK_OK);
+        double d = max_abs_diff(solo, other, 469 * O);
+        fprintf(stderr, "\n    solo vs batched on %d threads, %zu max tokens, %s order: max abs %.3g",
+                runs[k].threads, runs[k].max_tokens,
+                runs[k].order == forward ? "input" : "reverse", d);
+        CU_ASSERT_EQUAL(memcmp(solo, other, sizeof solo), 0);
+        rig_free(&r);
+    }
+    fprintf(stderr, "\n");
 }
 
 static void test_bad_ids_leave_output_untouched(void)
@@ -288,7 +319,7 @@ static void test_fused_gelu_matches_unfused(void)
     rig_free(&p);
 }
 
-CK_TEST_MAIN("executor", {"solo equals batched, 1 equals 2 threads", test_solo_equals_batched_and_threads},
+CK_TEST_MAIN("executor", {"solo, batched, reordered, 1-3 threads: bit-identical", test_solo_equals_batched_and_threads},
              {"bad ids leave output untouched", test_bad_ids_leave_output_untouched},
              {"capacity rejected before any write", test_capacity_rejected_before_any_write},
              {"arena reuse gives fresh results", test_arena_reuse_gives_fresh_results},

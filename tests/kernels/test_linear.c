@@ -40,7 +40,7 @@ static problem problem_new(size_t rows, size_t in, size_t out, int with_bias, si
         fill(p.b, out, out, 0.05);
     }
     ck_test_fill_canary(p.y, rows * ys + 1);
-    CU_ASSERT_EQUAL_FATAL(ck_onednn_init(&p.ctx), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_onednn_init(&p.ctx, 1), CK_OK);
     CU_ASSERT_EQUAL(ck_linear_init(&p.lin, p.ctx, p.w, in * out, p.b, out, in, out), CK_OK);
     return p;
 }
@@ -57,7 +57,7 @@ static void problem_free(problem *p)
 
 static int forward(problem *p)
 {
-    return ck_linear_forward_f32(p->lin, p->x, p->rows * p->xs, p->xs, p->y, p->rows * p->ys, p->ys, p->rows);
+    return ck_linear_forward_f32(p->lin, 0, p->x, p->rows * p->xs, p->xs, p->y, p->rows * p->ys, p->ys, p->rows);
 }
 
 /* Counts elements of row t outside the bound, comparing with the formula summed in double.
@@ -119,7 +119,7 @@ static void test_wide_strides_keep_pads(void) { expect_shape(37, 128, 768, 1, 13
 static void test_zero_rows_is_a_no_op(void)
 {
     problem p = problem_new(3, 128, 768, 1, 128, 768);
-    CU_ASSERT_EQUAL(ck_linear_forward_f32(p.lin, NULL, 0, 128, p.y, 0, 768, 0), CK_OK);
+    CU_ASSERT_EQUAL(ck_linear_forward_f32(p.lin, 0, NULL, 0, 128, p.y, 0, 768, 0), CK_OK);
     CU_ASSERT_TRUE(ck_test_canary_intact(p.y, 3 * 768 + 1));
     problem_free(&p);
 }
@@ -150,15 +150,15 @@ static double max_abs_diff(const float *a, const float *b, size_t n, int *identi
     return worst;
 }
 
-/* Row 100 computed alone (T = 1) and inside T = 512: measured bit-identical on this machine
- * (oneDNN 2.6 gemm:jit, AVX-512). If a oneDNN update changes that, this test says so. */
+/* Row 100 computed alone (T = 1) and inside T = 512: bit-identical (oneDNN 2.6 brgemm tiles,
+ * AVX-512). If a oneDNN update changes that, this test says so. */
 static void test_row_does_not_depend_on_rows(void)
 {
     problem p = problem_new(512, 768, 768, 1, 768, 768);
     float alone[768];
     int identical;
     CU_ASSERT_EQUAL(forward(&p), CK_OK);
-    CU_ASSERT_EQUAL(ck_linear_forward_f32(p.lin, p.x + 100 * 768, 768, 768, alone, 768, 768, 1), CK_OK);
+    CU_ASSERT_EQUAL(ck_linear_forward_f32(p.lin, 0, p.x + 100 * 768, 768, 768, alone, 768, 768, 1), CK_OK);
     double d = max_abs_diff(alone, p.y + 100 * 768, 768, &identical);
     fprintf(stderr, "    row alone vs in T=512: max abs diff %.3g, identical %d\n", d, identical);
     CU_ASSERT_TRUE(identical);
@@ -185,6 +185,93 @@ static void test_rows_do_not_depend_on_threads(void)
     problem_free(&p);
 }
 
+/* Rows [0, 300) of one shape computed in one call (tiles 256 + 32 + 8 + 4) and again in pieces of
+ * 1, 3, 37, 100 and 159 rows (other tiles, other positions inside them): every row bit-identical.
+ * This is what makes features independent of batch composition and thread count. */
+static void expect_rows_independent_of_tiles(size_t in, size_t out, ck_linear_activation act)
+{
+    const size_t rows = 300, cuts[6] = {0, 1, 4, 41, 141, 300};
+    problem p = problem_new(rows, in, out, 1, in, out);
+    ck_linear *lin = NULL;
+    float *pieces = malloc(rows * out * sizeof(float));
+    int identical;
+    CU_ASSERT_EQUAL_FATAL(ck_linear_init_activation(&lin, p.ctx, p.w, in * out, p.b, out, in, out, act),
+                          CK_OK);
+    CU_ASSERT_EQUAL(ck_linear_forward_f32(lin, 0, p.x, rows * in, in, p.y, rows * out, out, rows), CK_OK);
+    for (int c = 0; c < 5; c++) {
+        size_t first = cuts[c], count = cuts[c + 1] - cuts[c];
+        CU_ASSERT_EQUAL(ck_linear_forward_f32(lin, 0, p.x + first * in, count * in, in, pieces + first * out,
+                                              count * out, out, count), CK_OK);
+    }
+    double d = max_abs_diff(pieces, p.y, rows * out, &identical);
+    if (!identical) {
+        fprintf(stderr, "    %zu -> %zu (activation %d): pieces vs one call max abs diff %.3g\n", in, out,
+                (int)act, d);
+    }
+    CU_ASSERT_TRUE(identical);
+    ck_linear_free(lin);
+    free(pieces);
+    problem_free(&p);
+}
+
+static void test_rows_do_not_depend_on_tiles(void)
+{
+    expect_rows_independent_of_tiles(128, 768, CK_LINEAR_PLAIN);
+    expect_rows_independent_of_tiles(768, 768, CK_LINEAR_PLAIN);
+    expect_rows_independent_of_tiles(768, 2048, CK_LINEAR_PLAIN);
+    expect_rows_independent_of_tiles(768, 2048, CK_LINEAR_GELU_TANH);
+    expect_rows_independent_of_tiles(2048, 768, CK_LINEAR_PLAIN);
+    expect_rows_independent_of_tiles(768, 512, CK_LINEAR_PLAIN);
+}
+
+/* Two lanes used at once from two OpenMP threads, each on its half of T = 700 rows, with the linear
+ * made for one thread (as the executor makes it): bit-identical to one call on one lane. */
+static void test_two_lanes_at_once(void)
+{
+    const size_t rows = 700, in = 768, out = 2048;
+    problem p = problem_new(rows, in, out, 1, in, out);
+    ck_onednn *ctx = NULL;
+    ck_linear *lin = NULL;
+    float *split = malloc(rows * out * sizeof(float));
+    int before = omp_get_max_threads(), identical, status[2] = {-1, -1};
+    CU_ASSERT_EQUAL_FATAL(ck_onednn_init(&ctx, 2), CK_OK);
+    omp_set_num_threads(1);
+    CU_ASSERT_EQUAL_FATAL(ck_linear_init(&lin, ctx, p.w, in * out, p.b, out, in, out), CK_OK);
+    omp_set_num_threads(before);
+    CU_ASSERT_EQUAL(forward(&p), CK_OK);
+#pragma omp parallel num_threads(2)
+    {
+        int t = omp_get_thread_num();
+        size_t first = t == 0 ? 0 : 333, count = t == 0 ? 333 : rows - 333;
+        if (omp_get_num_threads() == 2) {
+            status[t] = ck_linear_forward_f32(lin, t, p.x + first * in, count * in, in, split + first * out,
+                                              count * out, out, count);
+        }
+    }
+    CU_ASSERT_EQUAL(status[0], CK_OK);
+    CU_ASSERT_EQUAL(status[1], CK_OK);
+    double d = max_abs_diff(split, p.y, rows * out, &identical);
+    fprintf(stderr, "    two lanes vs one call: max abs diff %.3g, identical %d\n", d, identical);
+    CU_ASSERT_TRUE(identical);
+    ck_linear_free(lin);
+    ck_onednn_free(ctx);
+    free(split);
+    problem_free(&p);
+}
+
+static void test_lane_out_of_range(void)
+{
+    problem p = problem_new(3, 8, 4, 1, 8, 4);
+    CU_ASSERT_EQUAL(ck_linear_forward_f32(p.lin, 1, p.x, 24, 8, p.y, 12, 4, 3), CK_E_ARG);
+    CU_ASSERT_EQUAL(ck_linear_forward_f32(p.lin, -1, p.x, 24, 8, p.y, 12, 4, 3), CK_E_ARG);
+    CU_ASSERT_TRUE(ck_test_canary_intact(p.y, 3 * 4 + 1));
+    ck_onednn *ctx = (ck_onednn *)&ctx;
+    CU_ASSERT_EQUAL(ck_onednn_init(&ctx, 0), CK_E_ARG);
+    CU_ASSERT_PTR_NULL(ctx);
+    CU_ASSERT_EQUAL(ck_onednn_init(&ctx, CK_ONEDNN_MAX_LANES + 1), CK_E_ARG);
+    problem_free(&p);
+}
+
 /* init rejections: each returns the code and leaves *out NULL. */
 static void expect_init_rejected(ck_onednn *ctx, const float *w, size_t w_count, const float *b, size_t b_count,
                                  size_t in, size_t out, int code)
@@ -200,7 +287,7 @@ static void test_init_rejections(void)
     expect_init_rejected(NULL, p.w, 32, p.b, 4, 8, 4, CK_E_ARG);
     expect_init_rejected(p.ctx, NULL, 32, p.b, 4, 8, 4, CK_E_ARG);
     CU_ASSERT_EQUAL(ck_linear_init(NULL, p.ctx, p.w, 32, p.b, 4, 8, 4), CK_E_ARG);
-    CU_ASSERT_EQUAL(ck_onednn_init(NULL), CK_E_ARG);
+    CU_ASSERT_EQUAL(ck_onednn_init(NULL, 1), CK_E_ARG);
     problem_free(&p);
 }
 
@@ -253,7 +340,7 @@ static void test_init_inf_bias(void)
 static void expect_forward_rejected(problem *p, const float *x, size_t x_count, size_t xs, size_t y_count,
                                     size_t ys, int code)
 {
-    CU_ASSERT_EQUAL(ck_linear_forward_f32(p->lin, x, x_count, xs, p->y, y_count, ys, 3), code);
+    CU_ASSERT_EQUAL(ck_linear_forward_f32(p->lin, 0, x, x_count, xs, p->y, y_count, ys, 3), code);
     CU_ASSERT_TRUE(ck_test_canary_intact(p->y, 3 * 6 + 1));
 }
 
@@ -261,7 +348,7 @@ static void test_forward_null_x(void)
 {
     problem p = problem_new(3, 8, 4, 1, 8, 6);
     expect_forward_rejected(&p, NULL, 24, 8, 18, 6, CK_E_ARG);
-    CU_ASSERT_EQUAL(ck_linear_forward_f32(NULL, p.x, 24, 8, p.y, 18, 6, 3), CK_E_ARG);
+    CU_ASSERT_EQUAL(ck_linear_forward_f32(NULL, 0, p.x, 24, 8, p.y, 18, 6, 3), CK_E_ARG);
     problem_free(&p);
 }
 
@@ -305,7 +392,7 @@ static void test_forward_nan_in_x_poisons_its_row_only(void)
 {
     problem p = problem_new(3, 8, 4, 1, 8, 6);
     p.x[2 * 8 + 7] = NAN;
-    CU_ASSERT_EQUAL(ck_linear_forward_f32(p.lin, p.x, 24, 8, p.y, 18, 6, 3), CK_OK);
+    CU_ASSERT_EQUAL(ck_linear_forward_f32(p.lin, 0, p.x, 24, 8, p.y, 18, 6, 3), CK_OK);
     CU_ASSERT_TRUE(ck_all_finite(p.y, 2, 4, 6));
     for (size_t n = 0; n < 4; n++) {
         CU_ASSERT_TRUE(isnan(p.y[2 * 6 + n]));
@@ -318,7 +405,7 @@ static void test_forward_x_overlaps_y(void)
 {
     problem p = problem_new(3, 8, 4, 1, 8, 6);
     ck_test_fill_canary(p.x, 25);
-    CU_ASSERT_EQUAL(ck_linear_forward_f32(p.lin, p.x, 24, 8, p.x + 4, 20, 6, 3), CK_E_ARG);
+    CU_ASSERT_EQUAL(ck_linear_forward_f32(p.lin, 0, p.x, 24, 8, p.x + 4, 20, 6, 3), CK_E_ARG);
     CU_ASSERT_TRUE(ck_test_canary_intact(p.x, 25));
     problem_free(&p);
 }
@@ -344,6 +431,8 @@ CK_TEST_MAIN("linear", {"128 -> 768", test_128_to_768}, {"768 -> 768", test_768_
              {"zero rows is a no-op", test_zero_rows_is_a_no_op}, {"reference loop", test_reference_loop},
              {"row does not depend on rows", test_row_does_not_depend_on_rows},
              {"rows do not depend on threads", test_rows_do_not_depend_on_threads},
+             {"rows do not depend on tiles", test_rows_do_not_depend_on_tiles},
+             {"two lanes at once", test_two_lanes_at_once}, {"lane out of range", test_lane_out_of_range},
              {"init null arguments", test_init_rejections}, {"init zero features", test_init_zero_features},
              {"init weight_count one short", test_init_weight_count_one_short},
              {"init bias_count one short", test_init_bias_count_one_short},
