@@ -117,15 +117,27 @@ static int row_max(const float *p, size_t n, float *max)
     return b == 0.0f ? 0 : CK_E_NONFINITE;
 }
 
-/* Pass 3: p[j] = softmax over j < L of finite scores with row max m, sum in float j in order. */
+/* Pass 3: p[j] = softmax over j < L of finite scores with row max m. The sum runs in MAX_LANES float
+ * lanes (lane l adds j = l, l + 16, ... over whole blocks of 16), then the lanes in order, then the
+ * tail j in order: a fixed order, so the bits depend only on the row, and it vectorizes (one serial
+ * chain of L adds cost more than the scores themselves). */
 static void softmax_row(float *p, size_t seq_len, float m)
 {
     for (size_t j = 0; j < seq_len; j++) {
         float z = p[j] - m;
         p[j] = ck_exp_f32(z < -87.0f ? -87.0f : z);  /* z <= 0 */
     }
-    float sum = 0.0f;
-    for (size_t j = 0; j < seq_len; j++) {
+    float lane[MAX_LANES] = {0}, sum = 0.0f;
+    size_t j = 0;
+    for (; j + MAX_LANES <= seq_len; j += MAX_LANES) {
+        for (size_t l = 0; l < MAX_LANES; l++) {
+            lane[l] += p[j + l];
+        }
+    }
+    for (size_t l = 0; l < MAX_LANES; l++) {
+        sum += lane[l];
+    }
+    for (; j < seq_len; j++) {
         sum += p[j];
     }
     const float inv = 1.0f / sum;

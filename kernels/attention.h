@@ -21,7 +21,8 @@ int ck_attention_scratch(size_t seq_len, size_t head_dim, size_t *elements);
  * columns are untouched. scratch: scratch_count >= ck_attention_scratch(L, D) floats.
  * Numerics (FP32): q.k accumulate in float with fmaf, d in order; softmax subtracts the row max, takes
  * ck_exp_f32 (Cephes polynomial, rel. err < 1e-7) of arguments clamped to >= -87, sums e in float
- * j in order, multiplies by 1/sum; p.v accumulates in float with fmaf, j in order. Each output row
+ * in 16 lanes of whole 16-key blocks, then the lanes in order, then the tail keys in order (a fixed
+ * order), multiplies by 1/sum; p.v accumulates in float with fmaf, j in order. Each output row
  * depends only on this head's q, k, v: no batch or thread dependence.
  * Errors, all before the first write to context (context untouched):
  *   CK_E_ARG       null pointer (when L > 0), scale <= 0 or not finite, context overlapping q, k, v,
