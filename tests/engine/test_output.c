@@ -213,7 +213,7 @@ static void write_run(const char *path, size_t n, size_t step, long *record_byte
 }
 
 /* 100 vs 20,000 sequences: the same entries read back, and the header and the progress record
- * differ only by the digits of the sizes they state (the old header grew ~60 bytes per sequence). */
+ * differ only by the digits of the sizes they state (the old header grew ~80 bytes per sequence). */
 static void test_header_and_record_do_not_grow(void)
 {
     long rec_small = 0, rec_large = 0;
