@@ -34,7 +34,8 @@ static int flush_sync(FILE *f)
 }
 
 /* The record's size fields other than the journals', in record order. */
-static const char *const COUNT_FIELDS[] = {"cols", "sequences", "tokens", "next_line", "next_chunk"};
+static const char *const COUNT_FIELDS[] = {"cols", "sequences", "tokens", "next_line",
+                                           "next_chunk"};
 #define N_COUNTS (sizeof COUNT_FIELDS / sizeof COUNT_FIELDS[0])
 
 /* The record for the state appended so far, with `next` as the mark; NULL when out of memory. */

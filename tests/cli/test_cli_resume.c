@@ -214,6 +214,9 @@ static void test_bad_line_under_stop_leaves_no_partial_files(void)
     CU_ASSERT_TRUE(stderr_has("g.txt:5: element 1: "));
     CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("g.st")));
     CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("g.st.partial")));
+    CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("g.st.partial.seqs")));
+    CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("g.st.partial.skipped")));
+    CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("g.st.partial.offsets")));
     CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("g.st.partial.json")));
 }
 
