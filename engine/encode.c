@@ -248,7 +248,7 @@ static int open_io(session *s, ck_error *err)
     const char *g2p = ck_reader_g2p_version(s->reader);
     char engine[64];
     snprintf(engine, sizeof engine, "ckbatch %s", CK_VERSION);
-    rc = ck_output_meta(s->output, "format", "ckbatch.features.v1", err);
+    rc = ck_output_meta(s->output, "format", "ckbatch.features.v2", err);
     if (rc == CK_OK) rc = ck_output_meta(s->output, "engine", engine, err);
     if (rc == CK_OK) rc = ck_output_meta(s->output, "layer", opt->hidden ? "hidden" : "features", err);
     if (rc == CK_OK) rc = ck_output_meta(s->output, "circuit", s->circuit.name, err);
@@ -343,17 +343,18 @@ static size_t drop_done(const session *s, ck_sequence *seqs, size_t n)
 static int bad_line(session *s, ck_error *err)
 {
     size_t line = ck_reader_stats_get(s->reader)->lines;
-    if (line < s->mark.line) { /* resume: already listed in the restored "skipped" */
+    if (line < s->mark.line) { /* resume: already in the committed "skipped" journal */
         ck_error_clear(err);
         return CK_OK;
     }
     if (!s->opt->skip_bad_lines) {
         return err->code;
     }
-    fprintf(stderr, "ckbatch: skipped: %s\n", err->message);
-    int rc = ck_output_skip(s->output, line, err->message, NULL);
+    char why[sizeof err->message];
+    snprintf(why, sizeof why, "%s", err->message);
+    fprintf(stderr, "ckbatch: skipped: %s\n", why);
     ck_error_clear(err);
-    return rc == CK_OK ? CK_OK : ck_fail(err, rc, "%s: out of memory", s->opt->output);
+    return ck_output_skip(s->output, line, why, err);
 }
 
 /* Parity mode: says so, and hashes every weight tensor so the end of the run can prove none changed. */

@@ -1,11 +1,10 @@
-/* output.c - appends feature rows and sequence metadata to durable partial files, commits progress
- * records, resumes from them, and writes the final safetensors file atomically. Owns files;
- * computes nothing. */
+/* output.c - appends feature rows, offsets and per-sequence records to durable journals, and writes
+ * the final safetensors file atomically from them. Holds nothing per sequence in memory; owns files;
+ * computes nothing. (Commit records and resume: output_partial.c.) */
 #include "output.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +13,11 @@
 
 #include "output_internal.h"
 #include "safetensors.h"
+
+const char *const ck_output_journal_suffix[CK_J_COUNT] = {".partial", ".partial.seqs",
+                                                          ".partial.skipped", ".partial.offsets"};
+const char *const ck_output_journal_field[CK_J_COUNT] = {"rows_bytes", "seqs_bytes",
+                                                         "skipped_bytes", "offsets_bytes"};
 
 static char *suffixed(const char *path, const char *suffix)
 {
@@ -30,17 +34,31 @@ static int alloc_output(ck_output **out, const char *path, size_t cols)
     ck_output *o = calloc(1, sizeof *o);
     *out = o;
     if (o == NULL || (o->path = strdup(path)) == NULL ||
-        (o->rows_path = suffixed(path, ".partial")) == NULL ||
-        (o->seqs_path = suffixed(path, ".partial.seqs")) == NULL ||
         (o->record_path = suffixed(path, ".partial.json")) == NULL ||
-        (o->record_tmp = suffixed(path, ".partial.json.tmp")) == NULL ||
-        (o->offsets = calloc(64, sizeof *o->offsets)) == NULL ||
-        (o->skipped = cJSON_CreateArray()) == NULL) {
+        (o->record_tmp = suffixed(path, ".partial.json.tmp")) == NULL) {
         return CK_E_MEMORY;
     }
-    o->cap_seqs = 63;
+    for (size_t i = 0; i < CK_J_COUNT; i++) {
+        if ((o->j[i].path = suffixed(path, ck_output_journal_suffix[i])) == NULL) {
+            return CK_E_MEMORY;
+        }
+    }
     o->cols = cols;
     return CK_OK;
+}
+
+/* Appends v to the offsets journal as 8 little-endian bytes. 0 on success. */
+static int put_offset(ck_journal *jr, uint64_t v)
+{
+    unsigned char b[8];
+    for (int i = 0; i < 8; i++) {
+        b[i] = (unsigned char)(v >> (8 * i));
+    }
+    if (fwrite(b, 1, 8, jr->f) != 8) {
+        return -1;
+    }
+    jr->bytes += 8;
+    return 0;
 }
 
 /* A fresh run: the old record goes first, so no record ever describes the truncated files. */
@@ -50,11 +68,15 @@ static int open_fresh(ck_output *o, ck_error *err)
         return ck_fail(err, CK_E_IO, "%s: cannot remove an old progress record: %s",
                        o->record_path, strerror(errno));
     }
-    o->rows = fopen(o->rows_path, "w+b");
-    o->seqs = o->rows != NULL ? fopen(o->seqs_path, "w+b") : NULL;
-    if (o->seqs == NULL) {
-        return ck_fail(err, CK_E_IO, "%s: cannot create the partial file beside the output: %s",
-                       o->rows == NULL ? o->rows_path : o->seqs_path, strerror(errno));
+    for (size_t i = 0; i < CK_J_COUNT; i++) {
+        if ((o->j[i].f = fopen(o->j[i].path, "w+b")) == NULL) {
+            return ck_fail(err, CK_E_IO, "%s: cannot create the partial file beside the output: %s",
+                           o->j[i].path, strerror(errno));
+        }
+    }
+    if (put_offset(&o->j[CK_J_OFFSETS], 0) != 0) { /* offsets[0] */
+        return ck_fail(err, CK_E_IO, "%s: write failed (disk full?): %s", o->j[CK_J_OFFSETS].path,
+                       strerror(errno));
     }
     return CK_OK;
 }
@@ -83,60 +105,66 @@ done:
     return CK_OK;
 }
 
-int ck_output_grow(ck_output *o, size_t need)
+/* Appends `object` printed unformatted plus "\n" to journal jr (cJSON escapes every control
+ * character, so the record is one line). Deletes object. CK_OK, CK_E_MEMORY or CK_E_IO. */
+static int put_json_line(ck_journal *jr, cJSON *object)
 {
-    if (need <= o->cap_seqs) {
-        return CK_OK;
-    }
-    size_t cap = o->cap_seqs;
-    while (cap < need) {
-        cap = cap * 2 + 1;
-    }
-    int64_t *grown = realloc(o->offsets, (cap + 1) * sizeof *grown);
-    if (grown == NULL) {
+    char *text = object != NULL ? cJSON_PrintUnformatted(object) : NULL;
+    cJSON_Delete(object);
+    if (text == NULL) {
         return CK_E_MEMORY;
     }
-    o->offsets = grown;
-    o->cap_seqs = cap;
+    size_t len = strlen(text);
+    int ok = fwrite(text, 1, len, jr->f) == len && fputc('\n', jr->f) != EOF;
+    free(text);
+    if (!ok) {
+        return CK_E_IO;
+    }
+    jr->bytes += len + 1;
     return CK_OK;
 }
 
-/* One journal entry, exactly as cJSON prints the object inside the final "sequences" array. */
-static char *sequence_json(size_t line, size_t chunk, size_t chunks, size_t tokens,
-                           const char *phonemes)
+/* The "sequences" record of one sequence, or NULL when out of memory. */
+static cJSON *sequence_json(size_t line, size_t chunk, size_t chunks, size_t tokens,
+                            const char *phonemes)
 {
     cJSON *s = cJSON_CreateObject();
-    char *text = NULL;
-    if (s != NULL && cJSON_AddNumberToObject(s, "line", (double)line) &&
-        cJSON_AddNumberToObject(s, "chunk", (double)chunk) &&
-        cJSON_AddNumberToObject(s, "chunks", (double)chunks) &&
-        cJSON_AddNumberToObject(s, "tokens", (double)tokens) &&
-        cJSON_AddStringToObject(s, "phonemes", phonemes ? phonemes : "")) {
-        text = cJSON_PrintUnformatted(s);
+    if (s == NULL || !cJSON_AddNumberToObject(s, "line", (double)line) ||
+        !cJSON_AddNumberToObject(s, "chunk", (double)chunk) ||
+        !cJSON_AddNumberToObject(s, "chunks", (double)chunks) ||
+        !cJSON_AddNumberToObject(s, "tokens", (double)tokens) ||
+        !cJSON_AddStringToObject(s, "phonemes", phonemes ? phonemes : "")) {
+        cJSON_Delete(s);
+        return NULL;
     }
-    cJSON_Delete(s);
-    return text;
+    return s;
+}
+
+static int journal_failed(ck_output *o, int rc, size_t j, ck_error *err)
+{
+    if (rc == CK_E_MEMORY) {
+        return ck_fail(err, CK_E_MEMORY, "%s: out of memory", o->path);
+    }
+    return ck_fail(err, CK_E_IO, "%s: writing the partial file failed (disk full?): %s",
+                   o->j[j].path, strerror(errno));
 }
 
 int ck_output_append(ck_output *o, const float *rows, size_t tokens, size_t line, size_t chunk,
                      size_t chunks, const char *phonemes, ck_error *err)
 {
-    char *entry = sequence_json(line, chunk, chunks, tokens, phonemes);
-    if (entry == NULL || ck_output_grow(o, o->n_seqs + 1) != CK_OK) {
-        free(entry);
-        return ck_fail(err, CK_E_MEMORY, "%s: out of memory", o->path);
+    ck_journal *r = &o->j[CK_J_ROWS];
+    if (fwrite(rows, sizeof(float) * o->cols, tokens, r->f) != tokens) {
+        return journal_failed(o, CK_E_IO, CK_J_ROWS, err);
     }
-    size_t len = strlen(entry);
-    int ok = fwrite(rows, sizeof(float) * o->cols, tokens, o->rows) == tokens &&
-             fwrite(entry, 1, len, o->seqs) == len && fputc(',', o->seqs) != EOF;
-    free(entry);
-    if (!ok) {
-        return ck_fail(err, CK_E_IO, "%s: writing the partial file failed (disk full?): %s",
-                       o->rows_path, strerror(errno));
+    r->bytes += tokens * o->cols * sizeof(float);
+    if (put_offset(&o->j[CK_J_OFFSETS], (uint64_t)(o->tokens + tokens)) != 0) {
+        return journal_failed(o, CK_E_IO, CK_J_OFFSETS, err);
     }
-    o->rows_bytes += tokens * o->cols * sizeof(float);
-    o->seqs_bytes += len + 1;
-    o->offsets[o->n_seqs + 1] = o->offsets[o->n_seqs] + (int64_t)tokens;
+    int rc = put_json_line(&o->j[CK_J_SEQS], sequence_json(line, chunk, chunks, tokens, phonemes));
+    if (rc != CK_OK) {
+        return journal_failed(o, rc, CK_J_SEQS, err);
+    }
+    o->tokens += tokens;
     o->n_seqs++;
     return CK_OK;
 }
@@ -144,12 +172,16 @@ int ck_output_append(ck_output *o, const float *rows, size_t tokens, size_t line
 int ck_output_skip(ck_output *o, size_t line, const char *why, ck_error *err)
 {
     cJSON *s = cJSON_CreateObject();
-    if (s == NULL || !cJSON_AddNumberToObject(s, "line", (double)line) ||
-        !cJSON_AddStringToObject(s, "error", why)) {
+    if (s != NULL && (!cJSON_AddNumberToObject(s, "line", (double)line) ||
+                      !cJSON_AddStringToObject(s, "error", why ? why : ""))) {
         cJSON_Delete(s);
-        return ck_fail(err, CK_E_MEMORY, "%s: out of memory", o->path);
+        s = NULL;
     }
-    cJSON_AddItemToArray(o->skipped, s);
+    int rc = put_json_line(&o->j[CK_J_SKIPPED], s);
+    if (rc != CK_OK) {
+        return journal_failed(o, rc, CK_J_SKIPPED, err);
+    }
+    o->last_skip_line = line > o->last_skip_line ? line : o->last_skip_line;
     return CK_OK;
 }
 
@@ -171,63 +203,39 @@ int ck_output_meta(ck_output *o, const char *key, const char *value, ck_error *e
     return CK_OK;
 }
 
-/* The journal as the JSON array "[{...},{...}]" (its trailing comma becomes the bracket). */
-char *ck_output_journal_array(ck_output *o, ck_error *err)
+/* A tensor [rows] (cols 0) or [rows, cols] whose bytes are journal jr from its start. */
+static ck_st_entry spooled(const char *name, ck_st_dtype dtype, const ck_journal *jr, size_t rows,
+                           size_t cols)
 {
-    char *text = malloc(o->seqs_bytes + 3);
-    if (text == NULL) {
-        ck_fail(err, CK_E_MEMORY, "%s: out of memory for %zu bytes of metadata", o->path,
-                o->seqs_bytes);
-        return NULL;
-    }
-    text[0] = '[';
-    if (fflush(o->seqs) != 0 || fseek(o->seqs, 0, SEEK_SET) != 0 ||
-        fread(text + 1, 1, o->seqs_bytes, o->seqs) != o->seqs_bytes ||
-        fseek(o->seqs, 0, SEEK_END) != 0) {
-        free(text);
-        ck_fail(err, CK_E_IO, "%s: reading the sequence journal failed: %s", o->seqs_path,
-                strerror(errno));
-        return NULL;
-    }
-    size_t end = o->seqs_bytes > 0 ? o->seqs_bytes : 1; /* overwrites the trailing comma */
-    text[end] = ']';
-    text[end + 1] = '\0';
-    return text;
+    ck_st_entry e = {.name = name, .dtype = dtype, .rank = cols ? 2 : 1, .shape = {rows, cols},
+                     .data = NULL, .spool = jr->f, .spool_offset = 0};
+    return e;
 }
 
 int ck_output_finish(ck_output *o, ck_error *err)
 {
-    int rc = CK_OK;
-    char *skipped = cJSON_PrintUnformatted(o->skipped);
-    char *sequences = skipped != NULL ? ck_output_journal_array(o, err) : NULL;
     ck_st_meta meta[CK_OUTPUT_MAX_META + 2];
-    if (sequences == NULL) {
-        rc = skipped == NULL ? ck_fail(err, CK_E_MEMORY, "%s: out of memory", o->path) : err->code;
-        goto done;
-    }
-    if (fflush(o->rows) != 0) {
-        rc = ck_fail(err, CK_E_IO, "%s: flushing the partial file failed (disk full?)", o->rows_path);
-        goto done;
+    for (size_t i = 0; i < CK_J_COUNT; i++) {
+        if (fflush(o->j[i].f) != 0) {
+            return ck_fail(err, CK_E_IO, "%s: flushing the partial file failed (disk full?)",
+                           o->j[i].path);
+        }
     }
     for (size_t i = 0; i < o->n_meta; i++) {
         meta[i] = (ck_st_meta){o->meta_keys[i], o->meta_values[i]};
     }
-    meta[o->n_meta] = (ck_st_meta){"sequences", sequences};
-    meta[o->n_meta + 1] = (ck_st_meta){"skipped", skipped};
-    ck_st_entry entries[2] = {
-        {.name = "features", .dtype = CK_ST_F32, .rank = 2,
-         .shape = {(size_t)o->offsets[o->n_seqs], o->cols}, .data = NULL, .spool = o->rows,
-         .spool_offset = 0},
-        {.name = "offsets", .dtype = CK_ST_I64, .rank = 1, .shape = {o->n_seqs + 1},
-         .data = o->offsets},
+    meta[o->n_meta] = (ck_st_meta){"sequences_format", "jsonl"};
+    meta[o->n_meta + 1] = (ck_st_meta){"skipped_format", "jsonl"};
+    ck_st_entry entries[4] = {
+        spooled("features", CK_ST_F32, &o->j[CK_J_ROWS], o->tokens, o->cols),
+        spooled("offsets", CK_ST_I64, &o->j[CK_J_OFFSETS], o->n_seqs + 1, 0),
+        spooled("sequences", CK_ST_U8, &o->j[CK_J_SEQS], o->j[CK_J_SEQS].bytes, 0),
+        spooled("skipped", CK_ST_U8, &o->j[CK_J_SKIPPED], o->j[CK_J_SKIPPED].bytes, 0),
     };
-    rc = ck_st_write(o->path, entries, 2, meta, o->n_meta + 2, err);
+    int rc = ck_st_write(o->path, entries, 4, meta, o->n_meta + 2, err);
     if (rc == CK_OK) {
         ck_output_discard(o);
     }
-done:
-    free(sequences);
-    free(skipped);
     return rc;
 }
 
@@ -235,8 +243,9 @@ void ck_output_discard(ck_output *o)
 {
     if (o != NULL) {
         unlink(o->record_path);
-        unlink(o->rows_path);
-        unlink(o->seqs_path);
+        for (size_t i = 0; i < CK_J_COUNT; i++) {
+            unlink(o->j[i].path);
+        }
     }
 }
 
@@ -247,7 +256,7 @@ size_t ck_output_sequences(const ck_output *o)
 
 size_t ck_output_tokens(const ck_output *o)
 {
-    return (size_t)o->offsets[o->n_seqs];
+    return o->tokens;
 }
 
 size_t ck_output_commits(const ck_output *o)
@@ -260,22 +269,18 @@ void ck_output_free(ck_output *o)
     if (o == NULL) {
         return;
     }
-    if (o->rows != NULL) {
-        fclose(o->rows);
-    }
-    if (o->seqs != NULL) {
-        fclose(o->seqs);
+    for (size_t i = 0; i < CK_J_COUNT; i++) {
+        if (o->j[i].f != NULL) {
+            fclose(o->j[i].f);
+        }
+        free(o->j[i].path);
     }
     for (size_t i = 0; i < o->n_meta; i++) {
         free(o->meta_keys[i]);
         free(o->meta_values[i]);
     }
-    cJSON_Delete(o->skipped);
     cJSON_Delete(o->identity);
-    free(o->offsets);
     free(o->path);
-    free(o->rows_path);
-    free(o->seqs_path);
     free(o->record_path);
     free(o->record_tmp);
     free(o);

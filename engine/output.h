@@ -1,15 +1,27 @@
-/* output.h - the features file: rows appended in input order to a named, durable partial file
- * beside the output, then one safetensors file (features F32 [T,cols], offsets I64 [S+1], metadata)
- * written to a temporary name and renamed when complete. Nothing is visible at the final path before
- * that. Knows no model and no corpus format.
+/* output.h - the features file: rows and per-sequence records appended in input order to durable
+ * journals beside the output, then one safetensors file written to a temporary name and renamed when
+ * complete. Nothing is visible at the final path before that. Knows no model and no corpus format.
+ *
+ * The final file (S sequences, T tokens). Every tensor's bytes are copied from its journal, so neither
+ * memory nor the header grows with S or with the number of skipped lines:
+ *   features   F32 [T,cols]  rows of every sequence in input order
+ *   offsets    I64 [S+1]     sequence s is rows offsets[s] .. offsets[s+1]; offsets[0] 0, offsets[S] T
+ *   sequences  U8 [bytes]    JSON Lines (UTF-8, one object per line, each ending in "\n"): line s is
+ *                            {"line":L,"chunk":c,"chunks":n,"tokens":t,"phonemes":"..."} of sequence s
+ *   skipped    U8 [bytes]    JSON Lines: {"line":L,"error":"..."} per skipped input line, in line order
+ *   __metadata__             the ck_output_meta entries, "sequences_format":"jsonl",
+ *                            "skipped_format":"jsonl"
  *
  * Partial state (all beside PATH, removed when the final file is in place):
- *   PATH.partial       feature rows, f32 little-endian [tokens, cols], appended
- *   PATH.partial.seqs  sequence metadata journal: one JSON object + "," per sequence, appended
- *   PATH.partial.json  progress record, replaced atomically (temp + fsync + rename) at each commit:
- *                      {"version":1, "identity":{...}, "cols", "sequences", "tokens", "rows_bytes",
- *                       "seqs_bytes", "next_line", "next_chunk", "skipped":[...]}
- * Only what a record names is committed: a resumed run truncates both files to the recorded sizes. */
+ *   PATH.partial          the bytes of "features" (f32 little-endian), appended
+ *   PATH.partial.seqs     the bytes of "sequences", appended
+ *   PATH.partial.skipped  the bytes of "skipped", appended
+ *   PATH.partial.offsets  the bytes of "offsets" (i64 little-endian, starting with 0), appended
+ *   PATH.partial.json     progress record (bounded: sizes, not contents), replaced atomically
+ *                         (temp + fsync + rename) at each commit: {"version":2, "identity":{...},
+ *                         "cols", "sequences", "tokens", "rows_bytes", "seqs_bytes", "skipped_bytes",
+ *                         "offsets_bytes", "next_line", "next_chunk"}
+ * Only what a record names is committed: a resumed run truncates every journal to its recorded size. */
 #ifndef CK_OUTPUT_H
 #define CK_OUTPUT_H
 
@@ -35,29 +47,33 @@ typedef struct {
 
 /* Creates (resume 0: truncating any earlier partial state) or reopens (resume 1) the partial files
  * beside `path`. cols: features per token (512, or 768 for the hidden state). On resume the record
- * is validated against `id` and cols, both files are truncated to the committed sizes, sequences
- * and skipped lines committed so far are restored and *mark is set to the record's mark.
+ * is validated against `id` and cols, every journal is truncated to its committed size and checked
+ * against the record (sequence count, token total; read in fixed-size pieces, never whole), and
+ * *mark is set to the record's mark.
  * Errors: CK_E_ARG (resume: the record's identity differs; the message names the field), CK_E_IO
  * (create/open; resume without PATH.partial.json), CK_E_FORMAT (record or journal unreadable or
  * inconsistent with the files; names the field), CK_E_MEMORY. On error *out is NULL. */
 int ck_output_open(ck_output **out, const char *path, size_t cols, const ck_output_identity *id,
                    int resume, ck_output_mark *mark, ck_error *err);
 
-/* Appends one sequence: rows [tokens, cols] f32, and its metadata (source line, chunk index,
- * chunks of that line, phoneme string). Not durable until ck_output_commit.
+/* Appends one sequence: rows [tokens, cols] f32, its offset, and its "sequences" record (source
+ * line, chunk index, chunks of that line, phoneme string). Not durable until ck_output_commit.
  * Errors: CK_E_IO (write failed, e.g. disk full), CK_E_MEMORY. */
 int ck_output_append(ck_output *o, const float *rows, size_t tokens, size_t line, size_t chunk,
                      size_t chunks, const char *phonemes, ck_error *err);
 
-/* Records a skipped line and why (listed in the metadata under "skipped"). Errors: CK_E_MEMORY. */
+/* Records a skipped line and why (a line of the "skipped" tensor). Call it in line order, before the
+ * commit whose mark passes the line. Not durable until ck_output_commit.
+ * Errors: CK_E_IO (write failed), CK_E_MEMORY. */
 int ck_output_skip(ck_output *o, size_t line, const char *why, ck_error *err);
 
 /* Sets a string metadata entry (weights identity, g2p version, ...); the value is copied.
  * Errors: CK_E_ARG (more than 16 entries), CK_E_MEMORY. */
 int ck_output_meta(ck_output *o, const char *key, const char *value, ck_error *err);
 
-/* Makes everything appended so far durable: flushes and fsyncs both files, then replaces the
- * record (temp + fsync + rename) with `next` as the mark. Errors: CK_E_IO (names the file). */
+/* Makes everything appended so far durable: flushes and fsyncs every journal, then replaces the
+ * record (temp + fsync + rename) with `next` as the mark. Errors: CK_E_ARG (a skipped line at or
+ * after next.line: a resumed run would list it twice), CK_E_IO (names the file), CK_E_MEMORY. */
 int ck_output_commit(ck_output *o, ck_output_mark next, ck_error *err);
 
 /* Writes the final file atomically and removes the partial state. Errors: CK_E_IO, CK_E_MEMORY;

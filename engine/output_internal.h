@@ -11,29 +11,34 @@
 
 #define CK_OUTPUT_MAX_META 16
 
+/* The append-only partial files beside the output, in this order (see output.h for their bytes). */
+enum { CK_J_ROWS, CK_J_SEQS, CK_J_SKIPPED, CK_J_OFFSETS, CK_J_COUNT };
+
+typedef struct {
+    char *path;
+    FILE *f;        /* w+b (fresh) or r+b (resume), positioned at the end */
+    size_t bytes;   /* appended so far, committed or not */
+} ck_journal;
+
+/* Path suffix (".partial", ...) and progress-record field ("rows_bytes", ...) of journal j. */
+extern const char *const ck_output_journal_suffix[CK_J_COUNT];
+extern const char *const ck_output_journal_field[CK_J_COUNT];
+
+/* Everything here is O(1) in the number of sequences and skipped lines: those live in journals. */
 struct ck_output {
-    char *path, *rows_path, *seqs_path, *record_path, *record_tmp;
-    FILE *rows, *seqs;          /* PATH.partial, PATH.partial.seqs (w+b, positioned at the end) */
+    char *path, *record_path, *record_tmp;
+    ck_journal j[CK_J_COUNT];
     size_t cols;
-    size_t rows_bytes, seqs_bytes; /* appended so far (committed or not) */
-    int64_t *offsets;           /* [n_seqs + 1] */
-    size_t n_seqs, cap_seqs, commits;
-    cJSON *skipped;             /* [{"line", "error"}] */
+    size_t n_seqs, tokens, commits;
+    size_t last_skip_line;      /* highest line given to ck_output_skip by this run, 0 if none */
     cJSON *identity;            /* the record's "identity" object for this run */
     char *meta_keys[CK_OUTPUT_MAX_META];
     char *meta_values[CK_OUTPUT_MAX_META];
     size_t n_meta;
 };
 
-/* Grows offsets to hold `need` sequences. Returns CK_OK or CK_E_MEMORY. */
-int ck_output_grow(ck_output *o, size_t need);
-
 /* {"input_sha256", "input_bytes", "options", "weights"} of id, or NULL when out of memory. */
 cJSON *ck_output_identity_json(const ck_output_identity *id);
-
-/* The first seqs_bytes bytes of the journal as the JSON array "[{...},...]" (malloc'd), or NULL
- * with err set (CK_E_MEMORY, CK_E_IO). */
-char *ck_output_journal_array(ck_output *o, ck_error *err);
 
 /* Reopens o's partial files from its record (see ck_output_open, resume 1). */
 int ck_output_resume(ck_output *o, ck_output_mark *mark, ck_error *err);

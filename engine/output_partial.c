@@ -1,17 +1,19 @@
 /* output_partial.c - the durable half of the output: progress records written atomically at
- * commits, and resuming from one (validate identity, truncate to the committed sizes, restore the
- * sequences and skipped lines). Never writes the final file. */
+ * commits, and resuming from one (validate identity, truncate every journal to its committed size,
+ * check the journals against the record). Never writes the final file; never reads a journal whole. */
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "byte_order.h"
 #include "output_internal.h"
 
-#define CK_RECORD_VERSION 1
-#define CK_RECORD_MAX_BYTES (64u << 20)
+#define CK_RECORD_VERSION 2
+#define CK_RECORD_MAX_BYTES (1u << 20) /* a record holds sizes and the identity, never contents */
 
 cJSON *ck_output_identity_json(const ck_output_identity *id)
 {
@@ -31,30 +33,34 @@ static int flush_sync(FILE *f)
     return fflush(f) == 0 && fsync(fileno(f)) == 0 ? 0 : -1;
 }
 
+/* The record's size fields other than the journals', in record order. */
+static const char *const COUNT_FIELDS[] = {"cols", "sequences", "tokens", "next_line",
+                                           "next_chunk"};
+#define N_COUNTS (sizeof COUNT_FIELDS / sizeof COUNT_FIELDS[0])
+
 /* The record for the state appended so far, with `next` as the mark; NULL when out of memory. */
 static char *record_text(const ck_output *o, ck_output_mark next)
 {
     cJSON *r = cJSON_CreateObject();
-    cJSON *id = cJSON_Duplicate(o->identity, 1), *skipped = cJSON_Duplicate(o->skipped, 1);
+    cJSON *id = cJSON_Duplicate(o->identity, 1);
     char *text = NULL;
-    if (r != NULL && id != NULL && skipped != NULL) {
+    if (r != NULL && id != NULL) {
         cJSON_AddNumberToObject(r, "version", CK_RECORD_VERSION);
         cJSON_AddItemToObject(r, "identity", id);
-        cJSON_AddItemToObject(r, "skipped", skipped);
-        id = skipped = NULL;
-        double v[] = {(double)o->cols, (double)o->n_seqs, (double)o->offsets[o->n_seqs],
-                      (double)o->rows_bytes, (double)o->seqs_bytes, (double)next.line,
-                      (double)next.chunk};
-        const char *k[] = {"cols", "sequences", "tokens", "rows_bytes", "seqs_bytes", "next_line",
-                           "next_chunk"};
+        id = NULL;
+        const double v[N_COUNTS] = {(double)o->cols, (double)o->n_seqs, (double)o->tokens,
+                                    (double)next.line, (double)next.chunk};
         int ok = 1;
-        for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
-            ok = ok && cJSON_AddNumberToObject(r, k[i], v[i]) != NULL;
+        for (size_t i = 0; i < N_COUNTS; i++) {
+            ok = ok && cJSON_AddNumberToObject(r, COUNT_FIELDS[i], v[i]) != NULL;
+        }
+        for (size_t i = 0; i < CK_J_COUNT; i++) {
+            ok = ok && cJSON_AddNumberToObject(r, ck_output_journal_field[i],
+                                               (double)o->j[i].bytes) != NULL;
         }
         text = ok ? cJSON_PrintUnformatted(r) : NULL;
     }
     cJSON_Delete(id);
-    cJSON_Delete(skipped);
     cJSON_Delete(r);
     return text;
 }
@@ -78,9 +84,16 @@ static void sync_dir(const char *path)
 
 int ck_output_commit(ck_output *o, ck_output_mark next, ck_error *err)
 {
-    if (flush_sync(o->rows) != 0 || flush_sync(o->seqs) != 0) {
-        return ck_fail(err, CK_E_IO, "%s: flush/fsync of the partial files failed (disk full?): %s",
-                       o->rows_path, strerror(errno));
+    if (o->last_skip_line >= next.line) {
+        return ck_fail(err, CK_E_ARG, "%s: commit: skipped line %zu is not before the mark (line "
+                       "%zu): a resumed run would list it twice", o->path, o->last_skip_line,
+                       next.line);
+    }
+    for (size_t i = 0; i < CK_J_COUNT; i++) {
+        if (flush_sync(o->j[i].f) != 0) {
+            return ck_fail(err, CK_E_IO, "%s: flush/fsync of the partial file failed (disk full?): "
+                           "%s", o->j[i].path, strerror(errno));
+        }
     }
     char *text = record_text(o, next);
     if (text == NULL) {
@@ -162,8 +175,35 @@ static int check_identity(const ck_output *o, const cJSON *r, ck_error *err)
 }
 
 typedef struct {
-    size_t cols, sequences, tokens, rows_bytes, seqs_bytes, next_line, next_chunk;
+    size_t counts[N_COUNTS];        /* in COUNT_FIELDS order */
+    size_t bytes[CK_J_COUNT];       /* committed size of each journal */
 } record;
+
+enum { R_COLS, R_SEQUENCES, R_TOKENS, R_NEXT_LINE, R_NEXT_CHUNK };
+
+/* The sizes that follow from the counts must be the recorded ones: rows tokens x cols x 4,
+ * offsets (sequences + 1) x 8. */
+static int check_sizes(const ck_output *o, const record *rec, ck_error *err)
+{
+    size_t tokens = rec->counts[R_TOKENS], seqs = rec->counts[R_SEQUENCES];
+    if (rec->counts[R_COLS] != o->cols) {
+        return ck_fail(err, CK_E_ARG, "--resume: field \"cols\": record has %zu, this run %zu",
+                       rec->counts[R_COLS], o->cols);
+    }
+    if (tokens > SIZE_MAX / 4 / o->cols || rec->bytes[CK_J_ROWS] != tokens * o->cols * sizeof(float)) {
+        return ck_fail(err, CK_E_FORMAT, "%s: field \"rows_bytes\": %zu is not tokens x cols x 4",
+                       o->record_path, rec->bytes[CK_J_ROWS]);
+    }
+    if (seqs >= SIZE_MAX / 8 || rec->bytes[CK_J_OFFSETS] != (seqs + 1) * 8) {
+        return ck_fail(err, CK_E_FORMAT, "%s: field \"offsets_bytes\": %zu is not (sequences + 1) "
+                       "x 8", o->record_path, rec->bytes[CK_J_OFFSETS]);
+    }
+    if (rec->counts[R_NEXT_LINE] == 0) {
+        return ck_fail(err, CK_E_FORMAT, "%s: field \"next_line\": must be at least 1",
+                       o->record_path);
+    }
+    return CK_OK;
+}
 
 static int parse_record(const ck_output *o, const cJSON *r, record *rec, ck_error *err)
 {
@@ -173,89 +213,85 @@ static int parse_record(const ck_output *o, const cJSON *r, record *rec, ck_erro
                        CK_RECORD_VERSION);
     }
     int rc = check_identity(o, r, err);
-    size_t *dst[] = {&rec->cols, &rec->sequences, &rec->tokens, &rec->rows_bytes, &rec->seqs_bytes,
-                     &rec->next_line, &rec->next_chunk};
-    const char *k[] = {"cols", "sequences", "tokens", "rows_bytes", "seqs_bytes", "next_line",
-                       "next_chunk"};
-    for (size_t i = 0; rc == CK_OK && i < 7; i++) {
-        rc = record_size(o, r, k[i], dst[i], err);
+    for (size_t i = 0; rc == CK_OK && i < N_COUNTS; i++) {
+        rc = record_size(o, r, COUNT_FIELDS[i], &rec->counts[i], err);
     }
-    if (rc == CK_OK && rec->cols != o->cols) {
-        rc = ck_fail(err, CK_E_ARG, "--resume: field \"cols\": record has %zu, this run %zu",
-                     rec->cols, o->cols);
+    for (size_t i = 0; rc == CK_OK && i < CK_J_COUNT; i++) {
+        rc = record_size(o, r, ck_output_journal_field[i], &rec->bytes[i], err);
     }
-    if (rc == CK_OK && (rec->tokens > SIZE_MAX / 4 / o->cols ||
-                        rec->rows_bytes != rec->tokens * o->cols * sizeof(float))) {
-        rc = ck_fail(err, CK_E_FORMAT, "%s: field \"rows_bytes\": %zu is not tokens x cols x 4",
-                     o->record_path, rec->rows_bytes);
-    }
-    return rc;
+    return rc == CK_OK ? check_sizes(o, rec, err) : rc;
 }
 
-/* Opens `path` for update and cuts it to `bytes`; it must hold at least that many. */
-static FILE *reopen_cut(const char *path, size_t bytes, const char *field, ck_error *err)
+/* Opens journal jr for update into jr->f and cuts it to `bytes`; it must hold at least that many. */
+static int reopen_cut(ck_journal *jr, size_t bytes, const char *field, ck_error *err)
 {
-    FILE *f = fopen(path, "r+b");
+    FILE *f = fopen(jr->path, "r+b");
     if (f == NULL) {
-        ck_fail(err, CK_E_IO, "--resume: cannot open %s: %s", path, strerror(errno));
-        return NULL;
+        return ck_fail(err, CK_E_IO, "--resume: cannot open %s: %s", jr->path, strerror(errno));
     }
     if (fseek(f, 0, SEEK_END) != 0 || ftell(f) < 0 || (size_t)ftell(f) < bytes ||
         ftruncate(fileno(f), (off_t)bytes) != 0 || fseek(f, 0, SEEK_END) != 0) {
         fclose(f);
-        ck_fail(err, CK_E_FORMAT, "%s: shorter than the record's \"%s\" (%zu bytes)", path, field,
-                bytes);
-        return NULL;
+        return ck_fail(err, CK_E_FORMAT, "%s: shorter than the record's \"%s\" (%zu bytes)",
+                       jr->path, field, bytes);
     }
-    return f;
+    jr->f = f;
+    jr->bytes = bytes;
+    return CK_OK;
 }
 
-/* Rebuilds offsets from the journal's "tokens"; it must list rec->sequences summing rec->tokens. */
-static int restore_sequences(ck_output *o, const record *rec, ck_error *err)
+/* Counts the "\n" in the first `bytes` bytes of f, reading 64 KiB at a time; *last is the last
+ * byte ('\n' when bytes is 0). Leaves f at its end. 0 on success, -1 on a read error. */
+static int count_lines(FILE *f, size_t bytes, size_t *lines, int *last)
 {
-    o->seqs_bytes = rec->seqs_bytes;
-    ck_error quiet = {0};
-    char *text = ck_output_journal_array(o, &quiet);
-    cJSON *arr = text != NULL ? cJSON_Parse(text) : NULL;
-    free(text);
-    int rc = cJSON_IsArray(arr) && (size_t)cJSON_GetArraySize(arr) == rec->sequences
-                 ? ck_output_grow(o, rec->sequences)
-                 : ck_fail(err, CK_E_FORMAT, "%s: field \"sequences\": the journal does not hold "
-                           "%zu sequences", o->record_path, rec->sequences);
-    const cJSON *s;
-    size_t i = 0;
-    cJSON *walk = rc == CK_OK ? arr : NULL;
-    cJSON_ArrayForEach(s, walk) {
-        const cJSON *t = cJSON_GetObjectItemCaseSensitive(s, "tokens");
-        o->offsets[i + 1] = o->offsets[i] + (cJSON_IsNumber(t) ? (int64_t)t->valuedouble : 0);
-        i++;
+    char chunk[1 << 16];
+    *lines = 0;
+    *last = '\n';
+    if (fseek(f, 0, SEEK_SET) != 0) {
+        return -1;
     }
-    cJSON_Delete(arr);
-    if (rc == CK_OK && (size_t)o->offsets[rec->sequences] != rec->tokens) {
-        rc = ck_fail(err, CK_E_FORMAT, "%s: field \"tokens\": the journal sums to %lld, not %zu",
-                     o->record_path, (long long)o->offsets[rec->sequences], rec->tokens);
+    while (bytes > 0) {
+        size_t want = bytes < sizeof chunk ? bytes : sizeof chunk;
+        if (fread(chunk, 1, want, f) != want) {
+            return -1;
+        }
+        for (size_t i = 0; i < want; i++) {
+            *lines += chunk[i] == '\n';
+        }
+        *last = (unsigned char)chunk[want - 1];
+        bytes -= want;
     }
-    o->n_seqs = rc == CK_OK ? rec->sequences : 0;
-    return rc == CK_E_MEMORY ? ck_fail(err, rc, "%s: out of memory", o->path) : rc;
+    return fseek(f, 0, SEEK_END);
 }
 
-/* Keeps the record's skipped lines before the mark (later ones are read again). */
-static int restore_skipped(ck_output *o, const cJSON *r, size_t next_line, ck_error *err)
+/* The committed journals must agree with the record: "sequences" holds `sequences` whole lines,
+ * "skipped" whole lines, and the last offset is `tokens`. */
+static int check_journals(const ck_output *o, const record *rec, ck_error *err)
 {
-    const cJSON *skipped = cJSON_GetObjectItemCaseSensitive(r, "skipped"), *s;
-    if (!cJSON_IsArray(skipped)) {
-        return ck_fail(err, CK_E_FORMAT, "%s: field \"skipped\": expected an array", o->record_path);
+    size_t lines = 0, skipped_lines = 0;
+    int last = 0, skipped_last = 0;
+    unsigned char end[8] = {0};
+    const ck_journal *offs = &o->j[CK_J_OFFSETS];
+    if (count_lines(o->j[CK_J_SEQS].f, rec->bytes[CK_J_SEQS], &lines, &last) != 0 ||
+        count_lines(o->j[CK_J_SKIPPED].f, rec->bytes[CK_J_SKIPPED], &skipped_lines,
+                    &skipped_last) != 0 ||
+        fseek(offs->f, (long)(rec->bytes[CK_J_OFFSETS] - 8), SEEK_SET) != 0 ||
+        fread(end, 1, 8, offs->f) != 8 || fseek(offs->f, 0, SEEK_END) != 0) {
+        return ck_fail(err, CK_E_IO, "--resume: reading the partial files beside %s failed: %s",
+                       o->path, strerror(errno));
     }
-    cJSON_ArrayForEach(s, skipped) {
-        const cJSON *line = cJSON_GetObjectItemCaseSensitive(s, "line");
-        if (!cJSON_IsNumber(line) || line->valuedouble >= (double)next_line) {
-            continue;
-        }
-        cJSON *copy = cJSON_Duplicate(s, 1);
-        if (copy == NULL || !cJSON_AddItemToArray(o->skipped, copy)) {
-            cJSON_Delete(copy);
-            return ck_fail(err, CK_E_MEMORY, "%s: out of memory", o->path);
-        }
+    if (lines != rec->counts[R_SEQUENCES] || last != '\n') {
+        return ck_fail(err, CK_E_FORMAT, "%s: field \"sequences\": the journal holds %zu lines, not "
+                       "%zu", o->record_path, lines, rec->counts[R_SEQUENCES]);
+    }
+    if (skipped_last != '\n') {
+        return ck_fail(err, CK_E_FORMAT, "%s: field \"skipped_bytes\": the journal does not end "
+                       "with a whole line", o->record_path);
+    }
+    if (ck_le(end, 8) != (uint64_t)rec->counts[R_TOKENS]) {
+        return ck_fail(err, CK_E_FORMAT, "%s: field \"tokens\": the offsets journal ends at %llu, "
+                       "not %zu", o->record_path, (unsigned long long)ck_le(end, 8),
+                       rec->counts[R_TOKENS]);
     }
     return CK_OK;
 }
@@ -269,24 +305,18 @@ int ck_output_resume(ck_output *o, ck_output_mark *mark, ck_error *err)
     }
     cJSON *r = cJSON_Parse(text);
     free(text);
-    record rec = {0};
+    record rec = {{0}, {0}};
     int rc = cJSON_IsObject(r) ? parse_record(o, r, &rec, err)
                                : ck_fail(err, CK_E_FORMAT, "%s: not a JSON object", o->record_path);
-    if (rc == CK_OK && ((o->rows = reopen_cut(o->rows_path, rec.rows_bytes, "rows_bytes", err)) == NULL ||
-                        (o->seqs = reopen_cut(o->seqs_path, rec.seqs_bytes, "seqs_bytes", err)) == NULL)) {
-        rc = err->code;
-    }
-    if (rc == CK_OK) {
-        o->rows_bytes = rec.rows_bytes;
-        rc = restore_sequences(o, &rec, err);
-    }
-    if (rc == CK_OK) {
-        rc = restore_skipped(o, r, rec.next_line, err);
-    }
-    if (rc == CK_OK && rec.next_line == 0) {
-        rc = ck_fail(err, CK_E_FORMAT, "%s: field \"next_line\": must be at least 1", o->record_path);
-    }
-    *mark = (ck_output_mark){rec.next_line, rec.next_chunk};
     cJSON_Delete(r);
+    for (size_t i = 0; rc == CK_OK && i < CK_J_COUNT; i++) {
+        rc = reopen_cut(&o->j[i], rec.bytes[i], ck_output_journal_field[i], err);
+    }
+    rc = rc == CK_OK ? check_journals(o, &rec, err) : rc;
+    if (rc == CK_OK) {
+        o->n_seqs = rec.counts[R_SEQUENCES];
+        o->tokens = rec.counts[R_TOKENS];
+        *mark = (ck_output_mark){rec.counts[R_NEXT_LINE], rec.counts[R_NEXT_CHUNK]};
+    }
     return rc;
 }

@@ -28,15 +28,15 @@ struct ck_st_file {
 };
 
 /* The format's dtype strings; those not in ck_st_dtype map to CK_ST_OTHER with their true size.
- * The first five rows are in ck_st_dtype order: ck_st_dtype_name/size index them by the enum. */
+ * The first six rows are in ck_st_dtype order: ck_st_dtype_name/size index them by the enum. */
 static const struct {
     const char *name;
     ck_st_dtype dtype;
     size_t size;
 } DTYPES[] = {
     {"F32", CK_ST_F32, 4},     {"F16", CK_ST_F16, 2},   {"BF16", CK_ST_BF16, 2},
-    {"I32", CK_ST_I32, 4},     {"I64", CK_ST_I64, 8},   {"F64", CK_ST_OTHER, 8},
-    {"I8", CK_ST_OTHER, 1},    {"U8", CK_ST_OTHER, 1},  {"I16", CK_ST_OTHER, 2},
+    {"I32", CK_ST_I32, 4},     {"I64", CK_ST_I64, 8},   {"U8", CK_ST_U8, 1},
+    {"F64", CK_ST_OTHER, 8},   {"I8", CK_ST_OTHER, 1},  {"I16", CK_ST_OTHER, 2},
     {"U16", CK_ST_OTHER, 2},   {"U32", CK_ST_OTHER, 4}, {"U64", CK_ST_OTHER, 8},
     {"BOOL", CK_ST_OTHER, 1},  {"F8_E4M3", CK_ST_OTHER, 1}, {"F8_E5M2", CK_ST_OTHER, 1},
 };

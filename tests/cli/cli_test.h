@@ -1,11 +1,12 @@
 /* cli_test.h - what the CLI suites share: a private work directory, paths in it, the binary under
- * test, and a main that makes and removes the directory around the CUnit run. Tests only. */
+ * test, the text of an output's JSON Lines tensors, and a main that makes and removes the directory around the CUnit run. Tests only. */
 #ifndef CK_CLI_TEST_H
 #define CK_CLI_TEST_H
 
 #include <sys/stat.h>
 
 #include "ck_test.h"
+#include "safetensors.h"
 
 static char ck_cli_work[256];
 
@@ -26,6 +27,19 @@ static inline const char *ck_cli_binary(void)
     const char *dir = getenv("CK_BINARY_DIR");
     snprintf(b, sizeof b, "%s/engine/ckbatch", dir ? dir : "build");
     return b;
+}
+
+/* The bytes of U8 tensor `name` of f (e.g. the JSON Lines of "sequences") as a malloc'd
+ * NUL-terminated string; NULL when f has no such U8 tensor. */
+static inline char *ck_cli_text(const ck_st_file *f, const char *name)
+{
+    const ck_st_tensor *t = ck_st_find(f, name);
+    char *s = t != NULL && t->dtype == CK_ST_U8 ? malloc(t->bytes + 1) : NULL;
+    if (s != NULL) {
+        memcpy(s, t->data, t->bytes);
+        s[t->bytes] = '\0';
+    }
+    return s;
 }
 
 static inline int ck_cli_exists(const char *path)

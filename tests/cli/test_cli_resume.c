@@ -106,6 +106,15 @@ static int same_bytes(const char *a, const char *b)
     return same;
 }
 
+static size_t count_lines(const char *text)
+{
+    size_t n = 0;
+    for (const char *c = text; *c != '\0'; c++) {
+        n += *c == '\n';
+    }
+    return n;
+}
+
 static void test_kill_then_resume_equals_uninterrupted(void)
 {
     char args[1024];
@@ -119,15 +128,22 @@ static void test_kill_then_resume_equals_uninterrupted(void)
     CU_ASSERT_TRUE(same_bytes(ck_cli_tmp("full.st"), ck_cli_tmp("r.st")));
     CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("r.st.partial")));
     CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("r.st.partial.seqs")));
+    CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("r.st.partial.skipped")));
+    CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("r.st.partial.offsets")));
     CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("r.st.partial.json")));
     ck_st_file *f = NULL;
     ck_error err = {0};
     CU_ASSERT_EQUAL_FATAL(ck_st_open(&f, ck_cli_tmp("r.st"), &err), CK_OK);
-    const char *skipped = ck_st_metadata(f, "skipped");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(skipped);
-    CU_ASSERT_PTR_NOT_NULL(strstr(skipped, "{\"line\":5,\"error\":\""));
-    CU_ASSERT_PTR_NOT_NULL(strstr(skipped, "{\"line\":1400,\"error\":\""));
+    char *skipped = ck_cli_text(f, "skipped"), *seqs = ck_cli_text(f, "sequences");
+    CU_ASSERT_FATAL(skipped != NULL && seqs != NULL);
+    CU_ASSERT_EQUAL(count_lines(skipped), 2);
+    const char *first = "{\"line\":5,\"error\":\"";
+    CU_ASSERT_EQUAL(strncmp(skipped, first, strlen(first)), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(skipped, "}\n{\"line\":1400,\"error\":\""));
     CU_ASSERT_EQUAL(ck_st_find(f, "offsets")->shape[0], 1500 - 3 + 1); /* 2 bad, 1 empty */
+    CU_ASSERT_EQUAL(count_lines(seqs), 1500 - 3);
+    free(skipped);
+    free(seqs);
     ck_st_close(f);
 }
 
@@ -198,6 +214,9 @@ static void test_bad_line_under_stop_leaves_no_partial_files(void)
     CU_ASSERT_TRUE(stderr_has("g.txt:5: element 1: "));
     CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("g.st")));
     CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("g.st.partial")));
+    CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("g.st.partial.seqs")));
+    CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("g.st.partial.skipped")));
+    CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("g.st.partial.offsets")));
     CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("g.st.partial.json")));
 }
 

@@ -220,7 +220,7 @@ static void test_missing_file_is_io(void)
 static void test_read_hand_made(void)
 {
     const char *json = "{\"__metadata__\":{\"format\":\"pt\"},"
-                       "\"b\":{\"dtype\":\"U8\",\"shape\":[2,2],\"data_offsets\":[4,8]},"
+                       "\"b\":{\"dtype\":\"I8\",\"shape\":[2,2],\"data_offsets\":[4,8]},"
                        "\"a\":{\"dtype\":\"BF16\",\"shape\":[2],\"data_offsets\":[0,4]},"
                        "\"e\":{\"dtype\":\"F32\",\"shape\":[0,3],\"data_offsets\":[8,8]}}";
     const char *path = raw_file(strlen(json), json, 8);
@@ -338,18 +338,20 @@ static void test_round_trip_all_dtypes(void)
     const uint16_t f16[2] = {0x3c00, 0x0001}, bf16[2] = {0x3f80, 0xff80};
     const int32_t i32[2] = {-7, 2147483647};
     const int64_t i64[1] = {-9000000000LL};
+    const unsigned char u8[3] = {'{', '\n', 0xff};
     const ck_st_entry e[] = {
         {"f32", CK_ST_F32, 2, {1, 3}, f32, NULL, 0},   {"f16", CK_ST_F16, 1, {2}, f16, NULL, 0},
         {"bf16", CK_ST_BF16, 1, {2}, bf16, NULL, 0},   {"i32", CK_ST_I32, 1, {2}, i32, NULL, 0},
         {"i64", CK_ST_I64, 0, {0}, i64, NULL, 0},      {"empty", CK_ST_F32, 1, {0}, f32, NULL, 0},
+        {"u8", CK_ST_U8, 1, {3}, u8, NULL, 0},
     };
     const ck_st_meta m[] = {{"quote", "say \"hi\"\\ \n\t"}, {"unicode", "\xc9\x99 \xe2\x80\x94 ok"}};
     const char *path = ck_test_tmp_path("round.safetensors");
     ck_st_file *f = NULL;
-    CU_ASSERT_EQUAL_FATAL(ck_st_write(path, e, 6, m, 2, NULL), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_st_write(path, e, 7, m, 2, NULL), CK_OK);
     CU_ASSERT_EQUAL_FATAL(ck_st_open(&f, path, NULL), CK_OK);
-    CU_ASSERT_EQUAL(ck_st_count(f), 6);
-    for (size_t i = 0; i < 6; i++) {
+    CU_ASSERT_EQUAL(ck_st_count(f), 7);
+    for (size_t i = 0; i < 7; i++) {
         const ck_st_tensor *t = ck_st_at(f, i);
         size_t bytes = ck_st_dtype_size(e[i].dtype) * (e[i].rank == 0 ? 1 : e[i].shape[0]) *
                        (e[i].rank == 2 ? e[i].shape[1] : 1);

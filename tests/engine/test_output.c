@@ -1,0 +1,361 @@
+/* test_output.c - the features file written by engine/output.c: the sequences, skipped and offsets
+ * tensors read back to exactly what was appended, the header and the progress record stay the same
+ * size whatever the number of sequences and skipped lines, resume keeps only what was committed,
+ * and damaged journals or a skip after the mark are rejected naming the field. */
+#include <cjson/cJSON.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "ck_test.h"
+#include "output.h"
+#include "safetensors.h"
+
+#define COLS 3
+
+static const ck_output_identity IDENTITY = {"00ff", 12, "format=ids", "demo"};
+
+/* Path of `name` in the test directory, in one of four rotating buffers. */
+static const char *tmp(const char *name)
+{
+    static char bufs[4][320];
+    static int next;
+    char *b = bufs[next++ % 4];
+    snprintf(b, 320, "%s", ck_test_tmp_path(name));
+    return b;
+}
+
+static ck_output *open_out(const char *path, int resume, ck_output_mark *mark)
+{
+    ck_output *o = NULL;
+    ck_error err = {0};
+    int rc = ck_output_open(&o, path, COLS, &IDENTITY, resume, mark, &err);
+    if (rc != CK_OK) {
+        fprintf(stderr, "    open: %s\n", err.message);
+    }
+    return o;
+}
+
+/* Sequence i: tokens 1 + i % 5, row t channel c = i + t / 8 + c / 64 (exact in f32), line i + 1,
+ * phonemes that need escaping (quote, backslash, newline, tab, UTF-8) on every third. */
+static size_t tokens_of(size_t i)
+{
+    return 1 + i % 5;
+}
+
+static void phonemes_of(size_t i, char *buf, size_t n)
+{
+    snprintf(buf, n, i % 3 == 0 ? "h\xc9\x99\"l\\o\n\t%zu" : "p%zu", i);
+}
+
+static float value_of(size_t i, size_t t, size_t c)
+{
+    return (float)i + (float)t / 8.0f + (float)c / 64.0f;
+}
+
+static int append_range(ck_output *o, size_t first, size_t n)
+{
+    float rows[5 * COLS];
+    char ph[64];
+    ck_error err = {0};
+    for (size_t i = first; i < first + n; i++) {
+        for (size_t t = 0; t < tokens_of(i); t++) {
+            for (size_t c = 0; c < COLS; c++) {
+                rows[t * COLS + c] = value_of(i, t, c);
+            }
+        }
+        phonemes_of(i, ph, sizeof ph);
+        if (ck_output_append(o, rows, tokens_of(i), i + 1, 0, 1, ph, &err) != CK_OK) {
+            fprintf(stderr, "    append: %s\n", err.message);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The JSON Lines of a U8 tensor as a cJSON array of objects; NULL when a line is not JSON. */
+static cJSON *parse_lines(const ck_st_tensor *t)
+{
+    cJSON *arr = cJSON_CreateArray();
+    const char *p = t->data, *end = p + t->bytes;
+    while (arr != NULL && p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        cJSON *item = nl != NULL ? cJSON_ParseWithLength(p, (size_t)(nl - p)) : NULL;
+        if (!cJSON_IsObject(item)) {
+            cJSON_Delete(item);
+            cJSON_Delete(arr);
+            return NULL;
+        }
+        cJSON_AddItemToArray(arr, item);
+        p = nl + 1;
+    }
+    return arr;
+}
+
+static double num(const cJSON *obj, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : -1.0;
+}
+
+static const char *str(const cJSON *obj, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+/* Every tensor of the file at path holds exactly sequences 0 .. n-1 and `skips` skipped lines
+ * 2, 4, ... with error "bad <line>". */
+static void check_file(const char *path, size_t n, size_t skips)
+{
+    ck_st_file *f = NULL;
+    ck_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(ck_st_open(&f, path, &err), CK_OK);
+    const ck_st_tensor *feat = ck_st_find(f, "features"), *offs = ck_st_find(f, "offsets");
+    const ck_st_tensor *seqs = ck_st_find(f, "sequences"), *skipped = ck_st_find(f, "skipped");
+    CU_ASSERT_FATAL(feat && offs && seqs && skipped);
+    CU_ASSERT(seqs->dtype == CK_ST_U8 && skipped->dtype == CK_ST_U8 && offs->dtype == CK_ST_I64);
+    CU_ASSERT_EQUAL_FATAL(offs->elements, n + 1);
+    cJSON *s = parse_lines(seqs), *k = parse_lines(skipped);
+    CU_ASSERT_FATAL(s != NULL && k != NULL);
+    CU_ASSERT_EQUAL_FATAL((size_t)cJSON_GetArraySize(s), n);
+    CU_ASSERT_EQUAL_FATAL((size_t)cJSON_GetArraySize(k), skips);
+    int64_t at = 0, off;
+    size_t bad = 0;
+    char ph[64];
+    for (size_t i = 0; i < n; i++) {
+        const cJSON *e = cJSON_GetArrayItem(s, (int)i);
+        phonemes_of(i, ph, sizeof ph);
+        memcpy(&off, (const char *)offs->data + 8 * i, 8);
+        bad += off != at || num(e, "line") != (double)(i + 1) || num(e, "chunk") != 0 ||
+               num(e, "chunks") != 1 || num(e, "tokens") != (double)tokens_of(i) ||
+               strcmp(str(e, "phonemes"), ph) != 0 || cJSON_GetArraySize(e) != 5;
+        for (size_t t = 0; t < tokens_of(i); t++) {
+            for (size_t c = 0; c < COLS; c++) {
+                float v;
+                memcpy(&v, (const char *)feat->data + 4 * ((size_t)(at + (int64_t)t) * COLS + c), 4);
+                bad += v != value_of(i, t, c);
+            }
+        }
+        at += (int64_t)tokens_of(i);
+    }
+    memcpy(&off, (const char *)offs->data + 8 * n, 8);
+    CU_ASSERT_EQUAL(off, at);
+    CU_ASSERT_EQUAL(feat->shape[0], (size_t)at);
+    for (size_t i = 0; i < skips; i++) {
+        const cJSON *e = cJSON_GetArrayItem(k, (int)i);
+        snprintf(ph, sizeof ph, "bad %zu", 2 * (i + 1));
+        bad += num(e, "line") != (double)(2 * (i + 1)) || strcmp(str(e, "error"), ph) != 0;
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT_STRING_EQUAL(ck_st_metadata(f, "sequences_format"), "jsonl");
+    CU_ASSERT_STRING_EQUAL(ck_st_metadata(f, "skipped_format"), "jsonl");
+    CU_ASSERT_PTR_NULL(ck_st_metadata(f, "sequences"));
+    cJSON_Delete(s);
+    cJSON_Delete(k);
+    ck_st_close(f);
+}
+
+static int skip_lines(ck_output *o, size_t first, size_t n)
+{
+    char why[32];
+    for (size_t i = first; i < first + n; i++) {
+        snprintf(why, sizeof why, "bad %zu", 2 * (i + 1));
+        if (ck_output_skip(o, 2 * (i + 1), why, NULL) != CK_OK) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static uint64_t header_length(const char *path)
+{
+    unsigned char b[8] = {0};
+    FILE *f = fopen(path, "rb");
+    if (f != NULL) {
+        CU_ASSERT_EQUAL(fread(b, 1, 8, f), 8);
+        fclose(f);
+    }
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--) {
+        v = v << 8 | b[i];
+    }
+    return v;
+}
+
+static long file_size(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (long)st.st_size : -1;
+}
+
+/* n sequences and n / 4 skipped lines, committed every `step` sequences (a multiple of 4), then
+ * finished at path; *record_bytes is the largest progress record seen. */
+static void write_run(const char *path, size_t n, size_t step, long *record_bytes)
+{
+    ck_output_mark mark;
+    ck_output *o = open_out(path, 0, &mark);
+    char record[400];
+    snprintf(record, sizeof record, "%s.partial.json", path);
+    CU_ASSERT_FATAL(o != NULL);
+    *record_bytes = 0;
+    for (size_t i = 0; i < n; i += step) {
+        size_t m = n - i < step ? n - i : step;
+        CU_ASSERT_EQUAL_FATAL(append_range(o, i, m), 0);
+        CU_ASSERT_EQUAL_FATAL(skip_lines(o, i / 4, m / 4), 0);
+        CU_ASSERT_EQUAL_FATAL(ck_output_commit(o, (ck_output_mark){i + m + 1, 0}, NULL), CK_OK);
+        long r = file_size(record);
+        *record_bytes = r > *record_bytes ? r : *record_bytes;
+    }
+    CU_ASSERT_EQUAL(ck_output_sequences(o), n);
+    CU_ASSERT_EQUAL_FATAL(ck_output_finish(o, NULL), CK_OK);
+    ck_output_free(o);
+    CU_ASSERT_EQUAL(file_size(record), -1); /* partial state removed */
+}
+
+/* 100 vs 20,000 sequences: the same entries read back, and the header and the progress record
+ * differ only by the digits of the sizes they state (the old header grew ~80 bytes per sequence). */
+static void test_header_and_record_do_not_grow(void)
+{
+    long rec_small = 0, rec_large = 0;
+    const char *small = tmp("small.st"), *large = tmp("large.st");
+    write_run(small, 100, 20, &rec_small);
+    write_run(large, 20000, 2000, &rec_large);
+    check_file(small, 100, 25);
+    check_file(large, 20000, 5000);
+    uint64_t h_small = header_length(small), h_large = header_length(large);
+    CU_ASSERT(h_small > 0 && h_small < 1024);
+    CU_ASSERT(h_large >= h_small && h_large - h_small <= 48);
+    CU_ASSERT(rec_small > 0 && rec_small < 512);
+    CU_ASSERT(rec_large >= rec_small && rec_large - rec_small <= 32);
+    unlink(small);
+    unlink(large);
+}
+
+/* No sequences at all: offsets [1] = {0}, empty sequences and skipped tensors. */
+static void test_empty_run(void)
+{
+    long rec = 0;
+    const char *path = tmp("empty.st");
+    write_run(path, 0, 20, &rec);
+    check_file(path, 0, 0);
+    unlink(path);
+}
+
+/* Appends 30 and skips 2 uncommitted after a commit of 50 + 12, then "crashes" (free without
+ * finish): resume restores exactly the commit, and finishing after 20 more gives 70 + 17 entries. */
+static void test_resume_keeps_only_the_commit(void)
+{
+    ck_output_mark mark;
+    const char *path = tmp("resume.st");
+    ck_output *o = open_out(path, 0, &mark);
+    CU_ASSERT_FATAL(o != NULL);
+    CU_ASSERT_EQUAL_FATAL(append_range(o, 0, 50), 0);
+    CU_ASSERT_EQUAL_FATAL(skip_lines(o, 0, 12), 0);
+    CU_ASSERT_EQUAL_FATAL(ck_output_commit(o, (ck_output_mark){51, 0}, NULL), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(append_range(o, 50, 30), 0);
+    CU_ASSERT_EQUAL_FATAL(skip_lines(o, 25, 2), 0);
+    ck_output_free(o);
+
+    o = open_out(path, 1, &mark);
+    CU_ASSERT_FATAL(o != NULL);
+    CU_ASSERT(mark.line == 51 && mark.chunk == 0);
+    CU_ASSERT_EQUAL(ck_output_sequences(o), 50);
+    size_t tokens = 0;
+    for (size_t i = 0; i < 50; i++) {
+        tokens += tokens_of(i);
+    }
+    CU_ASSERT_EQUAL(ck_output_tokens(o), tokens);
+    CU_ASSERT_EQUAL_FATAL(append_range(o, 50, 20), 0);
+    CU_ASSERT_EQUAL_FATAL(skip_lines(o, 12, 5), 0);
+    CU_ASSERT_EQUAL_FATAL(ck_output_finish(o, NULL), CK_OK);
+    ck_output_free(o);
+    check_file(path, 70, 17);
+    unlink(path);
+}
+
+/* Commits 10 sequences and 3 skipped lines, then damages the partial file PATH`suffix` (cut to
+ * keep_bytes unless negative; its last bytes overwritten with `tail` unless NULL) and expects resume
+ * to fail with `code` and a message containing `what`. */
+static void expect_resume_failure(const char *suffix, long keep_bytes, const char *tail, int code,
+                                  const char *what)
+{
+    ck_output_mark mark;
+    ck_error err = {0};
+    char victim[400];
+    const char *path = tmp("damaged.st");
+    ck_output *o = open_out(path, 0, &mark);
+    CU_ASSERT_FATAL(o != NULL);
+    CU_ASSERT_EQUAL_FATAL(append_range(o, 0, 10), 0);
+    CU_ASSERT_EQUAL_FATAL(skip_lines(o, 0, 3), 0);
+    CU_ASSERT_EQUAL_FATAL(ck_output_commit(o, (ck_output_mark){11, 0}, NULL), CK_OK);
+    ck_output_free(o);
+    snprintf(victim, sizeof victim, "%s%s", path, suffix);
+    if (keep_bytes >= 0) {
+        CU_ASSERT_EQUAL_FATAL(truncate(victim, keep_bytes), 0);
+    }
+    if (tail != NULL) {
+        FILE *f = fopen(victim, "r+b");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+        fseek(f, -(long)strlen(tail), SEEK_END);
+        fputs(tail, f);
+        fclose(f);
+    }
+    o = NULL;
+    CU_ASSERT_EQUAL(ck_output_open(&o, path, COLS, &IDENTITY, 1, &mark, &err), code);
+    CU_ASSERT_PTR_NULL(o);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, what));
+    if (strstr(err.message, what) == NULL) {
+        fprintf(stderr, "    message: %s\n", err.message);
+    }
+    o = open_out(path, 0, &mark); /* a fresh run, discarded: removes every partial file */
+    ck_output_discard(o);
+    ck_output_free(o);
+}
+
+static void test_resume_rejects_short_journals(void)
+{
+    expect_resume_failure(".partial.seqs", 20, NULL, CK_E_FORMAT, "\"seqs_bytes\"");
+    expect_resume_failure(".partial.skipped", 3, NULL, CK_E_FORMAT, "\"skipped_bytes\"");
+    expect_resume_failure(".partial.offsets", 80, NULL, CK_E_FORMAT, "\"offsets_bytes\"");
+    expect_resume_failure(".partial", 4, NULL, CK_E_FORMAT, "\"rows_bytes\"");
+}
+
+/* Same sizes, wrong contents: a sequence line merged away, a skipped line without its end, a last
+ * offset that is not the token total, a progress record that is not JSON. */
+static void test_resume_rejects_inconsistent_journals(void)
+{
+    expect_resume_failure(".partial.seqs", -1, " ", CK_E_FORMAT, "field \"sequences\"");
+    expect_resume_failure(".partial.skipped", -1, "}", CK_E_FORMAT, "field \"skipped_bytes\"");
+    expect_resume_failure(".partial.offsets", -1, "\x01", CK_E_FORMAT, "field \"tokens\"");
+    expect_resume_failure(".partial.json", -1, "}}", CK_E_FORMAT, ".partial.json");
+}
+
+/* A skipped line at or after the commit's mark would be listed twice by a resumed run. */
+static void test_commit_rejects_skip_after_mark(void)
+{
+    ck_output_mark mark;
+    ck_error err = {0};
+    const char *path = tmp("skipmark.st");
+    ck_output *o = open_out(path, 0, &mark);
+    CU_ASSERT_FATAL(o != NULL);
+    CU_ASSERT_EQUAL(ck_output_skip(o, 7, "bad", NULL), CK_OK);
+    CU_ASSERT_EQUAL(ck_output_commit(o, (ck_output_mark){7, 0}, &err), CK_E_ARG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "skipped line 7 is not before the mark"));
+    CU_ASSERT_EQUAL(ck_output_commit(o, (ck_output_mark){8, 0}, NULL), CK_OK);
+    ck_output_discard(o);
+    ck_output_free(o);
+}
+
+static void test_cleanup(void)
+{
+    CU_ASSERT_EQUAL(rmdir(ck_test_tmp_dir()), 0);
+}
+
+CK_TEST_MAIN("output",
+             {"header and record do not grow", test_header_and_record_do_not_grow},
+             {"empty run", test_empty_run},
+             {"resume keeps only the commit", test_resume_keeps_only_the_commit},
+             {"resume rejects short journals", test_resume_rejects_short_journals},
+             {"resume rejects inconsistent journals", test_resume_rejects_inconsistent_journals},
+             {"commit rejects skip after mark", test_commit_rejects_skip_after_mark},
+             {"cleanup", test_cleanup})
