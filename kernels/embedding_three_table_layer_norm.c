@@ -72,12 +72,6 @@ static token_rows rows_of(const int32_t *ids, const int32_t *positions, const in
     return r;
 }
 
-/* (word + type) + position: HF AlbertEmbeddings' summation order, shared by check and compute. */
-static inline float row_sum(token_rows r, size_t c)
-{
-    return (r.word[c] + r.type[c]) + r.position[c];
-}
-
 static int check_values(const int32_t *ids, const int32_t *positions, const int32_t *token_types,
                         size_t tokens, const ck_embedding_tables *tb)
 {
@@ -96,7 +90,7 @@ static int check_values(const int32_t *ids, const int32_t *positions, const int3
         token_rows r = rows_of(ids, positions, token_types, t, tb);
         /* A finite float sum implies finite terms (NaN and Inf propagate), and rules out overflow. */
         for (size_t c = 0; c < e; c++) {
-            if (!isfinite(row_sum(r, c))) {
+            if (!isfinite(ck_ln_term(r.word, r.type, r.position, c))) {
                 return CK_E_NONFINITE;
             }
         }
@@ -123,11 +117,8 @@ int ck_embedding_three_table_layer_norm_f32(const int32_t *ids, const int32_t *p
     size_t e = tables->channels;
     for (size_t t = 0; t < tokens; t++) {
         token_rows r = rows_of(ids, positions, token_types, t, tables);
-        float *row = y + t * y_stride;
-        for (size_t c = 0; c < e; c++) {
-            row[c] = row_sum(r, c);
-        }
-        ck_layer_norm_row_inplace(row, tables->gamma, tables->beta, e, eps);
+        ck_layer_norm_row_f32(y + t * y_stride, r.word, r.type, r.position, tables->gamma, tables->beta, e,
+                              eps);
     }
     return 0;
 }

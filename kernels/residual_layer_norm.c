@@ -69,12 +69,8 @@ int ck_residual_layer_norm_f32(const float *x, size_t x_count, size_t x_stride, 
         return rc;
     }
     for (size_t r = 0; r < rows; r++) {
-        const float *xr = x + r * x_stride, *rr = residual + r * residual_stride;
-        float *yr = y + r * y_stride;
-        for (size_t c = 0; c < channels; c++) {
-            yr[c] = xr[c] + rr[c];
-        }
-        ck_layer_norm_row_inplace(yr, gamma, beta, channels, eps);
+        ck_layer_norm_row_f32(y + r * y_stride, x + r * x_stride, residual + r * residual_stride, NULL, gamma,
+                              beta, channels, eps);
     }
     return 0;
 }
