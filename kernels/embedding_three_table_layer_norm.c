@@ -1,8 +1,6 @@
 /* embedding_three_table_layer_norm.c - gathers three embedding rows per token, sums, LayerNorms. No allocation, no I/O. */
 #include "embedding_three_table_layer_norm.h"
 
-#include <math.h>
-
 #include "ck_check.h"
 #include "layer_norm_row.h"
 
@@ -86,16 +84,16 @@ static int check_values(const int32_t *ids, const int32_t *positions, const int3
     if (!ck_all_finite(tb->gamma, 1, e, e) || !ck_all_finite(tb->beta, 1, e, e)) {
         return CK_E_NONFINITE;
     }
+    /* A finite float sum implies finite terms (NaN and Inf propagate), and rules out overflow.
+     * Branch-free probes (ck_check.h), tested once: on error nothing has been written. */
+    uint32_t worst = 0;
     for (size_t t = 0; t < tokens; t++) {
         token_rows r = rows_of(ids, positions, token_types, t, tb);
-        /* A finite float sum implies finite terms (NaN and Inf propagate), and rules out overflow. */
         for (size_t c = 0; c < e; c++) {
-            if (!isfinite(ck_ln_term(r.word, r.type, r.position, c))) {
-                return CK_E_NONFINITE;
-            }
+            worst = ck_finite_probe(worst, ck_ln_term(r.word, r.type, r.position, c));
         }
     }
-    return 0;
+    return worst < CK_F32_INF_BITS ? 0 : CK_E_NONFINITE;
 }
 
 int ck_embedding_three_table_layer_norm_f32(const int32_t *ids, const int32_t *positions,
