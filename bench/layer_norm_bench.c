@@ -44,15 +44,28 @@ typedef struct {
     size_t rows;
 } bench_data;
 
-/* One timed call of kernel `which` over all rows; returns seconds, or -1 if the kernel failed. */
-static double time_once(const bench_data *d, int which, volatile int *sink)
+/* Residual LayerNorm over all rows in calls of at most `block` rows (the executor makes one call per
+ * worker; smaller calls keep a call's rows in L2 between the kernel's check and compute passes). */
+static int residual_blocks(const bench_data *d, size_t block)
 {
-    size_t n = d->rows * C;
+    for (size_t first = 0; first < d->rows; first += block) {
+        size_t count = d->rows - first < block ? d->rows - first : block, at = first * C, n = count * C;
+        int rc = ck_residual_layer_norm_f32(d->x + at, n, C, d->residual + at, n, C, d->gamma, d->beta,
+                                            d->y + at, n, C, count, C, 1e-12f);
+        if (rc != CK_OK) {
+            return rc;
+        }
+    }
+    return CK_OK;
+}
+
+/* One timed call of kernel `which` over all rows; returns seconds, or -1 if the kernel failed. */
+static double time_once(const bench_data *d, int which, size_t block, volatile int *sink)
+{
     double t0 = now();
     int rc = CK_OK;
     if (which == 0) {
-        rc = ck_residual_layer_norm_f32(d->x, n, C, d->residual, n, C, d->gamma, d->beta, d->y, n, C,
-                                        d->rows, C, 1e-12f);
+        rc = residual_blocks(d, block);
     } else if (which == 1) {
         ck_embedding_tables tb = {d->word, V, d->position, P, d->type, 2, d->egamma, d->ebeta, E};
         rc = ck_embedding_three_table_layer_norm_f32(d->ids, d->positions, NULL, d->rows, &tb, d->y,
@@ -68,8 +81,10 @@ int main(int argc, char **argv)
 {
     size_t rows = argc > 1 ? strtoul(argv[1], NULL, 10) : 2048;
     int reps = argc > 2 ? atoi(argv[2]) : 200;
-    if (rows == 0 || reps < 1 || reps > MAX_REPS) {
-        fputs("usage: layer_norm_bench [rows (2048)] [reps (200, <= 1000)]\n", stderr);
+    size_t block = argc > 3 ? strtoul(argv[3], NULL, 10) : rows;
+    if (rows == 0 || reps < 1 || reps > MAX_REPS || block == 0) {
+        fputs("usage: layer_norm_bench [rows (2048)] [reps (200, <= 1000)] [residual rows per call (all)]\n",
+              stderr);
         return 2;
     }
     bench_data d = {0};
@@ -108,14 +123,15 @@ int main(int argc, char **argv)
                                    "ck_all_finite C=768"};
     static double times[MAX_REPS];
     volatile int sink = 0;
-    printf("rows %zu, reps %d, 1 thread; ns per row: median (min)\n", rows, reps);
+    printf("rows %zu (residual: %zu per call), reps %d, 1 thread; ns per row: median (min)\n", rows, block,
+           reps);
     for (int k = 0; k < 3; k++) {
-        if (time_once(&d, k, &sink) < 0) {  /* warm-up, and the check that the kernel accepts the data */
+        if (time_once(&d, k, block, &sink) < 0) {  /* warm-up, and the check that the kernel accepts the data */
             fprintf(stderr, "layer_norm_bench: %s failed\n", names[k]);
             return 1;
         }
         for (int i = 0; i < reps; i++) {
-            times[i] = time_once(&d, k, &sink);
+            times[i] = time_once(&d, k, block, &sink);
         }
         qsort(times, (size_t)reps, sizeof times[0], cmp_double);
         printf("%-28s %9.1f (%9.1f)\n", names[k], 1e9 * times[reps / 2] / (double)rows,
