@@ -21,7 +21,8 @@ typedef struct {
  * ids, positions, token_types [T] int32 (token_types NULL means all 0); y [T,E] with row stride
  * y_stride >= E in a buffer of y_count floats; pad columns [E, y_stride) are never written.
  * FP32 in and out; the three-row sum is float in HF's order ((word + type) + position); mean and
- * variance accumulate in double and the normalisation is done in double.
+ * variance accumulate in double (shifted one-pass sums in 16 fixed lanes, layer_norm_row.h) and the
+ * normalisation is done in double.
  * Only the table rows the ids select are checked for finiteness (checking whole tables per call is
  * too slow); gamma and beta are checked whole.
  * Errors, all returned before the first write (y untouched):

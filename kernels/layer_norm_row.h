@@ -1,30 +1,177 @@
-/* layer_norm_row.h - the shared LayerNorm of one contiguous row, in place; kernels only. No checks, no I/O. */
+/* layer_norm_row.h - the shared LayerNorm of one row of a two- or three-term sum; kernels only. No checks, no I/O.
+ * Two passes over the row: pass 1 stages the sum in y and accumulates the statistics, pass 2 normalises
+ * y in place. Each pass has a portable loop and, under __AVX512F__, an AVX-512 loop that performs the
+ * same IEEE operations on the same lanes in the same order, so both give identical bits
+ * (tests/kernels/test_layer_norm_row.c compares them). That needs every multiply and add rounded on
+ * its own: GCC in -std=c11 mode does not contract to FMA; clang does by default, hence the pragma. */
 #ifndef CK_LAYER_NORM_ROW_H
 #define CK_LAYER_NORM_ROW_H
 
 #include <math.h>
 #include <stddef.h>
 
-/* row[c] = (row[c] - mean) / sqrt(var + eps) * gamma[c] + beta[c] over c < n (n >= 1), population
- * variance (torch.nn.LayerNorm). Two passes, mean and variance accumulated in double, normalisation in
- * double, rounded to float once. The caller has checked every value and eps > 0. */
-static inline void ck_layer_norm_row_inplace(float *row, const float *gamma, const float *beta, size_t n,
-                                             float eps)
+#ifdef __AVX512F__
+#include <immintrin.h>
+#endif
+
+#ifdef __clang__
+#pragma STDC FP_CONTRACT OFF
+#endif
+
+/* Independent double accumulators per statistic. Element i always goes to lane i % CK_LN_LANES and
+ * the lanes are reduced in one fixed tree, so a row's bits depend on the row alone (not on threads,
+ * batch mates, alignment or instruction set); 16 lanes are 2 AVX-512 registers per statistic. */
+#define CK_LN_LANES 16
+
+/* Lane sums of d = s - shift and d^2 over the elements pass 1 has seen. */
+typedef struct {
+    double sum[CK_LN_LANES], sq[CK_LN_LANES];
+} ck_ln_lanes;
+
+/* The row's staged value: (a + b) + c in float (HF AlbertEmbeddings' order), or a + b when c is NULL
+ * (the residual sum, as PyTorch adds it). */
+static inline float ck_ln_term(const float *a, const float *b, const float *c, size_t i)
 {
-    double sum = 0.0;
-    for (size_t c = 0; c < n; c++) {
-        sum += (double)row[c];
+    return c != NULL ? (a[i] + b[i]) + c[i] : a[i] + b[i];
+}
+
+/* Pass 1, portable, elements [from, n) with `from` a multiple of CK_LN_LANES: y[i] = term(i), and
+ * lane i % CK_LN_LANES accumulates d = term(i) - shift and d^2. */
+static inline void ck_ln_stage_portable(float *restrict y, const float *a, const float *b, const float *c,
+                                        size_t from, size_t n, double shift, ck_ln_lanes *acc)
+{
+    for (size_t i = from; i < n; i++) {
+        float s = ck_ln_term(a, b, c, i);
+        double d = (double)s - shift;
+        y[i] = s;
+        acc->sum[i % CK_LN_LANES] += d;
+        acc->sq[i % CK_LN_LANES] += d * d;
     }
-    double mean = sum / (double)n;
-    double sq = 0.0;
-    for (size_t c = 0; c < n; c++) {
-        double d = (double)row[c] - mean;
-        sq += d * d;
+}
+
+/* Pass 2, portable, elements [from, n): y[i] = (y[i] - mean) * rstd * gamma[i] + beta[i] in double,
+ * rounded to float once. */
+static inline void ck_ln_normalize_portable(float *restrict y, const float *gamma, const float *beta, size_t from,
+                                            size_t n, double mean, double rstd)
+{
+    for (size_t i = from; i < n; i++) {
+        y[i] = (float)(((double)y[i] - mean) * rstd * (double)gamma[i] + (double)beta[i]);
     }
-    double rstd = 1.0 / sqrt(sq / (double)n + (double)eps);
-    for (size_t c = 0; c < n; c++) {
-        row[c] = (float)(((double)row[c] - mean) * rstd * (double)gamma[c] + (double)beta[c]);
+}
+
+#ifdef __AVX512F__
+/* Pass 1 over whole blocks of 16: lanes 0-7 are the block's low half, 8-15 its high half (as
+ * i % 16); the remainder goes through the portable loop, which continues the same lanes. */
+static inline void ck_ln_stage_avx512(float *restrict y, const float *a, const float *b, const float *c,
+                                      size_t n, double shift, ck_ln_lanes *acc)
+{
+    size_t full = n - n % CK_LN_LANES;
+    __m512d k = _mm512_set1_pd(shift), sum_lo = _mm512_setzero_pd(), sum_hi = sum_lo, sq_lo = sum_lo,
+            sq_hi = sum_lo;
+    for (size_t i = 0; i < full; i += CK_LN_LANES) {
+        __m512 s = _mm512_add_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i));
+        if (c != NULL) {
+            s = _mm512_add_ps(s, _mm512_loadu_ps(c + i));
+        }
+        _mm512_storeu_ps(y + i, s);
+        __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(s), 1));
+        __m512d d_lo = _mm512_sub_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(s)), k);
+        __m512d d_hi = _mm512_sub_pd(_mm512_cvtps_pd(hi), k);
+        sum_lo = _mm512_add_pd(sum_lo, d_lo);
+        sum_hi = _mm512_add_pd(sum_hi, d_hi);
+        sq_lo = _mm512_add_pd(sq_lo, _mm512_mul_pd(d_lo, d_lo));
+        sq_hi = _mm512_add_pd(sq_hi, _mm512_mul_pd(d_hi, d_hi));
     }
+    _mm512_storeu_pd(acc->sum, sum_lo);
+    _mm512_storeu_pd(acc->sum + 8, sum_hi);
+    _mm512_storeu_pd(acc->sq, sq_lo);
+    _mm512_storeu_pd(acc->sq + 8, sq_hi);
+    ck_ln_stage_portable(y, a, b, c, full, n, shift, acc);
+}
+
+/* Pass 2 eight elements at a time in double (as the portable loop: sub, mul, mul, add, one rounding). */
+static inline void ck_ln_normalize_avx512(float *restrict y, const float *gamma, const float *beta, size_t n,
+                                          double mean, double rstd)
+{
+    size_t full = n - n % 8;
+    __m512d m = _mm512_set1_pd(mean), r = _mm512_set1_pd(rstd);
+    for (size_t i = 0; i < full; i += 8) {
+        __m512d t = _mm512_mul_pd(_mm512_sub_pd(_mm512_cvtps_pd(_mm256_loadu_ps(y + i)), m), r);
+        t = _mm512_mul_pd(t, _mm512_cvtps_pd(_mm256_loadu_ps(gamma + i)));
+        t = _mm512_add_pd(t, _mm512_cvtps_pd(_mm256_loadu_ps(beta + i)));
+        _mm256_storeu_ps(y + i, _mm512_cvtpd_ps(t));
+    }
+    ck_ln_normalize_portable(y, gamma, beta, full, n, mean, rstd);
+}
+#endif
+
+/* Fixed-order pairwise reduction of CK_LN_LANES partial sums (destroys them). */
+static inline double ck_ln_reduce(double *lane)
+{
+    for (size_t width = CK_LN_LANES / 2; width > 0; width /= 2) {
+        for (size_t l = 0; l < width; l++) {
+            lane[l] += lane[l + width];
+        }
+    }
+    return lane[0];
+}
+
+/* Pass 1 on the AVX-512 path when built and `portable` is 0, else the portable one. */
+static inline void ck_ln_stage(float *restrict y, const float *a, const float *b, const float *c, size_t n,
+                               double shift, ck_ln_lanes *acc, int portable)
+{
+#ifdef __AVX512F__
+    if (!portable) {
+        ck_ln_stage_avx512(y, a, b, c, n, shift, acc);
+        return;
+    }
+#endif
+    (void)portable;
+    ck_ln_stage_portable(y, a, b, c, 0, n, shift, acc);
+}
+
+/* Pass 2, chosen as pass 1. */
+static inline void ck_ln_normalize(float *restrict y, const float *gamma, const float *beta, size_t n,
+                                   double mean, double rstd, int portable)
+{
+#ifdef __AVX512F__
+    if (!portable) {
+        ck_ln_normalize_avx512(y, gamma, beta, n, mean, rstd);
+        return;
+    }
+#endif
+    (void)portable;
+    ck_ln_normalize_portable(y, gamma, beta, 0, n, mean, rstd);
+}
+
+/* y[i] = LayerNorm(s)[i] = (s[i] - mean) / sqrt(var + eps) * gamma[i] + beta[i] over i < n (n >= 1),
+ * population variance (torch.nn.LayerNorm), s[i] = ck_ln_term(a, b, c, i) rounded to float.
+ * Statistics in double from ONE pass of shifted sums (Chan, Golub & LeVeque 1983, "Algorithms for
+ * computing the sample variance"): with K = s[0] and d = s - K, mean = K + sum(d)/n and
+ * var = sum(d^2)/n - (sum(d)/n)^2. The cancellation is bounded because K is a sample:
+ * (mean - K)^2 <= n var, so sum(d^2)/n <= (n + 1) var and the relative error of var is about
+ * (2n + 1) * 2^-53 (~1.7e-13 at n = 768) plus the lane sums' own, far below float resolution even for
+ * rows like 1e4 + noise. Pass 2 normalises in double and rounds to float once.
+ * `portable` selects the portable loops (for the test that compares paths); callers pass 0.
+ * y must not overlap a, b, c, gamma or beta; the caller has checked every term finite and eps > 0. */
+static inline void ck_layer_norm_row_impl(float *restrict y, const float *a, const float *b, const float *c,
+                                          const float *gamma, const float *beta, size_t n, float eps,
+                                          int portable)
+{
+    ck_ln_lanes acc = {{0}, {0}};
+    double shift = (double)ck_ln_term(a, b, c, 0);
+    ck_ln_stage(y, a, b, c, n, shift, &acc, portable);
+    double mean_d = ck_ln_reduce(acc.sum) / (double)n;
+    double var = ck_ln_reduce(acc.sq) / (double)n - mean_d * mean_d;
+    double rstd = 1.0 / sqrt((var > 0.0 ? var : 0.0) + (double)eps);
+    ck_ln_normalize(y, gamma, beta, n, shift + mean_d, rstd, portable);
+}
+
+/* The LayerNorm row the kernels use: ck_layer_norm_row_impl on the fastest path built. */
+static inline void ck_layer_norm_row_f32(float *restrict y, const float *a, const float *b, const float *c,
+                                         const float *gamma, const float *beta, size_t n, float eps)
+{
+    ck_layer_norm_row_impl(y, a, b, c, gamma, beta, n, eps, 0);
 }
 
 #endif

@@ -1,7 +1,7 @@
 /* residual_layer_norm.c - y = LayerNorm(x + residual) row by row, staging the sum in y. No allocation, no I/O. */
 #include "residual_layer_norm.h"
 
-#include <math.h>
+#include <stdint.h>
 
 #include "ck_check.h"
 #include "layer_norm_row.h"
@@ -33,22 +33,22 @@ static int check_geometry(const float *x, size_t x_count, size_t x_stride, const
     return 0;
 }
 
-/* A finite float sum implies finite terms (NaN and Inf propagate), and rules out overflow. */
+/* A finite float sum implies finite terms (NaN and Inf propagate), and rules out overflow. Branch-free
+ * probes (ck_check.h), tested once: on error nothing has been written. */
 static int check_values(const float *x, size_t x_stride, const float *residual, size_t residual_stride,
                         const float *gamma, const float *beta, size_t rows, size_t channels)
 {
     if (!ck_all_finite(gamma, 1, channels, channels) || !ck_all_finite(beta, 1, channels, channels)) {
         return CK_E_NONFINITE;
     }
+    uint32_t worst = 0;
     for (size_t r = 0; r < rows; r++) {
         const float *xr = x + r * x_stride, *rr = residual + r * residual_stride;
         for (size_t c = 0; c < channels; c++) {
-            if (!isfinite(xr[c] + rr[c])) {
-                return CK_E_NONFINITE;
-            }
+            worst = ck_finite_probe(worst, xr[c] + rr[c]);
         }
     }
-    return 0;
+    return worst < CK_F32_INF_BITS ? 0 : CK_E_NONFINITE;
 }
 
 int ck_residual_layer_norm_f32(const float *x, size_t x_count, size_t x_stride, const float *residual,
@@ -69,12 +69,8 @@ int ck_residual_layer_norm_f32(const float *x, size_t x_count, size_t x_stride, 
         return rc;
     }
     for (size_t r = 0; r < rows; r++) {
-        const float *xr = x + r * x_stride, *rr = residual + r * residual_stride;
-        float *yr = y + r * y_stride;
-        for (size_t c = 0; c < channels; c++) {
-            yr[c] = xr[c] + rr[c];
-        }
-        ck_layer_norm_row_inplace(yr, gamma, beta, channels, eps);
+        ck_layer_norm_row_f32(y + r * y_stride, x + r * x_stride, residual + r * residual_stride, NULL, gamma,
+                              beta, channels, eps);
     }
     return 0;
 }

@@ -10,7 +10,9 @@
  * full_layer_layer_norm(ffn_output + attention_output); torch.nn.LayerNorm; ALBERT eps 1e-12).
  * Legend: T rows (tokens), C channels (768). x [T,C] row stride x_stride in x_count floats; residual
  * [T,C] stride residual_stride; gamma, beta [C]; y [T,C] stride y_stride; columns [C, stride) of y are
- * never written. FP32 in and out; mean and variance accumulate in double, normalisation in double.
+ * never written. FP32 in and out; mean and variance accumulate in double (shifted one-pass sums in 16
+ * fixed lanes: bits independent of threads, batch mates and instruction set; layer_norm_row.h),
+ * normalisation in double.
  * y may not overlap x or residual (s is staged in y's row); x and residual may overlap each other.
  * Errors, all before the first write (y untouched):
  *   CK_E_ARG       null pointer (when T > 0), eps <= 0 or NaN, y overlapping x, residual, gamma or beta;
