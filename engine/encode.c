@@ -39,8 +39,8 @@ typedef struct {
     ck_batch_span *spans;       /* [window_cap] */
     int32_t *batch_ids;         /* [max_batch_tokens] */
     size_t *batch_offsets;      /* [window_cap + 1] */
-    float *batch_out;           /* [max_batch_tokens, cols] */
-    float *window_out;          /* [window_tokens, cols] */
+    float *window_out;          /* [window_tokens, cols]: the window's rows in batch order, each
+                                   batch written there by the executor (no per-batch copy) */
     ck_encode_summary *summary;
     unsigned char (*weights_sha)[32]; /* parity: every tensor's SHA-256 before the run */
     size_t total_lines;         /* lines in a regular input file, 0 when unknown */
@@ -104,10 +104,9 @@ static int alloc_buffers(session *s, ck_error *err)
     s->spans = calloc(s->window_cap, sizeof *s->spans);
     s->batch_offsets = calloc(s->window_cap + 1, sizeof *s->batch_offsets);
     s->batch_ids = calloc(t, sizeof *s->batch_ids);
-    s->batch_out = calloc(t * s->cols, sizeof *s->batch_out);
     s->window_out = calloc(s->window_tokens * s->cols, sizeof *s->window_out);
     if (!s->window || !s->lengths || !s->order || !s->row_of || !s->spans || !s->batch_offsets ||
-        !s->batch_ids || !s->batch_out || !s->window_out) {
+        !s->batch_ids || !s->window_out) {
         return ck_fail(err, CK_E_MEMORY, "encode: out of memory for a window of %zu tokens",
                        s->window_tokens);
     }
@@ -258,15 +257,14 @@ static int open_io(session *s, ck_error *err)
     return rc;
 }
 
-/* Runs the batches of the window (longest first), appends every sequence in input order and
- * commits with `next` (the first sequence not in the window) as the resume mark. */
+/* Runs the batches of the window (longest first), each into the next free rows of window_out,
+ * appends every sequence in input order and commits with `next` (the first sequence not in the
+ * window) as the resume mark. */
 static int flush_window(session *s, ck_output_mark next, ck_error *err)
 {
     size_t n_spans = 0, row = 0;
     for (size_t i = 0; i < s->n_window; i++) {
         s->lengths[i] = s->window[i].n_ids;
-        s->row_of[i] = row;
-        row += s->window[i].n_ids;
     }
     int rc = ck_batch_plan(s->lengths, s->n_window, s->opt->max_batch_tokens, s->order, s->spans,
                            &n_spans);
@@ -277,15 +275,14 @@ static int flush_window(session *s, ck_output_mark next, ck_error *err)
         for (size_t j = 0; j < count; j++) {
             const ck_sequence *q = &s->window[members[j]];
             memcpy(s->batch_ids + s->batch_offsets[j], q->ids, q->n_ids * sizeof *q->ids);
+            s->row_of[members[j]] = row + s->batch_offsets[j];
             s->batch_offsets[j + 1] = s->batch_offsets[j] + q->n_ids;
         }
+        /* window_used <= window_tokens, so the batch's rows fit after the earlier batches' */
         rc = ck_executor_run(s->executor, s->batch_ids, s->batch_offsets, count, s->output_buffer,
-                             s->batch_out, s->opt->max_batch_tokens * s->cols, NULL, NULL, err);
-        for (size_t j = 0; rc == CK_OK && j < count; j++) {
-            memcpy(s->window_out + s->row_of[members[j]] * s->cols,
-                   s->batch_out + s->batch_offsets[j] * s->cols,
-                   s->window[members[j]].n_ids * s->cols * sizeof(float));
-        }
+                             s->window_out + row * s->cols, (s->window_tokens - row) * s->cols,
+                             NULL, NULL, err);
+        row += s->batch_offsets[count];
     }
     for (size_t i = 0; rc == CK_OK && i < s->n_window; i++) {
         const ck_sequence *q = &s->window[i];
@@ -419,7 +416,6 @@ static void release(session *s)
     free(s->spans);
     free(s->batch_offsets);
     free(s->batch_ids);
-    free(s->batch_out);
     free(s->window_out);
     free(s->weights_sha);
     ck_output_free(s->output);
