@@ -113,6 +113,18 @@ static int alloc_buffers(session *s, ck_error *err)
     return CK_OK;
 }
 
+/* Keeps one copy of the weights: the tensors only linears use now live in oneDNN's layout inside
+ * the executor, so their source (owned buffer or file pages) is released. Parity mode keeps them
+ * all, to hash them again at the end of the run. */
+static void release_copied_weights(session *s)
+{
+    for (size_t i = 0; i < ck_weights_count(s->weights); i++) {
+        if (!ck_executor_reads_weight(s->executor, ck_weights_at(s->weights, i))) {
+            (void)ck_weights_release(s->weights, i); /* i < count: cannot fail */
+        }
+    }
+}
+
 /* Everything that can reject the run before the corpus is read or any file is created. */
 static int prepare(session *s, ck_error *err)
 {
@@ -139,6 +151,9 @@ static int prepare(session *s, ck_error *err)
                        "sequence, %zu", opt->max_batch_tokens, max_seq);
     }
     rc = ck_executor_init(&s->executor, &s->circuit, s->weights, &eo, err);
+    if (rc == CK_OK && !opt->parity) {
+        release_copied_weights(s);
+    }
     return rc == CK_OK ? alloc_buffers(s, err) : rc;
 }
 
