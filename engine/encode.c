@@ -160,6 +160,26 @@ static int prepare(session *s, ck_error *err)
     return rc == CK_OK ? alloc_buffers(s, err) : rc;
 }
 
+/* One stderr line with what the run holds for its whole length (docs/memory.md): the weights
+ * (one copy unless parity keeps the sources beside oneDNN's), the activation and scratch arenas,
+ * and the window of output rows kept to write sequences in input order. */
+static void report_memory(const session *s)
+{
+    const double mib = 1024.0 * 1024.0;
+    size_t weights = 0, released = 0, scratch = 0;
+    for (size_t i = 0; i < ck_weights_count(s->weights); i++) {
+        const ck_tensor *t = ck_weights_at(s->weights, i);
+        weights += t->elements * sizeof(float);
+        released += t->data == NULL;
+    }
+    size_t arena = ck_executor_arena_bytes(s->executor, &scratch);
+    fprintf(stderr, "ckbatch: memory: weights %.1f MiB (%zu of %zu tensors held only as oneDNN's "
+            "copies), activation arena %.1f MiB, scratch %d x %.2f MiB, output window %.1f MiB\n",
+            (double)weights / mib, released, ck_weights_count(s->weights), (double)arena / mib,
+            s->opt->parity ? 1 : s->opt->threads, (double)scratch / mib,
+            (double)(s->window_tokens * s->cols * sizeof(float)) / mib);
+}
+
 static void warn_stderr(void *ctx, const char *message)
 {
     (void)ctx;
@@ -483,6 +503,7 @@ int ck_encode_corpus(const ck_encode_options *opt, ck_encode_summary *summary, c
     int rc = prepare(&s, err);
     if (rc == CK_OK) {
         fprintf(stderr, "ckbatch: weights: %s\n", ck_weights_identity(s.weights));
+        report_memory(&s);
         rc = opt->parity ? parity_begin(&s, err) : CK_OK;
     }
     if (rc == CK_OK) {

@@ -257,6 +257,14 @@ int ck_executor_reads_weight(const ck_executor *ex, const ck_tensor *t)
     return 0;
 }
 
+size_t ck_executor_arena_bytes(const ck_executor *ex, size_t *scratch)
+{
+    if (scratch != NULL) {
+        *scratch = ex->arenas.workers > 0 ? ex->arenas.scratch[0].bytes : 0;
+    }
+    return ex->arenas.activations.bytes;
+}
+
 size_t ck_executor_cols(const ck_executor *ex, int buffer)
 {
     return ex->circuit->buffers[buffer].cols;
