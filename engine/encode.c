@@ -3,6 +3,9 @@
 #include "encode.h"
 
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,8 +42,8 @@ typedef struct {
     ck_batch_span *spans;       /* [window_cap] */
     int32_t *batch_ids;         /* [max_batch_tokens] */
     size_t *batch_offsets;      /* [window_cap + 1] */
-    float *batch_out;           /* [max_batch_tokens, cols] */
-    float *window_out;          /* [window_tokens, cols] */
+    float *window_out;          /* [window_tokens, cols]: the window's rows in batch order, each
+                                   batch written there by the executor (no per-batch copy) */
     ck_encode_summary *summary;
     unsigned char (*weights_sha)[32]; /* parity: every tensor's SHA-256 before the run */
     size_t total_lines;         /* lines in a regular input file, 0 when unknown */
@@ -104,14 +107,25 @@ static int alloc_buffers(session *s, ck_error *err)
     s->spans = calloc(s->window_cap, sizeof *s->spans);
     s->batch_offsets = calloc(s->window_cap + 1, sizeof *s->batch_offsets);
     s->batch_ids = calloc(t, sizeof *s->batch_ids);
-    s->batch_out = calloc(t * s->cols, sizeof *s->batch_out);
     s->window_out = calloc(s->window_tokens * s->cols, sizeof *s->window_out);
     if (!s->window || !s->lengths || !s->order || !s->row_of || !s->spans || !s->batch_offsets ||
-        !s->batch_ids || !s->batch_out || !s->window_out) {
+        !s->batch_ids || !s->window_out) {
         return ck_fail(err, CK_E_MEMORY, "encode: out of memory for a window of %zu tokens",
                        s->window_tokens);
     }
     return CK_OK;
+}
+
+/* Keeps one copy of the weights: the tensors only linears use now live in oneDNN's layout inside
+ * the executor, so their source (owned buffer or file pages) is released. Parity mode keeps them
+ * all, to hash them again at the end of the run. */
+static void release_copied_weights(session *s)
+{
+    for (size_t i = 0; i < ck_weights_count(s->weights); i++) {
+        if (!ck_executor_reads_weight(s->executor, ck_weights_at(s->weights, i))) {
+            (void)ck_weights_release(s->weights, i); /* i < count: cannot fail */
+        }
+    }
 }
 
 /* Everything that can reject the run before the corpus is read or any file is created. */
@@ -140,7 +154,30 @@ static int prepare(session *s, ck_error *err)
                        "sequence, %zu", opt->max_batch_tokens, max_seq);
     }
     rc = ck_executor_init(&s->executor, &s->circuit, s->weights, &eo, err);
+    if (rc == CK_OK && !opt->parity) {
+        release_copied_weights(s);
+    }
     return rc == CK_OK ? alloc_buffers(s, err) : rc;
+}
+
+/* One stderr line with what the run holds for its whole length (docs/memory.md): the weights
+ * (one copy unless parity keeps the sources beside oneDNN's), the activation and scratch arenas,
+ * and the window of output rows kept to write sequences in input order. */
+static void report_memory(const session *s)
+{
+    const double mib = 1024.0 * 1024.0;
+    size_t weights = 0, released = 0, scratch = 0;
+    for (size_t i = 0; i < ck_weights_count(s->weights); i++) {
+        const ck_tensor *t = ck_weights_at(s->weights, i);
+        weights += t->elements * sizeof(float);
+        released += t->data == NULL;
+    }
+    size_t arena = ck_executor_arena_bytes(s->executor, &scratch);
+    fprintf(stderr, "ckbatch: memory: weights %.1f MiB (%zu of %zu tensors held only as oneDNN's "
+            "copies), activation arena %.1f MiB, scratch %d x %.2f MiB, output window %.1f MiB\n",
+            (double)weights / mib, released, ck_weights_count(s->weights), (double)arena / mib,
+            s->opt->parity ? 1 : s->opt->threads, (double)scratch / mib,
+            (double)(s->window_tokens * s->cols * sizeof(float)) / mib);
 }
 
 static void warn_stderr(void *ctx, const char *message)
@@ -258,15 +295,14 @@ static int open_io(session *s, ck_error *err)
     return rc;
 }
 
-/* Runs the batches of the window (longest first), appends every sequence in input order and
- * commits with `next` (the first sequence not in the window) as the resume mark. */
+/* Runs the batches of the window (longest first), each into the next free rows of window_out,
+ * appends every sequence in input order and commits with `next` (the first sequence not in the
+ * window) as the resume mark. */
 static int flush_window(session *s, ck_output_mark next, ck_error *err)
 {
     size_t n_spans = 0, row = 0;
     for (size_t i = 0; i < s->n_window; i++) {
         s->lengths[i] = s->window[i].n_ids;
-        s->row_of[i] = row;
-        row += s->window[i].n_ids;
     }
     int rc = ck_batch_plan(s->lengths, s->n_window, s->opt->max_batch_tokens, s->order, s->spans,
                            &n_spans);
@@ -277,15 +313,14 @@ static int flush_window(session *s, ck_output_mark next, ck_error *err)
         for (size_t j = 0; j < count; j++) {
             const ck_sequence *q = &s->window[members[j]];
             memcpy(s->batch_ids + s->batch_offsets[j], q->ids, q->n_ids * sizeof *q->ids);
+            s->row_of[members[j]] = row + s->batch_offsets[j];
             s->batch_offsets[j + 1] = s->batch_offsets[j] + q->n_ids;
         }
+        /* window_used <= window_tokens, so the batch's rows fit after the earlier batches' */
         rc = ck_executor_run(s->executor, s->batch_ids, s->batch_offsets, count, s->output_buffer,
-                             s->batch_out, s->opt->max_batch_tokens * s->cols, NULL, NULL, err);
-        for (size_t j = 0; rc == CK_OK && j < count; j++) {
-            memcpy(s->window_out + s->row_of[members[j]] * s->cols,
-                   s->batch_out + s->batch_offsets[j] * s->cols,
-                   s->window[members[j]].n_ids * s->cols * sizeof(float));
-        }
+                             s->window_out + row * s->cols, (s->window_tokens - row) * s->cols,
+                             NULL, NULL, err);
+        row += s->batch_offsets[count];
     }
     for (size_t i = 0; rc == CK_OK && i < s->n_window; i++) {
         const ck_sequence *q = &s->window[i];
@@ -420,7 +455,6 @@ static void release(session *s)
     free(s->spans);
     free(s->batch_offsets);
     free(s->batch_ids);
-    free(s->batch_out);
     free(s->window_out);
     free(s->weights_sha);
     ck_output_free(s->output);
@@ -445,6 +479,19 @@ static void keep_or_discard(session *s, int rc)
             "to continue\n", ck_output_sequences(s->output), s->opt->output);
 }
 
+/* oneDNN's GEMM mallocs and frees its packing buffers (0.3 to 3 MB) on every matmul. Once glibc
+ * has freed one mapped block its dynamic mmap threshold rises to that size, later blocks come
+ * from the heaps, and the heaps keep their fragments resident (measured: +28 MB peak RSS on 300
+ * corpus lines, growing with the corpus). A fixed threshold gives every block of 256 KiB or more
+ * its own mapping, returned to the kernel on free. Its page faults added 1.4 s of system time on
+ * those 300 lines at 2 threads, while user time did not rise (45 vs 48 s, within the noise). */
+static void bound_allocator(void)
+{
+#ifdef __GLIBC__
+    (void)mallopt(M_MMAP_THRESHOLD, 256 * 1024); /* advice: the run is correct without it */
+#endif
+}
+
 int ck_encode_corpus(const ck_encode_options *opt, ck_encode_summary *summary, ck_error *err)
 {
     session s;
@@ -453,9 +500,11 @@ int ck_encode_corpus(const ck_encode_options *opt, ck_encode_summary *summary, c
     s.summary = summary;
     memset(summary, 0, sizeof *summary);
     clock_gettime(CLOCK_MONOTONIC, &s.start);
+    bound_allocator();
     int rc = prepare(&s, err);
     if (rc == CK_OK) {
         fprintf(stderr, "ckbatch: weights: %s\n", ck_weights_identity(s.weights));
+        report_memory(&s);
         rc = opt->parity ? parity_begin(&s, err) : CK_OK;
     }
     if (rc == CK_OK) {

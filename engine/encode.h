@@ -42,6 +42,9 @@ typedef struct {
  * opt->resume and ends with the same bytes as an uninterrupted one. On any error no file appears
  * at opt->output (an existing one is left as it was); the partial state is removed after a bad
  * line under stop, kept (and said so on stderr) after other errors once a commit was made.
+ * Memory: outside parity mode the weight tensors only linears read are released once oneDNN holds
+ * its copies (ck_weights_release), and with glibc the process's mmap threshold is fixed at 256 KiB
+ * (mallopt), so large temporary blocks go back to the kernel when freed (docs/memory.md).
  * Errors: every CK_E_* the parts return, with err naming the file, line and field; CK_E_ARG for
  * --resume with stdin or with a different input, options or weights (names the field). */
 int ck_encode_corpus(const ck_encode_options *opt, ck_encode_summary *summary, ck_error *err);

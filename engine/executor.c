@@ -248,6 +248,28 @@ int ck_executor_run(ck_executor *ex, const int32_t *ids, const size_t *offsets, 
     return CK_OK;
 }
 
+int ck_executor_reads_weight(const ck_executor *ex, const ck_tensor *t)
+{
+    const ck_circuit *c = ex->circuit;
+    for (size_t i = 0; i < c->n_ops; i++) {
+        for (size_t s = 0; c->ops[i].kind != CK_OP_LINEAR && s < CK_MAX_SLOTS; s++) {
+            int w = c->ops[i].weights[s];
+            if (w >= 0 && ex->weights[w] == t) {
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+size_t ck_executor_arena_bytes(const ck_executor *ex, size_t *scratch)
+{
+    if (scratch != NULL) {
+        *scratch = ex->arenas.workers > 0 ? ex->arenas.scratch[0].bytes : 0;
+    }
+    return ex->arenas.activations.bytes;
+}
+
 size_t ck_executor_cols(const ck_executor *ex, int buffer)
 {
     return ex->circuit->buffers[buffer].cols;

@@ -47,6 +47,16 @@ int ck_executor_run(ck_executor *ex, const int32_t *ids, const size_t *offsets, 
                     int output_buffer, float *out, size_t out_count, ck_capture_fn capture,
                     void *capture_ctx, ck_error *err);
 
+/* 1 when running batches reads t's values: t is bound to a weight that a non-linear op uses (the
+ * embedding tables, LayerNorm gamma and beta). 0 when only linears use t (init copied it into
+ * oneDNN's layout, ck_linear_init) and when the circuit does not use t at all: the caller may then
+ * release it (ck_weights_release) to keep one copy of the weights in memory. */
+int ck_executor_reads_weight(const ck_executor *ex, const ck_tensor *t);
+
+/* Bytes of the activation arena (every planned buffer of one batch of max_batch_tokens) and of
+ * each worker's scratch arena (*scratch, may be NULL), as allocated by init. */
+size_t ck_executor_arena_bytes(const ck_executor *ex, size_t *scratch);
+
 /* Columns of a buffer (features 512, hidden 768). */
 size_t ck_executor_cols(const ck_executor *ex, int buffer);
 

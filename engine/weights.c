@@ -1,5 +1,6 @@
 /* weights.c - builds read-only f32 weight sets from safetensors files or the synthetic generator.
  * Must not know circuits or model layout, and must never write a tensor after it is built. */
+#define _DEFAULT_SOURCE /* madvise, MADV_DONTNEED (not in POSIX; posix_madvise's DONTNEED is a no-op) */
 #include "weights.h"
 
 #include <math.h>
@@ -7,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "pth.h"
 #include "safetensors.h"
@@ -314,11 +317,26 @@ const char *ck_weights_identity(const ck_weights *w)
     return w != NULL && w->identity != NULL ? w->identity : "";
 }
 
+/* The name of the first released tensor of w, or NULL when none is. */
+static const char *first_released(const ck_weights *w)
+{
+    for (size_t i = 0; i < w->n; i++) {
+        if (w->tensors[i].data == NULL) {
+            return w->tensors[i].name;
+        }
+    }
+    return NULL;
+}
+
 int ck_weights_save(const ck_weights *w, const char *path, ck_error *err)
 {
     char seed_text[24];
     if (w == NULL || path == NULL) {
         return ck_fail(err, CK_E_ARG, "weights: save: null weights or path");
+    }
+    if (first_released(w) != NULL) {
+        return ck_fail(err, CK_E_ARG, "%s: tensor \"%s\" was released: nothing to save", path,
+                       first_released(w));
     }
     ck_st_entry *e = calloc(w->n + 1, sizeof *e);
     if (e == NULL) {
@@ -345,6 +363,10 @@ int ck_weights_hash(ck_weights *w, ck_error *err)
     if (w == NULL) {
         return ck_fail(err, CK_E_ARG, "weights: hash: null weights");
     }
+    if (first_released(w) != NULL) {
+        return ck_fail(err, CK_E_ARG, "tensor \"%s\": SHA-256: the tensor was released",
+                       first_released(w));
+    }
     for (size_t i = 0; i < w->n; i++) {
         ck_tensor *t = &w->tensors[i];
         if (ck_sha256(t->data, t->elements * sizeof(float), t->sha256) != CK_OK) {
@@ -352,6 +374,39 @@ int ck_weights_hash(ck_weights *w, ck_error *err)
         }
         t->has_sha256 = 1;
     }
+    return CK_OK;
+}
+
+/* Drops the whole pages inside [p, p + bytes) of a read-only private file mapping from the
+ * process. Pages shared with a neighbouring tensor stay. Advice only: a failure changes nothing
+ * but the resident size, so it is not an error. */
+static void drop_mapped_pages(const void *p, size_t bytes)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    if (page <= 0) {
+        return;
+    }
+    uintptr_t lo = (uintptr_t)p, hi = lo + bytes, ps = (uintptr_t)page;
+    lo = (lo + ps - 1) / ps * ps;
+    hi = hi / ps * ps;
+    if (hi > lo) {
+        (void)madvise((void *)lo, hi - lo, MADV_DONTNEED);
+    }
+}
+
+int ck_weights_release(ck_weights *w, size_t i)
+{
+    if (w == NULL || i >= w->n) {
+        return CK_E_ARG;
+    }
+    ck_tensor *t = &w->tensors[i];
+    if (w->owned[i] != NULL) {
+        free(w->owned[i]);
+        w->owned[i] = NULL;
+    } else if (t->data != NULL) {
+        drop_mapped_pages(t->data, t->elements * sizeof(float));
+    }
+    t->data = NULL;
     return CK_OK;
 }
 

@@ -14,7 +14,7 @@ typedef struct {
     size_t rank;
     size_t shape[8];
     size_t elements;          /* product of shape (1 for rank 0) */
-    const float *data;        /* [elements], 4-byte aligned, all finite */
+    const float *data;        /* [elements], 4-byte aligned, all finite; NULL once released */
     unsigned char sha256[32]; /* of the elements x 4 f32 bytes, valid when has_sha256 */
     int has_sha256;
 } ck_tensor;
@@ -63,12 +63,22 @@ const char *ck_weights_identity(const ck_weights *w);
 
 /* Writes every tensor as F32 to a safetensors file (ck_st_write: temp + rename) with metadata
  * "identity", and for synthetic sets "generator" (CK_SYNTH_GENERATOR) and "seed" (decimal).
- * Errors: CK_E_ARG (null), those of ck_st_write, CK_E_MEMORY. */
+ * Errors: CK_E_ARG (null, or a released tensor), those of ck_st_write, CK_E_MEMORY. */
 int ck_weights_save(const ck_weights *w, const char *path, ck_error *err);
 
 /* Sets sha256/has_sha256 of every tensor: SHA-256 of its elements x 4 f32 bytes (little-endian).
- * Errors: CK_E_ARG (null), CK_E_BACKEND (OpenSSL failed; message names the tensor). */
+ * Errors: CK_E_ARG (null, or a released tensor: the message names it), CK_E_BACKEND (OpenSSL
+ * failed; message names the tensor). */
 int ck_weights_hash(ck_weights *w, ck_error *err);
+
+/* Declares that nothing reads tensor i's values again (the executor keeps its own oneDNN copy of
+ * every linear weight), so its memory leaves the process: an owned buffer (synthetic, converted
+ * F16/BF16, unaligned F32) is freed; for a tensor used in place from the read-only file mapping,
+ * the whole pages inside it are dropped (madvise MADV_DONTNEED: a private read-only mapping would
+ * read them from the file again). data becomes NULL; name, shape and sha256 stay. A released
+ * tensor cannot be hashed (ck_weights_hash: CK_E_ARG) or saved. Releasing again is a no-op.
+ * Errors: CK_E_ARG (w null, i >= count). */
+int ck_weights_release(ck_weights *w, size_t i);
 
 /* Frees the tensors, names, owned copies and the file mapping; accepts NULL and half-built sets. */
 void ck_weights_free(ck_weights *w);

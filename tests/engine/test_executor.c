@@ -1,5 +1,6 @@
-/* test_executor.c - batches: bit-identical invariance (solo vs batched, order, threads), rejections before any
- * write (bad ids, capacity, missing or mis-shaped weights), arena reuse across requests. */
+/* test_executor.c - batches: bit-identical invariance (solo vs batched, order, threads), rejections
+ * before any write (bad ids, capacity, missing or mis-shaped weights), arena reuse across requests,
+ * and which weights a run still reads after init. */
 #include <stdint.h>
 #include <unistd.h>
 
@@ -183,6 +184,46 @@ static void test_arena_reuse_gives_fresh_results(void)
     rig_free(&r);
 }
 
+/* Only the 9 embedding and LayerNorm tensors are read by batches; the 16 linear weights and biases
+ * live in oneDNN's copies, so releasing their sources (as a normal run does) changes no bit, in
+ * the fused and the unfused circuit. A tensor of another set is not the executor's. */
+static void test_released_linear_sources_change_nothing(void)
+{
+    const int32_t ids[] = {0, 50, 83, 156, 7, 0};
+    size_t offsets[2] = {0, 6};
+    static float before[6 * O], after[6 * O];
+    ck_error err = {0};
+    for (int fuse = 0; fuse < 2; fuse++) {
+        rig r, other;
+        size_t read = 0;
+        CU_ASSERT_EQUAL_FATAL(rig_init(&r, 1, 512, fuse), CK_OK);
+        CU_ASSERT_EQUAL_FATAL(rig_init(&other, 1, 512, fuse), CK_OK);
+        CU_ASSERT_EQUAL_FATAL(ck_executor_run(r.ex, ids, offsets, 1, r.c.features_buffer, before,
+                                              6 * O, NULL, NULL, &err), CK_OK);
+        CU_ASSERT_TRUE(ck_executor_reads_weight(
+            r.ex, ck_weights_find(r.w, r.c.weights[ck_circuit_find_weight(&r.c, "word_embeddings")]
+                                           .checkpoint_name)));
+        CU_ASSERT_FALSE(ck_executor_reads_weight(
+            r.ex, ck_weights_find(r.w, r.c.weights[ck_circuit_find_weight(&r.c, "ffn_weight")]
+                                           .checkpoint_name)));
+        CU_ASSERT_FALSE(ck_executor_reads_weight(r.ex, ck_weights_at(other.w, 0)));
+        for (size_t i = 0; i < ck_weights_count(r.w); i++) {
+            if (ck_executor_reads_weight(r.ex, ck_weights_at(r.w, i))) {
+                read++;
+            } else {
+                CU_ASSERT_EQUAL(ck_weights_release(r.w, i), CK_OK);
+            }
+        }
+        CU_ASSERT_EQUAL(read, 9);
+        ck_test_fill_canary(after, 6 * O);
+        CU_ASSERT_EQUAL(ck_executor_run(r.ex, ids, offsets, 1, r.c.features_buffer, after, 6 * O,
+                                        NULL, NULL, &err), CK_OK);
+        CU_ASSERT_EQUAL(memcmp(before, after, sizeof before), 0);
+        rig_free(&other);
+        rig_free(&r);
+    }
+}
+
 /* Weights for the circuit with one tensor left out, or one shape changed. */
 static int broken_weights(ck_weights **w, const ck_circuit *c, size_t drop, size_t reshape)
 {
@@ -325,4 +366,5 @@ CK_TEST_MAIN("executor", {"solo, batched, reordered, 1-3 threads: bit-identical"
              {"arena reuse gives fresh results", test_arena_reuse_gives_fresh_results},
              {"missing and misshaped weights", test_missing_and_misshaped_weights},
              {"overflow caught before copy-out", test_overflow_caught_before_copy_out},
-             {"fused GELU matches unfused", test_fused_gelu_matches_unfused})
+             {"fused GELU matches unfused", test_fused_gelu_matches_unfused},
+             {"released linear sources change nothing", test_released_linear_sources_change_nothing})

@@ -1,5 +1,6 @@
 /* test_weights.c - weight sets: SHA-256 vectors, synthetic -> save -> load bit-identical, name
- * normalisation, F16/BF16 conversion, unaligned copies, non-finite rejection, integer tensors skipped. */
+ * normalisation, F16/BF16 conversion, unaligned copies, non-finite rejection, integer tensors skipped,
+ * releasing tensors (owned buffers freed, mapped pages dropped). */
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
@@ -272,6 +273,89 @@ static void test_unaligned_f32_copied(void)
     unlink(path);
 }
 
+/* ---- release --------------------------------------------------------------------------------- */
+
+/* Released owned tensors are freed (ASan sees any use or double free); the rest keep their values,
+ * name, shape and digest; hashing or saving a set with a released tensor fails naming it. */
+static void test_release_synthetic(void)
+{
+    ck_weights *w = NULL;
+    ck_error err = {0};
+    float want[21];
+    CU_ASSERT_EQUAL_FATAL(ck_weights_synthetic(&w, SPECS, 4, CK_SYNTH_DEFAULT_SEED, NULL), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_weights_hash(w, NULL), CK_OK);
+    unsigned char sha[32];
+    memcpy(sha, ck_weights_at(w, 1)->sha256, sizeof sha);
+    CU_ASSERT_EQUAL(ck_weights_release(w, 1), CK_OK);
+    CU_ASSERT_EQUAL(ck_weights_release(w, 1), CK_OK); /* again: no-op */
+    const ck_tensor *t = ck_weights_at(w, 1);
+    CU_ASSERT_PTR_NULL(t->data);
+    CU_ASSERT_STRING_EQUAL(t->name, "bert_encoder.weight");
+    CU_ASSERT(t->elements == 4 && t->has_sha256 && memcmp(t->sha256, sha, sizeof sha) == 0);
+    ck_synth_tensor_f32(SPECS[2].name, CK_SYNTH_DEFAULT_SEED, want, 21);
+    CU_ASSERT_EQUAL(memcmp(ck_weights_at(w, 2)->data, want, sizeof want), 0);
+    CU_ASSERT_EQUAL(ck_weights_release(w, 4), CK_E_ARG);
+    CU_ASSERT_EQUAL(ck_weights_release(NULL, 0), CK_E_ARG);
+    CU_ASSERT_EQUAL(ck_weights_hash(w, &err), CK_E_ARG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "\"bert_encoder.weight\""));
+    ck_error_clear(&err);
+    CU_ASSERT_EQUAL(ck_weights_save(w, ck_test_tmp_path("released.safetensors"), &err), CK_E_ARG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "\"bert_encoder.weight\""));
+    CU_ASSERT_EQUAL(access(ck_test_tmp_path("released.safetensors"), F_OK), -1);
+    ck_weights_free(w);
+}
+
+/* Rss in kB of the mapping of this process that contains p (from /proc/self/smaps), or -1. */
+static long mapping_rss_kb(const void *p)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    char line[512];
+    long rss = -1;
+    int inside = 0;
+    while (f != NULL && fgets(line, sizeof line, f) != NULL) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+            inside = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+        } else if (inside && sscanf(line, "Rss: %ld kB", &rss) == 1) {
+            break;
+        }
+    }
+    if (f != NULL) {
+        fclose(f);
+    }
+    return rss;
+}
+
+/* A tensor used in place from the file mapping: loading touched its pages (finiteness check);
+ * releasing drops every whole page inside it from the process, and its neighbour still reads
+ * its own values. */
+static void test_release_drops_mapped_pages(void)
+{
+    enum { BIG = 8192 }; /* 32 KiB: at least 6 whole pages of 4 KiB wherever it starts */
+    static float big[BIG];
+    const float small[3] = {1.5f, -2.0f, 0.25f};
+    for (size_t i = 0; i < BIG; i++) {
+        big[i] = (float)i;
+    }
+    const ck_st_entry e[2] = {{"big", CK_ST_F32, 1, {BIG}, big, NULL, 0},
+                              {"small", CK_ST_F32, 1, {3}, small, NULL, 0}};
+    const char *path = write_file("release.safetensors", e, 2);
+    ck_weights *w = NULL;
+    CU_ASSERT_EQUAL_FATAL(ck_weights_load(&w, path, NULL), CK_OK);
+    const ck_tensor *b = ck_weights_find(w, "big"), *s = ck_weights_find(w, "small");
+    CU_ASSERT_FATAL(b != NULL && s != NULL && b->data[BIG - 1] == (float)(BIG - 1));
+    const void *in_map = b->data;
+    long before = mapping_rss_kb(in_map);
+    CU_ASSERT_EQUAL(ck_weights_release(w, (size_t)(b - ck_weights_at(w, 0))), CK_OK);
+    long after = mapping_rss_kb(in_map);
+    fprintf(stderr, "\n    mapping Rss %ld kB before release, %ld kB after\n", before, after);
+    CU_ASSERT_TRUE(before >= 32 && after >= 0 && after <= before - 24);
+    CU_ASSERT_PTR_NULL(b->data);
+    CU_ASSERT_EQUAL(memcmp(s->data, small, sizeof small), 0);
+    ck_weights_free(w);
+    unlink(path);
+}
+
 static void test_load_missing_file(void)
 {
     expect_load_fails("/nonexistent/w.safetensors", CK_E_IO, "/nonexistent/w.safetensors");
@@ -303,5 +387,7 @@ CK_TEST_MAIN("weights", {"sha256 vectors", test_sha256_vectors}, {"sha256 file",
              {"f16 inf rejected", test_f16_inf_rejected},
              {"integer tensors skipped", test_integer_tensors_skipped},
              {"unaligned f32 copied", test_unaligned_f32_copied},
+             {"release synthetic", test_release_synthetic},
+             {"release drops mapped pages", test_release_drops_mapped_pages},
              {"load missing file", test_load_missing_file},
              {"free accepts null", test_free_accepts_null}, {"cleanup", test_cleanup})
