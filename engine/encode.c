@@ -481,10 +481,12 @@ static void keep_or_discard(session *s, int rc)
 
 /* oneDNN's GEMM mallocs and frees its packing buffers (0.3 to 3 MB) on every matmul. Once glibc
  * has freed one mapped block its dynamic mmap threshold rises to that size, later blocks come
- * from the heaps, and the heaps keep their fragments resident (measured: +28 MB peak RSS on 300
- * corpus lines, growing with the corpus). A fixed threshold gives every block of 256 KiB or more
- * its own mapping, returned to the kernel on free. Its page faults added 1.4 s of system time on
- * those 300 lines at 2 threads, while user time did not rise (45 vs 48 s, within the noise). */
+ * from the heaps, small chunks parked in the per-thread caches split the freed space, and the
+ * heaps grow (measured: +14 to +28 MB peak RSS on 300 corpus lines, growing with the corpus).
+ * A fixed threshold gives every block of 256 KiB or more its own mapping, returned to the kernel
+ * on free. The cost is page faults: +1.0 s system time per 27k tokens at 1 thread (+2-3% wall),
+ * +1.4 s at 2 (docs/memory.md). GLIBC_TUNABLES=glibc.malloc.tcache_count=0 gives the same peak
+ * without them, but tunables are read only when a process starts. */
 static void bound_allocator(void)
 {
 #ifdef __GLIBC__
