@@ -248,6 +248,8 @@ int ck_executor_run(ck_executor *ex, const int32_t *ids, const size_t *offsets, 
     return CK_OK;
 }
 
+/* Linear ops never read their tensors after init: ck_linear_init copies them and keeps no pointer
+ * (linear.h). Should a linear ever use the caller's weights in place, it must count here. */
 int ck_executor_reads_weight(const ck_executor *ex, const ck_tensor *t)
 {
     const ck_circuit *c = ex->circuit;
