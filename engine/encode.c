@@ -479,14 +479,13 @@ static void keep_or_discard(session *s, int rc)
             "to continue\n", ck_output_sequences(s->output), s->opt->output);
 }
 
-/* oneDNN's GEMM mallocs and frees its packing buffers (0.3 to 3 MB) on every matmul. Once glibc
- * has freed one mapped block its dynamic mmap threshold rises to that size, later blocks come
- * from the heaps, small chunks parked in the per-thread caches split the freed space, and the
- * heaps grow (measured: +14 to +28 MB peak RSS on 300 corpus lines, growing with the corpus).
- * A fixed threshold gives every block of 256 KiB or more its own mapping, returned to the kernel
- * on free. The cost is page faults: +1.0 s system time per 27k tokens at 1 thread (+2-3% wall),
- * +1.4 s at 2 (docs/memory.md). GLIBC_TUNABLES=glibc.malloc.tcache_count=0 gives the same peak
- * without them, but tunables are read only when a process starts. */
+/* A library that mallocs and frees blocks of 0.3 to 3 MB on every call (oneDNN's gemm:jit matmul
+ * did, before the tiled linears with user scratchpads) defeats glibc: once it has freed one mapped
+ * block its dynamic mmap threshold rises to that size, later blocks come from the heaps, small
+ * chunks parked in the per-thread caches split the freed space, and the heaps grow with the corpus
+ * (measured then: +14 to +28 MB peak RSS on 300 corpus lines). A fixed threshold gives every block
+ * of 256 KiB or more its own mapping, returned on free. With no such blocks (the tiled linears) it
+ * changes nothing measurable; with them it cost page faults, about 3% of the run (docs/memory.md). */
 static void bound_allocator(void)
 {
 #ifdef __GLIBC__
