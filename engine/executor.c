@@ -125,9 +125,12 @@ static int setup(ck_executor *ex, const ck_weights *w, ck_error *err)
                        ex->plan.arena_bytes, ex->opt.threads, ex->plan.scratch_bytes,
                        ck_status_name(rc));
     }
-    rc = ck_onednn_init(&ex->onednn, ex->opt.threads);
+    /* One oneDNN lane per worker: ck_parallel_for numbers at most CK_PARALLEL_MAX_WORKERS. */
+    _Static_assert(CK_PARALLEL_MAX_WORKERS <= CK_ONEDNN_MAX_LANES, "a lane for every worker");
+    int lanes = ex->opt.threads < CK_PARALLEL_MAX_WORKERS ? ex->opt.threads : CK_PARALLEL_MAX_WORKERS;
+    rc = ck_onednn_init(&ex->onednn, lanes);
     if (rc != CK_OK) {
-        return ck_fail(err, rc, "executor: oneDNN engine with %d lanes: %s", ex->opt.threads,
+        return ck_fail(err, rc, "executor: oneDNN engine with %d lanes: %s", lanes,
                        ck_status_name(rc));
     }
     /* Every worker runs its own rows' matmuls single-threaded (linear.h): made for one thread. */

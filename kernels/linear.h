@@ -14,7 +14,7 @@
  * how rows are split over callers (tests/kernels/test_linear.c proves it for every Kokoro shape). */
 #define CK_LINEAR_TILE_ROWS 256
 
-/* Most lanes one context may have. */
+/* Most lanes one context may have (as many as the scheduler has workers at most). */
 #define CK_ONEDNN_MAX_LANES 256
 
 /* A oneDNN CPU engine (index 0) and `lanes` lanes: lane i is an in-order stream plus a scratchpad,

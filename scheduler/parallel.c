@@ -5,7 +5,7 @@
 
 #include "ck_status.h"
 
-#define CK_MAX_WORKERS 256
+#define CK_MAX_WORKERS CK_PARALLEL_MAX_WORKERS
 
 /* At most CK_MAX_WORKERS, at most one per item, at least one. */
 static int clamp_workers(int workers, size_t items)

@@ -6,6 +6,9 @@
 
 #include <stddef.h>
 
+/* Most workers a parallel call uses: more are clamped to this (worker indices stay below it). */
+#define CK_PARALLEL_MAX_WORKERS 256
+
 /* A slice of work: items [first, first + count) for worker `worker` (0-based, < workers).
  * Returns 0 or a negative CK_E_* code; `ctx` is the caller's. */
 typedef int (*ck_slice_fn)(void *ctx, size_t first, size_t count, int worker);

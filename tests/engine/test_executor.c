@@ -129,6 +129,27 @@ static void test_solo_equals_batched_and_threads(void)
     fprintf(stderr, "\n");
 }
 
+/* More threads than the scheduler has workers (300 > CK_PARALLEL_MAX_WORKERS): the executor still
+ * builds (one oneDNN lane per worker it can have) and gives the one-thread bits. */
+static void test_more_threads_than_workers(void)
+{
+    static int32_t ids[469];
+    static float one_out[469 * O], many_out[469 * O];
+    size_t offsets[6];
+    size_t n = make_batch(ids, offsets);
+    rig one, many;
+    ck_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(rig_init(&one, 1, 1024, 1), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(rig_init(&many, 300, 1024, 1), CK_OK);
+    CU_ASSERT_EQUAL(ck_executor_run(one.ex, ids, offsets, n, one.c.features_buffer, one_out, 469 * O, NULL,
+                                    NULL, &err), CK_OK);
+    CU_ASSERT_EQUAL(ck_executor_run(many.ex, ids, offsets, n, many.c.features_buffer, many_out, 469 * O,
+                                    NULL, NULL, &err), CK_OK);
+    CU_ASSERT_EQUAL(memcmp(one_out, many_out, sizeof one_out), 0);
+    rig_free(&one);
+    rig_free(&many);
+}
+
 static void test_bad_ids_leave_output_untouched(void)
 {
     rig r;
@@ -361,6 +382,7 @@ static void test_fused_gelu_matches_unfused(void)
 }
 
 CK_TEST_MAIN("executor", {"solo, batched, reordered, 1-3 threads: bit-identical", test_solo_equals_batched_and_threads},
+             {"more threads than workers", test_more_threads_than_workers},
              {"bad ids leave output untouched", test_bad_ids_leave_output_untouched},
              {"capacity rejected before any write", test_capacity_rejected_before_any_write},
              {"arena reuse gives fresh results", test_arena_reuse_gives_fresh_results},
