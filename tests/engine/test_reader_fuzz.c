@@ -1,5 +1,5 @@
 /* test_reader_fuzz.c - regressions for crashes the libFuzzer harnesses found in the corpus readers:
- * each replays the minimised input through the public reader and asserts the exact rejection. */
+ * each replays the minimised input through the public reader and asserts the exact outcome. */
 #include <stdio.h>
 
 #include "ck_test.h"
@@ -7,13 +7,14 @@
 
 #if CK_HAVE_ESPEAK
 /* fuzz_reader crash-420a6681: Armenian + IPA schwa + Latin made espeak-ng 1.51 read freed memory
- * in espeak_TextToPhonemes. The text reader now refuses non-Latin code points before espeak-ng. */
+ * in espeak_TextToPhonemes. Non-Latin code points never reach espeak-ng: strict, the line is
+ * refused; otherwise they are dropped (next test). */
 static void test_text_non_latin_rejected_before_espeak(void)
 {
     static const char corpus[] = "ui\xd5\x87\xc9\x99" "c???\r\r?\nhello\n";
     FILE *in = fmemopen((void *)corpus, sizeof corpus - 1, "rb");
     CU_ASSERT_PTR_NOT_NULL_FATAL(in);
-    ck_reader_options o = {CK_FORMAT_TEXT, "en-us", 0, 0, NULL, NULL};
+    ck_reader_options o = {CK_FORMAT_TEXT, "en-us", 1, 0, NULL, NULL};
     ck_reader *r = NULL;
     ck_error err = {0};
     CU_ASSERT_EQUAL_FATAL(ck_reader_open(&r, in, "fz.txt", &o, &err), CK_OK);
@@ -31,13 +32,44 @@ static void test_text_non_latin_rejected_before_espeak(void)
     fclose(in);
 }
 
-/* IPA letters alone (U+0250..U+02AF) are outside Latin too: named with their column. */
+/* The same crash input, not strict: the Armenian and IPA code points are dropped before espeak-ng
+ * (counted, one warning each naming the column) and the line is encoded. */
+static int warnings;
+static void count_warning(void *ctx, const char *message)
+{
+    (void)ctx;
+    warnings += strstr(message, "is outside the Latin script the English text front end reads, "
+                                "dropped") != NULL;
+}
+
+static void test_text_non_latin_dropped_before_espeak(void)
+{
+    static const char corpus[] = "ui\xd5\x87\xc9\x99" "c???\r\r?\n";
+    FILE *in = fmemopen((void *)corpus, sizeof corpus - 1, "rb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(in);
+    ck_reader_options o = {CK_FORMAT_TEXT, "en-us", 0, 0, count_warning, NULL};
+    ck_reader *r = NULL;
+    ck_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(ck_reader_open(&r, in, "fz.txt", &o, &err), CK_OK);
+    ck_sequence *seqs = NULL;
+    size_t n = 0;
+    warnings = 0;
+    CU_ASSERT_EQUAL(ck_reader_next(r, &seqs, &n, &err), 1);
+    CU_ASSERT_EQUAL(n, 1);
+    CU_ASSERT_EQUAL(ck_reader_stats_get(r)->dropped_symbols, 2);
+    CU_ASSERT_EQUAL(warnings, 2);
+    ck_sequences_free(seqs, n);
+    ck_reader_close(r);
+    fclose(in);
+}
+
+/* IPA letters alone (U+0250..U+02AF) are outside Latin too: named with their column (strict). */
 static void test_text_ipa_letter_rejected_with_column(void)
 {
     static const char corpus[] = "  ab \xc9\x99\n";
     FILE *in = fmemopen((void *)corpus, sizeof corpus - 1, "rb");
     CU_ASSERT_PTR_NOT_NULL_FATAL(in);
-    ck_reader_options o = {CK_FORMAT_TEXT, "en-us", 0, 0, NULL, NULL};
+    ck_reader_options o = {CK_FORMAT_TEXT, "en-us", 1, 0, NULL, NULL};
     ck_reader *r = NULL;
     ck_error err = {0};
     CU_ASSERT_EQUAL_FATAL(ck_reader_open(&r, in, "fz.txt", &o, &err), CK_OK);
@@ -51,6 +83,7 @@ static void test_text_ipa_letter_rejected_with_column(void)
 
 CK_TEST_MAIN("reader_fuzz", {"text: non-Latin rejected before espeak-ng",
                              test_text_non_latin_rejected_before_espeak},
+             {"text: non-Latin dropped before espeak-ng", test_text_non_latin_dropped_before_espeak},
              {"text: IPA letter rejected with column", test_text_ipa_letter_rejected_with_column})
 #else
 static void test_no_espeak(void)
