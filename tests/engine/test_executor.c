@@ -91,7 +91,8 @@ static int run_ordered(rig *r, const int32_t *ids, const size_t *offsets, const 
 }
 
 /* Bit-identical features for every sequence whether it is encoded alone or in a batch (in either
- * order), on 1, 2 or 3 threads, with 1024 or 2048 max batch tokens: rows are split over workers
+ * order), on 1, 2, 3 or 300 threads (above CK_PARALLEL_MAX_WORKERS: one oneDNN lane per worker the
+ * scheduler can have), with 1024 or 2048 max batch tokens: rows are split over workers
  * whole, attention pairs too, and the linears' row tiles do not change a row's bits (linear.h). */
 static void test_solo_equals_batched_and_threads(void)
 {
@@ -102,7 +103,8 @@ static void test_solo_equals_batched_and_threads(void)
         int threads;
         size_t max_tokens;
         const int *order;
-    } runs[4] = {{1, 1024, forward}, {2, 1024, forward}, {3, 2048, reverse}, {2, 2048, reverse}};
+    } runs[5] = {{1, 1024, forward}, {2, 1024, forward}, {3, 2048, reverse}, {2, 2048, reverse},
+                 {300, 1024, forward}}; /* 300: more threads than the scheduler has workers */
     size_t offsets[6];
     size_t n = make_batch(ids, offsets);
     rig one;
@@ -115,7 +117,7 @@ static void test_solo_equals_batched_and_threads(void)
                                               one_offsets[1] * O, NULL, NULL, &err), CK_OK);
     }
     rig_free(&one);
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < 5; k++) {
         rig r;
         CU_ASSERT_EQUAL_FATAL(rig_init(&r, runs[k].threads, runs[k].max_tokens, 1), CK_OK);
         CU_ASSERT_EQUAL(run_ordered(&r, ids, offsets, runs[k].order, other), CK_OK);
@@ -127,27 +129,6 @@ static void test_solo_equals_batched_and_threads(void)
         rig_free(&r);
     }
     fprintf(stderr, "\n");
-}
-
-/* More threads than the scheduler has workers (300 > CK_PARALLEL_MAX_WORKERS): the executor still
- * builds (one oneDNN lane per worker it can have) and gives the one-thread bits. */
-static void test_more_threads_than_workers(void)
-{
-    static int32_t ids[469];
-    static float one_out[469 * O], many_out[469 * O];
-    size_t offsets[6];
-    size_t n = make_batch(ids, offsets);
-    rig one, many;
-    ck_error err = {0};
-    CU_ASSERT_EQUAL_FATAL(rig_init(&one, 1, 1024, 1), CK_OK);
-    CU_ASSERT_EQUAL_FATAL(rig_init(&many, 300, 1024, 1), CK_OK);
-    CU_ASSERT_EQUAL(ck_executor_run(one.ex, ids, offsets, n, one.c.features_buffer, one_out, 469 * O, NULL,
-                                    NULL, &err), CK_OK);
-    CU_ASSERT_EQUAL(ck_executor_run(many.ex, ids, offsets, n, many.c.features_buffer, many_out, 469 * O,
-                                    NULL, NULL, &err), CK_OK);
-    CU_ASSERT_EQUAL(memcmp(one_out, many_out, sizeof one_out), 0);
-    rig_free(&one);
-    rig_free(&many);
 }
 
 static void test_bad_ids_leave_output_untouched(void)
@@ -382,7 +363,6 @@ static void test_fused_gelu_matches_unfused(void)
 }
 
 CK_TEST_MAIN("executor", {"solo, batched, reordered, 1-3 threads: bit-identical", test_solo_equals_batched_and_threads},
-             {"more threads than workers", test_more_threads_than_workers},
              {"bad ids leave output untouched", test_bad_ids_leave_output_untouched},
              {"capacity rejected before any write", test_capacity_rejected_before_any_write},
              {"arena reuse gives fresh results", test_arena_reuse_gives_fresh_results},
