@@ -42,8 +42,6 @@ typedef struct {
     ck_batch_span *spans;       /* [window_cap] */
     int32_t *batch_ids;         /* [max_batch_tokens] */
     size_t *batch_offsets;      /* [window_cap + 1] */
-    float *window_out;          /* [window_tokens, cols]: the window's rows in batch order, each
-                                   batch written there by the executor (no per-batch copy) */
     ck_encode_summary *summary;
     unsigned char (*weights_sha)[32]; /* parity: every tensor's SHA-256 before the run */
     size_t total_lines;         /* lines in a regular input file, 0 when unknown */
@@ -107,9 +105,8 @@ static int alloc_buffers(session *s, ck_error *err)
     s->spans = calloc(s->window_cap, sizeof *s->spans);
     s->batch_offsets = calloc(s->window_cap + 1, sizeof *s->batch_offsets);
     s->batch_ids = calloc(t, sizeof *s->batch_ids);
-    s->window_out = calloc(s->window_tokens * s->cols, sizeof *s->window_out);
     if (!s->window || !s->lengths || !s->order || !s->row_of || !s->spans || !s->batch_offsets ||
-        !s->batch_ids || !s->window_out) {
+        !s->batch_ids) {
         return ck_fail(err, CK_E_MEMORY, "encode: out of memory for a window of %zu tokens",
                        s->window_tokens);
     }
@@ -162,7 +159,7 @@ static int prepare(session *s, ck_error *err)
 
 /* One stderr line with what the run holds for its whole length (docs/memory.md): the weights
  * (one copy unless parity keeps the sources beside oneDNN's), the activation and scratch arenas,
- * and the window of output rows kept to write sequences in input order. */
+ * (no output rows are held: each batch's rows go from the arena to their place in the output). */
 static void report_memory(const session *s)
 {
     const double mib = 1024.0 * 1024.0;
@@ -174,10 +171,9 @@ static void report_memory(const session *s)
     }
     size_t arena = ck_executor_arena_bytes(s->executor, &scratch);
     fprintf(stderr, "ckbatch: memory: weights %.1f MiB (%zu of %zu tensors held only as oneDNN's "
-            "copies), activation arena %.1f MiB, scratch %d x %.2f MiB, output window %.1f MiB\n",
+            "copies), activation arena %.1f MiB, scratch %d x %.2f MiB\n",
             (double)weights / mib, released, ck_weights_count(s->weights), (double)arena / mib,
-            s->opt->parity ? 1 : s->opt->threads, (double)scratch / mib,
-            (double)(s->window_tokens * s->cols * sizeof(float)) / mib);
+            s->opt->parity ? 1 : s->opt->threads, (double)scratch / mib);
 }
 
 static void warn_stderr(void *ctx, const char *message)
@@ -295,14 +291,30 @@ static int open_io(session *s, ck_error *err)
     return rc;
 }
 
-/* Runs the batches of the window (longest first), each into the next free rows of window_out,
- * appends every sequence in input order and commits with `next` (the first sequence not in the
- * window) as the resume mark. */
+/* Writes the rows of batch b (left in the arena by the executor) straight to where each of its
+ * sequences lies in the output: row_of[i] rows past the rows already appended. */
+static int put_batch_rows(session *s, const size_t *members, size_t count, ck_error *err)
+{
+    const float *rows = ck_executor_rows(s->executor, s->output_buffer, NULL);
+    int rc = rows != NULL ? CK_OK : ck_fail(err, CK_E_ARG, "encode: the batch left no rows");
+    for (size_t j = 0; rc == CK_OK && j < count; j++) {
+        rc = ck_output_put_rows(s->output, s->row_of[members[j]],
+                                rows + s->batch_offsets[j] * s->cols, s->window[members[j]].n_ids,
+                                err);
+    }
+    return rc;
+}
+
+/* Runs the batches of the window (longest first), writes each batch's rows at their final place in
+ * the output (input order; no rows are held between batches), appends every sequence's record in
+ * input order and commits with `next` (the first sequence not in the window) as the resume mark. */
 static int flush_window(session *s, ck_output_mark next, ck_error *err)
 {
     size_t n_spans = 0, row = 0;
     for (size_t i = 0; i < s->n_window; i++) {
         s->lengths[i] = s->window[i].n_ids;
+        s->row_of[i] = row; /* rows of the window's earlier sequences, in input order */
+        row += s->window[i].n_ids;
     }
     int rc = ck_batch_plan(s->lengths, s->n_window, s->opt->max_batch_tokens, s->order, s->spans,
                            &n_spans);
@@ -313,19 +325,18 @@ static int flush_window(session *s, ck_output_mark next, ck_error *err)
         for (size_t j = 0; j < count; j++) {
             const ck_sequence *q = &s->window[members[j]];
             memcpy(s->batch_ids + s->batch_offsets[j], q->ids, q->n_ids * sizeof *q->ids);
-            s->row_of[members[j]] = row + s->batch_offsets[j];
             s->batch_offsets[j + 1] = s->batch_offsets[j] + q->n_ids;
         }
-        /* window_used <= window_tokens, so the batch's rows fit after the earlier batches' */
         rc = ck_executor_run(s->executor, s->batch_ids, s->batch_offsets, count, s->output_buffer,
-                             s->window_out + row * s->cols, (s->window_tokens - row) * s->cols,
-                             NULL, NULL, err);
-        row += s->batch_offsets[count];
+                             NULL, 0, NULL, NULL, err);
+        if (rc == CK_OK) {
+            rc = put_batch_rows(s, members, count, err);
+        }
     }
     for (size_t i = 0; rc == CK_OK && i < s->n_window; i++) {
         const ck_sequence *q = &s->window[i];
-        rc = ck_output_append(s->output, s->window_out + s->row_of[i] * s->cols, q->n_ids, q->line,
-                              q->chunk, q->chunks, q->phonemes, err);
+        rc = ck_output_append(s->output, NULL, q->n_ids, q->line, q->chunk, q->chunks, q->phonemes,
+                              err);
     }
     for (size_t i = 0; i < s->n_window; i++) {
         free(s->window[i].ids);
@@ -455,7 +466,6 @@ static void release(session *s)
     free(s->spans);
     free(s->batch_offsets);
     free(s->batch_ids);
-    free(s->window_out);
     free(s->weights_sha);
     ck_output_free(s->output);
     ck_reader_close(s->reader);

@@ -158,6 +158,7 @@ int ck_executor_init(ck_executor **out, const ck_circuit *c, const ck_weights *w
     }
     ex->circuit = c;
     ex->opt = *opt;
+    ex->output_ready = -1;
     int rc = setup(ex, w, err);
     if (rc != CK_OK) {
         ck_executor_free(ex);
@@ -169,7 +170,8 @@ int ck_executor_init(ck_executor **out, const ck_circuit *c, const ck_weights *w
 
 /* Everything a batch can get wrong, checked before the first op writes anything. */
 static int check_batch(const ck_executor *ex, const int32_t *ids, const size_t *offsets,
-                       size_t n_seqs, int output_buffer, size_t out_count, ck_error *err)
+                       size_t n_seqs, int output_buffer, int has_out, size_t out_count,
+                       ck_error *err)
 {
     const ck_circuit *c = ex->circuit;
     if (ids == NULL || offsets == NULL || n_seqs == 0 || offsets[0] != 0 || output_buffer < 0 ||
@@ -191,7 +193,7 @@ static int check_batch(const ck_executor *ex, const int32_t *ids, const size_t *
                            t, (int)ids[t], vocab - 1);
         }
     }
-    if (out_count / c->buffers[output_buffer].cols < tokens) {
+    if (has_out && out_count / c->buffers[output_buffer].cols < tokens) {
         return ck_fail(err, CK_E_SIZE, "batch: output holds %zu floats, %zu tokens need %zu",
                        out_count, tokens, tokens * c->buffers[output_buffer].cols);
     }
@@ -216,10 +218,11 @@ int ck_executor_run(ck_executor *ex, const int32_t *ids, const size_t *offsets, 
                     int output_buffer, float *out, size_t out_count, ck_capture_fn capture,
                     void *capture_ctx, ck_error *err)
 {
-    if (ex == NULL || out == NULL) {
-        return ck_fail(err, CK_E_ARG, "batch: null executor or output");
+    if (ex == NULL) {
+        return ck_fail(err, CK_E_ARG, "batch: null executor");
     }
-    int rc = check_batch(ex, ids, offsets, n_seqs, output_buffer, out_count, err);
+    ex->output_ready = -1;
+    int rc = check_batch(ex, ids, offsets, n_seqs, output_buffer, out != NULL, out_count, err);
     if (rc != CK_OK) {
         return rc;
     }
@@ -246,9 +249,23 @@ int ck_executor_run(ck_executor *ex, const int32_t *ids, const size_t *offsets, 
         return ck_fail(err, CK_E_NONFINITE, "%s: output \"%s\" holds NaN or Inf (overflow)",
                        c->path, c->buffers[output_buffer].name);
     }
-    memcpy(out, ck_exec_buffer(ex, output_buffer),
-           ex->tokens * c->buffers[output_buffer].cols * sizeof(float));
+    ex->output_ready = output_buffer;
+    if (out != NULL) {
+        memcpy(out, ck_exec_buffer(ex, output_buffer),
+               ex->tokens * c->buffers[output_buffer].cols * sizeof(float));
+    }
     return CK_OK;
+}
+
+const float *ck_executor_rows(const ck_executor *ex, int buffer, size_t *tokens)
+{
+    if (ex == NULL || buffer < 0 || buffer != ex->output_ready) {
+        return NULL;
+    }
+    if (tokens != NULL) {
+        *tokens = ex->tokens;
+    }
+    return ck_exec_buffer(ex, buffer);
 }
 
 /* Linear ops never read their tensors after init: ck_linear_init copies them and keeps no pointer

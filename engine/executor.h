@@ -39,13 +39,19 @@ int ck_executor_init(ck_executor **out, const ck_circuit *c, const ck_weights *w
 
 /* Runs one packed batch: ids[offsets[S]] holds S sequences back to back, each [0, ..., 0] as the
  * reader makes them; offsets[S+1] ascending, offsets[0] = 0. Copies the rows of `output_buffer`
- * (the circuit's features or hidden buffer) into out[offsets[S], cols] (row stride cols).
+ * (the circuit's features or hidden buffer) into out[offsets[S], cols] (row stride cols); out may
+ * be NULL (out_count ignored): the rows then stay in the arena for ck_executor_rows.
  * capture (may be NULL) sees every checkpoint. Checks ids (CK_E_RANGE), lengths and capacity
  * (CK_E_SIZE) before any op runs, and the output rows for NaN/Inf (CK_E_NONFINITE) before copying
  * them; on error out is untouched. */
 int ck_executor_run(ck_executor *ex, const int32_t *ids, const size_t *offsets, size_t n_seqs,
                     int output_buffer, float *out, size_t out_count, ck_capture_fn capture,
                     void *capture_ctx, ck_error *err);
+
+/* The rows [*tokens, cols] f32 of `buffer` that the last successful ck_executor_run checked as its
+ * output_buffer, in the arena (no copy); valid until the next run or free. NULL when the last run
+ * failed or named another buffer. tokens may be NULL. */
+const float *ck_executor_rows(const ck_executor *ex, int buffer, size_t *tokens);
 
 /* 1 when running batches reads t's values: t is bound to a weight that a non-linear op uses (the
  * embedding tables, LayerNorm gamma and beta). 0 when only linears use t (init copied it into

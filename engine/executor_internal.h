@@ -23,6 +23,7 @@ struct ck_executor {
     ck_arenas arenas;
     size_t vocab;               /* rows of the word table: ids must be below it */
     size_t tokens;              /* T of the batch being run */
+    int output_ready;           /* buffer whose rows the last successful run checked, -1 if none */
     const size_t *offsets;      /* [n_seqs + 1] of the batch being run */
     size_t n_seqs;
 };

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include "output_internal.h"
@@ -149,12 +150,58 @@ static int journal_failed(ck_output *o, int rc, size_t j, ck_error *err)
                    o->j[j].path, strerror(errno));
 }
 
+/* Writes n bytes at byte offset `at` of the rows journal (pwrite: the rows journal is never written
+ * through its FILE buffer, so placed rows and appended rows cannot interleave in stdio). 0 or -1. */
+static int put_bytes_at(ck_journal *jr, const void *bytes, size_t n, size_t at)
+{
+    const unsigned char *p = bytes;
+    while (n > 0) {
+        ssize_t w = pwrite(fileno(jr->f), p, n, (off_t)at);
+        if (w < 0 && errno == EINTR) {
+            continue;
+        }
+        if (w <= 0) {
+            if (w == 0) {
+                errno = ENOSPC;
+            }
+            return -1;
+        }
+        p += w;
+        at += (size_t)w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+int ck_output_put_rows(ck_output *o, size_t ahead, const float *rows, size_t tokens, ck_error *err)
+{
+    size_t row_bytes = o->cols * sizeof(float);
+    if (rows == NULL && tokens > 0) {
+        return ck_fail(err, CK_E_ARG, "%s: null rows", o->path);
+    }
+    if (put_bytes_at(&o->j[CK_J_ROWS], rows, tokens * row_bytes,
+                     (o->tokens + ahead) * row_bytes) != 0) {
+        return journal_failed(o, CK_E_IO, CK_J_ROWS, err);
+    }
+    if (o->tokens + ahead + tokens > o->placed) {
+        o->placed = o->tokens + ahead + tokens;
+    }
+    return CK_OK;
+}
+
 int ck_output_append(ck_output *o, const float *rows, size_t tokens, size_t line, size_t chunk,
                      size_t chunks, const char *phonemes, ck_error *err)
 {
     ck_journal *r = &o->j[CK_J_ROWS];
-    if (fwrite(rows, sizeof(float) * o->cols, tokens, r->f) != tokens) {
-        return journal_failed(o, CK_E_IO, CK_J_ROWS, err);
+    if (rows != NULL) {
+        int rc = ck_output_put_rows(o, 0, rows, tokens, err);
+        if (rc != CK_OK) {
+            return rc;
+        }
+    } else if (o->tokens + tokens > o->placed) {
+        return ck_fail(err, CK_E_ARG, "%s: sequence of line %zu appended without rows, but only "
+                       "%zu of its %zu rows were put", o->path, line,
+                       o->placed > o->tokens ? o->placed - o->tokens : 0, tokens);
     }
     r->bytes += tokens * o->cols * sizeof(float);
     if (put_offset(&o->j[CK_J_OFFSETS], (uint64_t)(o->tokens + tokens)) != 0) {

@@ -56,9 +56,18 @@ typedef struct {
 int ck_output_open(ck_output **out, const char *path, size_t cols, const ck_output_identity *id,
                    int resume, ck_output_mark *mark, ck_error *err);
 
-/* Appends one sequence: rows [tokens, cols] f32, its offset, and its "sequences" record (source
- * line, chunk index, chunks of that line, phoneme string). Not durable until ck_output_commit.
- * Errors: CK_E_IO (write failed, e.g. disk full), CK_E_MEMORY. */
+/* Writes rows [tokens, cols] f32 into the rows journal `ahead` rows past the rows appended so far,
+ * for sequences appended later with rows NULL: a caller that computes sequences out of input order
+ * writes each where it will lie, and holds no rows in memory. Not durable until the sequences are
+ * appended and committed (a resumed run truncates what no record names).
+ * Errors: CK_E_ARG (rows NULL), CK_E_IO (write failed, e.g. disk full). */
+int ck_output_put_rows(ck_output *o, size_t ahead, const float *rows, size_t tokens, ck_error *err);
+
+/* Appends one sequence: rows [tokens, cols] f32 (or NULL: rows already written by
+ * ck_output_put_rows), its offset, and its "sequences" record (source line, chunk index, chunks of
+ * that line, phoneme string). Not durable until ck_output_commit.
+ * Errors: CK_E_ARG (rows NULL but not all its rows were put), CK_E_IO (write failed, e.g. disk
+ * full), CK_E_MEMORY. */
 int ck_output_append(ck_output *o, const float *rows, size_t tokens, size_t line, size_t chunk,
                      size_t chunks, const char *phonemes, ck_error *err);
 

@@ -16,7 +16,7 @@ enum { CK_J_ROWS, CK_J_SEQS, CK_J_SKIPPED, CK_J_OFFSETS, CK_J_COUNT };
 
 typedef struct {
     char *path;
-    FILE *f;        /* w+b (fresh) or r+b (resume), positioned at the end */
+    FILE *f;        /* w+b (fresh) or r+b (resume); the rows journal is written only with pwrite */
     size_t bytes;   /* appended so far, committed or not */
 } ck_journal;
 
@@ -30,6 +30,7 @@ struct ck_output {
     ck_journal j[CK_J_COUNT];
     size_t cols;
     size_t n_seqs, tokens, commits;
+    size_t placed;              /* rows [0, placed) of the rows journal are written (put or appended) */
     size_t last_skip_line;      /* highest line given to ck_output_skip by this run, 0 if none */
     cJSON *identity;            /* the record's "identity" object for this run */
     char *meta_keys[CK_OUTPUT_MAX_META];

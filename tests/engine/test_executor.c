@@ -186,6 +186,32 @@ static void test_arena_reuse_gives_fresh_results(void)
     rig_free(&r);
 }
 
+/* out NULL leaves the rows in the arena: ck_executor_rows gives the same bytes a copy gets, for the
+ * named buffer only, and nothing after a failed run. */
+static void test_rows_left_in_the_arena(void)
+{
+    rig r;
+    ck_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(rig_init(&r, 2, 512, 1), CK_OK);
+    const int32_t a[] = {0, 50, 83, 156, 0, 0, 7, 0}, bad[] = {0, 178, 0};
+    size_t offsets[3] = {0, 5, 8}, bad_offsets[2] = {0, 3}, tokens = 0;
+    static float fa[8 * O];
+    CU_ASSERT_PTR_NULL(ck_executor_rows(r.ex, r.c.features_buffer, NULL));
+    CU_ASSERT_EQUAL_FATAL(ck_executor_run(r.ex, a, offsets, 2, r.c.features_buffer, fa, 8 * O, NULL,
+                                          NULL, &err), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_executor_run(r.ex, a, offsets, 2, r.c.features_buffer, NULL, 0, NULL,
+                                          NULL, &err), CK_OK);
+    const float *rows = ck_executor_rows(r.ex, r.c.features_buffer, &tokens);
+    CU_ASSERT_FATAL(rows != NULL);
+    CU_ASSERT_EQUAL(tokens, 8);
+    CU_ASSERT_EQUAL(memcmp(rows, fa, sizeof fa), 0);
+    CU_ASSERT_PTR_NULL(ck_executor_rows(r.ex, r.c.hidden_buffer, NULL));
+    CU_ASSERT_EQUAL(ck_executor_run(r.ex, bad, bad_offsets, 1, r.c.features_buffer, NULL, 0, NULL,
+                                    NULL, &err), CK_E_RANGE);
+    CU_ASSERT_PTR_NULL(ck_executor_rows(r.ex, r.c.features_buffer, NULL));
+    rig_free(&r);
+}
+
 /* Only the 9 embedding and LayerNorm tensors are read by batches; the 16 linear weights and biases
  * live in oneDNN's copies, so releasing their sources (as a normal run does) changes no bit, in
  * the fused and the unfused circuit. A tensor of another set is not the executor's. */
@@ -366,6 +392,7 @@ CK_TEST_MAIN("executor", {"solo, batched, reordered, 1-3 threads: bit-identical"
              {"bad ids leave output untouched", test_bad_ids_leave_output_untouched},
              {"capacity rejected before any write", test_capacity_rejected_before_any_write},
              {"arena reuse gives fresh results", test_arena_reuse_gives_fresh_results},
+             {"rows left in the arena", test_rows_left_in_the_arena},
              {"missing and misshaped weights", test_missing_and_misshaped_weights},
              {"overflow caught before copy-out", test_overflow_caught_before_copy_out},
              {"fused GELU matches unfused", test_fused_gelu_matches_unfused},

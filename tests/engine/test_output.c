@@ -1,7 +1,8 @@
 /* test_output.c - the features file written by engine/output.c: the sequences, skipped and offsets
  * tensors read back to exactly what was appended, the header and the progress record stay the same
  * size whatever the number of sequences and skipped lines, resume keeps only what was committed,
- * and damaged journals or a skip after the mark are rejected naming the field. */
+ * rows put out of order land in input order, and damaged journals or a skip after the mark are
+ * rejected naming the field. */
 #include <cjson/cJSON.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -273,6 +274,67 @@ static void test_resume_keeps_only_the_commit(void)
     unlink(path);
 }
 
+/* Puts the rows of sequences first .. first+n-1 last to first, each at its input-order place past
+ * the appended rows, then appends their records in input order with rows NULL. */
+static int put_range_reversed(ck_output *o, size_t first, size_t n)
+{
+    float rows[5 * COLS];
+    char ph[64];
+    ck_error err = {0};
+    size_t ahead[64];
+    CU_ASSERT_FATAL(n <= 64);
+    for (size_t i = 0, a = 0; i < n; a += tokens_of(first + i), i++) {
+        ahead[i] = a;
+    }
+    for (size_t k = n; k-- > 0;) {
+        size_t i = first + k;
+        for (size_t t = 0; t < tokens_of(i); t++) {
+            for (size_t c = 0; c < COLS; c++) {
+                rows[t * COLS + c] = value_of(i, t, c);
+            }
+        }
+        if (ck_output_put_rows(o, ahead[k], rows, tokens_of(i), &err) != CK_OK) {
+            return -1;
+        }
+    }
+    for (size_t i = first; i < first + n; i++) {
+        phonemes_of(i, ph, sizeof ph);
+        if (ck_output_append(o, NULL, tokens_of(i), i + 1, 0, 1, ph, &err) != CK_OK) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Rows put out of order (as the encoder writes batches sorted by length) land in input order; an
+ * append without its rows is refused; rows put but never appended are gone after a resume. */
+static void test_rows_put_out_of_order(void)
+{
+    ck_output_mark mark;
+    ck_error err = {0};
+    const char *path = tmp("placed.st");
+    ck_output *o = open_out(path, 0, &mark);
+    CU_ASSERT_FATAL(o != NULL);
+    CU_ASSERT_EQUAL_FATAL(put_range_reversed(o, 0, 30), 0);
+    CU_ASSERT_EQUAL_FATAL(ck_output_commit(o, (ck_output_mark){31, 0}, NULL), CK_OK);
+    CU_ASSERT_EQUAL(ck_output_append(o, NULL, 1, 31, 0, 1, "x", &err), CK_E_ARG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "line 31"));
+    CU_ASSERT_EQUAL(ck_output_put_rows(o, 0, NULL, 1, &err), CK_E_ARG);
+    float junk[5 * COLS] = {0};
+    CU_ASSERT_EQUAL_FATAL(ck_output_put_rows(o, 40, junk, 5, &err), CK_OK); /* never appended */
+    ck_output_free(o);
+
+    o = open_out(path, 1, &mark);
+    CU_ASSERT_FATAL(o != NULL);
+    CU_ASSERT(mark.line == 31 && ck_output_sequences(o) == 30);
+    CU_ASSERT_EQUAL_FATAL(put_range_reversed(o, 30, 20), 0);
+    CU_ASSERT_EQUAL_FATAL(append_range(o, 50, 10), 0);
+    CU_ASSERT_EQUAL_FATAL(ck_output_finish(o, NULL), CK_OK);
+    ck_output_free(o);
+    check_file(path, 60, 0);
+    unlink(path);
+}
+
 /* Commits 10 sequences and 3 skipped lines, then damages the partial file PATH`suffix` (cut to
  * keep_bytes unless negative; its last bytes overwritten with `tail` unless NULL) and expects resume
  * to fail with `code` and a message containing `what`. */
@@ -355,6 +417,7 @@ CK_TEST_MAIN("output",
              {"header and record do not grow", test_header_and_record_do_not_grow},
              {"empty run", test_empty_run},
              {"resume keeps only the commit", test_resume_keeps_only_the_commit},
+             {"rows put out of order", test_rows_put_out_of_order},
              {"resume rejects short journals", test_resume_rejects_short_journals},
              {"resume rejects inconsistent journals", test_resume_rejects_inconsistent_journals},
              {"commit rejects skip after mark", test_commit_rejects_skip_after_mark},
