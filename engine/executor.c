@@ -114,7 +114,8 @@ static int setup(ck_executor *ex, const ck_weights *w, ck_error *err)
             return rc;
         }
     }
-    ck_plan_limits limits = {ex->opt.max_batch_tokens, ex->opt.max_seq_len, ex->opt.threads};
+    ck_plan_limits limits = {ex->opt.max_batch_tokens, ex->opt.max_seq_len, ex->opt.threads,
+                             CK_LINEAR_ROW_BLOCK};
     int rc = ck_plan_build(&ex->plan, c, &limits, err);
     if (rc != CK_OK) {
         return rc;

@@ -1,5 +1,7 @@
 /* executor_ops.c - one dispatch per op kind: slices rows or (sequence, head) pairs over workers
  * through the scheduler and calls the same kernel a single thread would. No I/O, no allocation. */
+#include <string.h>
+
 #include "attention.h"
 #include "ck_check.h"
 #include "embedding_three_table_layer_norm.h"
@@ -92,19 +94,33 @@ static int attention_pairs(void *ctx, size_t first, size_t count, int worker)
     return CK_OK;
 }
 
-/* Each worker multiplies its own contiguous rows on its own oneDNN lane, single-threaded (M =
- * its rows, in tiles); into the op's output or, when fused, into the output of the gelu_new it
- * absorbed. A row's bits do not depend on which worker or tile computes it (linear.h). */
-static int linear_rows(void *ctx, size_t first, size_t count, int worker)
+/* Each worker multiplies its own contiguous blocks of CK_LINEAR_ROW_BLOCK rows on its own oneDNN
+ * lane, single-threaded (M = its rows, in full tiles); into the op's output or, when fused, into
+ * the output of the gelu_new it absorbed. The last block may run past the batch's last token into
+ * the rows the planner added (plan row_block; zeroed by linear_op): those results are never read.
+ * A row's bits do not depend on which worker or tile computes it (linear.h). */
+static int linear_blocks(void *ctx, size_t first, size_t count, int worker)
 {
     const op_ctx *c = ctx;
     const ck_executor *ex = c->ex;
     size_t i = (size_t)(c->op - ex->circuit->ops);
     int y = ex->op_output[i];
     size_t in = cols_of(c, c->op->inputs[0]), out = cols_of(c, y);
-    return ck_linear_forward_f32(ex->op_linear[i], worker, in_f32(c, 0) + first * in, count * in, in,
-                                 (float *)ck_exec_buffer(ex, y) + first * out, count * out, out,
-                                 count);
+    size_t row = first * CK_LINEAR_ROW_BLOCK, rows = count * CK_LINEAR_ROW_BLOCK;
+    return ck_linear_forward_f32(ex->op_linear[i], worker, in_f32(c, 0) + row * in, rows * in, in,
+                                 (float *)ck_exec_buffer(ex, y) + row * out, rows * out, out, rows);
+}
+
+/* Zeroes the input rows between the last token and the end of its block (so the padding rows a
+ * linear computes are defined and finite), then runs the blocks over the workers. */
+static int linear_op(op_ctx *c)
+{
+    const ck_executor *ex = c->ex;
+    size_t blocks = (ex->tokens + CK_LINEAR_ROW_BLOCK - 1) / CK_LINEAR_ROW_BLOCK;
+    size_t pad = blocks * CK_LINEAR_ROW_BLOCK - ex->tokens, in = cols_of(c, c->op->inputs[0]);
+    float *x = ck_exec_buffer(ex, c->op->inputs[0]);
+    memset(x + ex->tokens * in, 0, pad * in * sizeof(float));
+    return ck_parallel_for(blocks, ex->opt.threads, linear_blocks, c);
 }
 
 typedef struct {
@@ -134,7 +150,7 @@ int ck_exec_op(ck_executor *ex, const ck_op *op)
     case CK_OP_EMBEDDING_THREE_TABLE_LAYER_NORM:
         return ck_parallel_for(ex->tokens, workers, embedding_rows, &ctx);
     case CK_OP_LINEAR:
-        return ck_parallel_for(ex->tokens, workers, linear_rows, &ctx);
+        return linear_op(&ctx);
     case CK_OP_ATTENTION:
         return ck_parallel_for_interleaved(ex->n_seqs * op->heads, workers, attention_pairs, &ctx);
     case CK_OP_RESIDUAL_LAYER_NORM:

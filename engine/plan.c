@@ -36,6 +36,15 @@ static int align_arena(size_t n, size_t *out)
     return rc;
 }
 
+size_t ck_plan_rows(const ck_plan *plan)
+{
+    size_t t = plan->limits.max_tokens, block = plan->limits.row_block;
+    if (block <= 1 || t % block == 0) {
+        return t;
+    }
+    return t <= SIZE_MAX - block ? t + (block - t % block) : SIZE_MAX; /* SIZE_MAX: overflow below */
+}
+
 /* Bytes of a [rows, cols] buffer of 4-byte elements (f32 and i32 alike), rounded up to 64. */
 static int buffer_bytes(size_t rows, size_t cols, size_t *bytes)
 {
@@ -142,7 +151,7 @@ static int size_plan(ck_plan *p, const ck_circuit *c, ck_error *err)
 {
     size_t total = 0, floats = 0;
     for (size_t b = 0; b < c->n_buffers; b++) {
-        if (buffer_bytes(p->limits.max_tokens, c->buffers[b].cols, &p->bytes[b]) != CK_OK ||
+        if (buffer_bytes(ck_plan_rows(p), c->buffers[b].cols, &p->bytes[b]) != CK_OK ||
             add_size(total, p->bytes[b], &total) != CK_OK) {
             return ck_fail(err, CK_E_SIZE, "plan: buffer \"%s\": %zu tokens x %zu cols overflows",
                            c->buffers[b].name, p->limits.max_tokens, c->buffers[b].cols);
@@ -202,7 +211,7 @@ done:
     return rc;
 }
 
-/* One buffer: aligned, large enough for max_tokens rows, inside the arena. */
+/* One buffer: aligned, large enough for ck_plan_rows rows, inside the arena. */
 static int validate_buffer(const ck_plan *plan, const ck_circuit *c, size_t b, ck_error *err)
 {
     const char *name = c->buffers[b].name;
@@ -211,7 +220,7 @@ static int validate_buffer(const ck_plan *plan, const ck_circuit *c, size_t b, c
         return ck_fail(err, CK_E_SIZE, "plan: buffer \"%s\": offset %zu not %d-byte aligned", name,
                        plan->offsets[b], CK_ARENA_ALIGN);
     }
-    if (buffer_bytes(plan->limits.max_tokens, c->buffers[b].cols, &need) != CK_OK ||
+    if (buffer_bytes(ck_plan_rows(plan), c->buffers[b].cols, &need) != CK_OK ||
         plan->bytes[b] < need) {
         return ck_fail(err, CK_E_SIZE, "plan: buffer \"%s\": %zu bytes, %zu tokens need %zu", name,
                        plan->bytes[b], plan->limits.max_tokens, need);

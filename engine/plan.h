@@ -16,12 +16,15 @@ typedef struct {
     size_t max_tokens;   /* T: tokens in the largest packed batch */
     size_t max_seq_len;  /* longest sequence (<= circuit max_positions) */
     int threads;         /* workers, each with its own scratch arena */
+    size_t row_block;    /* buffers hold max_tokens rounded up to a multiple of row_block rows, so
+                            an op may compute whole blocks past a batch's last token (the linears:
+                            CK_LINEAR_ROW_BLOCK); 0 or 1: exactly max_tokens rows */
 } ck_plan_limits;
 
 typedef struct {
     size_t n_buffers;
     size_t *offsets;      /* [n_buffers] byte offset in the activation arena, multiple of 64 */
-    size_t *bytes;        /* [n_buffers] capacity in bytes at max_tokens */
+    size_t *bytes;        /* [n_buffers] capacity in bytes at ck_plan_rows rows */
     size_t n_ops;         /* unrolled ops of the circuit */
     unsigned char *live;  /* [n_ops, n_buffers]: 1 when buffer b holds a value needed at op i (it
                              is read or written there, or read later before being written again);
@@ -44,6 +47,9 @@ int ck_plan_validate(const ck_plan *plan, const ck_circuit *c, ck_error *err);
  * max_tokens. Returns CK_E_SIZE (nothing written) otherwise. */
 int ck_plan_check_arena(const ck_plan *plan, const void *arena, size_t arena_bytes, size_t tokens,
                         ck_error *err);
+
+/* Rows every buffer holds: limits.max_tokens rounded up to a multiple of limits.row_block. */
+size_t ck_plan_rows(const ck_plan *plan);
 
 /* 1 when buffers a and b are both live at some op (they must not share bytes). */
 int ck_plan_conflict(const ck_plan *plan, size_t a, size_t b, size_t *at_op);

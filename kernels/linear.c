@@ -8,8 +8,14 @@
 
 #include "ck_check.h"
 
-/* Tile j has CK_LINEAR_TILE_ROWS >> j rows: 256, 128, ..., 1. */
-#define TILE_KINDS 9
+/* Rows of tile j: CK_LINEAR_TILE_ROWS down to CK_LINEAR_ROW_BLOCK by halves, then single rows (for
+ * strided rows and for the remainder of a count that is not a multiple of CK_LINEAR_ROW_BLOCK).
+ * No tiles of 2..8 rows: each such tile streams the whole weight matrix for a few rows, and every
+ * primitive holds about 60 KiB of oneDNN state; callers pad their counts instead (linear.h). */
+static const int64_t TILE_ROWS[] = {CK_LINEAR_TILE_ROWS, 128, 64, 32, CK_LINEAR_ROW_BLOCK, 1};
+#define TILE_KINDS ((int)(sizeof TILE_ROWS / sizeof TILE_ROWS[0]))
+_Static_assert(CK_LINEAR_TILE_ROWS == 256 && CK_LINEAR_ROW_BLOCK == 16,
+               "TILE_ROWS lists the halvings from CK_LINEAR_TILE_ROWS to CK_LINEAR_ROW_BLOCK");
 
 struct ck_onednn {
     dnnl_engine_t engine;
@@ -23,7 +29,7 @@ struct ck_linear {
     ck_onednn *ctx;
     size_t in, out;                       /* K, N */
     ck_linear_activation activation;
-    dnnl_primitive_t prim[TILE_KINDS];    /* matmul of exactly CK_LINEAR_TILE_ROWS >> j dense rows */
+    dnnl_primitive_t prim[TILE_KINDS];    /* matmul of exactly TILE_ROWS[j] dense rows */
     dnnl_memory_t weights;                /* [K,N] in the layout every tile primitive asked for */
     dnnl_memory_t bias;                   /* [1,N] oneDNN-owned copy, or NULL */
 };
@@ -221,13 +227,13 @@ done:
     return rc;
 }
 
-/* Creates the tile primitive j (exactly CK_LINEAR_TILE_ROWS >> j dense rows, weights "any") and
+/* Creates the tile primitive j (exactly TILE_ROWS[j] dense rows, weights "any") and
  * returns its weights layout in *w_md; reserves the scratchpad it needs on every lane. */
 static int build_tile(ck_linear *lin, int j, const dnnl_primitive_attr_t attr, int with_bias,
                       dnnl_memory_desc_t *w_md)
 {
     int rc = 0;
-    const int64_t k = (int64_t)lin->in, n = (int64_t)lin->out, m = CK_LINEAR_TILE_ROWS >> j;
+    const int64_t k = (int64_t)lin->in, n = (int64_t)lin->out, m = TILE_ROWS[j];
     const dnnl_dims_t wdims = {k, n};
     dnnl_memory_desc_t src_md, dst_md, w_any, b_md;
     dnnl_matmul_desc_t desc;
@@ -345,11 +351,11 @@ void ck_linear_free(ck_linear *lin)
     free(lin);
 }
 
-/* One tile: m = CK_LINEAR_TILE_ROWS >> j rows, dense, on `lane`. */
+/* One tile: m = TILE_ROWS[j] rows, dense, on `lane`. */
 static int run_tile(const ck_linear *lin, int lane, int j, const float *x, float *y)
 {
     int rc = 0;
-    const int64_t m = CK_LINEAR_TILE_ROWS >> j;
+    const int64_t m = TILE_ROWS[j];
     dnnl_memory_desc_t src_md, dst_md;
     dnnl_memory_t src = NULL, dst = NULL;
     const ck_onednn *ctx = lin->ctx;
@@ -392,11 +398,11 @@ int ck_linear_forward_f32(ck_linear *lin, int lane, const float *x, size_t x_cou
     for (size_t done = 0; rc == 0 && done < rows;) {
         /* The largest tile that fits what is left; strided rows go one at a time. */
         int j = dense ? 0 : TILE_KINDS - 1;
-        while ((size_t)(CK_LINEAR_TILE_ROWS >> j) > rows - done) {
+        while ((size_t)TILE_ROWS[j] > rows - done) {
             j++;
         }
         rc = run_tile(lin, lane, j, x + done * x_stride, y + done * y_stride);
-        done += (size_t)(CK_LINEAR_TILE_ROWS >> j);
+        done += (size_t)TILE_ROWS[j];
     }
     return rc;
 }

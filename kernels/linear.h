@@ -7,12 +7,19 @@
 /* Legend: T rows (tokens of the packed batch), K in_features, N out_features.
  * Shapes used by Kokoro: 128->768, 768->768 (q, k, v, dense), 768->2048, 2048->768, 768->512. */
 
-/* Rows of the largest matmul tile. A forward call covers its rows with tiles of 256, 128, ..., 1
- * rows (largest first), each a primitive of fixed shape made at init. oneDNN 2.6 picks its brgemm
- * kernel for these (brg:avx512_core here), whose K order does not depend on M: a row's result is
- * the same bits whichever tile computes it, so features do not depend on batch composition or on
- * how rows are split over callers (tests/kernels/test_linear.c proves it for every Kokoro shape). */
+/* Rows of the largest matmul tile. A forward call covers its rows with tiles of 256, 128, 64, 32
+ * and 16 rows (largest first) and what is left one row at a time, each tile a primitive of fixed
+ * shape made at init. oneDNN 2.6 picks its brgemm kernel for these (brg:avx512_core here), whose K
+ * order does not depend on M: a row's result is the same bits whichever tile computes it, so
+ * features do not depend on batch composition or on how rows are split over callers
+ * (tests/kernels/test_linear.c proves it for every Kokoro shape). */
 #define CK_LINEAR_TILE_ROWS 256
+
+/* Rows of the smallest multi-row tile. A dense row count that is a multiple of it runs in full
+ * tiles only; callers that own their buffers round their counts up to it (the executor computes up
+ * to 15 padding rows rather than leave 1-15 rows to single-row tiles, each of which streams the
+ * whole weight matrix). */
+#define CK_LINEAR_ROW_BLOCK 16
 
 /* Most lanes one context may have (as many as the scheduler has workers at most). */
 #define CK_ONEDNN_MAX_LANES 256
@@ -64,7 +71,8 @@ int ck_linear_init_activation(ck_linear **out, ck_onednn *ctx, const float *weig
 /* y[t, n] = sum_k x[t, k] W[n, k] + b[n] for t < rows (torch.nn.functional.linear), on `lane`.
  * x [T,K] row stride x_stride >= K; y [T,N] row stride y_stride >= N (oneDNN writes only columns
  * [0, N): pad columns stay untouched). Dense rows (strides K and N) go in tiles of up to
- * CK_LINEAR_TILE_ROWS; strided rows one at a time (same bits, slower). FP32 in and out; accumulation
+ * CK_LINEAR_TILE_ROWS rows, the last rows % CK_LINEAR_ROW_BLOCK one at a time; strided rows one at
+ * a time (same bits, slower). FP32 in and out; accumulation
  * order and blocking are oneDNN's (f32 brgemm, FMA): not bit-comparable with ck_linear_ref_f32, but
  * a row's bits depend only on that row of x. rows == 0 is a no-op returning CK_OK.
  * Errors, before the first write (y untouched): CK_E_ARG (lin, x or y null when rows > 0, lane

@@ -17,7 +17,7 @@ static ck_plan plan;
 static int build(const char *rel, size_t max_tokens, size_t max_seq_len)
 {
     ck_error err = {0};
-    const ck_plan_limits limits = {max_tokens, max_seq_len, 2};
+    const ck_plan_limits limits = {max_tokens, max_seq_len, 2, 0};
     if (ck_circuit_load(&circuit, ck_test_path(rel), &err) != CK_OK ||
         ck_plan_build(&plan, &circuit, &limits, &err) != CK_OK) {
         fprintf(stderr, "\n    %s\n", err.message);
@@ -158,18 +158,18 @@ static void test_capacity_below_max_tokens(void)
 static void test_build_rejects_limits(void)
 {
     ck_error err = {0};
-    ck_plan_limits limits = {10, 17, 1};
+    ck_plan_limits limits = {10, 17, 1, 0};
     CU_ASSERT_FATAL(build(TINY, 10, 16));
     ck_plan_free(&plan);
     CU_ASSERT_EQUAL(ck_plan_build(&plan, &circuit, &limits, &err), CK_E_ARG);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "max_seq_len 17"));
     CU_ASSERT_PTR_NULL(plan.offsets);
     ck_error_clear(&err);
-    limits = (ck_plan_limits){0, 16, 1};
+    limits = (ck_plan_limits){0, 16, 1, 0};
     CU_ASSERT_EQUAL(ck_plan_build(&plan, &circuit, &limits, &err), CK_E_ARG);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "max_tokens 0"));
     ck_error_clear(&err);
-    limits = (ck_plan_limits){10, 16, 0};
+    limits = (ck_plan_limits){10, 16, 0, 0};
     CU_ASSERT_EQUAL(ck_plan_build(&plan, &circuit, &limits, &err), CK_E_ARG);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "threads 0"));
     release();
@@ -178,12 +178,46 @@ static void test_build_rejects_limits(void)
 static void test_build_rejects_overflow(void)
 {
     ck_error err = {0};
-    const ck_plan_limits limits = {SIZE_MAX / 8, 16, 1};
+    const ck_plan_limits limits = {SIZE_MAX / 8, 16, 1, 0};
     CU_ASSERT_FATAL(build(TINY, 10, 16));
     ck_plan_free(&plan);
     CU_ASSERT_EQUAL(ck_plan_build(&plan, &circuit, &limits, &err), CK_E_SIZE);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "overflows"));
     CU_ASSERT_PTR_NULL(plan.offsets);
+    release();
+}
+
+/* row_block: every buffer holds max_tokens rounded up to whole blocks (10 -> 16 rows), validated
+ * as such; tokens are still limited to max_tokens; rounding past SIZE_MAX is an overflow. */
+static void test_row_block_pads_buffers(void)
+{
+    ck_error err = {0};
+    ck_plan_limits limits = {10, 16, 2, 16};
+    CU_ASSERT_FATAL(build(TINY, 10, 16));
+    size_t exact = plan.arena_bytes;
+    ck_plan_free(&plan);
+    CU_ASSERT_EQUAL_FATAL(ck_plan_build(&plan, &circuit, &limits, &err), CK_OK);
+    CU_ASSERT_EQUAL(ck_plan_rows(&plan), 16);
+    CU_ASSERT(plan.arena_bytes > exact);
+    for (size_t b = 0; b < circuit.n_buffers; b++) {
+        CU_ASSERT(plan.bytes[b] >= 16 * circuit.buffers[b].cols * 4);
+    }
+    plan.bytes[0] -= 64; /* now short of the padded rows: the validator must say so */
+    CU_ASSERT_EQUAL(ck_plan_validate(&plan, &circuit, &err), CK_E_SIZE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "tokens need"));
+    plan.bytes[0] += 64;
+    ck_error_clear(&err);
+    unsigned char *arena = aligned_alloc(64, plan.arena_bytes);
+    CU_ASSERT_FATAL(arena != NULL);
+    CU_ASSERT_EQUAL(ck_plan_check_arena(&plan, arena, plan.arena_bytes, 10, &err), CK_OK);
+    CU_ASSERT_EQUAL(ck_plan_check_arena(&plan, arena, plan.arena_bytes, 11, &err), CK_E_SIZE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "max_tokens 10"));
+    free(arena);
+    ck_plan_free(&plan);
+    ck_error_clear(&err);
+    limits = (ck_plan_limits){SIZE_MAX - 3, 16, 1, 16};
+    CU_ASSERT_EQUAL(ck_plan_build(&plan, &circuit, &limits, &err), CK_E_SIZE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "overflows"));
     release();
 }
 
@@ -240,6 +274,7 @@ CK_TEST_MAIN("plan",
              {"capacity below max tokens", test_capacity_below_max_tokens},
              {"build rejects limits", test_build_rejects_limits},
              {"build rejects overflow", test_build_rejects_overflow},
+             {"row block pads buffers", test_row_block_pads_buffers},
              {"arena fits", test_arena_fits}, {"arena one byte small", test_arena_one_byte_small},
              {"arena base one byte off", test_arena_base_one_byte_off},
              {"arena tokens above max", test_arena_tokens_above_max},
