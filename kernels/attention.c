@@ -10,8 +10,10 @@
 #include "ck_check.h"
 #include "ck_exp.h"
 
-/* Keys per score block: 64 float accumulators stay in registers across the d loop. */
-#define KEY_BLOCK 64
+/* Keys per score block, and the padding of the key count: 16 float accumulators stay in registers
+ * across the d loop, and a row computes at most 15 scores past its last key (a 64-key padding
+ * cost a third more score work on the corpus mix, whose sequences average ~90 tokens). */
+#define KEY_BLOCK 16
 /* Context columns per p.v block: 64 accumulators, the whole head for D = 64. */
 #define VALUE_BLOCK 64
 
@@ -51,12 +53,57 @@ int ck_attention_scratch(size_t seq_len, size_t head_dim, size_t *elements)
     return 0;
 }
 
+#if defined(__AVX512F__)
+/* kt[c * kt_stride + r] = k[r * stride + c] for r, c < 16: one 16 x 16 block transposed in
+ * registers (the usual unpack / 128-bit lane shuffle network). Moves bits only. */
+static void transpose_block16(const float *k, size_t stride, float *kt, size_t kt_stride)
+{
+    __m512 r[16], t[16];
+    for (int i = 0; i < 16; i++) {
+        r[i] = _mm512_loadu_ps(k + (size_t)i * stride);
+    }
+    for (int i = 0; i < 16; i += 2) { /* per 128-bit lane: rows i, i+1 interleaved */
+        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 16; i += 4) { /* r[i + c], lane l: rows i..i+3 of column 4l + c */
+        __m512d a = _mm512_castps_pd(t[i]), b = _mm512_castps_pd(t[i + 1]);
+        __m512d c = _mm512_castps_pd(t[i + 2]), d = _mm512_castps_pd(t[i + 3]);
+        r[i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
+        r[i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
+        r[i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
+        r[i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
+    }
+    for (int g = 0; g < 16; g += 8) { /* t[g + c]: columns c, c + 8; t[g + 4 + c]: c + 4, c + 12 */
+        for (int c = 0; c < 4; c++) {
+            t[g + c] = _mm512_shuffle_f32x4(r[g + c], r[g + 4 + c], 0x88);
+            t[g + 4 + c] = _mm512_shuffle_f32x4(r[g + c], r[g + 4 + c], 0xdd);
+        }
+    }
+    for (int c = 0; c < 8; c++) {
+        _mm512_storeu_ps(kt + (size_t)c * kt_stride, _mm512_shuffle_f32x4(t[c], t[8 + c], 0x88));
+        _mm512_storeu_ps(kt + (size_t)(c + 8) * kt_stride, _mm512_shuffle_f32x4(t[c], t[8 + c], 0xdd));
+    }
+}
+#endif
+
 /* Pass 1: kt[d, j] = k[j, d] (this head), zero for j in [L, Lp). */
 static void transpose_keys(const float *k, size_t stride, size_t seq_len, size_t head_dim, attention_scratch *s)
 {
+    size_t j_first = 0;
+#if defined(__AVX512F__)
+    if (head_dim % 16 == 0) {
+        j_first = seq_len / 16 * 16;
+        for (size_t j0 = 0; j0 < j_first; j0 += 16) {
+            for (size_t d0 = 0; d0 < head_dim; d0 += 16) {
+                transpose_block16(k + j0 * stride + d0, stride, s->kt + d0 * s->padded + j0, s->padded);
+            }
+        }
+    }
+#endif
     for (size_t d = 0; d < head_dim; d++) {
         float *row = s->kt + d * s->padded;
-        for (size_t j = 0; j < seq_len; j++) {
+        for (size_t j = j_first; j < seq_len; j++) {
             row[j] = k[j * stride + d];
         }
         for (size_t j = seq_len; j < s->padded; j++) {
@@ -220,14 +267,15 @@ static int check_geometry(const float *q, size_t q_count, const float *k, size_t
 
 /* Passes 2-4 for every query row into s->out; CK_E_NONFINITE if a score or the result is not finite. */
 #if defined(__AVX512F__)
-/* Pass 2 for ROW_BLOCK query rows at once, 32 keys per step: 8 accumulators, each key vector loaded
+/* Pass 2 for ROW_BLOCK query rows at once, 32 keys per step (the last 16 alone): 8 accumulators, each key vector loaded
  * once for 4 queries. Same FMA chain per (row, key) as score_row (d in order, then * scale), so the
  * bits are identical to the portable path. q[r] for r >= nr repeats a real row; it is not stored. */
 static void score_rows_avx512(const float *const q[ROW_BLOCK], size_t nr, size_t head_dim,
                               float scale, const attention_scratch *s)
 {
     const __m512 vs = _mm512_set1_ps(scale);
-    for (size_t j0 = 0; j0 < s->padded; j0 += 32) {
+    size_t j0 = 0;
+    for (; j0 + 32 <= s->padded; j0 += 32) {
         __m512 a[ROW_BLOCK][2];
         for (size_t r = 0; r < ROW_BLOCK; r++) {
             a[r][0] = _mm512_setzero_ps();
@@ -245,6 +293,21 @@ static void score_rows_avx512(const float *const q[ROW_BLOCK], size_t nr, size_t
         for (size_t r = 0; r < nr; r++) {
             _mm512_storeu_ps(s->scores + r * s->padded + j0, _mm512_mul_ps(a[r][0], vs));
             _mm512_storeu_ps(s->scores + r * s->padded + j0 + 16, _mm512_mul_ps(a[r][1], vs));
+        }
+    }
+    if (j0 < s->padded) { /* the last 16 keys (padded is a multiple of 16) */
+        __m512 a[ROW_BLOCK];
+        for (size_t r = 0; r < ROW_BLOCK; r++) {
+            a[r] = _mm512_setzero_ps();
+        }
+        for (size_t d = 0; d < head_dim; d++) {
+            const __m512 k0 = _mm512_loadu_ps(s->kt + d * s->padded + j0);
+            for (size_t r = 0; r < ROW_BLOCK; r++) {
+                a[r] = _mm512_fmadd_ps(_mm512_set1_ps(q[r][d]), k0, a[r]);
+            }
+        }
+        for (size_t r = 0; r < nr; r++) {
+            _mm512_storeu_ps(s->scores + r * s->padded + j0, _mm512_mul_ps(a[r], vs));
         }
     }
 }
@@ -355,11 +418,12 @@ int ck_attention_head_f32(const float *q, size_t q_count, const float *k, size_t
     if (seq_len == 0) {
         return 0;
     }
+    /* No separate pass checks q, k and v: a NaN or Inf there reaches a checked value. A non-finite
+     * q[i, d] or k[j, d] makes score (i, j) NaN or +-Inf for every key j or query i (x * Inf is Inf
+     * or, for x = 0, NaN; sums keep it), caught by row_max; a non-finite v[j, d] makes every
+     * out[i, d] non-finite (p[i, j] >= 0 times it), caught by the check of s.out. Both are in
+     * scratch, before context is written. */
     const float *qh = q + g.col0, *kh = k + g.col0, *vh = v + g.col0;
-    if (!ck_all_finite(qh, seq_len, head_dim, qkv_stride) || !ck_all_finite(kh, seq_len, head_dim, qkv_stride) ||
-        !ck_all_finite(vh, seq_len, head_dim, qkv_stride)) {
-        return CK_E_NONFINITE;
-    }
     attention_scratch s;
     s.padded = padded_len(seq_len);
     s.kt = scratch;

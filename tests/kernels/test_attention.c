@@ -115,6 +115,11 @@ static void test_len_37_head_0(void) { expect_head_matches(37, 0); }
 static void test_len_37_head_11(void) { expect_head_matches(37, 11); }
 static void test_len_130_head_0(void) { expect_head_matches(130, 0); }
 static void test_len_130_head_11(void) { expect_head_matches(130, 11); }
+static void test_len_16_and_48_head_2(void) /* whole 16-key blocks only: 16 alone, 32 + 16 */
+{
+    expect_head_matches(16, 2);
+    expect_head_matches(48, 2);
+}
 
 static void test_len_1_copies_v(void)
 {
@@ -130,8 +135,10 @@ static void test_scratch_sizes(void)
     size_t n = 0;
     CU_ASSERT_EQUAL(ck_attention_scratch(512, 64, &n), CK_OK);
     CU_ASSERT_EQUAL(n, 64 * 512 + 4 * 512 + 512 * 64);
-    CU_ASSERT_EQUAL(ck_attention_scratch(3, 64, &n), CK_OK);
-    CU_ASSERT_EQUAL(n, 64 * 64 + 4 * 64 + 3 * 64);
+    CU_ASSERT_EQUAL(ck_attention_scratch(3, 64, &n), CK_OK); /* keys padded to 16 */
+    CU_ASSERT_EQUAL(n, 64 * 16 + 4 * 16 + 3 * 64);
+    CU_ASSERT_EQUAL(ck_attention_scratch(17, 64, &n), CK_OK);
+    CU_ASSERT_EQUAL(n, 64 * 32 + 4 * 32 + 17 * 64);
     CU_ASSERT_EQUAL(ck_attention_scratch(0, 64, &n), CK_OK);
     CU_ASSERT_EQUAL(n, 0);
     CU_ASSERT_EQUAL(ck_attention_scratch(3, 0, &n), CK_E_SIZE);
@@ -225,6 +232,25 @@ static void test_inf_in_head_value(void)
     expect_rejected(f, CK_E_NONFINITE);
 }
 
+/* q and k are not scanned in a pass of their own: a bad query reaches its score row, a bad key in
+ * the rows past the last whole 16-key block reaches its score column (row_max catches both). */
+static void test_nan_in_head_query(void)
+{
+    fixture *f = fixture_new(37, 4);
+    f->qkv[7 * QKV + 4 * D + 1] = NAN;
+    expect_rejected(f, CK_E_NONFINITE);
+}
+
+static void test_inf_in_head_query_and_tail_key(void)
+{
+    fixture *f = fixture_new(37, 4);
+    f->qkv[36 * QKV + 4 * D + 5] = -INFINITY;
+    expect_rejected(f, CK_E_NONFINITE);
+    f = fixture_new(37, 4);
+    f->qkv[35 * QKV + C + 4 * D + 9] = INFINITY;
+    expect_rejected(f, CK_E_NONFINITE);
+}
+
 static void test_nan_in_other_head_is_not_read(void)
 {
     fixture *f = fixture_new(37, 4);
@@ -283,6 +309,9 @@ CK_TEST_MAIN("attention", {"L 1 head 0", test_len_1_head_0}, {"L 3 head 11", tes
              {"q_count one short", test_q_count_one_short}, {"head SIZE_MAX", test_head_size_max},
              {"scale 0", test_scale_zero}, {"scale NaN", test_scale_nan},
              {"NaN in the head's keys", test_nan_in_head_key}, {"Inf in the head's values", test_inf_in_head_value},
+             {"L 16 and 48, head 2", test_len_16_and_48_head_2},
+             {"NaN in the head's query", test_nan_in_head_query},
+             {"Inf in the head's query and in a tail key", test_inf_in_head_query_and_tail_key},
              {"NaN in another head is not read", test_nan_in_other_head_is_not_read},
              {"overflowing scores", test_overflowing_scores}, {"null scratch", test_null_scratch},
              {"context overlaps qkv", test_context_overlaps_qkv},
