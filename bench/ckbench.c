@@ -299,7 +299,11 @@ static int parse_options(int argc, char **argv, options *o)
     return 0;
 }
 
-/* Runs every workload `runs` times at each thread count; fills results and peaks. */
+/* Runs every workload `runs` times at each thread count; fills results and peaks. The runs are
+ * interleaved (run r of every thread count and workload before run r + 1 of any), so a machine that
+ * slows down or speeds up during the benchmark moves every thread count alike: the ratios between
+ * thread counts, which are the point, do not depend on which one happened to run first. One
+ * executor per thread count is made up front (each warmed up once per workload). */
 static int measure(const options *o, const ck_circuit *c, const ck_weights *wts, workload *loads,
                    int n_loads, ck_bench_result *results, size_t *n_results, ck_bench_peak *peaks)
 {
@@ -307,35 +311,40 @@ static int measure(const options *o, const ck_circuit *c, const ck_weights *wts,
     int32_t *ids = calloc(cap, sizeof *ids);
     size_t *offsets = calloc(cap + 1, sizeof *offsets);
     float *out = calloc(cap * 512, sizeof *out);
+    ck_executor *ex[MAX_LIST] = {NULL};
     int rc = ids && offsets && out ? 0 : -1;
     for (int t = 0; rc == 0 && t < o->n_threads; t++) {
-        ck_executor *ex = NULL;
         ck_error err = {0};
         ck_executor_options eo = {o->threads[t], cap, 512, 1};
         peaks[t].threads = o->threads[t];
-        for (int r = 0; r < o->runs; r++) {
-            peaks[t].gflops[peaks[t].runs++] = sgemm_gflops(o->threads[t]);
-        }
-        if (ck_executor_init(&ex, c, wts, &eo, &err) != CK_OK) {
+        if (ck_executor_init(&ex[t], c, wts, &eo, &err) != CK_OK) {
             fprintf(stderr, "ckbench: %s\n", err.message);
             rc = -1;
         }
         for (int l = 0; rc == 0 && l < n_loads; l++) {
-            ck_bench_result *res = &results[(*n_results)++];
+            ck_bench_result *res = &results[(size_t)t * (size_t)n_loads + (size_t)l];
             *res = (ck_bench_result){.threads = o->threads[t], .sequences = loads[l].n_seqs,
                                      .tokens = loads[l].tokens,
                                      .mflop_per_token = loads[l].mflop_per_token};
             memcpy(res->workload, loads[l].name, sizeof res->workload); /* both char[32] */
-            time_pass(ex, c, &loads[l], ids, offsets, out, cap * 512); /* warm-up */
-            for (int r = 0; rc == 0 && r < o->runs; r++) {
-                double tps = time_pass(ex, c, &loads[l], ids, offsets, out, cap * 512);
+            time_pass(ex[t], c, &loads[l], ids, offsets, out, cap * 512); /* warm-up */
+        }
+    }
+    for (int r = 0; rc == 0 && r < o->runs; r++) {
+        for (int t = 0; rc == 0 && t < o->n_threads; t++) {
+            peaks[t].gflops[peaks[t].runs++] = sgemm_gflops(o->threads[t]);
+            for (int l = 0; rc == 0 && l < n_loads; l++) {
+                ck_bench_result *res = &results[(size_t)t * (size_t)n_loads + (size_t)l];
+                double tps = time_pass(ex[t], c, &loads[l], ids, offsets, out, cap * 512);
                 rc = tps > 0 ? 0 : -1;
                 res->tokens_per_s[res->runs++] = tps;
             }
-            fprintf(stderr, "ckbench: %-8s threads %d: %.0f tokens/s (first run)\n", res->workload,
-                    res->threads, res->tokens_per_s[0]);
         }
-        ck_executor_free(ex);
+        fprintf(stderr, "ckbench: run %d of %d done\n", r + 1, o->runs);
+    }
+    *n_results = rc == 0 ? (size_t)o->n_threads * (size_t)n_loads : 0;
+    for (int t = 0; t < o->n_threads; t++) {
+        ck_executor_free(ex[t]);
     }
     free(ids);
     free(offsets);
