@@ -38,7 +38,9 @@ typedef struct {
     size_t cols, window_tokens;
     ck_sequence *window;        /* [window_cap] in input order */
     size_t n_window, window_cap, window_used;
-    size_t *lengths, *order, *row_of; /* [window_cap] */
+    size_t *lengths, *order;    /* [window_cap] */
+    size_t *row_of;             /* [window_cap] rows before sequence i in the window, input order:
+                                   where its rows go past the rows already appended */
     ck_batch_span *spans;       /* [window_cap] */
     int32_t *batch_ids;         /* [max_batch_tokens] */
     size_t *batch_offsets;      /* [window_cap + 1] */
