@@ -48,6 +48,7 @@ typedef struct {
     unsigned char (*weights_sha)[32]; /* parity: every tensor's SHA-256 before the run */
     size_t total_lines;         /* lines in a regular input file, 0 when unknown */
     ck_output_mark mark;        /* resume: sequences before it are already in the output */
+    size_t resumed_tokens;      /* resume: tokens of those sequences (not this run's work) */
     struct timespec start;
 } session;
 
@@ -213,7 +214,7 @@ static void progress(session *s, int final)
     }
     const ck_reader_stats *st = ck_reader_stats_get(s->reader);
     double secs = seconds_since(&s->start);
-    double rate = secs > 0 ? (double)ck_output_tokens(s->output) / secs : 0.0;
+    double rate = secs > 0 ? (double)(ck_output_tokens(s->output) - s->resumed_tokens) / secs : 0.0;
     fprintf(stderr, "\rckbatch: line %zu", st->lines);
     if (s->total_lines > 0) {
         double eta = st->lines > 0 ? secs * (double)(s->total_lines - st->lines) / (double)st->lines
@@ -256,6 +257,7 @@ static int open_output(session *s, int is_stdin, ck_error *err)
     ck_output_identity id = {sha, (size_t)st.st_size, options, ck_weights_identity(s->weights)};
     rc = ck_output_open(&s->output, opt->output, s->cols, &id, opt->resume, &s->mark, err);
     if (rc == CK_OK && opt->resume) {
+        s->resumed_tokens = ck_output_tokens(s->output);
         fprintf(stderr, "ckbatch: resuming at line %zu (chunk %zu), %zu sequences already done\n",
                 s->mark.line, s->mark.chunk, ck_output_sequences(s->output));
     }
@@ -448,6 +450,7 @@ static void fill_summary(session *s)
     sum->lines = st->lines;
     sum->sequences = ck_output_sequences(s->output);
     sum->tokens = ck_output_tokens(s->output);
+    sum->resumed_tokens = s->resumed_tokens;
     sum->chunked_lines = st->chunked_lines;
     sum->skipped_lines = st->error_lines;
     sum->empty_lines = st->empty_lines;

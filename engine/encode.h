@@ -34,6 +34,7 @@ typedef struct {
 
 typedef struct {
     size_t lines, sequences, tokens, chunked_lines, skipped_lines, empty_lines, dropped_symbols;
+    size_t resumed_tokens;      /* of tokens, those a resumed run found already done (0 otherwise) */
     double seconds;             /* wall time from the first line read to the file renamed */
 } ck_encode_summary;
 

@@ -302,7 +302,8 @@ static void print_summary(const ck_encode_summary *s)
             "ckbatch: %zu lines, %zu sequences (%zu long lines chunked), %zu tokens, %zu skipped, "
             "%zu empty, %zu dropped symbols, %.2f s, %.0f tokens/s\n",
             s->lines, s->sequences, s->chunked_lines, s->tokens, s->skipped_lines, s->empty_lines,
-            s->dropped_symbols, s->seconds, s->seconds > 0 ? (double)s->tokens / s->seconds : 0.0);
+            s->dropped_symbols, s->seconds,
+            s->seconds > 0 ? (double)(s->tokens - s->resumed_tokens) / s->seconds : 0.0);
 }
 
 int main(int argc, char **argv)
