@@ -1,10 +1,13 @@
 /* output.c - appends feature rows, offsets and per-sequence records to durable journals, and writes
  * the final safetensors file atomically from them. Holds nothing per sequence in memory; owns files;
  * computes nothing. (Commit records and resume: output_partial.c.) */
+#define _DEFAULT_SOURCE /* flock(2): a lock per open file description, unlike POSIX fcntl locks */
 #include "output.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,7 +39,8 @@ static int alloc_output(ck_output **out, const char *path, size_t cols)
     *out = o;
     if (o == NULL || (o->path = strdup(path)) == NULL ||
         (o->record_path = suffixed(path, ".partial.json")) == NULL ||
-        (o->record_tmp = suffixed(path, ".partial.json.tmp")) == NULL) {
+        (o->record_tmp = suffixed(path, ".partial.json.tmp")) == NULL ||
+        (o->lock_path = suffixed(path, ".partial.lock")) == NULL) {
         return CK_E_MEMORY;
     }
     for (size_t i = 0; i < CK_J_COUNT; i++) {
@@ -45,6 +49,30 @@ static int alloc_output(ck_output **out, const char *path, size_t cols)
         }
     }
     o->cols = cols;
+    o->lock_fd = -1;
+    return CK_OK;
+}
+
+/* Takes PATH.partial.lock (flock, exclusive, not waiting) before any partial file is touched: two
+ * runs writing the same output would interleave their rows in one PATH.partial. The lock goes
+ * with the process (close or exit, also on SIGKILL); the file is removed with the other partials. */
+static int take_lock(ck_output *o, ck_error *err)
+{
+    o->lock_fd = open(o->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (o->lock_fd < 0) {
+        return ck_fail(err, CK_E_IO, "%s: cannot create the lock file beside the output: %s",
+                       o->lock_path, strerror(errno));
+    }
+    if (flock(o->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+        int busy = errno == EWOULDBLOCK;
+        close(o->lock_fd);
+        o->lock_fd = -1;
+        return busy ? ck_fail(err, CK_E_IO, "%s: another ckbatch run is writing this output (%s is "
+                              "locked): wait for it or choose another --output", o->path,
+                              o->lock_path)
+                    : ck_fail(err, CK_E_IO, "%s: cannot lock: %s", o->lock_path, strerror(errno));
+    }
+    o->locked = 1;
     return CK_OK;
 }
 
@@ -96,7 +124,10 @@ int ck_output_open(ck_output **out, const char *path, size_t cols, const ck_outp
         goto done;
     }
     *mark = (ck_output_mark){1, 0};
-    rc = resume ? ck_output_resume(o, mark, err) : open_fresh(o, err);
+    rc = take_lock(o, err);
+    if (rc == CK_OK) {
+        rc = resume ? ck_output_resume(o, mark, err) : open_fresh(o, err);
+    }
 done:
     if (rc != CK_OK) {
         ck_output_free(o);
@@ -288,11 +319,12 @@ int ck_output_finish(ck_output *o, ck_error *err)
 
 void ck_output_discard(ck_output *o)
 {
-    if (o != NULL) {
+    if (o != NULL && o->locked) { /* only the run holding the lock may remove the partial files */
         unlink(o->record_path);
         for (size_t i = 0; i < CK_J_COUNT; i++) {
             unlink(o->j[i].path);
         }
+        unlink(o->lock_path);
     }
 }
 
@@ -330,5 +362,9 @@ void ck_output_free(ck_output *o)
     free(o->path);
     free(o->record_path);
     free(o->record_tmp);
+    if (o->lock_fd >= 0) {
+        close(o->lock_fd);
+    }
+    free(o->lock_path);
     free(o);
 }

@@ -17,6 +17,7 @@
  *   PATH.partial.seqs     the bytes of "sequences", appended
  *   PATH.partial.skipped  the bytes of "skipped", appended
  *   PATH.partial.offsets  the bytes of "offsets" (i64 little-endian, starting with 0), appended
+ *   PATH.partial.lock     held (flock) by the one run writing PATH; a second run is refused
  *   PATH.partial.json     progress record (bounded: sizes, not contents), replaced atomically
  *                         (temp + fsync + rename) at each commit: {"version":2, "identity":{...},
  *                         "cols", "sequences", "tokens", "rows_bytes", "seqs_bytes", "skipped_bytes",

@@ -26,7 +26,8 @@ extern const char *const ck_output_journal_field[CK_J_COUNT];
 
 /* Everything here is O(1) in the number of sequences and skipped lines: those live in journals. */
 struct ck_output {
-    char *path, *record_path, *record_tmp;
+    char *path, *record_path, *record_tmp, *lock_path;
+    int lock_fd, locked;        /* PATH.partial.lock, held (flock) from open to free */
     ck_journal j[CK_J_COUNT];
     size_t cols;
     size_t n_seqs, tokens, commits;

@@ -335,6 +335,36 @@ static void test_rows_put_out_of_order(void)
     unlink(path);
 }
 
+/* A second run on the same output is refused before it touches a partial file (the first one's
+ * rows would otherwise interleave with its own); once the first is gone, a run may take over. */
+static void test_second_writer_refused(void)
+{
+    ck_output_mark mark;
+    ck_error err = {0};
+    const char *path = tmp("locked.st");
+    ck_output *a = open_out(path, 0, &mark), *b = NULL;
+    CU_ASSERT_FATAL(a != NULL);
+    CU_ASSERT_EQUAL_FATAL(append_range(a, 0, 20), 0);
+    CU_ASSERT_EQUAL_FATAL(ck_output_commit(a, (ck_output_mark){21, 0}, NULL), CK_OK);
+    CU_ASSERT_EQUAL(ck_output_open(&b, path, COLS, &IDENTITY, 0, &mark, &err), CK_E_IO);
+    CU_ASSERT_PTR_NULL(b);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "another ckbatch run is writing this output"));
+    ck_error_clear(&err);
+    CU_ASSERT_EQUAL(ck_output_open(&b, path, COLS, &IDENTITY, 1, &mark, &err), CK_E_IO);
+    ck_output_discard(b); /* NULL: nothing */
+    CU_ASSERT_EQUAL_FATAL(append_range(a, 20, 10), 0);
+    CU_ASSERT_EQUAL_FATAL(ck_output_finish(a, NULL), CK_OK);
+    ck_output_free(a);
+    check_file(path, 30, 0);
+    struct stat st;
+    CU_ASSERT_NOT_EQUAL(stat(tmp("locked.st.partial.lock"), &st), 0); /* removed with the partials */
+    b = open_out(path, 0, &mark);
+    CU_ASSERT_PTR_NOT_NULL(b);
+    ck_output_discard(b);
+    ck_output_free(b);
+    unlink(path);
+}
+
 /* Commits 10 sequences and 3 skipped lines, then damages the partial file PATH`suffix` (cut to
  * keep_bytes unless negative; its last bytes overwritten with `tail` unless NULL) and expects resume
  * to fail with `code` and a message containing `what`. */
@@ -418,6 +448,7 @@ CK_TEST_MAIN("output",
              {"empty run", test_empty_run},
              {"resume keeps only the commit", test_resume_keeps_only_the_commit},
              {"rows put out of order", test_rows_put_out_of_order},
+             {"second writer refused", test_second_writer_refused},
              {"resume rejects short journals", test_resume_rejects_short_journals},
              {"resume rejects inconsistent journals", test_resume_rejects_inconsistent_journals},
              {"commit rejects skip after mark", test_commit_rejects_skip_after_mark},
