@@ -30,9 +30,11 @@ static const char usage_text[] =
     "\n"
     "  -i, --input FILE          corpus, one item per line; - reads stdin\n"
     "  -o, --output FILE         features file (written to a temporary name, renamed when complete;\n"
-    "                            progress is committed to FILE.partial* after every window)\n"
+    "                            progress is committed to FILE.partial* after every window;\n"
+    "                            one run at a time per FILE; must be a regular file if it exists)\n"
     "      --resume              continue an interrupted run from FILE.partial* (same input,\n"
-    "                            options and weights); the result equals an uninterrupted run's\n"
+    "                            weights and options, except that --threads and --max-batch-tokens\n"
+    "                            may differ); the result equals an uninterrupted run's\n"
     "  -t, --threads N           compute threads (default: online CPUs; wins over OMP_NUM_THREADS)\n"
     "  -f, --format F            phonemes (default): Kokoro phoneme strings\n"
     "                            ids: JSON arrays of Kokoro token ids (the 114 defined ids in\n"
@@ -288,6 +290,12 @@ static int check_paths(const ck_encode_options *o)
     }
     if (stat(o->output, &out) == 0 && S_ISDIR(out.st_mode)) {
         return usage_error("--output %s: is a directory", o->output);
+    }
+    /* The file is written beside and renamed over the path: a device or FIFO there (/dev/null)
+     * would be replaced by a regular file. */
+    if (stat(o->output, &out) == 0 && !S_ISREG(out.st_mode)) {
+        return usage_error("--output %s: exists and is not a regular file (a device, FIFO or "
+                           "socket would be replaced)", o->output);
     }
     if (strcmp(o->input, "-") != 0 && stat(o->input, &in) == 0 && stat(o->output, &out) == 0 &&
         in.st_dev == out.st_dev && in.st_ino == out.st_ino) {
