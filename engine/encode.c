@@ -226,15 +226,17 @@ static void progress(session *s, int final)
     fflush(stderr);
 }
 
-/* Every option that changes the output bytes, for the resume identity. */
+/* Every option that changes the output bytes, for the resume identity. --threads and
+ * --max-batch-tokens change no bit of the features (docs/parity.md, "Invariance"; tested), so a
+ * resumed run may use others; --parity runs unfused kernels, whose bits differ, so it counts. */
 static void options_identity(const session *s, char *buf, size_t cap)
 {
     static const char *const formats[] = {"phonemes", "ids", "text"};
     const ck_encode_options *o = s->opt;
-    snprintf(buf, cap, "format=%s lang=%s strict_symbols=%d on_error=%s layer=%s "
-             "max_batch_tokens=%zu threads=%d circuit=%s", formats[o->format], o->lang,
-             o->strict_symbols, o->skip_bad_lines ? "skip" : "stop", o->hidden ? "hidden" : "features",
-             o->max_batch_tokens, o->parity ? 1 : o->threads, o->circuit ? o->circuit : "embedded");
+    snprintf(buf, cap, "format=%s lang=%s strict_symbols=%d on_error=%s layer=%s parity=%d "
+             "circuit=%s", formats[o->format], o->lang, o->strict_symbols,
+             o->skip_bad_lines ? "skip" : "stop", o->hidden ? "hidden" : "features", o->parity,
+             o->circuit ? o->circuit : "embedded");
 }
 
 /* Opens (or with --resume reopens) the output under this run's identity. */

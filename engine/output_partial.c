@@ -149,6 +149,20 @@ static int record_size(const ck_output *o, const cJSON *r, const char *key, size
     return CK_OK;
 }
 
+/* Where strings a and b part: the start of the space-separated word holding their first
+ * difference (so a message shows "threads=2" against "threads=1", not a cut-off common prefix). */
+static size_t parting_word(const char *a, const char *b)
+{
+    size_t i = 0;
+    while (a[i] != '\0' && a[i] == b[i]) {
+        i++;
+    }
+    while (i > 0 && a[i - 1] != ' ') {
+        i--;
+    }
+    return i;
+}
+
 /* The record's identity must equal this run's, field by field. */
 static int check_identity(const ck_output *o, const cJSON *r, ck_error *err)
 {
@@ -160,6 +174,12 @@ static int check_identity(const ck_output *o, const cJSON *r, ck_error *err)
     for (size_t i = 0; i < 4; i++) {
         const cJSON *a = cJSON_GetObjectItemCaseSensitive(had, fields[i]);
         const cJSON *b = cJSON_GetObjectItemCaseSensitive(o->identity, fields[i]);
+        if (cJSON_IsString(a) && cJSON_IsString(b) && strcmp(a->valuestring, b->valuestring) != 0) {
+            size_t at = parting_word(a->valuestring, b->valuestring);
+            return ck_fail(err, CK_E_ARG, "--resume: identity field \"%s\" differs from the "
+                           "interrupted run's from \"%.60s\" on (now \"%.60s\"): start again without "
+                           "--resume", fields[i], a->valuestring + at, b->valuestring + at);
+        }
         if (a == NULL || !cJSON_Compare(a, b, 1)) {
             char *was = a != NULL ? cJSON_PrintUnformatted(a) : NULL;
             char *now = cJSON_PrintUnformatted(b);
@@ -300,8 +320,9 @@ int ck_output_resume(ck_output *o, ck_output_mark *mark, ck_error *err)
 {
     char *text = slurp(o->record_path, CK_RECORD_MAX_BYTES);
     if (text == NULL) {
-        return ck_fail(err, CK_E_IO, "--resume: no progress record %s to resume from: %s",
-                       o->record_path, strerror(errno));
+        return ck_fail(err, CK_E_IO, "--resume: no progress record %s to resume from: %s (a run "
+                       "killed before its first commit, or one that finished, leaves none: run "
+                       "again without --resume)", o->record_path, strerror(errno));
     }
     cJSON *r = cJSON_Parse(text);
     free(text);

@@ -1,5 +1,6 @@
 /* test_cli_resume.c - durable output through the ckbatch binary: a run killed with SIGKILL after a
- * commit resumes to the exact bytes of an uninterrupted run (skipped lines included), --resume
+ * commit resumes (even with other --threads and --max-batch-tokens) to the exact bytes of an
+ * uninterrupted run (skipped lines included), --resume
  * rejects a changed input or options naming the field, a full disk gives a clear error and no final
  * file, and a bad line under stop leaves no partial files. Uses the tiny circuit (fast). */
 #include <signal.h>
@@ -122,7 +123,9 @@ static void test_kill_then_resume_equals_uninterrupted(void)
     snprintf(args, sizeof args, "--on-error skip -i %s -o %s", ck_cli_tmp("c.txt"), ck_cli_tmp("full.st"));
     CU_ASSERT_EQUAL_FATAL(run(args), 0);
     run_and_kill(ck_cli_tmp("c.txt"), ck_cli_tmp("r.st"));
-    snprintf(args, sizeof args, "--on-error skip --resume -i %s -o %s", ck_cli_tmp("c.txt"), ck_cli_tmp("r.st"));
+    /* other --threads and --max-batch-tokens than the killed run: they change no feature bit */
+    snprintf(args, sizeof args, "--on-error skip --resume -t 3 --max-batch-tokens 777 -i %s -o %s",
+             ck_cli_tmp("c.txt"), ck_cli_tmp("r.st"));
     CU_ASSERT_EQUAL_FATAL(run(args), 0);
     CU_ASSERT_TRUE(stderr_has("ckbatch: resuming at line "));
     CU_ASSERT_TRUE(same_bytes(ck_cli_tmp("full.st"), ck_cli_tmp("r.st")));
@@ -131,6 +134,7 @@ static void test_kill_then_resume_equals_uninterrupted(void)
     CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("r.st.partial.skipped")));
     CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("r.st.partial.offsets")));
     CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("r.st.partial.json")));
+    CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("r.st.partial.lock")));
     ck_st_file *f = NULL;
     ck_error err = {0};
     CU_ASSERT_EQUAL_FATAL(ck_st_open(&f, ck_cli_tmp("r.st"), &err), CK_OK);
@@ -155,6 +159,8 @@ static void test_resume_rejects_changed_input_and_options(void)
     snprintf(args, sizeof args, "--on-error stop --resume -i %s -o %s", ck_cli_tmp("d.txt"), ck_cli_tmp("d.st"));
     CU_ASSERT_EQUAL(run(args), 1);
     CU_ASSERT_TRUE(stderr_has("identity field \"options\" differs"));
+    CU_ASSERT_TRUE(stderr_has("from \"on_error=skip ")); /* the differing option, not a cut prefix */
+    CU_ASSERT_TRUE(stderr_has("(now \"on_error=stop "));
     write_corpus(ck_cli_tmp("d.txt"), 0);
     snprintf(args, sizeof args, "--on-error skip --resume -i %s -o %s", ck_cli_tmp("d.txt"), ck_cli_tmp("d.st"));
     CU_ASSERT_EQUAL(run(args), 1);
@@ -170,6 +176,7 @@ static void test_resume_without_record_or_from_stdin(void)
     snprintf(args, sizeof args, "--resume -i %s -o %s", ck_cli_tmp("e.txt"), ck_cli_tmp("e.st"));
     CU_ASSERT_EQUAL(run(args), 1);
     CU_ASSERT_TRUE(stderr_has("no progress record"));
+    CU_ASSERT_TRUE(stderr_has("run again without --resume"));
     snprintf(args, sizeof args, "--resume -i - -o %s < %s", ck_cli_tmp("e.st"), ck_cli_tmp("e.txt"));
     CU_ASSERT_EQUAL(run(args), 1);
     CU_ASSERT_TRUE(stderr_has("--resume: needs a regular --input file, not stdin"));
