@@ -5,6 +5,7 @@
 #include "output.h"
 
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/file.h>
@@ -53,6 +54,35 @@ static int alloc_output(ck_output **out, const char *path, size_t cols)
     return CK_OK;
 }
 
+/* Removes PATH.tmp.<pid> files (ck_st_write's temporary name) left by a run killed while it wrote
+ * the final file. Called with the lock held: no other run is writing PATH, so none is in use. */
+static void remove_stale_temps(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    const char *base = slash != NULL ? slash + 1 : path;
+    size_t dir_len = slash != NULL ? (size_t)(slash - path) + 1 : 0, base_len = strlen(base);
+    char dir[4096];
+    if (dir_len + 2 > sizeof dir) {
+        return;
+    }
+    memcpy(dir, dir_len > 0 ? path : "./", dir_len > 0 ? dir_len : 2);
+    dir[dir_len > 0 ? dir_len : 2] = '\0';
+    DIR *d = opendir(dir);
+    for (struct dirent *e = d != NULL ? readdir(d) : NULL; e != NULL; e = readdir(d)) {
+        const char *n = e->d_name;
+        if (strncmp(n, base, base_len) != 0 || strncmp(n + base_len, ".tmp.", 5) != 0 ||
+            n[base_len + 5] == '\0' || strspn(n + base_len + 5, "0123456789") != strlen(n + base_len + 5)) {
+            continue;
+        }
+        char victim[4096 + 256];
+        snprintf(victim, sizeof victim, "%s%s", dir, n);
+        unlink(victim);
+    }
+    if (d != NULL) {
+        closedir(d);
+    }
+}
+
 /* Takes PATH.partial.lock (flock, exclusive, not waiting) before any partial file is touched: two
  * runs writing the same output would interleave their rows in one PATH.partial. The lock goes
  * with the process (close or exit, also on SIGKILL); the file is removed with the other partials. */
@@ -73,6 +103,7 @@ static int take_lock(ck_output *o, ck_error *err)
                     : ck_fail(err, CK_E_IO, "%s: cannot lock: %s", o->lock_path, strerror(errno));
     }
     o->locked = 1;
+    remove_stale_temps(o->path);
     return CK_OK;
 }
 

@@ -336,13 +336,23 @@ static void test_rows_put_out_of_order(void)
 }
 
 /* A second run on the same output is refused before it touches a partial file (the first one's
- * rows would otherwise interleave with its own); once the first is gone, a run may take over. */
+ * rows would otherwise interleave with its own); once the first is gone, a run may take over. The
+ * lock holder removes temporaries of the final file left by a run killed while writing it. */
 static void test_second_writer_refused(void)
 {
     ck_output_mark mark;
     ck_error err = {0};
-    const char *path = tmp("locked.st");
+    char path[320]; /* tmp() rotates four buffers, and this test calls it more often */
+    snprintf(path, sizeof path, "%s", tmp("locked.st"));
+    FILE *stale = fopen(tmp("locked.st.tmp.4242"), "wb"), *other = fopen(tmp("locked.st.tmp.x1"), "wb");
+    CU_ASSERT_FATAL(stale != NULL && other != NULL);
+    fclose(stale);
+    fclose(other);
     ck_output *a = open_out(path, 0, &mark), *b = NULL;
+    struct stat st;
+    CU_ASSERT_NOT_EQUAL(stat(tmp("locked.st.tmp.4242"), &st), 0); /* a killed run's temp: removed */
+    CU_ASSERT_EQUAL(stat(tmp("locked.st.tmp.x1"), &st), 0);       /* not ck_st_write's name: kept */
+    unlink(tmp("locked.st.tmp.x1"));
     CU_ASSERT_FATAL(a != NULL);
     CU_ASSERT_EQUAL_FATAL(append_range(a, 0, 20), 0);
     CU_ASSERT_EQUAL_FATAL(ck_output_commit(a, (ck_output_mark){21, 0}, NULL), CK_OK);
@@ -356,7 +366,6 @@ static void test_second_writer_refused(void)
     CU_ASSERT_EQUAL_FATAL(ck_output_finish(a, NULL), CK_OK);
     ck_output_free(a);
     check_file(path, 30, 0);
-    struct stat st;
     CU_ASSERT_NOT_EQUAL(stat(tmp("locked.st.partial.lock"), &st), 0); /* removed with the partials */
     b = open_out(path, 0, &mark);
     CU_ASSERT_PTR_NOT_NULL(b);
