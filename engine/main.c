@@ -288,6 +288,10 @@ static int check_paths(const ck_encode_options *o)
     if (o->input[0] == '\0' || o->output[0] == '\0') {
         return usage_error("%s", "--input and --output must not be empty");
     }
+    if (strcmp(o->output, "-") == 0) { /* "-" is stdin for --input; a file named "-" would surprise */
+        return usage_error("%s", "--output -: standard output is not supported (the file is written "
+                           "under a temporary name and renamed): name a file");
+    }
     if (stat(o->output, &out) == 0 && S_ISDIR(out.st_mode)) {
         return usage_error("--output %s: is a directory", o->output);
     }

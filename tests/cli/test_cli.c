@@ -192,6 +192,9 @@ static void test_usage_errors_exit_2(void)
     snprintf(args, sizeof args, "--input %s --output %s", ck_cli_tmp("corpus.txt"), ck_cli_work);
     CU_ASSERT_EQUAL(run(args), 2);             /* a directory, refused before any ck_cli_work */
     CU_ASSERT_EQUAL(run("--input '' --output x"), 2);
+    snprintf(args, sizeof args, "--input %s --output -", ck_cli_tmp("corpus.txt"));
+    CU_ASSERT_EQUAL(run(args), 2);             /* not a file named "-" */
+    CU_ASSERT_TRUE(error_lines("standard output is not supported") >= 0);
     CU_ASSERT_EQUAL_FATAL(mkfifo(ck_cli_tmp("fifo"), 0600), 0); /* stands for /dev/null, safely */
     snprintf(args, sizeof args, "--input %s --output %s", ck_cli_tmp("corpus.txt"), ck_cli_tmp("fifo"));
     CU_ASSERT_EQUAL(run(args), 2);             /* it would be renamed over: a regular file instead */
