@@ -53,17 +53,23 @@ static float value_of(size_t i, size_t t, size_t c)
     return (float)i + (float)t / 8.0f + (float)c / 64.0f;
 }
 
+/* The rows [tokens_of(i), COLS] of sequence i into rows. */
+static void rows_of(size_t i, float *rows)
+{
+    for (size_t t = 0; t < tokens_of(i); t++) {
+        for (size_t c = 0; c < COLS; c++) {
+            rows[t * COLS + c] = value_of(i, t, c);
+        }
+    }
+}
+
 static int append_range(ck_output *o, size_t first, size_t n)
 {
     float rows[5 * COLS];
     char ph[64];
     ck_error err = {0};
     for (size_t i = first; i < first + n; i++) {
-        for (size_t t = 0; t < tokens_of(i); t++) {
-            for (size_t c = 0; c < COLS; c++) {
-                rows[t * COLS + c] = value_of(i, t, c);
-            }
-        }
+        rows_of(i, rows);
         phonemes_of(i, ph, sizeof ph);
         if (ck_output_append(o, rows, tokens_of(i), i + 1, 0, 1, ph, &err) != CK_OK) {
             fprintf(stderr, "    append: %s\n", err.message);
@@ -288,11 +294,7 @@ static int put_range_reversed(ck_output *o, size_t first, size_t n)
     }
     for (size_t k = n; k-- > 0;) {
         size_t i = first + k;
-        for (size_t t = 0; t < tokens_of(i); t++) {
-            for (size_t c = 0; c < COLS; c++) {
-                rows[t * COLS + c] = value_of(i, t, c);
-            }
-        }
+        rows_of(i, rows);
         if (ck_output_put_rows(o, ahead[k], rows, tokens_of(i), &err) != CK_OK) {
             return -1;
         }
