@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
-# bootstrap.sh - installs ckbatch's Debian build and test dependencies when missing (needs root).
-# Used by both README commands and by .ci/run. Safe to run again: installs only what is absent.
+# bootstrap.sh - installs ckbatch's Debian build and test dependencies when missing (needs root or
+# sudo). The packages are listed in one place, scripts/packages.txt. Used by both README commands
+# and by .ci/run. Safe to run again: installs only what is absent.
 set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
 
-packages=(build-essential cmake pkg-config libdnnl-dev libcjson-dev libssl-dev libcunit1-dev
-          libespeak-ng-dev espeak-ng-data clang libclang-rt-14-dev libomp-14-dev valgrind)
+packages=()
+while read -r line; do
+    line=${line%%#*}
+    read -r -a words <<<"$line"
+    packages+=("${words[@]}")
+done <"$here/packages.txt"
 if [ "${CK_BOOTSTRAP_EXTRA:-}" != "" ]; then
     read -r -a extra <<<"$CK_BOOTSTRAP_EXTRA"
     packages+=("${extra[@]}")
@@ -21,7 +27,10 @@ fi
 
 echo "bootstrap: installing ${missing[*]}"
 sudo_cmd=()
-[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "bootstrap: not root and no sudo; install: ${missing[*]}" >&2; exit 1; }
+    sudo_cmd=(sudo)
+fi
 export DEBIAN_FRONTEND=noninteractive
 "${sudo_cmd[@]}" apt-get update -qq
 "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
