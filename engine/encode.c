@@ -257,7 +257,8 @@ static int open_output(session *s, int is_stdin, ck_error *err)
     }
     options_identity(s, options, sizeof options);
     ck_output_identity id = {sha, (size_t)st.st_size, options, ck_weights_identity(s->weights)};
-    rc = ck_output_open(&s->output, opt->output, s->cols, &id, opt->resume, &s->mark, err);
+    rc = ck_output_open(&s->output, opt->output, opt->hidden ? "hidden" : "features", s->cols, &id,
+                        opt->resume, &s->mark, err);
     if (rc == CK_OK && opt->resume) {
         s->resumed_tokens = ck_output_tokens(s->output);
         fprintf(stderr, "ckbatch: resuming at line %zu (chunk %zu), %zu sequences already done\n",

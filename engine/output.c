@@ -34,7 +34,7 @@ static char *suffixed(const char *path, const char *suffix)
     return s;
 }
 
-static int alloc_output(ck_output **out, const char *path, size_t cols)
+static int alloc_output(ck_output **out, const char *path, const char *rows_name, size_t cols)
 {
     ck_output *o = calloc(1, sizeof *o);
     *out = o;
@@ -49,6 +49,7 @@ static int alloc_output(ck_output **out, const char *path, size_t cols)
             return CK_E_MEMORY;
         }
     }
+    o->rows_name = rows_name;
     o->cols = cols;
     o->lock_fd = -1;
     return CK_OK;
@@ -141,16 +142,16 @@ static int open_fresh(ck_output *o, ck_error *err)
     return CK_OK;
 }
 
-int ck_output_open(ck_output **out, const char *path, size_t cols, const ck_output_identity *id,
-                   int resume, ck_output_mark *mark, ck_error *err)
+int ck_output_open(ck_output **out, const char *path, const char *rows_name, size_t cols,
+                   const ck_output_identity *id, int resume, ck_output_mark *mark, ck_error *err)
 {
     ck_output *o = NULL;
     int rc = CK_OK;
-    if (out == NULL || path == NULL || id == NULL || mark == NULL) {
-        return ck_fail(err, CK_E_ARG, "output: null out, path, identity or mark");
+    if (out == NULL || path == NULL || rows_name == NULL || id == NULL || mark == NULL) {
+        return ck_fail(err, CK_E_ARG, "output: null out, path, rows name, identity or mark");
     }
     *out = NULL;
-    if (alloc_output(&o, path, cols) != CK_OK || (o->identity = ck_output_identity_json(id)) == NULL) {
+    if (alloc_output(&o, path, rows_name, cols) != CK_OK || (o->identity = ck_output_identity_json(id)) == NULL) {
         rc = ck_fail(err, CK_E_MEMORY, "%s: out of memory", path);
         goto done;
     }
@@ -336,7 +337,7 @@ int ck_output_finish(ck_output *o, ck_error *err)
     meta[o->n_meta] = (ck_st_meta){"sequences_format", "jsonl"};
     meta[o->n_meta + 1] = (ck_st_meta){"skipped_format", "jsonl"};
     ck_st_entry entries[4] = {
-        spooled("features", CK_ST_F32, &o->j[CK_J_ROWS], o->tokens, o->cols),
+        spooled(o->rows_name, CK_ST_F32, &o->j[CK_J_ROWS], o->tokens, o->cols),
         spooled("offsets", CK_ST_I64, &o->j[CK_J_OFFSETS], o->n_seqs + 1, 0),
         spooled("sequences", CK_ST_U8, &o->j[CK_J_SEQS], o->j[CK_J_SEQS].bytes, 0),
         spooled("skipped", CK_ST_U8, &o->j[CK_J_SKIPPED], o->j[CK_J_SKIPPED].bytes, 0),

@@ -4,7 +4,8 @@
  *
  * The final file (S sequences, T tokens). Every tensor's bytes are copied from its journal, so neither
  * memory nor the header grows with S or with the number of skipped lines:
- *   features   F32 [T,cols]  rows of every sequence in input order
+ *   ROWS       F32 [T,cols]  rows of every sequence in input order; ROWS is the name given to
+ *                            ck_output_open: "features" [T,512] or "hidden" [T,768]
  *   offsets    I64 [S+1]     sequence s is rows offsets[s] .. offsets[s+1]; offsets[0] 0, offsets[S] T
  *   sequences  U8 [bytes]    JSON Lines (UTF-8, one object per line, each ending in "\n"): line s is
  *                            {"line":L,"chunk":c,"chunks":n,"tokens":t,"phonemes":"..."} of sequence s
@@ -13,7 +14,7 @@
  *                            "skipped_format":"jsonl"
  *
  * Partial state (all beside PATH, removed when the final file is in place):
- *   PATH.partial          the bytes of "features" (f32 little-endian), appended
+ *   PATH.partial          the bytes of ROWS (f32 little-endian), appended
  *   PATH.partial.seqs     the bytes of "sequences", appended
  *   PATH.partial.skipped  the bytes of "skipped", appended
  *   PATH.partial.offsets  the bytes of "offsets" (i64 little-endian, starting with 0), appended
@@ -47,15 +48,16 @@ typedef struct {
 } ck_output_mark;
 
 /* Creates (resume 0: truncating any earlier partial state) or reopens (resume 1) the partial files
- * beside `path`. cols: features per token (512, or 768 for the hidden state). On resume the record
+ * beside `path`. rows_name: the rows tensor's name in the final file, "features" or "hidden" (not
+ * copied: it must outlive the output). cols: values per token (512, or 768 for the hidden state). On resume the record
  * is validated against `id` and cols, every journal is truncated to its committed size and checked
  * against the record (sequence count, token total; read in fixed-size pieces, never whole), and
  * *mark is set to the record's mark.
  * Errors: CK_E_ARG (resume: the record's identity differs; the message names the field), CK_E_IO
  * (create/open; resume without PATH.partial.json), CK_E_FORMAT (record or journal unreadable or
  * inconsistent with the files; names the field), CK_E_MEMORY. On error *out is NULL. */
-int ck_output_open(ck_output **out, const char *path, size_t cols, const ck_output_identity *id,
-                   int resume, ck_output_mark *mark, ck_error *err);
+int ck_output_open(ck_output **out, const char *path, const char *rows_name, size_t cols,
+                   const ck_output_identity *id, int resume, ck_output_mark *mark, ck_error *err);
 
 /* Writes rows [tokens, cols] f32 into the rows journal `ahead` rows past the rows appended so far,
  * for sequences appended later with rows NULL: a caller that computes sequences out of input order

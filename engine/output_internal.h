@@ -29,6 +29,7 @@ struct ck_output {
     char *path, *record_path, *record_tmp, *lock_path;
     int lock_fd, locked;        /* PATH.partial.lock, held (flock) from open to free */
     ck_journal j[CK_J_COUNT];
+    const char *rows_name;  /* name of the rows tensor: "features" or "hidden" (not owned) */
     size_t cols;
     size_t n_seqs, tokens, commits;
     size_t placed;              /* rows [0, placed) of the rows journal are written (put or appended) */

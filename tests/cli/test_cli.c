@@ -100,8 +100,13 @@ static void test_stdin_and_hidden_layer(void)
     ck_st_file *f = NULL;
     ck_error err = {0};
     CU_ASSERT_EQUAL_FATAL(ck_st_open(&f, ck_cli_tmp("h.st"), &err), CK_OK);
-    CU_ASSERT_EQUAL(ck_st_find(f, "features")->shape[0], 5);
-    CU_ASSERT_EQUAL(ck_st_find(f, "features")->shape[1], 768);
+    /* the [T, 768] last hidden state is named for what it is; no "features" tensor claims it */
+    const ck_st_tensor *h = ck_st_find(f, "hidden");
+    CU_ASSERT_PTR_NULL(ck_st_find(f, "features"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    CU_ASSERT_EQUAL(h->shape[0], 5);
+    CU_ASSERT_EQUAL(h->shape[1], 768);
+    CU_ASSERT_STRING_EQUAL(ck_st_metadata(f, "layer"), "hidden");
     ck_st_close(f);
 }
 

@@ -29,7 +29,7 @@ static ck_output *open_out(const char *path, int resume, ck_output_mark *mark)
 {
     ck_output *o = NULL;
     ck_error err = {0};
-    int rc = ck_output_open(&o, path, COLS, &IDENTITY, resume, mark, &err);
+    int rc = ck_output_open(&o, path, "features", COLS, &IDENTITY, resume, mark, &err);
     if (rc != CK_OK) {
         fprintf(stderr, "    open: %s\n", err.message);
     }
@@ -358,11 +358,11 @@ static void test_second_writer_refused(void)
     CU_ASSERT_FATAL(a != NULL);
     CU_ASSERT_EQUAL_FATAL(append_range(a, 0, 20), 0);
     CU_ASSERT_EQUAL_FATAL(ck_output_commit(a, (ck_output_mark){21, 0}, NULL), CK_OK);
-    CU_ASSERT_EQUAL(ck_output_open(&b, path, COLS, &IDENTITY, 0, &mark, &err), CK_E_IO);
+    CU_ASSERT_EQUAL(ck_output_open(&b, path, "features", COLS, &IDENTITY, 0, &mark, &err), CK_E_IO);
     CU_ASSERT_PTR_NULL(b);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "another ckbatch run is writing this output"));
     ck_error_clear(&err);
-    CU_ASSERT_EQUAL(ck_output_open(&b, path, COLS, &IDENTITY, 1, &mark, &err), CK_E_IO);
+    CU_ASSERT_EQUAL(ck_output_open(&b, path, "features", COLS, &IDENTITY, 1, &mark, &err), CK_E_IO);
     ck_output_discard(b); /* NULL: nothing */
     CU_ASSERT_EQUAL_FATAL(append_range(a, 20, 10), 0);
     CU_ASSERT_EQUAL_FATAL(ck_output_finish(a, NULL), CK_OK);
@@ -404,7 +404,7 @@ static void expect_resume_failure(const char *suffix, long keep_bytes, const cha
         fclose(f);
     }
     o = NULL;
-    CU_ASSERT_EQUAL(ck_output_open(&o, path, COLS, &IDENTITY, 1, &mark, &err), code);
+    CU_ASSERT_EQUAL(ck_output_open(&o, path, "features", COLS, &IDENTITY, 1, &mark, &err), code);
     CU_ASSERT_PTR_NULL(o);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, what));
     if (strstr(err.message, what) == NULL) {
