@@ -256,7 +256,7 @@ static const char usage[] =
     "               [--runs N] [--tokens N] [--max-batch-tokens N] [--json F] [--markdown F]\n"
     "Times the encoder through the executor (synthetic demo weights; inputs prepared before timing)\n"
     "for each thread count and workload, and oneDNN's sgemm peak in the same run. Defaults: threads\n"
-    "1..online CPUs, lengths 36,128,512, 5 runs, 16384 tokens per fixed-length run, batches of 2048\n"
+    "1..the CPUs this process may run on (affinity), lengths 36,128,512, 5 runs, 16384 tokens per fixed-length run, batches of 2048\n"
     "tokens, corpus format text (espeak-ng).\n";
 
 static int parse_options(int argc, char **argv, options *o)
@@ -371,10 +371,10 @@ static void write_reports(const options *o, const ck_bench_peak *peaks, const ck
 
 int main(int argc, char **argv)
 {
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int cpus = ck_parallel_available_cpus();
     options o = {.n_lengths = 3, .lengths = {36, 128, 512}, .corpus_format = CK_FORMAT_TEXT,
                  .runs = 5, .tokens = 16384, .max_batch_tokens = 2048};
-    for (o.n_threads = 0; o.n_threads < (cpus > 0 ? cpus : 1) && o.n_threads < MAX_LIST; o.n_threads++) {
+    for (o.n_threads = 0; o.n_threads < cpus && o.n_threads < MAX_LIST; o.n_threads++) {
         o.threads[o.n_threads] = o.n_threads + 1;
     }
     if (parse_options(argc, argv, &o) != 0) {

@@ -3,6 +3,7 @@
 #include "encode.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -51,6 +52,23 @@ typedef struct {
     size_t resumed_tokens;      /* resume: tokens of those sequences (not this run's work) */
     struct timespec start;
 } session;
+
+/* One informational stderr line ("ckbatch: " + fmt + newline), unless the run is quiet. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static void note(const session *s, const char *fmt, ...)
+{
+    if (s->opt->quiet) {
+        return;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("ckbatch: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
 
 static double seconds_since(const struct timespec *t0)
 {
@@ -173,16 +191,15 @@ static void report_memory(const session *s)
         released += t->data == NULL;
     }
     size_t arena = ck_executor_arena_bytes(s->executor, &scratch);
-    fprintf(stderr, "ckbatch: memory: weights %.1f MiB (%zu of %zu tensors held only as oneDNN's "
-            "copies), activation arena %.1f MiB, scratch %d x %.2f MiB\n",
+    note(s, "memory: weights %.1f MiB (%zu of %zu tensors held only as oneDNN's "
+         "copies), activation arena %.1f MiB, scratch %d x %.2f MiB",
             (double)weights / mib, released, ck_weights_count(s->weights), (double)arena / mib,
             s->opt->parity ? 1 : s->opt->threads, (double)scratch / mib);
 }
 
 static void warn_stderr(void *ctx, const char *message)
 {
-    (void)ctx;
-    fprintf(stderr, "ckbatch: warning: %s\n", message);
+    note(ctx, "warning: %s", message);
 }
 
 /* Lines in a regular file (for the progress ETA); 0 for stdin or on any error. */
@@ -261,8 +278,8 @@ static int open_output(session *s, int is_stdin, ck_error *err)
                         opt->resume, &s->mark, err);
     if (rc == CK_OK && opt->resume) {
         s->resumed_tokens = ck_output_tokens(s->output);
-        fprintf(stderr, "ckbatch: resuming at line %zu (chunk %zu), %zu sequences already done\n",
-                s->mark.line, s->mark.chunk, ck_output_sequences(s->output));
+        note(s, "resuming at line %zu (chunk %zu), %zu sequences already done", s->mark.line,
+             s->mark.chunk, ck_output_sequences(s->output));
     }
     return rc;
 }
@@ -276,7 +293,7 @@ static int open_io(session *s, ck_error *err)
         return ck_fail(err, CK_E_IO, "%s: cannot open input: %s", opt->input, strerror(errno));
     }
     s->total_lines = opt->progress ? count_lines(opt->input) : 0;
-    ck_reader_options ro = {opt->format, opt->lang, opt->strict_symbols, 510, warn_stderr, NULL};
+    ck_reader_options ro = {opt->format, opt->lang, opt->strict_symbols, 510, warn_stderr, s};
     int rc = ck_reader_open(&s->reader, s->input, is_stdin ? "<stdin>" : opt->input, &ro, err);
     if (rc != CK_OK) {
         return rc;
@@ -405,7 +422,7 @@ static int bad_line(session *s, ck_error *err)
     }
     char why[sizeof err->message];
     snprintf(why, sizeof why, "%s", err->message);
-    fprintf(stderr, "ckbatch: skipped: %s\n", why);
+    note(s, "skipped: %s", why);
     ck_error_clear(err);
     return ck_output_skip(s->output, line, why, err);
 }
@@ -414,11 +431,11 @@ static int bad_line(session *s, ck_error *err)
 static int parity_begin(session *s, ck_error *err)
 {
     char hex[65];
-    fprintf(stderr, "ckbatch: parity mode: 1 thread (scheduler and oneDNN)%s, deterministic "
-            "kernels\n", s->opt->threads != 1 ? ", --threads ignored" : "");
+    note(s, "parity mode: 1 thread (scheduler and oneDNN)%s, deterministic kernels",
+         s->opt->threads != 1 ? ", --threads ignored" : "");
     int rc = ck_xray_weights_digest(s->weights, &s->weights_sha, hex, err);
     if (rc == CK_OK) {
-        fprintf(stderr, "ckbatch: parity mode: weights sha256 %s (checked again at the end)\n", hex);
+        note(s, "parity mode: weights sha256 %s (checked again at the end)", hex);
     }
     return rc;
 }
@@ -522,7 +539,7 @@ int ck_encode_corpus(const ck_encode_options *opt, ck_encode_summary *summary, c
     bound_allocator();
     int rc = prepare(&s, err);
     if (rc == CK_OK) {
-        fprintf(stderr, "ckbatch: weights: %s\n", ck_weights_identity(s.weights));
+        note(&s, "weights: %s", ck_weights_identity(s.weights));
         report_memory(&s);
         rc = opt->parity ? parity_begin(&s, err) : CK_OK;
     }

@@ -26,6 +26,9 @@ typedef struct {
     int skip_bad_lines;         /* 1: skip and report bad lines; 0: stop at the first */
     int hidden;                 /* 1: write the [T,768] last hidden state instead of features */
     int progress;               /* 1: a progress line on stderr */
+    int quiet;                  /* 1: stderr gets errors only (no weights, memory, parity, resume,
+                                   dropped-symbol or skipped-line lines; `skipped` still lists
+                                   skipped lines) */
     int parity;                 /* 1: one thread whatever `threads` says; weights hashed before and
                                    after the run (CK_E_PARITY if a byte changed, no output) */
     int resume;                 /* 1: continue from output's partial state (output.h); input, the

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "encode.h"
+#include "parallel.h"
 #include "synth_weights.h"
 #include "weights.h"
 #include "weights_manifest.h"
@@ -35,7 +36,9 @@ static const char usage_text[] =
     "      --resume              continue an interrupted run from FILE.partial* (same input,\n"
     "                            weights and options, except that --threads and --max-batch-tokens\n"
     "                            may differ); the result equals an uninterrupted run's\n"
-    "  -t, --threads N           compute threads (default: online CPUs; wins over OMP_NUM_THREADS)\n"
+    "  -t, --threads N           compute threads (default: the CPUs this process may run on, its\n"
+    "                            affinity mask: taskset, cpuset, Slurm binding; wins over\n"
+    "                            OMP_NUM_THREADS)\n"
     "  -f, --format F            phonemes (default): Kokoro phoneme strings\n"
     "                            ids: JSON arrays of Kokoro token ids (the 114 defined ids in\n"
     "                            1..177; boundaries are added; at most 510 per line)\n"
@@ -63,7 +66,8 @@ static const char usage_text[] =
     "      --xray-out F          with --xray-oracle: write the capture to F (safetensors)\n"
     "      --progress            progress line on stderr (default when stderr is a terminal)\n"
     "      --no-progress         no progress line\n"
-    "  -q, --quiet               no summary line\n"
+    "  -q, --quiet               errors only on stderr: no summary, weights, memory, warning or\n"
+    "                            progress lines (--progress still shows progress)\n"
     "  -h, --help                this text\n"
     "  -V, --version             version\n"
     "\n"
@@ -200,7 +204,7 @@ static int apply_xray_option(int ch, const char *arg, ck_encode_options *o)
 /* `--xray-oracle B`: the parity run of B's cases instead of a corpus. */
 static int run_xray(const ck_encode_options *o, int quiet)
 {
-    if (!o->parity) {
+    if (!o->parity && !quiet) {
         fprintf(stderr, "ckbatch: --xray-oracle implies --parity: forcing 1 thread\n");
     }
     xray_opt.circuit = o->circuit;
@@ -228,10 +232,10 @@ static int apply_option(int ch, const char *arg, ck_encode_options *o, int *quie
     case 'w': o->weights = arg; return 0;
     case OPT_WEIGHTS_MANIFEST: o->weights_manifest = arg; return 0;
     case OPT_CIRCUIT: o->circuit = arg; return 0;
-    case 'q': *quiet = 1; return 0;
+    case 'q': *quiet = 1; o->quiet = 1; return 0;
     case OPT_STRICT: o->strict_symbols = 1; return 0;
     case OPT_RESUME: o->resume = 1; return 0;
-    case OPT_PROGRESS: o->progress = 1; return 0;
+    case OPT_PROGRESS: o->progress = 2; return 0;   /* 2: asked for; -q does not silence it */
     case OPT_NO_PROGRESS: o->progress = 0; return 0;
     case 't':
         if (parse_size(arg, 1, 1024, &v) != 0) {
@@ -330,10 +334,9 @@ int main(int argc, char **argv)
     if (argc >= 2 && strcmp(argv[1], "weights") == 0) {
         return weights_command(argc - 1, argv + 1);
     }
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     ck_encode_options o = {
         .seed = CK_SYNTH_DEFAULT_SEED, .format = CK_FORMAT_PHONEMES, .lang = "en-us",
-        .threads = cpus > 0 ? (int)cpus : 1, .max_batch_tokens = 2048,
+        .threads = ck_parallel_available_cpus(), .max_batch_tokens = 2048,
         .progress = isatty(STDERR_FILENO),
     };
     int quiet = 0, ch;
@@ -350,6 +353,9 @@ int main(int argc, char **argv)
     }
     if (optind < argc) {
         return usage_error("unexpected argument '%s'", argv[optind]);
+    }
+    if (o.quiet && o.progress == 1) {
+        o.progress = 0; /* the terminal default yields to -q; an explicit --progress does not */
     }
     if (xray_opt.oracle != NULL) {
         return run_xray(&o, quiet);

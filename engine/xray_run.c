@@ -322,7 +322,9 @@ int ck_xray_run_oracle(const ck_xray_run_options *opt, ck_error *err)
     memset(&x, 0, sizeof x);
     x.opt = opt;
     ck_xray_report rep = {0};
-    fprintf(stderr, "ckbatch: parity mode: 1 thread (scheduler and oneDNN), deterministic kernels\n");
+    if (!opt->quiet) {
+        fprintf(stderr, "ckbatch: parity mode: 1 thread (scheduler and oneDNN), deterministic kernels\n");
+    }
     int rc = prepare(&x, err);
     for (size_t ci = 0; rc == CK_OK && ci < x.n_cases; ci++) {
         rc = run_case(&x, ci, err);

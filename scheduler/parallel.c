@@ -1,7 +1,12 @@
-/* parallel.c - static OpenMP partitioning of work items over workers; no allocation. */
+/* parallel.c - static OpenMP partitioning of work items over workers; no allocation (but for the
+ * CPU set ck_parallel_available_cpus reads). */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_ALLOC, CPU_COUNT_S (Linux) */
 #include "parallel.h"
 
+#include <errno.h>
 #include <omp.h>
+#include <sched.h>
+#include <unistd.h>
 
 #include "ck_status.h"
 
@@ -90,4 +95,28 @@ int ck_parallel_set_threads(int threads)
         omp_set_num_threads(threads);
     }
     return previous;
+}
+
+int ck_parallel_available_cpus(void)
+{
+    /* The mask may name more CPUs than a cpu_set_t holds (EINVAL): grow until it fits. */
+    for (int n = 1024; n <= (1 << 20); n *= 4) {
+        cpu_set_t *set = CPU_ALLOC((size_t)n);
+        if (set == NULL) {
+            break;
+        }
+        size_t size = CPU_ALLOC_SIZE((size_t)n);
+        int rc = sched_getaffinity(0, size, set);
+        int count = rc == 0 ? CPU_COUNT_S(size, set) : 0;
+        int again = rc != 0 && errno == EINVAL;
+        CPU_FREE(set);
+        if (count > 0) {
+            return count;
+        }
+        if (!again) {
+            break;
+        }
+    }
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    return online > 0 ? (int)online : 1;
 }

@@ -29,4 +29,9 @@ int ck_parallel_for_interleaved(size_t items, int workers, ck_slice_fn fn, void 
  * Call outside any parallel region. Returns the previous value. */
 int ck_parallel_set_threads(int threads);
 
+/* CPUs this process may run on: the count of its affinity mask (sched_getaffinity), so a
+ * `taskset -c 0`, a container's cpuset or a Slurm/MPI binding gives the workers it can really use;
+ * the online CPUs when the mask cannot be read. At least 1. */
+int ck_parallel_available_cpus(void);
+
 #endif

@@ -40,7 +40,7 @@ static void write_corpus(const char *path, int with_bad)
     fclose(f);
 }
 
-#define CK_ARGS "-q -t 2 -f ids --max-batch-tokens 512 --circuit %s/tests/fixtures/circuits/tiny.json"
+#define CK_ARGS "-t 2 -f ids --max-batch-tokens 512 --circuit %s/tests/fixtures/circuits/tiny.json"
 
 /* Runs ckbatch with the common arguments plus `extra`; stderr to ck_cli_work/stderr. Exit code. */
 static int run(const char *extra)

@@ -1,0 +1,104 @@
+/* test_cli_edges.c - the rough edges a new user hits first, each pinned by its exact stderr:
+ * -q prints errors only, the default --threads follows the CPU affinity mask. */
+#include <stdint.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli_test.h"
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* Runs `prefix ckbatch args` (shell fragments); stderr goes to work/stderr. Returns the exit code. */
+static int run_with(const char *prefix, const char *args)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "%s %s %s 2>%s", prefix, ck_cli_binary(), args, ck_cli_tmp("stderr"));
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The whole of work/stderr as a malloc'd string ("" when empty). */
+static char *stderr_text(void)
+{
+    static char buf[1 << 16];
+    FILE *f = fopen(ck_cli_tmp("stderr"), "rb");
+    size_t n = f != NULL ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f != NULL) {
+        fclose(f);
+    }
+    buf[n] = '\0';
+    return strdup(buf);
+}
+
+/* -q: a run that drops a symbol (a warning), prints the weights and memory lines and a summary
+ * without it, leaves stderr empty; an error still gets its one line. */
+static void test_quiet_prints_errors_only(void)
+{
+    write_file(ck_cli_tmp("q.txt"), "h\xc9\x99l\xcb\x88O\nab#c\n");
+    char args[1024];
+    snprintf(args, sizeof args, "--input %s --output %s", ck_cli_tmp("q.txt"), ck_cli_tmp("q.st"));
+    CU_ASSERT_EQUAL_FATAL(run_with("", args), 0);
+    char *loud = stderr_text();
+    CU_ASSERT_PTR_NOT_NULL(strstr(loud, "ckbatch: weights: "));
+    CU_ASSERT_PTR_NOT_NULL(strstr(loud, "ckbatch: memory: "));
+    CU_ASSERT_PTR_NOT_NULL(strstr(loud, "ckbatch: warning: "));
+    CU_ASSERT_PTR_NOT_NULL(strstr(loud, " 1 dropped symbols, "));
+    free(loud);
+
+    snprintf(args, sizeof args, "-q --input %s --output %s", ck_cli_tmp("q.txt"), ck_cli_tmp("q2.st"));
+    CU_ASSERT_EQUAL_FATAL(run_with("", args), 0);
+    char *quiet = stderr_text();
+    CU_ASSERT_STRING_EQUAL(quiet, "");
+    free(quiet);
+    snprintf(args, sizeof args, "-q --parity --input %s --output %s", ck_cli_tmp("q.txt"),
+             ck_cli_tmp("q3.st"));
+    CU_ASSERT_EQUAL_FATAL(run_with("", args), 0);
+    quiet = stderr_text();
+    CU_ASSERT_STRING_EQUAL(quiet, "");
+    free(quiet);
+
+    snprintf(args, sizeof args, "-q --strict-symbols --input %s --output %s", ck_cli_tmp("q.txt"),
+             ck_cli_tmp("q4.st"));
+    CU_ASSERT_EQUAL(run_with("", args), 1);
+    char *error = stderr_text();
+    char want[1024];
+    snprintf(want, sizeof want, "ckbatch: error: %s:2: column 3: ", ck_cli_tmp("q.txt"));
+    CU_ASSERT_EQUAL(strncmp(error, want, strlen(want)), 0);
+    CU_ASSERT_PTR_NULL(strchr(error, '\n') != NULL ? strchr(strchr(error, '\n') + 1, '\n') : NULL);
+    free(error);
+}
+
+/* Default --threads: one worker per CPU of the affinity mask, not per online CPU. The memory line
+ * names the worker count ("scratch N x"). */
+static void test_default_threads_follow_affinity(void)
+{
+    write_file(ck_cli_tmp("t.txt"), "h\xc9\x99l\xcb\x88O\n");
+    char args[1024];
+    snprintf(args, sizeof args, "--input %s --output %s", ck_cli_tmp("t.txt"), ck_cli_tmp("t.st"));
+    CU_ASSERT_EQUAL_FATAL(run_with("taskset -c 0", args), 0);
+    char *text = stderr_text();
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, ", scratch 1 x "));
+    free(text);
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    if (online >= 2) { /* two CPUs in the mask give two workers */
+        CU_ASSERT_EQUAL_FATAL(run_with("taskset -c 0,1", args), 0);
+        text = stderr_text();
+        CU_ASSERT_PTR_NOT_NULL(strstr(text, ", scratch 2 x "));
+        free(text);
+    }
+}
+
+int main(void)
+{
+    static const ck_test_case cases[] = {
+        {"-q prints errors only", test_quiet_prints_errors_only},
+        {"default threads follow the affinity mask", test_default_threads_follow_affinity},
+    };
+    return ck_cli_main("cli_edges", cases, sizeof cases / sizeof cases[0]);
+}
