@@ -1,17 +1,18 @@
-/* line_reader.c - getline-based line reader: endings, BOM, NUL bytes; must not interpret content. */
+/* line_reader.c - bounded line reader: endings, BOM, NUL bytes, the line-length limit; must not
+ * interpret content. */
 #include "line_reader.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/types.h>
 
 struct ck_line_reader {
     FILE *in;
     char *source;
-    char *buf;       /* getline's buffer, grown by getline */
+    char *buf;       /* the current line, grown as needed up to CK_LINE_MAX_BYTES + 1 */
     size_t cap;
     size_t line_no;  /* lines returned so far */
+    unsigned long long offset; /* bytes consumed from `in` so far */
 };
 
 int ck_line_reader_open(ck_line_reader **out, FILE *in, const char *source_name, ck_error *err)
@@ -28,6 +29,44 @@ int ck_line_reader_open(ck_line_reader **out, FILE *in, const char *source_name,
     }
     r->in = in;
     *out = r;
+    return CK_OK;
+}
+
+/* Reads one line into r->buf: its bytes, then its "\n" if it has one; *got counts both, 0 at end of
+ * input. Past CK_LINE_MAX_BYTES bytes before the "\n" the rest of the line is read and thrown away
+ * (*too_long 1), so no line costs more memory than the limit. */
+static int read_line(ck_line_reader *r, size_t *got, int *too_long, ck_error *err)
+{
+    size_t n = 0;
+    int c;
+    *too_long = 0;
+    while ((c = getc_unlocked(r->in)) != EOF) {
+        r->offset++;
+        if (c != '\n' && n == CK_LINE_MAX_BYTES) {
+            *too_long = 1;
+            continue;
+        }
+        if (n + 2 > r->cap) { /* room for this byte and the terminating NUL */
+            size_t cap = r->cap ? r->cap * 2 : 256;
+            cap = cap > CK_LINE_MAX_BYTES + 2 ? CK_LINE_MAX_BYTES + 2 : cap;
+            char *grown = realloc(r->buf, cap);
+            if (grown == NULL) {
+                return ck_fail(err, CK_E_MEMORY, "%s:%zu: out of memory for the line", r->source,
+                               r->line_no + 1);
+            }
+            r->buf = grown;
+            r->cap = cap;
+        }
+        r->buf[n++] = (char)c;
+        if (c == '\n') {
+            break;
+        }
+    }
+    if (c == EOF && ferror(r->in)) {
+        return ck_fail(err, CK_E_IO, "%s: read error after line %zu: %s", r->source, r->line_no,
+                       strerror(errno));
+    }
+    *got = n;
     return CK_OK;
 }
 
@@ -55,22 +94,22 @@ int ck_line_reader_next(ck_line_reader *r, const char **line, size_t *len, size_
     if (r == NULL || line == NULL || len == NULL || line_no == NULL) {
         return ck_fail(err, CK_E_ARG, "line reader: null argument");
     }
+    size_t n = 0;
+    int too_long = 0;
     errno = 0;
-    ssize_t got = getline(&r->buf, &r->cap, r->in);
-    if (got < 0) {
-        if (errno == ENOMEM) {
-            return ck_fail(err, CK_E_MEMORY, "%s:%zu: line too large for memory", r->source,
-                           r->line_no + 1);
-        }
-        if (ferror(r->in)) {
-            return ck_fail(err, CK_E_IO, "%s: read error after line %zu: %s", r->source, r->line_no,
-                           strerror(errno));
-        }
+    int rc = read_line(r, &n, &too_long, err);
+    if (rc != CK_OK) {
+        return rc;
+    }
+    if (n == 0 && !too_long) {
         return 0;
     }
     r->line_no++;
     *line_no = r->line_no;
-    size_t n = (size_t)got;
+    if (too_long) {
+        return ck_fail(err, CK_E_INPUT, "%s:%zu: line longer than %d bytes (the 1 MiB line limit)",
+                       r->source, r->line_no, CK_LINE_MAX_BYTES);
+    }
     const char *s = trim_line(r, &n);
     const char *nul = memchr(s, '\0', n);
     if (nul != NULL) {
@@ -80,6 +119,11 @@ int ck_line_reader_next(ck_line_reader *r, const char **line, size_t *len, size_
     *line = s;
     *len = n;
     return 1;
+}
+
+unsigned long long ck_line_reader_offset(const ck_line_reader *r)
+{
+    return r != NULL ? r->offset : 0;
 }
 
 const char *ck_line_reader_source(const ck_line_reader *r)

@@ -1,10 +1,15 @@
-/* line_reader.h - reads corpus lines of any length from a FILE*; knows nothing of UTF-8 or formats. */
+/* line_reader.h - reads corpus lines (up to CK_LINE_MAX_BYTES) from a FILE*; knows nothing of UTF-8 or formats. */
 #ifndef CK_LINE_READER_H
 #define CK_LINE_READER_H
 
 #include <stdio.h>
 
 #include "ck_error.h"
+
+/* Longest line accepted: bytes before its "\n" (a "\r" before it counts). Any real
+ * line is far shorter (a line gives at most 510 phonemes per chunk; the longest paragraph of the
+ * shared novels is about 5 KB); a longer one is an error line, never a buffer that grows with it. */
+#define CK_LINE_MAX_BYTES (1 << 20)
 
 typedef struct ck_line_reader ck_line_reader;
 
@@ -15,12 +20,17 @@ int ck_line_reader_open(ck_line_reader **out, FILE *in, const char *source_name,
 /* Reads the next line into *line (NUL-terminated, owned by the reader, valid until the next call)
  * with its length in bytes *len, without the "\n" or "\r\n" ending; the file's leading UTF-8 BOM
  * (EF BB BF) is removed from line 1; a last line without a newline is returned as any other.
- * *line_no is 1-based. Lines grow the buffer as needed (no length limit but memory).
- * Returns 1 for a line, 0 at end of input, CK_E_INPUT when the line holds a NUL byte (message
- * "source:line: byte B: NUL byte in line", B 1-based; the line is consumed, *line_no set, the next call goes on),
+ * *line_no is 1-based. A line of more than CK_LINE_MAX_BYTES bytes before its "\n" is read
+ * to its end and thrown away, never held: CK_E_INPUT "source:line: line longer than 1048576 bytes
+ * (the 1 MiB line limit)". Returns 1 for a line, 0 at end of input, CK_E_INPUT for that or when the
+ * line holds a NUL byte (message "source:line: byte B: NUL byte in line", B 1-based); after either
+ * the line is consumed, *line_no set, and the next call goes on;
  * CK_E_IO on a read error, CK_E_MEMORY, CK_E_ARG for null pointers. */
 int ck_line_reader_next(ck_line_reader *r, const char **line, size_t *len, size_t *line_no,
                         ck_error *err);
+
+/* Bytes consumed from the stream so far: the end of the last line returned (for progress). */
+unsigned long long ck_line_reader_offset(const ck_line_reader *r);
 
 /* Source name given at open (never NULL). */
 const char *ck_line_reader_source(const ck_line_reader *r);

@@ -1,10 +1,12 @@
 /* test_cli_edges.c - the rough edges a new user hits first, each pinned by its exact stderr:
- * -q prints errors only, the default --threads follows the CPU affinity mask. */
+ * -q prints errors only, the default --threads follows the CPU affinity mask, a line over the
+ * 1 MiB limit is an error of its own line. */
 #include <stdint.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli_test.h"
+#include "safetensors.h"
 
 static void write_file(const char *path, const char *text)
 {
@@ -94,11 +96,46 @@ static void test_default_threads_follow_affinity(void)
     }
 }
 
+/* A 20 MB line: under skip it is listed in `skipped` with the limit named, the lines around it are
+ * encoded; under stop it is the run's one error line. */
+static void test_line_over_limit_is_a_line_error(void)
+{
+    FILE *f = fopen(ck_cli_tmp("big.txt"), "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs("h\xc9\x99l\xcb\x88O\n", f);
+    for (int i = 0; i < (20 << 20) / 8; i++) {
+        fputs("h\xc9\x99l\xcb\x88O ", f); /* 8 bytes */
+    }
+    fputs("\nw\xcb\x88\xc9\x9c\xc9\xb9ld\n", f);
+    fclose(f);
+    char args[1024];
+    snprintf(args, sizeof args, "--on-error skip --input %s --output %s", ck_cli_tmp("big.txt"),
+             ck_cli_tmp("big.st"));
+    CU_ASSERT_EQUAL_FATAL(run_with("", args), 0);
+    ck_st_file *st = NULL;
+    ck_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(ck_st_open(&st, ck_cli_tmp("big.st"), &err), CK_OK);
+    char *skipped = ck_cli_text(st, "skipped"), want[1024];
+    snprintf(want, sizeof want, "{\"line\":2,\"error\":\"%s:2: line longer than 1048576 bytes (the "
+             "1 MiB line limit)\"}\n", ck_cli_tmp("big.txt"));
+    CU_ASSERT_STRING_EQUAL(skipped ? skipped : "", want);
+    CU_ASSERT_EQUAL(ck_st_find(st, "offsets")->elements, 3); /* lines 1 and 3 */
+    free(skipped);
+    ck_st_close(st);
+    snprintf(args, sizeof args, "--input %s --output %s", ck_cli_tmp("big.txt"), ck_cli_tmp("big2.st"));
+    CU_ASSERT_EQUAL(run_with("", args), 1);
+    char *text = stderr_text();
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, ":2: line longer than 1048576 bytes"));
+    free(text);
+    CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("big2.st")));
+}
+
 int main(void)
 {
     static const ck_test_case cases[] = {
         {"-q prints errors only", test_quiet_prints_errors_only},
         {"default threads follow the affinity mask", test_default_threads_follow_affinity},
+        {"line over the 1 MiB limit is a line error", test_line_over_limit_is_a_line_error},
     };
     return ck_cli_main("cli_edges", cases, sizeof cases / sizeof cases[0]);
 }

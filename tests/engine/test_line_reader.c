@@ -1,4 +1,5 @@
-/* test_line_reader.c - line endings, BOM, missing final newline, NUL bytes, 10 MB lines. */
+/* test_line_reader.c - line endings, BOM, missing final newline, NUL bytes, the 1 MiB line limit,
+ * byte offsets. */
 #include "ck_test.h"
 #include "line_reader.h"
 
@@ -86,15 +87,25 @@ static void test_nul_byte_is_an_error_of_that_line(void)
     fclose(f);
 }
 
-static void test_ten_megabyte_line(void)
+/* A line of n bytes 'a'..'z' followed by "\nz" (and nothing after). */
+static char *long_line(size_t n)
 {
-    size_t n = 10u << 20;
-    char *big = malloc(n + 3);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(big);
-    for (size_t i = 0; i < n; i++) {
+    char *big = malloc(n + 2);
+    for (size_t i = 0; big != NULL && i < n; i++) {
         big[i] = (char)('a' + i % 26);
     }
-    memcpy(big + n, "\nz", 2);
+    if (big != NULL) {
+        memcpy(big + n, "\nz", 2);
+    }
+    return big;
+}
+
+/* Exactly CK_LINE_MAX_BYTES bytes before the "\n": one whole line. */
+static void test_line_at_the_limit_is_read(void)
+{
+    size_t n = CK_LINE_MAX_BYTES;
+    char *big = long_line(n);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(big);
     FILE *f = file_of(big, n + 2);
     ck_line_reader *r = NULL;
     CU_ASSERT_EQUAL_FATAL(ck_line_reader_open(&r, f, NULL, NULL), CK_OK);
@@ -103,13 +114,44 @@ static void test_ten_megabyte_line(void)
     CU_ASSERT_EQUAL(ck_line_reader_next(r, &line, &len, &no, NULL), 1);
     CU_ASSERT_EQUAL(len, n);
     CU_ASSERT_EQUAL(memcmp(line, big, n), 0);
+    CU_ASSERT_EQUAL(ck_line_reader_offset(r), n + 1);
     CU_ASSERT_EQUAL(ck_line_reader_next(r, &line, &len, &no, NULL), 1);
     CU_ASSERT_STRING_EQUAL(line, "z");
     CU_ASSERT_EQUAL(no, 2);
+    CU_ASSERT_EQUAL(ck_line_reader_offset(r), n + 2);
+    CU_ASSERT_EQUAL(ck_line_reader_next(r, &line, &len, &no, NULL), 0);
     CU_ASSERT_STRING_EQUAL(ck_line_reader_source(r), "<input>");
     ck_line_reader_close(r);
     fclose(f);
     free(big);
+}
+
+/* One byte over the limit, and a 20 MB line: an error of that line (read to its end, not held),
+ * and the next line is read as usual. */
+static void test_line_over_the_limit_is_an_error(void)
+{
+    const size_t sizes[] = {CK_LINE_MAX_BYTES + 1, 20u << 20};
+    for (size_t k = 0; k < 2; k++) {
+        char *big = long_line(sizes[k]);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(big);
+        FILE *f = file_of(big, sizes[k] + 2);
+        ck_line_reader *r = NULL;
+        CU_ASSERT_EQUAL_FATAL(ck_line_reader_open(&r, f, "t.txt", NULL), CK_OK);
+        const char *line = NULL;
+        size_t len = 0, no = 0;
+        ck_error err = {CK_OK, ""};
+        CU_ASSERT_EQUAL(ck_line_reader_next(r, &line, &len, &no, &err), CK_E_INPUT);
+        CU_ASSERT_EQUAL(no, 1);
+        CU_ASSERT_STRING_EQUAL(err.message, "t.txt:1: line longer than 1048576 bytes (the 1 MiB "
+                               "line limit)");
+        CU_ASSERT_EQUAL(ck_line_reader_offset(r), sizes[k] + 1);
+        CU_ASSERT_EQUAL(ck_line_reader_next(r, &line, &len, &no, &err), 1);
+        CU_ASSERT_STRING_EQUAL(line, "z");
+        CU_ASSERT_EQUAL(no, 2);
+        ck_line_reader_close(r);
+        fclose(f);
+        free(big);
+    }
 }
 
 static void test_rejects_null_arguments(void)
@@ -127,5 +169,6 @@ CK_TEST_MAIN("line_reader", {"plain lines", test_plain_lines},
              {"BOM only stripped on line 1", test_bom_only_stripped_on_line_one},
              {"lone CR is content", test_lone_cr_is_content},
              {"NUL byte is an error of that line", test_nul_byte_is_an_error_of_that_line},
-             {"10 MB line", test_ten_megabyte_line},
+             {"line at the 1 MiB limit is read", test_line_at_the_limit_is_read},
+             {"line over the limit is an error", test_line_over_the_limit_is_an_error},
              {"rejects null arguments", test_rejects_null_arguments})

@@ -1,6 +1,7 @@
 /* test_reader.c - the CLI's front end: exact ids per format, every line error with its message and
- * recovery, CRLF/BOM equivalence, chunking of a 10 MB line, stats. */
+ * recovery, CRLF/BOM equivalence, chunking of a 1 MiB line, stats. */
 #include "ck_test.h"
+#include "line_reader.h"
 #include "reader.h"
 
 static FILE *file_of(const char *bytes, size_t n)
@@ -249,10 +250,10 @@ static void test_ids_rejections(void)
     ids_line_fails("[1, 2, 3, 4]", 3, "c.txt:1: column 1: 4 ids, expected 1..3");
 }
 
-static void test_ten_megabyte_line_is_chunked(void)
+static void test_one_mebibyte_line_is_chunked(void)
 {
     const char unit[] = HELLO " ";  /* 14 code points, 20 bytes */
-    size_t reps = (10u << 20) / (sizeof unit - 1), n = reps * (sizeof unit - 1);
+    size_t reps = CK_LINE_MAX_BYTES / (sizeof unit - 1), n = reps * (sizeof unit - 1); /* <= limit */
     char *s = malloc(n + 1);
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
     for (size_t i = 0; i < reps; i++) {
@@ -348,5 +349,5 @@ CK_TEST_MAIN("reader", {"phonemes: exact ids, empty lines", test_phonemes_exact_
              {"invalid UTF-8 then a good line", test_invalid_utf8_then_good_line},
              {"NUL byte then a good line", test_nul_byte_then_good_line},
              {"ids format", test_ids_format}, {"ids rejections", test_ids_rejections},
-             {"10 MB line is chunked", test_ten_megabyte_line_is_chunked},
+             {"1 MiB line is chunked", test_one_mebibyte_line_is_chunked},
              {"open rejections", test_open_rejections}, ESPEAK_CASES)
