@@ -47,7 +47,15 @@ typedef struct {
     size_t *batch_offsets;      /* [window_cap + 1] */
     ck_encode_summary *summary;
     unsigned char (*weights_sha)[32]; /* parity: every tensor's SHA-256 before the run */
-    size_t total_lines;         /* lines in a regular input file, 0 when unknown */
+    unsigned long long input_bytes;     /* size of a regular input file, 0 for stdin */
+    unsigned long long committed_bytes; /* input bytes before the window (all their rows written) */
+    unsigned long long window_bytes_end; /* input bytes through the window's last line */
+    unsigned long long resumed_bytes;   /* resume: input bytes before the first line this run encodes */
+    size_t window_rows_put;     /* rows of the window's batches written so far */
+    double progress_drawn;      /* seconds_since(start) when the progress line was last drawn */
+    unsigned long long progress_bytes; /* bytes_done when it last moved, at progress_bytes_at s */
+    double progress_bytes_at;
+    int encoding;               /* 1 once a sequence of this run entered the window */
     ck_output_mark mark;        /* resume: sequences before it are already in the output */
     size_t resumed_tokens;      /* resume: tokens of those sequences (not this run's work) */
     struct timespec start;
@@ -202,45 +210,63 @@ static void warn_stderr(void *ctx, const char *message)
     note(ctx, "warning: %s", message);
 }
 
-/* Lines in a regular file (for the progress ETA); 0 for stdin or on any error. */
-static size_t count_lines(const char *path)
+/* Input bytes whose sequences are in the output: those before the window, plus the window's share
+ * by tokens written (its batches run longest first, so this is an estimate within one window). */
+static unsigned long long bytes_done(const session *s)
 {
-    if (strcmp(path, "-") == 0) {
-        return 0;
-    }
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        return 0;
-    }
-    size_t lines = 0, n, last = '\n';
-    char buf[1 << 16];
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
-        for (size_t i = 0; i < n; i++) {
-            lines += buf[i] == '\n';
-        }
-        last = (unsigned char)buf[n - 1];
-    }
-    fclose(f);
-    return lines + (last != '\n');
+    unsigned long long window = s->window_bytes_end - s->committed_bytes;
+    double share = s->window_used > 0 ? (double)s->window_rows_put / (double)s->window_used : 0.0;
+    return s->committed_bytes + (unsigned long long)(share * (double)window);
 }
 
+/* The progress line, "\r"-rewritten: share of the input bytes done (the ETA follows from it, so a
+ * corpus of long lines does not fool it as a line count would), line, tokens, tokens/s. Drawn at
+ * most once per opt->progress_interval seconds; the job calls it at every line, batch and X-Ray
+ * checkpoint (a few per layer), so at the default 0.5 s it moves at least once a second. `final`
+ * draws it once more and ends the line. */
 static void progress(session *s, int final)
 {
     if (!s->opt->progress) {
         return;
     }
-    const ck_reader_stats *st = ck_reader_stats_get(s->reader);
     double secs = seconds_since(&s->start);
-    double rate = secs > 0 ? (double)(ck_output_tokens(s->output) - s->resumed_tokens) / secs : 0.0;
-    fprintf(stderr, "\rckbatch: line %zu", st->lines);
-    if (s->total_lines > 0) {
-        double eta = st->lines > 0 ? secs * (double)(s->total_lines - st->lines) / (double)st->lines
-                                   : 0.0;
-        fprintf(stderr, "/%zu, ETA %.0f s", s->total_lines, eta);
+    if (!final && secs - s->progress_drawn < s->opt->progress_interval) {
+        return;
     }
-    fprintf(stderr, ", %zu sequences, %.0f tokens/s   %s", ck_output_sequences(s->output), rate,
-            final ? "\n" : "");
+    s->progress_drawn = secs;
+    const ck_reader_stats *st = ck_reader_stats_get(s->reader);
+    size_t tokens = ck_output_tokens(s->output) + s->window_rows_put;
+    double rate = secs > 0 ? (double)(tokens - s->resumed_tokens) / secs : 0.0;
+    fprintf(stderr, "\rckbatch: ");
+    if (s->input_bytes > 0) {
+        unsigned long long done = final ? s->input_bytes : bytes_done(s);
+        if (done != s->progress_bytes) { /* the ETA is set when the done share moves, then counts down */
+            s->progress_bytes = done;
+            s->progress_bytes_at = secs;
+        }
+        double fresh = done > s->resumed_bytes ? (double)(done - s->resumed_bytes) : 0.0;
+        double left = done < s->input_bytes ? (double)(s->input_bytes - done) : 0.0;
+        double eta = fresh > 0 ? s->progress_bytes_at * left / fresh - (secs - s->progress_bytes_at)
+                               : -1.0;
+        fprintf(stderr, "%5.1f%% of input", 100.0 * (double)done / (double)s->input_bytes);
+        if (!final && eta >= 0) {
+            fprintf(stderr, ", ETA %.0f s", eta);
+        }
+    } else {
+        fprintf(stderr, "%llu bytes read", st->bytes);
+    }
+    fprintf(stderr, ", line %zu, %zu tokens, %.0f tokens/s%s", st->lines, tokens, rate,
+            final ? "\n" : "   ");
     fflush(stderr);
+}
+
+/* X-Ray hook used as a clock: the executor calls it after every checkpoint op, a few times per
+ * layer, so a long batch still moves the progress line. */
+static void progress_tick(void *ctx, const char *checkpoint, const float *data, size_t tokens,
+                          size_t cols)
+{
+    (void)checkpoint, (void)data, (void)tokens, (void)cols;
+    progress(ctx, 0);
 }
 
 /* Every option that changes the output bytes, for the resume identity. --threads and
@@ -292,7 +318,9 @@ static int open_io(session *s, ck_error *err)
     if (s->input == NULL) {
         return ck_fail(err, CK_E_IO, "%s: cannot open input: %s", opt->input, strerror(errno));
     }
-    s->total_lines = opt->progress ? count_lines(opt->input) : 0;
+    struct stat in_st;
+    s->input_bytes = !is_stdin && fstat(fileno(s->input), &in_st) == 0 && S_ISREG(in_st.st_mode)
+                         ? (unsigned long long)in_st.st_size : 0;
     ck_reader_options ro = {opt->format, opt->lang, opt->strict_symbols, 510, warn_stderr, s};
     int rc = ck_reader_open(&s->reader, s->input, is_stdin ? "<stdin>" : opt->input, &ro, err);
     if (rc != CK_OK) {
@@ -352,10 +380,12 @@ static int flush_window(session *s, ck_output_mark next, ck_error *err)
             s->batch_offsets[j + 1] = s->batch_offsets[j] + q->n_ids;
         }
         rc = ck_executor_run(s->executor, s->batch_ids, s->batch_offsets, count, s->output_buffer,
-                             NULL, 0, NULL, NULL, err);
+                             NULL, 0, s->opt->progress ? progress_tick : NULL, s, err);
         if (rc == CK_OK) {
             rc = put_batch_rows(s, members, count, err);
         }
+        s->window_rows_put += s->batch_offsets[count];
+        progress(s, 0);
     }
     for (size_t i = 0; rc == CK_OK && i < s->n_window; i++) {
         const ck_sequence *q = &s->window[i];
@@ -368,8 +398,11 @@ static int flush_window(session *s, ck_output_mark next, ck_error *err)
     }
     s->n_window = 0;
     s->window_used = 0;
+    s->window_rows_put = 0;
+    rc = rc == CK_OK ? ck_output_commit(s->output, next, err) : rc;
+    s->committed_bytes = s->window_bytes_end;
     progress(s, 0);
-    return rc == CK_OK ? ck_output_commit(s->output, next, err) : rc;
+    return rc;
 }
 
 /* Moves the sequences of one line into the window, flushing it first when they would not fit. */
@@ -445,15 +478,25 @@ static int encode_all(session *s, ck_error *err)
     for (;;) {
         ck_sequence *seqs = NULL;
         size_t n = 0;
+        unsigned long long line_start = ck_reader_stats_get(s->reader)->bytes;
         int rc = ck_reader_next(s->reader, &seqs, &n, err);
         if (rc == 0) {
             break;
         }
-        rc = rc > 0 ? take_line(s, seqs, drop_done(s, seqs, n), err)
-                    : (rc == CK_E_INPUT ? bad_line(s, err) : rc);
+        size_t kept = rc > 0 ? drop_done(s, seqs, n) : 0;
+        if (kept > 0 && !s->encoding) { /* the first line this run encodes: bytes before it were */
+            s->encoding = 1;             /* done by the interrupted run (resume) */
+            s->resumed_bytes = line_start;
+        }
+        rc = rc > 0 ? take_line(s, seqs, kept, err) : (rc == CK_E_INPUT ? bad_line(s, err) : rc);
         if (rc != CK_OK) {
             return rc;
         }
+        s->window_bytes_end = ck_reader_stats_get(s->reader)->bytes;
+        if (s->n_window == 0) {
+            s->committed_bytes = s->window_bytes_end;
+        }
+        progress(s, 0);
     }
     ck_output_mark end = {ck_reader_stats_get(s->reader)->lines + 1, 0};
     int rc = s->n_window > 0 ? flush_window(s, end, err) : CK_OK;

@@ -26,6 +26,8 @@ typedef struct {
     int skip_bad_lines;         /* 1: skip and report bad lines; 0: stop at the first */
     int hidden;                 /* 1: write the [T,768] last hidden state instead of features */
     int progress;               /* 1: a progress line on stderr */
+    double progress_interval;   /* seconds between progress redraws at most (0: every event: each
+                                   line read, batch and X-Ray checkpoint); the CLI's default 0.5 */
     int quiet;                  /* 1: stderr gets errors only (no weights, memory, parity, resume,
                                    dropped-symbol or skipped-line lines; `skipped` still lists
                                    skipped lines) */

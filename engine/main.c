@@ -17,7 +17,8 @@
 
 enum { EXIT_INPUT = 1, EXIT_USAGE = 2 };
 
-static const char usage_text[] =
+/* --help, in pieces: ISO C bounds one string literal at 4095 bytes. */
+static const char *const usage_text[] = {
     "usage: ckbatch [options] --input FILE --output FILE\n"
     "       ckbatch --parity --xray-oracle B.safetensors [--report R.json]\n"
     "       ckbatch xray --candidate A --oracle B [--profile P] [--report R]\n"
@@ -28,7 +29,7 @@ static const char usage_text[] =
     "Encodes a corpus (one item per line) with the Kokoro-82M phoneme encoder and writes per-token\n"
     "features as safetensors: features F32 [tokens, 512], offsets I64 [sequences + 1], and\n"
     "sequences, skipped U8 [bytes] (JSON Lines: one object per sequence, per skipped line).\n"
-    "\n"
+    "\n",
     "  -i, --input FILE          corpus, one item per line; - reads stdin\n"
     "  -o, --output FILE         features file (written to a temporary name, renamed when complete;\n"
     "                            progress is committed to FILE.partial* after every window;\n"
@@ -49,6 +50,7 @@ static const char usage_text[] =
     "      --weights-manifest M  verify every tensor against `ckbatch weights hash` output M\n"
     "                            default: synthetic demo weights (NOT Kokoro's)\n"
     "      --seed N              seed of the synthetic demo weights (default 20261129)\n"
+    ,
     "      --circuit F           circuit JSON (default: the embedded Kokoro phoneme encoder)\n"
     "      --layer L             features (default: tensor features [T,512]) or hidden (tensor\n"
     "                            hidden [T,768], the last hidden state)\n"
@@ -66,12 +68,15 @@ static const char usage_text[] =
     "      --xray-out F          with --xray-oracle: write the capture to F (safetensors)\n"
     "      --progress            progress line on stderr (default when stderr is a terminal)\n"
     "      --no-progress         no progress line\n"
+    "      --progress-interval S at most one redraw per S seconds (default 0.5; 0: at every line,\n"
+    "                            batch and checkpoint); the ETA follows the input bytes done\n"
     "  -q, --quiet               errors only on stderr: no summary, weights, memory, warning or\n"
     "                            progress lines (--progress still shows progress)\n"
     "  -h, --help                this text\n"
     "  -V, --version             version\n"
     "\n"
-    "Exit status: 0 success, 1 input or runtime error (nothing written), 2 usage error.\n";
+    "Exit status: 0 success, 1 input or runtime error (nothing written), 2 usage error.\n",
+};
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -163,7 +168,7 @@ static int parse_format(const char *s, ck_format *format)
 
 enum { OPT_SEED = 256, OPT_CIRCUIT, OPT_LAYER, OPT_MAX_BATCH, OPT_STRICT, OPT_ON_ERROR,
        OPT_PROGRESS, OPT_NO_PROGRESS, OPT_WEIGHTS_MANIFEST, OPT_PARITY, OPT_XRAY_ORACLE,
-       OPT_REPORT, OPT_XRAY_CAPTURE, OPT_XRAY_OUT, OPT_RESUME };
+       OPT_REPORT, OPT_XRAY_CAPTURE, OPT_XRAY_OUT, OPT_RESUME, OPT_PROGRESS_INTERVAL };
 
 static const struct option long_options[] = {
     {"input", required_argument, NULL, 'i'},     {"output", required_argument, NULL, 'o'},
@@ -177,6 +182,7 @@ static const struct option long_options[] = {
     {"on-error", required_argument, NULL, OPT_ON_ERROR},
     {"resume", no_argument, NULL, OPT_RESUME},
     {"progress", no_argument, NULL, OPT_PROGRESS}, {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
+    {"progress-interval", required_argument, NULL, OPT_PROGRESS_INTERVAL},
     {"parity", no_argument, NULL, OPT_PARITY},
     {"xray-oracle", required_argument, NULL, OPT_XRAY_ORACLE},
     {"report", required_argument, NULL, OPT_REPORT},
@@ -237,6 +243,16 @@ static int apply_option(int ch, const char *arg, ck_encode_options *o, int *quie
     case OPT_RESUME: o->resume = 1; return 0;
     case OPT_PROGRESS: o->progress = 2; return 0;   /* 2: asked for; -q does not silence it */
     case OPT_NO_PROGRESS: o->progress = 0; return 0;
+    case OPT_PROGRESS_INTERVAL: {
+        char *end = NULL;
+        errno = 0;
+        double secs = strtod(arg, &end);
+        if (errno != 0 || end == arg || *end != '\0' || !(secs >= 0.0 && secs <= 3600.0)) {
+            return usage_error("--progress-interval %s: expected seconds 0..3600", arg);
+        }
+        o->progress_interval = secs;
+        return 0;
+    }
     case 't':
         if (parse_size(arg, 1, 1024, &v) != 0) {
             return usage_error("--threads %s: expected an integer 1..1024", arg);
@@ -276,7 +292,11 @@ static int apply_option(int ch, const char *arg, ck_encode_options *o, int *quie
         }
         o->skip_bad_lines = strcmp(arg, "skip") == 0;
         return 0;
-    case 'h': fputs(usage_text, stdout); return -1;
+    case 'h':
+        for (size_t i = 0; i < sizeof usage_text / sizeof usage_text[0]; i++) {
+            fputs(usage_text[i], stdout);
+        }
+        return -1;
     case 'V': printf("ckbatch %s\n", CK_VERSION); return -1;
     default: return usage_error("%s", "unknown option");
     }
@@ -337,7 +357,7 @@ int main(int argc, char **argv)
     ck_encode_options o = {
         .seed = CK_SYNTH_DEFAULT_SEED, .format = CK_FORMAT_PHONEMES, .lang = "en-us",
         .threads = ck_parallel_available_cpus(), .max_batch_tokens = 2048,
-        .progress = isatty(STDERR_FILENO),
+        .progress = isatty(STDERR_FILENO), .progress_interval = 0.5,
     };
     int quiet = 0, ch;
     opterr = 0; /* one message of ours instead of getopt's two */

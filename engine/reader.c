@@ -377,6 +377,7 @@ int ck_reader_next(ck_reader *r, ck_sequence **seqs, size_t *n, ck_error *err)
             return rc;
         }
         r->stats.lines++;
+        r->stats.bytes = ck_line_reader_offset(r->lines);
         while (rc == 1 && len > 0 && is_blank(s[len - 1])) {
             len--;
         }

@@ -40,6 +40,7 @@ typedef struct {
     size_t chunked_lines;    /* lines that gave more than one sequence */
     size_t dropped_symbols;  /* code points dropped as not in the vocab (non-strict) */
     size_t error_lines;      /* lines rejected with CK_E_INPUT */
+    unsigned long long bytes; /* input bytes consumed: through the end of the last line read */
 } ck_reader_stats;
 
 typedef struct ck_reader ck_reader;

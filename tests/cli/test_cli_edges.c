@@ -1,6 +1,7 @@
 /* test_cli_edges.c - the rough edges a new user hits first, each pinned by its exact stderr:
  * -q prints errors only, the default --threads follows the CPU affinity mask, a line over the
- * 1 MiB limit is an error of its own line. */
+ * 1 MiB limit is an error of its own line, the progress line moves within a window and its share
+ * (and so its ETA) follows input bytes, not lines. */
 #include <stdint.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -28,14 +29,24 @@ static int run_with(const char *prefix, const char *args)
 /* The whole of work/stderr as a malloc'd string ("" when empty). */
 static char *stderr_text(void)
 {
-    static char buf[1 << 16];
     FILE *f = fopen(ck_cli_tmp("stderr"), "rb");
-    size_t n = f != NULL ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    size_t n = 0, cap = 1 << 16;
+    char *buf = malloc(cap);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+    size_t got;
+    while (f != NULL && (got = fread(buf + n, 1, cap - 1 - n, f)) > 0) {
+        n += got;
+        if (n == cap - 1) {
+            char *grown = realloc(buf, cap *= 2);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(grown);
+            buf = grown;
+        }
+    }
     if (f != NULL) {
         fclose(f);
     }
     buf[n] = '\0';
-    return strdup(buf);
+    return buf;
 }
 
 /* -q: a run that drops a symbol (a warning), prints the weights and memory lines and a summary
@@ -130,12 +141,70 @@ static void test_line_over_limit_is_a_line_error(void)
     CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("big2.st")));
 }
 
+/* The share shown in each "\r"-drawn progress line ("ckbatch:  86.2% of input, ..."), in order. */
+static size_t progress_shares(const char *text, double *shares, size_t cap)
+{
+    size_t n = 0;
+    for (const char *p = strstr(text, "\rckbatch: "); p != NULL && n < cap;
+         p = strstr(p + 1, "\rckbatch: ")) {
+        double v = 0;
+        if (sscanf(p, "\rckbatch: %lf%% of input", &v) == 1) {
+            shares[n++] = v;
+        }
+    }
+    return n;
+}
+
+/* Four lines of 500 ids (about 2,000 bytes each: the first window of 2,048 tokens) then 400
+ * lines "[5]": with --progress-interval 0 the line is drawn at every line and batch; once the
+ * first window is written the share is its bytes (over 80%), where a line count says 1%. */
+static void test_progress_moves_and_follows_bytes(void)
+{
+    FILE *f = fopen(ck_cli_tmp("prog.txt"), "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    static const int defined[] = {50, 83, 156, 102, 61};
+    long long big = 0;
+    for (int l = 0; l < 4; l++) {
+        fputc('[', f);
+        for (int i = 0; i < 500; i++) {
+            big += fprintf(f, "%s%d", i ? ", " : "", defined[(l + i) % 5]);
+        }
+        fputs("]\n", f);
+        big += 3;
+    }
+    for (int l = 0; l < 400; l++) {
+        fputs("[5]\n", f);
+    }
+    fclose(f);
+    char args[1024];
+    snprintf(args, sizeof args, "-f ids -t 2 --max-batch-tokens 512 --progress --progress-interval 0 "
+             "--input %s --output %s", ck_cli_tmp("prog.txt"), ck_cli_tmp("prog.st"));
+    CU_ASSERT_EQUAL_FATAL(run_with("", args), 0);
+    char *text = stderr_text();
+    static double shares[1 << 16];
+    size_t n = progress_shares(text, shares, 1 << 16);
+    /* one draw per line read and per batch (and checkpoints): far more than one per window */
+    CU_ASSERT_TRUE(n > 404);
+    size_t after_first_window = 0;
+    for (size_t i = 1; i < n; i++) {
+        CU_ASSERT_TRUE(shares[i] >= shares[i - 1]);
+        after_first_window += shares[i] > 80.0 && shares[i] < 100.0;
+    }
+    double first_window = 100.0 * (double)big / (double)(big + 400 * 4);
+    CU_ASSERT_TRUE(first_window > 80.0);
+    CU_ASSERT_TRUE(after_first_window >= 400); /* the short lines are read after window 1 is out */
+    CU_ASSERT_TRUE(n > 0 && shares[n - 1] == 100.0);
+    free(text);
+    CU_ASSERT_EQUAL(run_with("", "--progress-interval x --input a --output b"), 2);
+}
+
 int main(void)
 {
     static const ck_test_case cases[] = {
         {"-q prints errors only", test_quiet_prints_errors_only},
         {"default threads follow the affinity mask", test_default_threads_follow_affinity},
         {"line over the 1 MiB limit is a line error", test_line_over_limit_is_a_line_error},
+        {"progress moves within a window, by bytes", test_progress_moves_and_follows_bytes},
     };
     return ck_cli_main("cli_edges", cases, sizeof cases / sizeof cases[0]);
 }
