@@ -1,16 +1,29 @@
 #!/usr/bin/env bash
-# bootstrap.sh - installs ckbatch's Debian build and test dependencies when missing (needs root or
-# sudo). The packages are listed in one place, scripts/packages.txt. Used by both README commands
-# and by .ci/run. Safe to run again: installs only what is absent.
+# bootstrap.sh [GROUP...] - installs ckbatch's Debian dependencies when missing (needs root or sudo):
+# the build and test packages of scripts/packages.txt, plus those of each optional GROUP named
+# (e.g. bench). Used by both README commands and by .ci/run. Safe to run again: installs only what
+# is absent.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 
+wanted=" core $* "
+group=core
 packages=()
 while read -r line; do
     line=${line%%#*}
     read -r -a words <<<"$line"
-    packages+=("${words[@]}")
+    [ ${#words[@]} -gt 0 ] || continue
+    if [[ ${words[0]} =~ ^\[([a-z0-9-]+)\]$ ]]; then
+        group=${BASH_REMATCH[1]}
+        continue
+    fi
+    if [[ $wanted == *" $group "* ]]; then
+        packages+=("${words[@]}")
+    fi
 done <"$here/packages.txt"
+for g in "$@"; do
+    grep -q "^\[$g\]" "$here/packages.txt" || { echo "bootstrap: no group [$g] in packages.txt" >&2; exit 2; }
+done
 if [ "${CK_BOOTSTRAP_EXTRA:-}" != "" ]; then
     read -r -a extra <<<"$CK_BOOTSTRAP_EXTRA"
     packages+=("${extra[@]}")
