@@ -15,6 +15,7 @@
 #include "batcher.h"
 #include "default_circuit.h"
 #include "executor.h"
+#include "kokoro_config.h"
 #include "output.h"
 #include "sha256.h"
 #include "synth_weights.h"
@@ -31,6 +32,7 @@ typedef struct {
     ck_circuit circuit;
     ck_weights *weights;
     ck_executor *executor;
+    ck_model_dims dims;         /* of the circuit the weights matched */
     ck_reader *reader;
     ck_output *output;
     FILE *input;
@@ -154,6 +156,8 @@ static int prepare(session *s, ck_error *err)
                        "sequence, %zu", opt->max_batch_tokens, max_seq);
     }
     rc = ck_executor_init(&s->executor, &s->circuit, s->weights, &eo, err);
+    /* the executor has bound every weight to the circuit's shapes: these dims are the weights' */
+    ck_model_dims_of_circuit(&s->circuit, &s->dims);
     if (rc == CK_OK && !opt->parity) {
         release_copied_weights(s);
     }
@@ -275,7 +279,8 @@ static int open_io(session *s, ck_error *err)
         return ck_fail(err, CK_E_IO, "%s: cannot open input: %s", opt->input, strerror(errno));
     }
     s->total_lines = opt->progress ? count_lines(opt->input) : 0;
-    ck_reader_options ro = {opt->format, opt->lang, opt->strict_symbols, 510, warn_stderr, NULL};
+    ck_reader_options ro = {opt->format, opt->lang, opt->strict_symbols, 510, warn_stderr, NULL,
+                            NULL, s->dims.word_rows};
     int rc = ck_reader_open(&s->reader, s->input, is_stdin ? "<stdin>" : opt->input, &ro, err);
     if (rc != CK_OK) {
         return rc;

@@ -39,6 +39,7 @@ typedef struct {
 } ck_encode_summary;
 
 /* Runs the whole job. The circuit, weights and executor are ready before the corpus is opened.
+ * Ids-format ids may be any row of the loaded word-embedding table.
  * Progress is committed (fsynced, output.h) after every window, so a killed run continues with
  * opt->resume and ends with the same bytes as an uninterrupted one. On any error no file appears
  * at opt->output (an existing one is left as it was); the partial state is removed after a bad

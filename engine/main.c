@@ -16,7 +16,8 @@
 
 enum { EXIT_INPUT = 1, EXIT_USAGE = 2 };
 
-static const char usage_text[] =
+/* Two strings: ISO C caps a string literal at 4095 bytes (-Woverlength-strings). */
+static const char *const usage_text[] = {
     "usage: ckbatch [options] --input FILE --output FILE\n"
     "       ckbatch --parity --xray-oracle B.safetensors [--report R.json]\n"
     "       ckbatch xray --candidate A --oracle B [--profile P] [--report R]\n"
@@ -37,20 +38,24 @@ static const char usage_text[] =
     "                            may differ); the result equals an uninterrupted run's\n"
     "  -t, --threads N           compute threads (default: online CPUs; wins over OMP_NUM_THREADS)\n"
     "  -f, --format F            phonemes (default): Kokoro phoneme strings\n"
-    "                            ids: JSON arrays of Kokoro token ids (the 114 defined ids in\n"
-    "                            1..177; boundaries are added; at most 510 per line)\n"
+    "                            ids: JSON arrays of Kokoro token ids, the raw model interface:\n"
+    "                            any row 1..rows-1 of the word-embedding table (1..177 for\n"
+    "                            Kokoro-82M); boundaries are added; at most 510 per line; an id\n"
+    "                            the vocabulary does not define is kept, reported like a dropped\n"
+    "                            symbol and shown as U+FFFD in `phonemes`\n"
     "                            text: plain text through espeak-ng\n"
     "  -l, --lang L              text language: en-us (default) or en-gb\n"
     "  -w, --weights F           Kokoro weights: kokoro-v1_0.pth (read without Python, no code runs)\n"
     "                            or .safetensors (flat bert./bert_encoder. names); by content\n"
     "      --weights-manifest M  verify every tensor against `ckbatch weights hash` output M\n"
     "                            default: synthetic demo weights (NOT Kokoro's)\n"
-    "      --seed N              seed of the synthetic demo weights (default 20261129)\n"
+    "      --seed N              seed of the synthetic demo weights (default 20261129)\n",
     "      --circuit F           circuit JSON (default: the embedded Kokoro phoneme encoder)\n"
     "      --layer L             features (default, [T,512]) or hidden ([T,768] last hidden state)\n"
     "      --max-batch-tokens N  tokens per packed batch (default 2048, at least 512)\n"
-    "      --strict-symbols      a symbol outside the vocabulary is a line error (default: dropped\n"
-    "                            and reported with line and column)\n"
+    "      --strict-symbols      a symbol outside the vocabulary (ids: an id it does not define)\n"
+    "                            is a line error (default: dropped (ids: kept) and reported with\n"
+    "                            line and column or element)\n"
     "      --on-error P          stop (default): the first bad line ends the run, no output;\n"
     "                            skip: bad lines are reported, skipped and listed in `skipped`\n"
     "      --parity              one thread (scheduler and oneDNN) whatever --threads says; weights\n"
@@ -66,7 +71,8 @@ static const char usage_text[] =
     "  -h, --help                this text\n"
     "  -V, --version             version\n"
     "\n"
-    "Exit status: 0 success, 1 input or runtime error (nothing written), 2 usage error.\n";
+    "Exit status: 0 success, 1 input or runtime error (nothing written), 2 usage error.\n",
+};
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -271,7 +277,7 @@ static int apply_option(int ch, const char *arg, ck_encode_options *o, int *quie
         }
         o->skip_bad_lines = strcmp(arg, "skip") == 0;
         return 0;
-    case 'h': fputs(usage_text, stdout); return -1;
+    case 'h': fprintf(stdout, "%s%s", usage_text[0], usage_text[1]); return -1;
     case 'V': printf("ckbatch %s\n", CK_VERSION); return -1;
     default: return usage_error("%s", "unknown option");
     }
