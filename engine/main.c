@@ -51,6 +51,10 @@ static const char *const usage_text[] = {
     "                            default: synthetic demo weights (NOT Kokoro's)\n"
     "      --seed N              seed of the synthetic demo weights (default 20261129)\n",
     "      --circuit F           circuit JSON (default: the embedded Kokoro phoneme encoder)\n"
+    "      --config F            Kokoro config.json shipped beside the .pth: its vocab replaces\n"
+    "                            the embedded Kokoro-82M v1.0 one; n_token, plbert and hidden_dim\n"
+    "                            must match the weights (checked before the run); its SHA-256 is\n"
+    "                            recorded in the output metadata as config\n"
     "      --layer L             features (default, [T,512]) or hidden ([T,768] last hidden state)\n"
     "      --max-batch-tokens N  tokens per packed batch (default 2048, at least 512)\n"
     "      --strict-symbols      a symbol outside the vocabulary (ids: an id it does not define)\n"
@@ -164,7 +168,7 @@ static int parse_format(const char *s, ck_format *format)
 
 enum { OPT_SEED = 256, OPT_CIRCUIT, OPT_LAYER, OPT_MAX_BATCH, OPT_STRICT, OPT_ON_ERROR,
        OPT_PROGRESS, OPT_NO_PROGRESS, OPT_WEIGHTS_MANIFEST, OPT_PARITY, OPT_XRAY_ORACLE,
-       OPT_REPORT, OPT_XRAY_CAPTURE, OPT_XRAY_OUT, OPT_RESUME };
+       OPT_REPORT, OPT_XRAY_CAPTURE, OPT_XRAY_OUT, OPT_RESUME, OPT_CONFIG };
 
 static const struct option long_options[] = {
     {"input", required_argument, NULL, 'i'},     {"output", required_argument, NULL, 'o'},
@@ -172,6 +176,7 @@ static const struct option long_options[] = {
     {"lang", required_argument, NULL, 'l'},      {"weights", required_argument, NULL, 'w'},
     {"weights-manifest", required_argument, NULL, OPT_WEIGHTS_MANIFEST},
     {"seed", required_argument, NULL, OPT_SEED}, {"circuit", required_argument, NULL, OPT_CIRCUIT},
+    {"config", required_argument, NULL, OPT_CONFIG},
     {"layer", required_argument, NULL, OPT_LAYER},
     {"max-batch-tokens", required_argument, NULL, OPT_MAX_BATCH},
     {"strict-symbols", no_argument, NULL, OPT_STRICT},
@@ -233,6 +238,7 @@ static int apply_option(int ch, const char *arg, ck_encode_options *o, int *quie
     case 'w': o->weights = arg; return 0;
     case OPT_WEIGHTS_MANIFEST: o->weights_manifest = arg; return 0;
     case OPT_CIRCUIT: o->circuit = arg; return 0;
+    case OPT_CONFIG: o->config = arg; return 0;
     case 'q': *quiet = 1; return 0;
     case OPT_STRICT: o->strict_symbols = 1; return 0;
     case OPT_RESUME: o->resume = 1; return 0;
@@ -355,6 +361,9 @@ int main(int argc, char **argv)
     }
     if (optind < argc) {
         return usage_error("unexpected argument '%s'", argv[optind]);
+    }
+    if (xray_opt.oracle != NULL && o.config != NULL) {
+        return usage_error("%s", "--config is for corpus runs: X-Ray cases carry their ids");
     }
     if (xray_opt.oracle != NULL) {
         return run_xray(&o, quiet);
