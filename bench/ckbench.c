@@ -157,7 +157,7 @@ static int corpus_workload(workload *w, const char *path, ck_format format)
     ck_error err = {0};
     FILE *f = fopen(path, "rb");
     ck_reader *r = NULL;
-    ck_reader_options ro = {format, "en-us", 0, 510, NULL, NULL};
+    ck_reader_options ro = {format, "en-us", 0, 510, NULL, NULL, NULL, 0};
     if (f == NULL || ck_reader_open(&r, f, path, &ro, &err) != CK_OK) {
         fprintf(stderr, "ckbench: %s: %s\n", path, f ? err.message : "cannot open");
         if (f != NULL) {

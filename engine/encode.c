@@ -16,6 +16,7 @@
 #include "batcher.h"
 #include "default_circuit.h"
 #include "executor.h"
+#include "kokoro_config.h"
 #include "output.h"
 #include "sha256.h"
 #include "synth_weights.h"
@@ -32,6 +33,8 @@ typedef struct {
     ck_circuit circuit;
     ck_weights *weights;
     ck_executor *executor;
+    ck_kokoro_config config;    /* opt->config, zeroed when none */
+    ck_model_dims dims;         /* of the circuit the weights matched */
     ck_reader *reader;
     ck_output *output;
     FILE *input;
@@ -158,7 +161,10 @@ static void release_copied_weights(session *s)
 static int prepare(session *s, ck_error *err)
 {
     const ck_encode_options *opt = s->opt;
-    int rc = ck_encode_load_circuit(&s->circuit, opt->circuit, err);
+    int rc = opt->config != NULL ? ck_kokoro_config_load(&s->config, opt->config, err) : CK_OK;
+    if (rc == CK_OK) {
+        rc = ck_encode_load_circuit(&s->circuit, opt->circuit, err);
+    }
     if (rc == CK_OK) {
         rc = load_weights(s, err);
     }
@@ -180,6 +186,11 @@ static int prepare(session *s, ck_error *err)
                        "sequence, %zu", opt->max_batch_tokens, max_seq);
     }
     rc = ck_executor_init(&s->executor, &s->circuit, s->weights, &eo, err);
+    /* the executor has bound every weight to the circuit's shapes: these dims are the weights' */
+    ck_model_dims_of_circuit(&s->circuit, &s->dims);
+    if (rc == CK_OK && opt->config != NULL) {
+        rc = ck_kokoro_config_check(&s->config, &s->dims, err);
+    }
     if (rc == CK_OK && !opt->parity) {
         release_copied_weights(s);
     }
@@ -269,17 +280,23 @@ static void progress_tick(void *ctx, const char *checkpoint, const float *data, 
     progress(ctx, 0);
 }
 
-/* Every option that changes the output bytes, for the resume identity. --threads and
+/* Every option that changes the output bytes, for the resume identity (--config by its file's
+ * SHA-256, so an edited config.json under the same name counts). --threads and
  * --max-batch-tokens change no bit of the features (docs/parity.md, "Invariance"; tested), so a
  * resumed run may use others; --parity runs unfused kernels, whose bits differ, so it counts. */
 static void options_identity(const session *s, char *buf, size_t cap)
 {
     static const char *const formats[] = {"phonemes", "ids", "text"};
     const ck_encode_options *o = s->opt;
-    snprintf(buf, cap, "format=%s lang=%s strict_symbols=%d on_error=%s layer=%s parity=%d "
+    /* a config's vocab changes the ids; without one the string is what it always was */
+    char config[80] = "";
+    if (o->config != NULL) {
+        snprintf(config, sizeof config, " config=sha256:%s", s->config.sha256);
+    }
+    snprintf(buf, cap, "format=%s lang=%s strict_symbols=%d on_error=%s layer=%s parity=%d%s "
              "circuit=%s", formats[o->format], o->lang, o->strict_symbols,
              o->skip_bad_lines ? "skip" : "stop", o->hidden ? "hidden" : "features", o->parity,
-             o->circuit ? o->circuit : "embedded");
+             config, o->circuit ? o->circuit : "embedded");
 }
 
 /* Opens (or with --resume reopens) the output under this run's identity. */
@@ -321,7 +338,8 @@ static int open_io(session *s, ck_error *err)
     struct stat in_st;
     s->input_bytes = !is_stdin && fstat(fileno(s->input), &in_st) == 0 && S_ISREG(in_st.st_mode)
                          ? (unsigned long long)in_st.st_size : 0;
-    ck_reader_options ro = {opt->format, opt->lang, opt->strict_symbols, 510, warn_stderr, s};
+    ck_reader_options ro = {opt->format, opt->lang, opt->strict_symbols, 510, warn_stderr, s,
+                            s->config.vocab, s->dims.word_rows};
     int rc = ck_reader_open(&s->reader, s->input, is_stdin ? "<stdin>" : opt->input, &ro, err);
     if (rc != CK_OK) {
         return rc;
@@ -340,6 +358,11 @@ static int open_io(session *s, ck_error *err)
     if (rc == CK_OK) rc = ck_output_meta(s->output, "weights", ck_weights_identity(s->weights), err);
     if (rc == CK_OK) rc = ck_output_meta(s->output, "source", is_stdin ? "<stdin>" : opt->input, err);
     if (rc == CK_OK && g2p != NULL) rc = ck_output_meta(s->output, "g2p", g2p, err);
+    if (rc == CK_OK && opt->config != NULL) {
+        char config[80];
+        snprintf(config, sizeof config, "sha256:%s", s->config.sha256);
+        rc = ck_output_meta(s->output, "config", config, err);
+    }
     return rc;
 }
 
@@ -543,6 +566,7 @@ static void release(session *s)
     ck_executor_free(s->executor);
     ck_weights_free(s->weights);
     ck_circuit_free(&s->circuit);
+    ck_kokoro_config_free(&s->config);
 }
 
 /* After a failure: the partial state goes when it can never be resumed (a bad line under stop,

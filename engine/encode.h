@@ -17,6 +17,9 @@ typedef struct {
     const char *weights;        /* .pth or .safetensors path, NULL for the synthetic demo weights */
     const char *weights_manifest; /* ckbatch weights hash output verified before use, or NULL */
     const char *circuit;        /* circuit JSON path, NULL for the embedded Kokoro encoder */
+    const char *config;         /* Kokoro config.json path (kokoro_config.h): its vocab replaces the
+                                   embedded one, its dims are checked against the weights; NULL
+                                   for the embedded Kokoro-82M v1.0 vocabulary, unchecked */
     uint64_t seed;              /* synthetic weights seed */
     ck_format format;
     const char *lang;           /* text format language, "en-us" */
@@ -43,7 +46,10 @@ typedef struct {
     double seconds;             /* wall time from the first line read to the file renamed */
 } ck_encode_summary;
 
-/* Runs the whole job. The circuit, weights and executor are ready before the corpus is opened.
+/* Runs the whole job. The circuit, weights, executor and opt->config (read, and checked against the
+ * weights: CK_E_WEIGHTS naming the field) are ready before the corpus is opened; with a config the
+ * output metadata gains "config" = "sha256:<hex of the file>" (none without, so those bytes equal
+ * earlier versions'). Ids-format ids may be any row of the loaded word-embedding table.
  * Progress is committed (fsynced, output.h) after every window, so a killed run continues with
  * opt->resume and ends with the same bytes as an uninterrupted one. On any error no file appears
  * at opt->output (an existing one is left as it was); the partial state is removed after a bad

@@ -41,22 +41,29 @@ static const char *const usage_text[] = {
     "                            affinity mask: taskset, cpuset, Slurm binding; wins over\n"
     "                            OMP_NUM_THREADS)\n"
     "  -f, --format F            phonemes (default): Kokoro phoneme strings\n"
-    "                            ids: JSON arrays of Kokoro token ids (the 114 defined ids in\n"
-    "                            1..177; boundaries are added; at most 510 per line)\n"
+    "                            ids: JSON arrays of Kokoro token ids, the raw model interface:\n"
+    "                            any row 1..rows-1 of the word-embedding table (1..177 for\n"
+    "                            Kokoro-82M); boundaries are added; at most 510 per line; an id\n"
+    "                            the vocabulary does not define is kept, reported like a dropped\n"
+    "                            symbol and shown as U+FFFD in `phonemes`\n"
     "                            text: plain text through espeak-ng\n"
     "  -l, --lang L              text language: en-us (default) or en-gb\n"
     "  -w, --weights F           Kokoro weights: kokoro-v1_0.pth (read without Python, no code runs)\n"
     "                            or .safetensors (flat bert./bert_encoder. names); by content\n"
     "      --weights-manifest M  verify every tensor against `ckbatch weights hash` output M\n"
     "                            default: synthetic demo weights (NOT Kokoro's)\n"
-    "      --seed N              seed of the synthetic demo weights (default 20261129)\n"
-    ,
+    "      --seed N              seed of the synthetic demo weights (default 20261129)\n",
     "      --circuit F           circuit JSON (default: the embedded Kokoro phoneme encoder)\n"
+    "      --config F            Kokoro config.json shipped beside the .pth: its vocab replaces\n"
+    "                            the embedded Kokoro-82M v1.0 one; n_token, plbert and hidden_dim\n"
+    "                            must match the weights (checked before the run); its SHA-256 is\n"
+    "                            recorded in the output metadata as config\n"
     "      --layer L             features (default: tensor features [T,512]) or hidden (tensor\n"
     "                            hidden [T,768], the last hidden state)\n"
     "      --max-batch-tokens N  tokens per packed batch (default 2048, at least 512)\n"
-    "      --strict-symbols      a symbol outside the vocabulary is a line error (default: dropped\n"
-    "                            and reported with line and column)\n"
+    "      --strict-symbols      a symbol outside the vocabulary (ids: an id it does not define)\n"
+    "                            is a line error (default: dropped (ids: kept) and reported with\n"
+    "                            line and column or element)\n"
     "      --on-error P          stop (default): the first bad line ends the run, no output;\n"
     "                            skip: bad lines are reported, skipped and listed in `skipped`\n"
     "      --parity              one thread (scheduler and oneDNN) whatever --threads says; weights\n"
@@ -168,7 +175,7 @@ static int parse_format(const char *s, ck_format *format)
 
 enum { OPT_SEED = 256, OPT_CIRCUIT, OPT_LAYER, OPT_MAX_BATCH, OPT_STRICT, OPT_ON_ERROR,
        OPT_PROGRESS, OPT_NO_PROGRESS, OPT_WEIGHTS_MANIFEST, OPT_PARITY, OPT_XRAY_ORACLE,
-       OPT_REPORT, OPT_XRAY_CAPTURE, OPT_XRAY_OUT, OPT_RESUME, OPT_PROGRESS_INTERVAL };
+       OPT_REPORT, OPT_XRAY_CAPTURE, OPT_XRAY_OUT, OPT_RESUME, OPT_PROGRESS_INTERVAL, OPT_CONFIG };
 
 static const struct option long_options[] = {
     {"input", required_argument, NULL, 'i'},     {"output", required_argument, NULL, 'o'},
@@ -176,6 +183,7 @@ static const struct option long_options[] = {
     {"lang", required_argument, NULL, 'l'},      {"weights", required_argument, NULL, 'w'},
     {"weights-manifest", required_argument, NULL, OPT_WEIGHTS_MANIFEST},
     {"seed", required_argument, NULL, OPT_SEED}, {"circuit", required_argument, NULL, OPT_CIRCUIT},
+    {"config", required_argument, NULL, OPT_CONFIG},
     {"layer", required_argument, NULL, OPT_LAYER},
     {"max-batch-tokens", required_argument, NULL, OPT_MAX_BATCH},
     {"strict-symbols", no_argument, NULL, OPT_STRICT},
@@ -238,6 +246,7 @@ static int apply_option(int ch, const char *arg, ck_encode_options *o, int *quie
     case 'w': o->weights = arg; return 0;
     case OPT_WEIGHTS_MANIFEST: o->weights_manifest = arg; return 0;
     case OPT_CIRCUIT: o->circuit = arg; return 0;
+    case OPT_CONFIG: o->config = arg; return 0;
     case 'q': *quiet = 1; o->quiet = 1; return 0;
     case OPT_STRICT: o->strict_symbols = 1; return 0;
     case OPT_RESUME: o->resume = 1; return 0;
@@ -376,6 +385,9 @@ int main(int argc, char **argv)
     }
     if (o.quiet && o.progress == 1) {
         o.progress = 0; /* the terminal default yields to -q; an explicit --progress does not */
+    }
+    if (xray_opt.oracle != NULL && o.config != NULL) {
+        return usage_error("%s", "--config is for corpus runs: X-Ray cases carry their ids");
     }
     if (xray_opt.oracle != NULL) {
         return run_xray(&o, quiet);

@@ -4,6 +4,7 @@
 
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,7 +17,7 @@
 struct ck_reader {
     ck_line_reader *lines;
     ck_g2p *g2p;             /* text format only */
-    ck_reader_options opt;   /* lang points at a literal, max_phonemes resolved */
+    ck_reader_options opt;   /* lang points at a literal; max_phonemes, vocab, id_rows resolved */
     ck_reader_stats stats;
     const char *source;      /* owned by `lines` */
     size_t line_no;          /* line being processed */
@@ -37,6 +38,10 @@ static int check_options(const ck_reader_options *o, ck_error *err)
     if (o->lang != NULL && strcmp(o->lang, "en-us") != 0 && strcmp(o->lang, "en-gb") != 0) {
         return ck_fail(err, CK_E_ARG, "reader: lang \"%s\": expected \"en-us\" or \"en-gb\"", o->lang);
     }
+    if (o->id_rows == 1 || o->id_rows > INT32_MAX) {
+        return ck_fail(err, CK_E_ARG, "reader: id_rows %zu: expected 0 (the vocab's size) or "
+                       "2..%ld", o->id_rows, (long)INT32_MAX);
+    }
     return CK_OK;
 }
 
@@ -47,7 +52,7 @@ int ck_reader_open(ck_reader **out, FILE *in, const char *source_name, const ck_
         return ck_fail(err, CK_E_ARG, "reader: null %s", out == NULL ? "out" : "input stream");
     }
     *out = NULL;
-    ck_reader_options o = {CK_FORMAT_PHONEMES, NULL, 0, 0, NULL, NULL};
+    ck_reader_options o = {CK_FORMAT_PHONEMES, NULL, 0, 0, NULL, NULL, NULL, 0};
     o = opt != NULL ? *opt : o;
     int rc = check_options(&o, err);
     if (rc != CK_OK) {
@@ -55,6 +60,8 @@ int ck_reader_open(ck_reader **out, FILE *in, const char *source_name, const ck_
     }
     o.lang = (o.lang != NULL && strcmp(o.lang, "en-gb") == 0) ? "en-gb" : "en-us";
     o.max_phonemes = o.max_phonemes != 0 ? o.max_phonemes : CK_READER_MAX_PHONEMES;
+    o.vocab = o.vocab != NULL ? o.vocab : ck_vocab_embedded();
+    o.id_rows = o.id_rows != 0 ? o.id_rows : ck_vocab_size(o.vocab);
     ck_reader *r = calloc(1, sizeof *r);
     if (r == NULL) {
         return ck_fail(err, CK_E_MEMORY, "reader: cannot allocate");
@@ -90,7 +97,7 @@ static int make_sequence(ck_reader *r, const char *s, size_t len, ck_sequence *s
     uint32_t cp = 0;
     seq->ids[0] = 0;
     while (pos < len && ck_utf8_next(s, len, &pos, &cp) == CK_OK) {
-        seq->ids[n++] = ck_vocab_id(cp);
+        seq->ids[n++] = ck_vocab_find(r->opt.vocab, cp);
     }
     seq->ids[n++] = 0;
     seq->n_ids = n;
@@ -167,7 +174,7 @@ static int phonemes_line(ck_reader *r, const char *s, size_t len, const char *wh
         uint32_t cp = 0;
         ck_utf8_next(s, len, &pos, &cp);
         column++;
-        if (ck_vocab_id(cp) > 0) {
+        if (ck_vocab_find(r->opt.vocab, cp) > 0) {
             memcpy(kept + k, s + at, pos - at);
             k += pos - at;
         } else {
@@ -181,7 +188,9 @@ static int phonemes_line(ck_reader *r, const char *s, size_t len, const char *wh
     return rc;
 }
 
-/* One id of an ids-format array: an integer 1..CK_VOCAB_SIZE-1 (0 is the boundary the reader adds). */
+/* One id of an ids-format array: an integer 1..id_rows-1 (0 is the boundary the reader adds), a
+ * row of the word-embedding table. One the vocab does not define is a line error when strict,
+ * else warned, counted and kept. */
 static int array_id(ck_reader *r, const cJSON *item, size_t k, int32_t *id, ck_error *err)
 {
     double v = cJSON_IsNumber(item) ? item->valuedouble : NAN;
@@ -189,15 +198,25 @@ static int array_id(ck_reader *r, const cJSON *item, size_t k, int32_t *id, ck_e
         return ck_fail(err, CK_E_INPUT, "%s:%zu: element %zu: not an integer id", r->source,
                        r->line_no, k + 1);
     }
-    if (v < 1 || v >= CK_VOCAB_SIZE) {
-        return ck_fail(err, CK_E_INPUT, "%s:%zu: element %zu: id %.0f out of range 1..%d",
-                       r->source, r->line_no, k + 1, v, CK_VOCAB_SIZE - 1);
+    if (v < 1 || v >= (double)r->opt.id_rows) {
+        return ck_fail(err, CK_E_INPUT, "%s:%zu: element %zu: id %.0f out of range 1..%zu",
+                       r->source, r->line_no, k + 1, v, r->opt.id_rows - 1);
     }
-    if (ck_vocab_symbol((int)v) == NULL) {
+    *id = (int32_t)v;
+    if (ck_vocab_text(r->opt.vocab, *id) != NULL) {
+        return CK_OK;
+    }
+    if (r->opt.strict_symbols) {
         return ck_fail(err, CK_E_INPUT, "%s:%zu: element %zu: id %.0f names no vocab symbol",
                        r->source, r->line_no, k + 1, v);
     }
-    *id = (int32_t)v;
+    r->stats.dropped_symbols++;
+    if (r->opt.warn != NULL) {
+        char msg[320];
+        snprintf(msg, sizeof msg, "%s:%zu: element %zu: id %.0f names no vocab symbol, kept",
+                 r->source, r->line_no, k + 1, v);
+        r->opt.warn(r->opt.warn_ctx, msg);
+    }
     return CK_OK;
 }
 
@@ -226,43 +245,48 @@ static int parse_ids(ck_reader *r, const char *s, size_t len, cJSON **array, ck_
     return CK_OK;
 }
 
-/* Ids format: one JSON array per line, ids without the boundary zeros; one sequence, never chunked. */
+/* Ids format: one JSON array per line, ids without the boundary zeros; one sequence, never
+ * chunked. The ids go to the sequence as given (not through the phoneme string, which only
+ * renders them). */
 static int ids_line(ck_reader *r, const char *s, size_t len, ck_sequence **seqs, size_t *n,
                     ck_error *err)
 {
     cJSON *array = NULL;
-    char *phonemes = NULL;
+    ck_sequence *seq = NULL;
     size_t bytes = 0, k = 0;
     int rc = parse_ids(r, s, len, &array, err);
     size_t count = rc == CK_OK ? (size_t)cJSON_GetArraySize(array) : 0;
-    phonemes = malloc(4 * count + 1);
-    if (rc == CK_OK && phonemes == NULL) {
+    if (rc == CK_OK && (seq = calloc(1, sizeof *seq)) != NULL) {
+        seq->phonemes = malloc(4 * count + 1);
+        seq->ids = malloc((count + 2) * sizeof *seq->ids);
+    }
+    if (rc == CK_OK && (seq == NULL || seq->phonemes == NULL || seq->ids == NULL)) {
         rc = ck_fail(err, CK_E_MEMORY, "%s:%zu: cannot allocate", r->source, r->line_no);
     }
     for (const cJSON *item = array ? array->child : NULL; rc == CK_OK && item; item = item->next) {
         int32_t id = 0;
-        rc = array_id(r, item, k++, &id, err);
+        rc = array_id(r, item, k, &id, err);
         if (rc == CK_OK) {
-            const char *sym = ck_vocab_symbol(id);
-            memcpy(phonemes + bytes, sym, strlen(sym));
+            const char *sym = ck_vocab_text(r->opt.vocab, id);
+            sym = sym != NULL ? sym : CK_READER_UNDEFINED_ID_TEXT;
+            memcpy(seq->phonemes + bytes, sym, strlen(sym));
             bytes += strlen(sym);
+            seq->ids[++k] = id;
         }
     }
-    if (rc == CK_OK && (*seqs = calloc(1, sizeof **seqs)) == NULL) {
-        rc = ck_fail(err, CK_E_MEMORY, "%s:%zu: cannot allocate", r->source, r->line_no);
-    }
     if (rc == CK_OK) {
-        (*seqs)->chunks = 1;
-        rc = make_sequence(r, phonemes, bytes, *seqs, err);
+        seq->line = r->line_no;
+        seq->chunks = 1;
+        seq->phonemes[bytes] = '\0';
+        seq->ids[0] = 0;
+        seq->ids[k + 1] = 0;
+        seq->n_ids = k + 2;
+        *seqs = seq;
         *n = 1;
-    }
-    if (rc != CK_OK) {
-        ck_sequences_free(*seqs, 1);
-        *seqs = NULL;
-        *n = 0;
+    } else {
+        ck_sequences_free(seq, seq != NULL);
     }
     cJSON_Delete(array);
-    free(phonemes);
     return rc;
 }
 

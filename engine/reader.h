@@ -8,8 +8,13 @@
 #include <stdio.h>
 
 #include "ck_error.h"
+#include "vocab.h"
 
 #define CK_READER_MAX_PHONEMES 510  /* 512 positions minus the two boundary zeros */
+
+/* How the phonemes field renders an ids-format id the vocabulary does not define: U+FFFD
+ * REPLACEMENT CHARACTER, one code point per id like every symbol (the id itself is kept). */
+#define CK_READER_UNDEFINED_ID_TEXT "\xEF\xBF\xBD"
 
 typedef enum { CK_FORMAT_PHONEMES = 0, CK_FORMAT_IDS = 1, CK_FORMAT_TEXT = 2 } ck_format;
 
@@ -22,13 +27,18 @@ typedef struct {
     void (*warn)(void *ctx, const char *message);  /* each dropped symbol, e.g. "quotes.txt:12:
                               column 7: symbol U+0078 'x' not in vocab, dropped"; may be NULL */
     void *warn_ctx;
+    const ck_vocab *vocab; /* symbols <-> ids (not owned, must outlive the reader); NULL: the
+                              embedded Kokoro-82M v1.0 vocabulary */
+    size_t id_rows;        /* ids format: rows of the loaded word-embedding table, so ids 1..
+                              id_rows-1 are accepted; 0: the vocabulary's size */
 } ck_reader_options;
 
 typedef struct {
     size_t line;        /* 1-based source line */
     size_t chunk;       /* 0-based chunk index within the line */
     size_t chunks;      /* chunks this line produced */
-    char *phonemes;     /* UTF-8 Kokoro phoneme string of this chunk (ids format: rendered from vocab) */
+    char *phonemes;     /* UTF-8 Kokoro phoneme string of this chunk (ids format: rendered from
+                           the vocab, an id it does not define as CK_READER_UNDEFINED_ID_TEXT) */
     int32_t *ids;       /* [n_ids] = [0, ...phoneme ids, 0]; n_ids <= max_phonemes + 2 */
     size_t n_ids;
 } ck_sequence;
@@ -38,7 +48,8 @@ typedef struct {
     size_t empty_lines;      /* empty or whitespace-only (space, tab) lines, skipped */
     size_t sequences;        /* sequences returned */
     size_t chunked_lines;    /* lines that gave more than one sequence */
-    size_t dropped_symbols;  /* code points dropped as not in the vocab (non-strict) */
+    size_t dropped_symbols;  /* code points dropped as not in the vocab, and ids-format ids the
+                                vocab does not define (kept) (non-strict) */
     size_t error_lines;      /* lines rejected with CK_E_INPUT */
     unsigned long long bytes; /* input bytes consumed: through the end of the last line read */
 } ck_reader_stats;
@@ -46,21 +57,27 @@ typedef struct {
 typedef struct ck_reader ck_reader;
 
 /* Opens a reader over `in` (not owned, never closed here); source_name (copied, NULL: "<input>")
- * starts every message. opt NULL means defaults (phonemes, en-us, not strict, 510). Text format
- * opens espeak-ng (ck_g2p_open). Errors: CK_E_ARG (null out/in, bad format, lang or max_phonemes:
- * the message names the field), CK_E_BACKEND (espeak-ng), CK_E_MEMORY. */
+ * starts every message. opt NULL means defaults (phonemes, en-us, not strict, 510, the embedded
+ * vocabulary, ids below its size). Text format opens espeak-ng (ck_g2p_open). Errors: CK_E_ARG
+ * (null out/in, bad format, lang, max_phonemes or id_rows (1, or above INT32_MAX): the message
+ * names the field), CK_E_BACKEND (espeak-ng), CK_E_MEMORY. */
 int ck_reader_open(ck_reader **out, FILE *in, const char *source_name, const ck_reader_options *opt,
                    ck_error *err);
 
 /* Reads the next non-empty line. Returns 1 with *seqs (malloc'd array of *n >= 1 sequences, free
  * with ck_sequences_free) when it produced sequences, 0 at end of input, or CK_E_INPUT for a bad
  * line (invalid UTF-8, NUL byte, unknown symbol under strict_symbols, ids format: malformed JSON
- * array, non-integer, id < 1 or >= 178, more than max_phonemes ids; any format: nothing left after
- * dropping symbols) with err->message "source:line: column C: what" (ids: "element K: what"); the
- * reader stays usable and the next call reads the next line. CK_E_IO on read errors, CK_E_MEMORY,
- * CK_E_BACKEND (espeak-ng), CK_E_ARG (null). On every non-1 return *seqs is NULL and *n is 0.
- * Lines are trimmed of edge spaces and tabs; phonemes/text lines longer than max_phonemes symbols
- * are split by ck_chunk_split. */
+ * array, non-integer, id < 1 or >= id_rows ("id 178 out of range 1..177"), more than max_phonemes
+ * ids, an id the vocab does not define under strict_symbols ("id 7 names no vocab symbol"); any
+ * format: nothing left after dropping symbols) with err->message "source:line: column C: what"
+ * (ids: "element K: what"); the reader stays usable and the next call reads the next line.
+ * CK_E_IO on read errors, CK_E_MEMORY, CK_E_BACKEND (espeak-ng), CK_E_ARG (null). On every non-1
+ * return *seqs is NULL and *n is 0. Lines are trimmed of edge spaces and tabs; phonemes/text
+ * lines longer than max_phonemes symbols are split by ck_chunk_split.
+ * Ids format is the raw model interface: every id naming a row of the word-embedding table is
+ * passed to the model as given. One the vocab does not define is KEPT in the sequence, counted in
+ * dropped_symbols and warned ("c.txt:3: element 2: id 7 names no vocab symbol, kept"), and
+ * rendered in `phonemes` as CK_READER_UNDEFINED_ID_TEXT; under strict_symbols it is a line error. */
 int ck_reader_next(ck_reader *r, ck_sequence **seqs, size_t *n, ck_error *err);
 
 /* Frees n sequences and the array; accepts NULL and half-filled arrays (zeroed entries). */

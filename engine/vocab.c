@@ -1,6 +1,12 @@
-/* vocab.c - the embedded Kokoro vocabulary table and its lookups; must not read files (the table is
- * regenerated from config.json by tools/gen_vocab.py, and tests check it against the file). */
+/* vocab.c - the embedded Kokoro vocabulary table, vocabularies built at run time, and their lookups;
+ * must not read files (the table is regenerated from config.json by tools/gen_vocab.py, and tests
+ * check it against the file; kokoro_config.c reads other files and builds with ck_vocab_add). */
 #include "vocab.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "utf8.h"
 
 typedef struct {
     uint32_t code_point;
@@ -141,34 +147,175 @@ static const short k_row_of_id[178] = {
 };
 /* END GENERATED */
 
-int ck_vocab_id(uint32_t code_point)
+struct ck_vocab {
+    size_t size;                 /* ids 0..size-1 */
+    size_t n_rows;               /* symbols */
+    const ck_vocab_row *rows;    /* [n_rows] sorted by code point */
+    const short *row_of_id;      /* [size] row of each id's symbol, -1 where none */
+    ck_vocab_row *own_rows;      /* built vocabularies: rows (capacity size - 1) */
+    short *own_row_of_id;        /* built vocabularies: row_of_id */
+    char (*own_text)[5];         /* built vocabularies: [size] UTF-8 of each id's symbol */
+};
+
+static const ck_vocab k_embedded = {CK_VOCAB_SIZE, CK_VOCAB_SYMBOLS, k_vocab, k_row_of_id, NULL,
+                                    NULL, NULL};
+
+const ck_vocab *ck_vocab_embedded(void)
 {
-    size_t lo = 0, hi = CK_VOCAB_SYMBOLS;
+    return &k_embedded;
+}
+
+/* First row whose code point is >= code_point. */
+static size_t lower_bound(const ck_vocab *v, uint32_t code_point)
+{
+    size_t lo = 0, hi = v->n_rows;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (k_vocab[mid].code_point < code_point) {
+        if (v->rows[mid].code_point < code_point) {
             lo = mid + 1;
         } else {
             hi = mid;
         }
     }
-    return (lo < CK_VOCAB_SYMBOLS && k_vocab[lo].code_point == code_point) ? k_vocab[lo].id : -1;
+    return lo;
+}
+
+int ck_vocab_find(const ck_vocab *v, uint32_t code_point)
+{
+    if (v == NULL) {
+        return -1;
+    }
+    size_t lo = lower_bound(v, code_point);
+    return (lo < v->n_rows && v->rows[lo].code_point == code_point) ? v->rows[lo].id : -1;
+}
+
+const char *ck_vocab_text(const ck_vocab *v, int id)
+{
+    if (v == NULL || id <= 0 || (size_t)id >= v->size || v->row_of_id[id] < 0) {
+        return NULL;
+    }
+    return v->rows[v->row_of_id[id]].utf8;
+}
+
+uint32_t ck_vocab_at(const ck_vocab *v, size_t row, int *id)
+{
+    if (v == NULL || row >= v->n_rows) {
+        *id = -1;
+        return 0;
+    }
+    *id = v->rows[row].id;
+    return v->rows[row].code_point;
+}
+
+size_t ck_vocab_size(const ck_vocab *v)
+{
+    return v != NULL ? v->size : 0;
+}
+
+size_t ck_vocab_symbols(const ck_vocab *v)
+{
+    return v != NULL ? v->n_rows : 0;
+}
+
+int ck_vocab_id(uint32_t code_point)
+{
+    return ck_vocab_find(&k_embedded, code_point);
 }
 
 const char *ck_vocab_symbol(int id)
 {
-    if (id <= 0 || id >= CK_VOCAB_SIZE || k_row_of_id[id] < 0) {
-        return NULL;
-    }
-    return k_vocab[k_row_of_id[id]].utf8;
+    return ck_vocab_text(&k_embedded, id);
 }
 
 uint32_t ck_vocab_entry(size_t row, int *id)
 {
-    if (row >= CK_VOCAB_SYMBOLS) {
-        *id = -1;
-        return 0;
+    return ck_vocab_at(&k_embedded, row, id);
+}
+
+int ck_vocab_new(ck_vocab **out, size_t size, ck_error *err)
+{
+    if (out == NULL) {
+        return ck_fail(err, CK_E_ARG, "vocab: null out");
     }
-    *id = k_vocab[row].id;
-    return k_vocab[row].code_point;
+    *out = NULL;
+    if (size < 2 || size > CK_VOCAB_MAX_SIZE) {
+        return ck_fail(err, CK_E_ARG, "vocab: %zu ids, expected 2..%d", size, CK_VOCAB_MAX_SIZE);
+    }
+    ck_vocab *v = calloc(1, sizeof *v);
+    if (v != NULL) {
+        v->own_rows = calloc(size - 1, sizeof *v->own_rows);
+        v->own_row_of_id = malloc(size * sizeof *v->own_row_of_id);
+        v->own_text = calloc(size, sizeof *v->own_text);
+    }
+    if (v == NULL || v->own_rows == NULL || v->own_row_of_id == NULL || v->own_text == NULL) {
+        ck_vocab_free(v);
+        return ck_fail(err, CK_E_MEMORY, "vocab: cannot allocate %zu ids", size);
+    }
+    for (size_t i = 0; i < size; i++) {
+        v->own_row_of_id[i] = -1;
+    }
+    v->size = size;
+    v->rows = v->own_rows;
+    v->row_of_id = v->own_row_of_id;
+    *out = v;
+    return CK_OK;
+}
+
+int ck_vocab_add(ck_vocab *v, const char *utf8, int id, ck_error *err)
+{
+    if (v == NULL || utf8 == NULL || v->own_rows == NULL) {
+        return ck_fail(err, CK_E_ARG, "vocab: null or embedded vocabulary, or null symbol");
+    }
+    size_t len = strlen(utf8), pos = 0;
+    uint32_t cp = 0;
+    if (len == 0) {
+        return ck_fail(err, CK_E_ARG, "symbol is empty, expected one code point");
+    }
+    if (ck_utf8_validate(utf8, len, NULL, NULL) != CK_OK) {
+        return ck_fail(err, CK_E_ARG, "invalid UTF-8");
+    }
+    (void)ck_utf8_next(utf8, len, &pos, &cp);
+    if (pos != len) {
+        size_t count = 1;
+        for (uint32_t more = 0; pos < len && ck_utf8_next(utf8, len, &pos, &more) == CK_OK;) {
+            count++;
+        }
+        return ck_fail(err, CK_E_ARG, "symbol is %zu code points, expected one", count);
+    }
+    if (cp < 0x20 || cp == 0x7F) {
+        return ck_fail(err, CK_E_ARG, "symbol U+%04X is a control character", (unsigned)cp);
+    }
+    if (id < 1 || (size_t)id >= v->size) {
+        return ck_fail(err, CK_E_ARG, "id %d: expected 1..%zu (0 is the boundary)", id,
+                       v->size - 1);
+    }
+    if (v->own_row_of_id[id] >= 0) {
+        const ck_vocab_row *had = &v->own_rows[v->own_row_of_id[id]];
+        return ck_fail(err, CK_E_ARG, "id %d already names U+%04X '%s'", id,
+                       (unsigned)had->code_point, had->utf8);
+    }
+    size_t at = lower_bound(v, cp);
+    if (at < v->n_rows && v->own_rows[at].code_point == cp) {
+        return ck_fail(err, CK_E_ARG, "U+%04X '%s' already has id %d", (unsigned)cp, utf8,
+                       v->own_rows[at].id);
+    }
+    memcpy(v->own_text[id], utf8, len + 1);
+    memmove(v->own_rows + at + 1, v->own_rows + at, (v->n_rows - at) * sizeof *v->own_rows);
+    v->own_rows[at] = (ck_vocab_row){cp, id, v->own_text[id]};
+    v->n_rows++;
+    for (size_t r = at; r < v->n_rows; r++) {
+        v->own_row_of_id[v->own_rows[r].id] = (short)r;
+    }
+    return CK_OK;
+}
+
+void ck_vocab_free(ck_vocab *v)
+{
+    if (v == NULL || v == &k_embedded) {
+        return;
+    }
+    free(v->own_rows);
+    free(v->own_row_of_id);
+    free(v->own_text);
+    free(v);
 }

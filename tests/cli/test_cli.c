@@ -132,7 +132,64 @@ static void expect_failure(const char *args_fmt, const char *input, const char *
 static void test_id_178_fails_cleanly(void)
 {
     write_file(ck_cli_tmp("bad_ids.txt"), "[5, 6]\n[5, 178]\n");
-    expect_failure("--format ids --input %s --output %s", ck_cli_tmp("bad_ids.txt"), ":2:");
+    expect_failure("--format ids --input %s --output %s", ck_cli_tmp("bad_ids.txt"),
+                   ":2: element 2: id 178 out of range 1..177");
+}
+
+/* Lines of ck_cli_work/stderr containing `text`. */
+static int stderr_lines_with(const char *text)
+{
+    FILE *f = fopen(ck_cli_tmp("stderr"), "rb");
+    char line[2048];
+    int n = 0;
+    while (f != NULL && fgets(line, sizeof line, f) != NULL) {
+        n += strstr(line, text) != NULL;
+    }
+    if (f != NULL) {
+        fclose(f);
+    }
+    return n;
+}
+
+/* --format ids is the raw model interface: id 7 names a row of the [178,128] word table but no
+ * vocab symbol, so it is kept (5 tokens, U+FFFD in phonemes), warned with line and element and
+ * counted as a dropped symbol; the run succeeds. */
+static void test_undefined_id_kept_and_reported(void)
+{
+    write_file(ck_cli_tmp("undef.txt"), "[50, 83]\n[50, 7, 83]\n");
+    char args[1024], warning[600];
+    snprintf(args, sizeof args, "--format ids --input %s --output %s", ck_cli_tmp("undef.txt"),
+             ck_cli_tmp("undef.st"));
+    CU_ASSERT_EQUAL_FATAL(run(args), 0);
+    snprintf(warning, sizeof warning, "ckbatch: warning: %s:2: element 2: id 7 names no vocab "
+             "symbol, kept\n", ck_cli_tmp("undef.txt"));
+    CU_ASSERT_EQUAL(stderr_lines_with(warning), 1);
+    CU_ASSERT_EQUAL(stderr_lines_with(", 1 dropped symbols,"), 1);
+    ck_st_file *f = NULL;
+    ck_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(ck_st_open(&f, ck_cli_tmp("undef.st"), &err), CK_OK);
+    const ck_st_tensor *feat = ck_st_find(f, "features"), *offs = ck_st_find(f, "offsets");
+    CU_ASSERT_FATAL(feat != NULL && offs != NULL && offs->elements == 3);
+    CU_ASSERT_EQUAL(feat->shape[0], 4 + 5);
+    CU_ASSERT_EQUAL(((const int64_t *)offs->data)[1], 4);
+    CU_ASSERT_EQUAL(((const int64_t *)offs->data)[2], 9);
+    /* the "h" row of line 2 differs from line 1's: attention saw id 7 */
+    const float *rows = feat->data;
+    CU_ASSERT_NOT_EQUAL(memcmp(rows + 1 * 512, rows + 5 * 512, 512 * sizeof(float)), 0);
+    char *seqs = ck_cli_text(f, "sequences");
+    CU_ASSERT_STRING_EQUAL(seqs ? seqs : "?",
+                           "{\"line\":1,\"chunk\":0,\"chunks\":1,\"tokens\":4,\"phonemes\":"
+                           "\"h\xc9\x99\"}\n{\"line\":2,\"chunk\":0,\"chunks\":1,\"tokens\":5,"
+                           "\"phonemes\":\"h\xef\xbf\xbd\xc9\x99\"}\n");
+    free(seqs);
+    ck_st_close(f);
+}
+
+static void test_undefined_id_strict_fails_cleanly(void)
+{
+    write_file(ck_cli_tmp("undef.txt"), "[50, 83]\n[50, 7, 83]\n");
+    expect_failure("--strict-symbols --format ids --input %s --output %s", ck_cli_tmp("undef.txt"),
+                   ":2: element 2: id 7 names no vocab symbol");
 }
 
 static void test_unknown_symbol_strict_fails_cleanly(void)
@@ -241,6 +298,8 @@ int main(void)
         {"empty corpus gives empty output", test_empty_corpus_gives_empty_output},
         {"stdin and hidden layer", test_stdin_and_hidden_layer},
         {"id 178 fails cleanly", test_id_178_fails_cleanly},
+        {"undefined id is kept and reported", test_undefined_id_kept_and_reported},
+        {"undefined id (strict) fails cleanly", test_undefined_id_strict_fails_cleanly},
         {"unknown symbol (strict) fails cleanly", test_unknown_symbol_strict_fails_cleanly},
         {"malformed circuit fails cleanly", test_malformed_circuit_fails_cleanly},
         {"missing weight fails cleanly", test_missing_weight_fails_cleanly},

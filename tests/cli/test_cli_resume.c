@@ -169,6 +169,23 @@ static void test_resume_rejects_changed_input_and_options(void)
     CU_ASSERT_TRUE(ck_cli_exists(ck_cli_tmp("d.st.partial.json"))); /* a rejected resume keeps the progress */
 }
 
+/* A vocabulary changes the ids, so --config (by its SHA-256) is part of the resume identity. */
+static void test_resume_rejects_added_config(void)
+{
+    char args[1024];
+    const char *src = getenv("CK_SOURCE_DIR");
+    write_corpus(ck_cli_tmp("g.txt"), 1);
+    run_and_kill(ck_cli_tmp("g.txt"), ck_cli_tmp("g.st"));
+    snprintf(args, sizeof args, "--on-error skip --resume --config %s/tests/fixtures/kokoro/"
+             "tiny_config.json -i %s -o %s", src ? src : ".", ck_cli_tmp("g.txt"), ck_cli_tmp("g.st"));
+    CU_ASSERT_EQUAL(run(args), 1);
+    CU_ASSERT_TRUE(stderr_has("identity field \"options\" differs"));
+    CU_ASSERT_TRUE(stderr_has("from \"circuit=")); /* the first differing word */
+    CU_ASSERT_TRUE(stderr_has("(now \"config=sha256:"));
+    CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("g.st")));
+    CU_ASSERT_TRUE(ck_cli_exists(ck_cli_tmp("g.st.partial.json")));
+}
+
 static void test_resume_without_record_or_from_stdin(void)
 {
     char args[1024];
@@ -232,6 +249,7 @@ int main(void)
     static const ck_test_case cases[] = {
         {"kill -9 then --resume equals uninterrupted", test_kill_then_resume_equals_uninterrupted},
         {"--resume rejects changed input and options", test_resume_rejects_changed_input_and_options},
+        {"--resume rejects an added --config", test_resume_rejects_added_config},
         {"--resume without record or from stdin", test_resume_without_record_or_from_stdin},
         {"full disk: clear error, no final file", test_full_disk_is_a_clear_error_without_final_file},
         {"bad line under stop: no partial files", test_bad_line_under_stop_leaves_no_partial_files},

@@ -38,7 +38,7 @@ static void open_fixture(fixture *fx, const char *s, size_t n, ck_format format,
                          size_t max)
 {
     memset(fx, 0, sizeof *fx);
-    ck_reader_options o = {format, NULL, strict, max, on_warn, &fx->w};
+    ck_reader_options o = {format, NULL, strict, max, on_warn, &fx->w, NULL, 0};
     fx->f = file_of(s, n);
     ck_error err = {CK_OK, ""};
     int rc = ck_reader_open(&fx->r, fx->f, "c.txt", &o, &err);
@@ -223,16 +223,21 @@ static void test_ids_format(void)
 }
 
 /* Each bad ids line is rejected with its message, and the following good line still reads. */
-static void ids_line_fails(const char *line, size_t max, const char *message)
+static void ids_line_fails_strict(const char *line, size_t max, int strict, const char *message)
 {
     char s[128];
     snprintf(s, sizeof s, "%s\n[16]\n", line);
     fixture fx;
-    open_fixture(&fx, s, strlen(s), CK_FORMAT_IDS, 0, max);
+    open_fixture(&fx, s, strlen(s), CK_FORMAT_IDS, strict, max);
     next_fails(fx.r, CK_E_INPUT, message);
     const int32_t want[] = {0, 16, 0};
     next_ids(fx.r, 2, want, 3);
     close_fixture(&fx);
+}
+
+static void ids_line_fails(const char *line, size_t max, const char *message)
+{
+    ids_line_fails_strict(line, max, 0, message);
 }
 
 static void test_ids_rejections(void)
@@ -240,7 +245,8 @@ static void test_ids_rejections(void)
     ids_line_fails("[50, 0]", 0, "c.txt:1: element 2: id 0 out of range 1..177");
     ids_line_fails("[178]", 0, "c.txt:1: element 1: id 178 out of range 1..177");
     ids_line_fails("[-3]", 0, "c.txt:1: element 1: id -3 out of range 1..177");
-    ids_line_fails("[7]", 0, "c.txt:1: element 1: id 7 names no vocab symbol");
+    ids_line_fails_strict("[7]", 0, 1, "c.txt:1: element 1: id 7 names no vocab symbol");
+    ids_line_fails_strict("[50, 26]", 0, 1, "c.txt:1: element 2: id 26 names no vocab symbol");
     ids_line_fails("[1.5]", 0, "c.txt:1: element 1: not an integer id");
     ids_line_fails("[1, \"a\"]", 0, "c.txt:1: element 2: not an integer id");
     ids_line_fails("{\"a\": 1}", 0, "c.txt:1: column 1: expected a JSON array of ids");
@@ -248,6 +254,87 @@ static void test_ids_rejections(void)
     ids_line_fails("[1] x", 0, "c.txt:1: column 4: text after the JSON array");
     ids_line_fails("[]", 0, "c.txt:1: column 1: 0 ids, expected 1..510");
     ids_line_fails("[1, 2, 3, 4]", 3, "c.txt:1: column 1: 4 ids, expected 1..3");
+}
+
+/* Ids format is the raw model interface: an id that names an embedding row but no vocab symbol is
+ * kept (in the ids, as U+FFFD in phonemes), warned with line and element, and counted. */
+static void test_ids_undefined_id_kept_and_warned(void)
+{
+    const char s[] = "[50, 7, 83]\n[177, 26]\n";
+    fixture fx;
+    open_fixture(&fx, s, sizeof s - 1, CK_FORMAT_IDS, 0, 0);
+    ck_sequence *seqs = NULL;
+    size_t n = 0;
+    CU_ASSERT_EQUAL_FATAL(ck_reader_next(fx.r, &seqs, &n, NULL), 1);
+    const int32_t want[] = {0, 50, 7, 83, 0};
+    CU_ASSERT_EQUAL_FATAL(seqs[0].n_ids, 5);
+    CU_ASSERT_EQUAL(memcmp(seqs[0].ids, want, sizeof want), 0);
+    CU_ASSERT_STRING_EQUAL(seqs[0].phonemes, "h\xEF\xBF\xBD\xC9\x99");
+    CU_ASSERT_EQUAL(fx.w.count, 1);
+    CU_ASSERT_STRING_EQUAL(fx.w.last, "c.txt:1: element 2: id 7 names no vocab symbol, kept");
+    ck_sequences_free(seqs, n);
+    const int32_t want2[] = {0, 177, 26, 0};
+    next_ids(fx.r, 2, want2, 4);
+    CU_ASSERT_STRING_EQUAL(fx.w.last, "c.txt:2: element 2: id 26 names no vocab symbol, kept");
+    next_ends(fx.r);
+    CU_ASSERT_EQUAL(ck_reader_stats_get(fx.r)->dropped_symbols, 2);
+    CU_ASSERT_EQUAL(ck_reader_stats_get(fx.r)->error_lines, 0);
+    close_fixture(&fx);
+}
+
+/* id_rows (the loaded word-embedding table's rows) bounds the ids, not the vocabulary's size. */
+static void test_ids_bounded_by_embedding_rows(void)
+{
+    const char s[] = "[199, 16]\n[200]\n[16]\n";
+    warnings w = {0, ""};
+    ck_reader_options o = {CK_FORMAT_IDS, NULL, 0, 0, on_warn, &w, NULL, 200};
+    FILE *f = file_of(s, sizeof s - 1);
+    ck_reader *r = NULL;
+    CU_ASSERT_EQUAL_FATAL(ck_reader_open(&r, f, "c.txt", &o, NULL), CK_OK);
+    const int32_t want[] = {0, 199, 16, 0}, want16[] = {0, 16, 0};
+    next_ids(r, 1, want, 4);
+    CU_ASSERT_STRING_EQUAL(w.last, "c.txt:1: element 1: id 199 names no vocab symbol, kept");
+    next_fails(r, CK_E_INPUT, "c.txt:2: element 1: id 200 out of range 1..199");
+    next_ids(r, 3, want16, 3);
+    ck_reader_close(r);
+    fclose(f);
+}
+
+/* A vocabulary passed in replaces the embedded one in every direction: symbols -> ids, ids ->
+ * phonemes, and which ids are undefined. */
+static void test_vocab_option(void)
+{
+    ck_vocab *v = NULL;
+    CU_ASSERT_EQUAL_FATAL(ck_vocab_new(&v, 5, NULL), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_vocab_add(v, "h", 3, NULL), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_vocab_add(v, "\xC9\x99", 1, NULL), CK_OK); /* ə */
+    const char s[] = "h\xC9\x99x\n[3, 2, 1]\n[5]\n";
+    warnings w = {0, ""};
+    ck_reader_options o = {CK_FORMAT_PHONEMES, NULL, 0, 0, on_warn, &w, v, 0};
+    FILE *f = file_of(s, sizeof s - 1);
+    ck_reader *r = NULL;
+    CU_ASSERT_EQUAL_FATAL(ck_reader_open(&r, f, "c.txt", &o, NULL), CK_OK);
+    const int32_t want[] = {0, 3, 1, 0};
+    next_ids(r, 1, want, 4);
+    CU_ASSERT_STRING_EQUAL(w.last, "c.txt:1: column 3: symbol U+0078 'x' not in vocab, dropped");
+    ck_reader_close(r);
+    rewind(f);
+    o.format = CK_FORMAT_IDS;
+    CU_ASSERT_EQUAL_FATAL(ck_reader_open(&r, f, "c.txt", &o, NULL), CK_OK);
+    next_fails(r, CK_E_INPUT, "c.txt:1: column 1: expected a JSON array of ids");
+    ck_sequence *seqs = NULL;
+    size_t n = 0;
+    CU_ASSERT_EQUAL_FATAL(ck_reader_next(r, &seqs, &n, NULL), 1);
+    const int32_t want2[] = {0, 3, 2, 1, 0};
+    CU_ASSERT_EQUAL_FATAL(seqs[0].n_ids, 5);
+    CU_ASSERT_EQUAL(memcmp(seqs[0].ids, want2, sizeof want2), 0);
+    CU_ASSERT_STRING_EQUAL(seqs[0].phonemes, "h\xEF\xBF\xBD\xC9\x99");
+    CU_ASSERT_STRING_EQUAL(w.last, "c.txt:2: element 2: id 2 names no vocab symbol, kept");
+    ck_sequences_free(seqs, n);
+    next_fails(r, CK_E_INPUT, "c.txt:3: element 1: id 5 out of range 1..4");
+    ck_reader_close(r);
+    fclose(f);
+    ck_vocab_free(v);
 }
 
 static void test_one_mebibyte_line_is_chunked(void)
@@ -292,9 +379,10 @@ static void open_fails(ck_reader_options o, const char *field)
 
 static void test_open_rejections(void)
 {
-    open_fails((ck_reader_options){(ck_format)7, NULL, 0, 0, NULL, NULL}, "format 7");
-    open_fails((ck_reader_options){CK_FORMAT_TEXT, "fr", 0, 0, NULL, NULL}, "lang \"fr\"");
-    open_fails((ck_reader_options){CK_FORMAT_IDS, NULL, 0, 511, NULL, NULL}, "max_phonemes 511");
+    open_fails((ck_reader_options){(ck_format)7, NULL, 0, 0, NULL, NULL, NULL, 0}, "format 7");
+    open_fails((ck_reader_options){CK_FORMAT_TEXT, "fr", 0, 0, NULL, NULL, NULL, 0}, "lang \"fr\"");
+    open_fails((ck_reader_options){CK_FORMAT_IDS, NULL, 0, 511, NULL, NULL, NULL, 0}, "max_phonemes 511");
+    open_fails((ck_reader_options){CK_FORMAT_IDS, NULL, 0, 0, NULL, NULL, NULL, 1}, "id_rows 1");
     ck_error err = {CK_OK, ""};
     ck_reader *r = NULL;
     CU_ASSERT_EQUAL(ck_reader_open(&r, NULL, "c.txt", NULL, &err), CK_E_ARG);
@@ -318,7 +406,7 @@ static void test_text_long_paragraph_is_chunked(void)
 {
     FILE *f = fopen(ck_test_path("tests/fixtures/corpus/frankenstein_long.txt"), "rb");
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    ck_reader_options o = {CK_FORMAT_TEXT, "en-us", 1, 0, NULL, NULL};
+    ck_reader_options o = {CK_FORMAT_TEXT, "en-us", 1, 0, NULL, NULL, NULL, 0};
     ck_reader *r = NULL;
     CU_ASSERT_EQUAL_FATAL(ck_reader_open(&r, f, "frankenstein_long.txt", &o, NULL), CK_OK);
     ck_sequence *seqs = NULL;
@@ -349,5 +437,8 @@ CK_TEST_MAIN("reader", {"phonemes: exact ids, empty lines", test_phonemes_exact_
              {"invalid UTF-8 then a good line", test_invalid_utf8_then_good_line},
              {"NUL byte then a good line", test_nul_byte_then_good_line},
              {"ids format", test_ids_format}, {"ids rejections", test_ids_rejections},
+             {"ids: undefined id kept and warned", test_ids_undefined_id_kept_and_warned},
+             {"ids: bounded by the embedding rows", test_ids_bounded_by_embedding_rows},
+             {"vocab option replaces the embedded one", test_vocab_option},
              {"1 MiB line is chunked", test_one_mebibyte_line_is_chunked},
              {"open rejections", test_open_rejections}, ESPEAK_CASES)
