@@ -127,15 +127,12 @@ static const char *stderr_line(const char *what, char line[2048])
     return at;
 }
 
-/* Starts a skip-policy run (common arguments, then `extra`) into out and SIGKILLs it as soon as
- * its first progress record exists. */
-static void run_and_kill_with(const char *extra, const char *input, const char *out)
+/* Starts the shell command `cmd` (which must exec ckbatch writing `out`) and SIGKILLs it as soon
+ * as its first progress record exists. */
+static void kill_after_first_commit(const char *cmd, const char *out)
 {
-    char record[600], cmd[4096];
+    char record[600];
     snprintf(record, sizeof record, "%s.partial.json", out);
-    snprintf(cmd, sizeof cmd, "exec %s " CK_ARGS " --on-error skip %s -i %s -o %s 2>/dev/null",
-             ck_cli_binary(), getenv("CK_SOURCE_DIR") ? getenv("CK_SOURCE_DIR") : ".", extra,
-             input, out);
     pid_t pid = fork();
     CU_ASSERT_FATAL(pid >= 0);
     if (pid == 0) {
@@ -152,6 +149,17 @@ static void run_and_kill_with(const char *extra, const char *input, const char *
     CU_ASSERT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
     CU_ASSERT_TRUE(ck_cli_exists(record));
     CU_ASSERT_FALSE(ck_cli_exists(out));
+}
+
+/* Starts a skip-policy run (common arguments, then `extra`) into out and SIGKILLs it as soon as
+ * its first progress record exists. */
+static void run_and_kill_with(const char *extra, const char *input, const char *out)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "exec %s " CK_ARGS " --on-error skip %s -i %s -o %s 2>/dev/null",
+             ck_cli_binary(), getenv("CK_SOURCE_DIR") ? getenv("CK_SOURCE_DIR") : ".", extra,
+             input, out);
+    kill_after_first_commit(cmd, out);
 }
 
 static void run_and_kill(const char *input, const char *out)
@@ -273,18 +281,62 @@ static void test_resume_without_record_starts_over(void)
     CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("e3.st")));
 }
 
-/* The mark of the record at `record` ("next_line"), 0 when unreadable. */
-static size_t record_next_line(const char *record)
+/* Number field `key` ("next_line", ...) of the progress record at `record`, 0 when unreadable. */
+static size_t record_field(const char *record, const char *key)
 {
-    char text[4096] = "";
+    char text[4096] = "", quoted[64];
     FILE *f = fopen(record, "rb");
     size_t n = f != NULL ? fread(text, 1, sizeof text - 1, f) : 0;
     if (f != NULL) {
         fclose(f);
     }
     text[n] = '\0';
-    const char *at = strstr(text, "\"next_line\":");
-    return at != NULL ? (size_t)strtoul(at + strlen("\"next_line\":"), NULL, 10) : 0;
+    snprintf(quoted, sizeof quoted, "\"%s\":", key);
+    const char *at = strstr(text, quoted);
+    return at != NULL ? (size_t)strtoul(at + strlen(quoted), NULL, 10) : 0;
+}
+
+/* The mark of the record at `record` ("next_line"), 0 when unreadable. */
+static size_t record_next_line(const char *record)
+{
+    return record_field(record, "next_line");
+}
+
+/* The mark inside a chunked line: with 512-token batches (windows of 2048 tokens) the first window
+ * ends after chunk 3 of line 1's five, so the first record's mark is (1, 4). The resumed run reads
+ * line 1 again, drops its chunks 0..3 and gives the uninterrupted bytes and summary counts. Default
+ * circuit (the tiny one has 16 positions), phonemes format: no espeak-ng. */
+static void test_resume_inside_a_chunked_line(void)
+{
+    char cmd[4096], full[2048], resumed[2048], line[2048];
+    FILE *f = fopen(ck_cli_tmp("k.txt"), "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    for (int i = 0; i < 180; i++) {
+        fputs(i ? " h\xC9\x99l\xCB\x88O w\xCB\x88\xC9\x9C\xC9\xB9ld." : "h\xC9\x99l\xCB\x88O w\xCB\x88\xC9\x9C\xC9\xB9ld.", f);
+    }
+    fputs("\nh\xC9\x99l\xCB\x88O.\n\nw\xCB\x88\xC9\x9C\xC9\xB9ld.\n", f);
+    fclose(f);
+    const char *common = "-t 2 --no-progress -f phonemes --max-batch-tokens 512";
+    snprintf(cmd, sizeof cmd, "%s %s -i %s -o %s 2>%s", ck_cli_binary(), common,
+             ck_cli_tmp("k.txt"), ck_cli_tmp("k_full.st"), ck_cli_tmp("stderr"));
+    CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+    snprintf(full, sizeof full, "%s", stderr_line("ckbatch: 4 lines, ", line));
+    char *cut = strstr(full, " dropped symbols");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cut);
+    *cut = '\0';
+    CU_ASSERT_PTR_NOT_NULL(strstr(full, "(1 long lines chunked)"));
+    snprintf(cmd, sizeof cmd, "exec %s -q %s -i %s -o %s 2>/dev/null", ck_cli_binary(), common,
+             ck_cli_tmp("k.txt"), ck_cli_tmp("k.st"));
+    kill_after_first_commit(cmd, ck_cli_tmp("k.st"));
+    CU_ASSERT_EQUAL(record_field(ck_cli_tmp("k.st.partial.json"), "next_line"), 1);
+    CU_ASSERT_EQUAL(record_field(ck_cli_tmp("k.st.partial.json"), "next_chunk"), 4);
+    snprintf(cmd, sizeof cmd, "%s %s --resume -i %s -o %s 2>%s", ck_cli_binary(), common,
+             ck_cli_tmp("k.txt"), ck_cli_tmp("k.st"), ck_cli_tmp("stderr"));
+    CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+    CU_ASSERT_TRUE(stderr_has("ckbatch: resuming at line 1 (chunk 4), 4 sequences already done"));
+    snprintf(resumed, sizeof resumed, "%s", stderr_line("ckbatch: 4 lines, ", line));
+    CU_ASSERT_EQUAL(strncmp(resumed, full, strlen(full)), 0);
+    CU_ASSERT_TRUE(same_bytes(ck_cli_tmp("k_full.st"), ck_cli_tmp("k.st")));
 }
 
 /* Resuming does not convert the lines before the mark again: the warning for line 2's dropped
@@ -451,6 +503,7 @@ int main(void)
         {"--resume without record starts over", test_resume_without_record_starts_over},
         {"--resume converts no line before the mark", test_resume_does_not_convert_lines_before_the_mark},
         {"--resume refuses an edited journal", test_resume_refuses_an_edited_journal},
+        {"--resume inside a chunked line", test_resume_inside_a_chunked_line},
         {"stdin run leaves nothing resumable", test_stdin_run_leaves_nothing_resumable},
         {"full disk: clear error, no final file", test_full_disk_is_a_clear_error_without_final_file},
         {"bad line under stop: no partial files", test_bad_line_under_stop_leaves_no_partial_files},
