@@ -61,6 +61,9 @@ typedef struct {
     int encoding;               /* 1 once a sequence of this run entered the window */
     ck_output_mark mark;        /* resume: sequences before it are already in the output */
     size_t resumed_tokens;      /* resume: tokens of those sequences (not this run's work) */
+    size_t resumed_lines;       /* resume: lines before the mark, passed over unread */
+    size_t resumed_skipped;     /* resume: skipped lines the record already lists */
+    ck_reader_stats line_start; /* reader counts before the line being taken (for its marks) */
     struct timespec start;
 } session;
 
@@ -299,7 +302,28 @@ static void options_identity(const session *s, char *buf, size_t cap)
              config, o->circuit ? o->circuit : "embedded");
 }
 
-/* Opens (or with --resume reopens) the output under this run's identity. */
+/* With --resume: says where the run continues, and passes over the input lines before the mark
+ * without converting them (their sequences and skipped lines are in the output already); without a
+ * progress record, says that the run starts from the beginning. */
+static int resume_at_mark(session *s, ck_error *err)
+{
+    const char *out = s->opt->output;
+    struct stat st;
+    if (!ck_output_resumed(s->output)) {
+        note(s, "no progress record for %s: starting from the beginning%s", out,
+             stat(out, &st) == 0 ? " (the existing file is replaced when the run completes)" : "");
+        return CK_OK;
+    }
+    s->resumed_tokens = ck_output_tokens(s->output);
+    s->resumed_lines = s->mark.line - 1;
+    s->resumed_skipped = ck_output_skipped(s->output);
+    note(s, "resuming at line %zu (chunk %zu), %zu sequences already done", s->mark.line,
+         s->mark.chunk, ck_output_sequences(s->output));
+    return ck_reader_skip(s->reader, s->resumed_lines, err);
+}
+
+/* Opens (or with --resume reopens) the output under this run's identity. A stdin run's output is
+ * unresumable: its journals get no record, so nothing it leaves looks resumable. */
 static int open_output(session *s, int is_stdin, ck_error *err)
 {
     const ck_encode_options *opt = s->opt;
@@ -317,14 +341,11 @@ static int open_output(session *s, int is_stdin, ck_error *err)
     }
     options_identity(s, options, sizeof options);
     ck_output_identity id = {sha, (size_t)st.st_size, options, ck_weights_identity(s->weights)};
+    ck_output_mode mode = is_stdin ? CK_OUTPUT_UNRESUMABLE
+                                   : (opt->resume ? CK_OUTPUT_RESUME : CK_OUTPUT_FRESH);
     rc = ck_output_open(&s->output, opt->output, opt->hidden ? "hidden" : "features", s->cols, &id,
-                        opt->resume, &s->mark, err);
-    if (rc == CK_OK && opt->resume) {
-        s->resumed_tokens = ck_output_tokens(s->output);
-        note(s, "resuming at line %zu (chunk %zu), %zu sequences already done", s->mark.line,
-             s->mark.chunk, ck_output_sequences(s->output));
-    }
-    return rc;
+                        mode, &s->mark, err);
+    return rc == CK_OK && opt->resume ? resume_at_mark(s, err) : rc;
 }
 
 static int open_io(session *s, ck_error *err)
@@ -428,6 +449,14 @@ static int flush_window(session *s, ck_output_mark next, ck_error *err)
     return rc;
 }
 
+/* The mark of chunk `chunk` of the line being taken (line_start: the counts before that line),
+ * with the counts of the lines before the resume mark added. */
+static ck_output_mark mark_at(const session *s, size_t line, size_t chunk)
+{
+    return (ck_output_mark){line, chunk, s->mark.chunked_lines + s->line_start.chunked_lines,
+                            s->mark.dropped_symbols + s->line_start.dropped_symbols};
+}
+
 /* Moves the sequences of one line into the window, flushing it first when they would not fit. */
 static int take_line(session *s, ck_sequence *seqs, size_t n, ck_error *err)
 {
@@ -435,7 +464,7 @@ static int take_line(session *s, ck_sequence *seqs, size_t n, ck_error *err)
     for (size_t i = 0; i < n; i++) {
         if (rc == CK_OK && (s->window_used + seqs[i].n_ids > s->window_tokens ||
                             s->n_window == s->window_cap)) {
-            rc = flush_window(s, (ck_output_mark){seqs[i].line, seqs[i].chunk}, err);
+            rc = flush_window(s, mark_at(s, seqs[i].line, seqs[i].chunk), err);
         }
         if (rc != CK_OK) {
             free(seqs[i].ids);
@@ -466,13 +495,11 @@ static size_t drop_done(const session *s, ck_sequence *seqs, size_t n)
     return kept;
 }
 
+/* A line the reader rejected: the run stops, or the line is reported and recorded as skipped.
+ * (A resumed run never reads the lines before its mark, so none is reported twice.) */
 static int bad_line(session *s, ck_error *err)
 {
     size_t line = ck_reader_stats_get(s->reader)->lines;
-    if (line < s->mark.line) { /* resume: already in the committed "skipped" journal */
-        ck_error_clear(err);
-        return CK_OK;
-    }
     if (!s->opt->skip_bad_lines) {
         return err->code;
     }
@@ -501,7 +528,7 @@ static int encode_all(session *s, ck_error *err)
     for (;;) {
         ck_sequence *seqs = NULL;
         size_t n = 0;
-        unsigned long long line_start = ck_reader_stats_get(s->reader)->bytes;
+        s->line_start = *ck_reader_stats_get(s->reader); /* before the next line with content */
         int rc = ck_reader_next(s->reader, &seqs, &n, err);
         if (rc == 0) {
             break;
@@ -509,7 +536,7 @@ static int encode_all(session *s, ck_error *err)
         size_t kept = rc > 0 ? drop_done(s, seqs, n) : 0;
         if (kept > 0 && !s->encoding) { /* the first line this run encodes: bytes before it were */
             s->encoding = 1;             /* done by the interrupted run (resume) */
-            s->resumed_bytes = line_start;
+            s->resumed_bytes = s->line_start.bytes;
         }
         rc = rc > 0 ? take_line(s, seqs, kept, err) : (rc == CK_E_INPUT ? bad_line(s, err) : rc);
         if (rc != CK_OK) {
@@ -521,7 +548,8 @@ static int encode_all(session *s, ck_error *err)
         }
         progress(s, 0);
     }
-    ck_output_mark end = {ck_reader_stats_get(s->reader)->lines + 1, 0};
+    s->line_start = *ck_reader_stats_get(s->reader);
+    ck_output_mark end = mark_at(s, s->line_start.lines + 1, 0);
     int rc = s->n_window > 0 ? flush_window(s, end, err) : CK_OK;
     if (rc == CK_OK && s->opt->parity) {
         rc = ck_xray_weights_unchanged(s->weights, (const unsigned char (*)[32])s->weights_sha, err);
@@ -537,10 +565,11 @@ static void fill_summary(session *s)
     sum->sequences = ck_output_sequences(s->output);
     sum->tokens = ck_output_tokens(s->output);
     sum->resumed_tokens = s->resumed_tokens;
-    sum->chunked_lines = st->chunked_lines;
-    sum->skipped_lines = st->error_lines;
+    /* a resumed run read only the lines from its mark: the record holds the counts before it */
+    sum->chunked_lines = s->mark.chunked_lines + st->chunked_lines;
+    sum->skipped_lines = s->resumed_skipped + st->error_lines;
     sum->empty_lines = st->empty_lines;
-    sum->dropped_symbols = st->dropped_symbols;
+    sum->dropped_symbols = s->mark.dropped_symbols + st->dropped_symbols;
     sum->seconds = seconds_since(&s->start);
 }
 
@@ -570,10 +599,18 @@ static void release(session *s)
 }
 
 /* After a failure: the partial state goes when it can never be resumed (a bad line under stop,
- * or nothing committed by a fresh run); otherwise it stays and stderr says how to continue. */
+ * a stdin run, or nothing committed by a run that did not continue a record); otherwise it stays
+ * and stderr says how to continue. */
 static void keep_or_discard(session *s, int rc)
 {
-    if (rc == CK_E_INPUT || (ck_output_commits(s->output) == 0 && !s->opt->resume)) {
+    if (strcmp(s->opt->input, "-") == 0) {
+        ck_output_discard(s->output);
+        fprintf(stderr, "ckbatch: a run reading stdin cannot be resumed: its partial files beside "
+                "%s were removed\n", s->opt->output);
+        return;
+    }
+    if (rc == CK_E_INPUT ||
+        (ck_output_commits(s->output) == 0 && !ck_output_resumed(s->output))) {
         ck_output_discard(s->output);
         return;
     }

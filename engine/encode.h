@@ -37,7 +37,10 @@ typedef struct {
     int parity;                 /* 1: one thread whatever `threads` says; weights hashed before and
                                    after the run (CK_E_PARITY if a byte changed, no output) */
     int resume;                 /* 1: continue from output's partial state (output.h); input, the
-                                   options above and the weights must be the interrupted run's */
+                                   options above and the weights must be the interrupted run's.
+                                   The lines before the mark are passed over unconverted. Without
+                                   a progress record the run starts from the beginning (and says
+                                   so), so a job script may always pass it */
 } ck_encode_options;
 
 typedef struct {
@@ -51,14 +54,16 @@ typedef struct {
  * output metadata gains "config" = "sha256:<hex of the file>" (none without, so those bytes equal
  * earlier versions'). Ids-format ids may be any row of the loaded word-embedding table.
  * Progress is committed (fsynced, output.h) after every window, so a killed run continues with
- * opt->resume and ends with the same bytes as an uninterrupted one. On any error no file appears
- * at opt->output (an existing one is left as it was); the partial state is removed after a bad
- * line under stop, kept (and said so on stderr) after other errors once a commit was made.
+ * opt->resume and ends with the same bytes as an uninterrupted one. A stdin run cannot be resumed:
+ * it writes no progress record. On any error no file appears at opt->output (an existing one is
+ * left as it was); the partial state is removed after a bad line under stop and after any failed
+ * stdin run (said so on stderr), kept (and said so) after other errors once a commit was made.
  * Memory: outside parity mode the weight tensors only linears read are released once oneDNN holds
  * its copies (ck_weights_release), and with glibc the process's mmap threshold is fixed at 256 KiB
  * (mallopt), so large temporary blocks go back to the kernel when freed (docs/memory.md).
  * Errors: every CK_E_* the parts return, with err naming the file, line and field; CK_E_ARG for
- * --resume with stdin or with a different input, options or weights (names the field). */
+ * --resume with stdin or with a different input, options or weights (names the field);
+ * CK_E_FORMAT for --resume over a journal changed since its commit (names the file). */
 int ck_encode_corpus(const ck_encode_options *opt, ck_encode_summary *summary, ck_error *err);
 
 /* Loads opt->circuit, or the embedded Kokoro phoneme encoder when it is NULL. */

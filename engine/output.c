@@ -143,7 +143,8 @@ static int open_fresh(ck_output *o, ck_error *err)
 }
 
 int ck_output_open(ck_output **out, const char *path, const char *rows_name, size_t cols,
-                   const ck_output_identity *id, int resume, ck_output_mark *mark, ck_error *err)
+                   const ck_output_identity *id, ck_output_mode mode, ck_output_mark *mark,
+                   ck_error *err)
 {
     ck_output *o = NULL;
     int rc = CK_OK;
@@ -155,10 +156,16 @@ int ck_output_open(ck_output **out, const char *path, const char *rows_name, siz
         rc = ck_fail(err, CK_E_MEMORY, "%s: out of memory", path);
         goto done;
     }
-    *mark = (ck_output_mark){1, 0};
+    *mark = (ck_output_mark){1, 0, 0, 0};
     rc = take_lock(o, err);
+    /* no record: nothing was committed (or the run finished); any journals left are replaced */
+    o->mode = mode == CK_OUTPUT_RESUME && access(o->record_path, F_OK) != 0 && errno == ENOENT
+                  ? CK_OUTPUT_FRESH : mode;
     if (rc == CK_OK) {
-        rc = resume ? ck_output_resume(o, mark, err) : open_fresh(o, err);
+        rc = o->mode == CK_OUTPUT_RESUME ? ck_output_resume(o, mark, err) : open_fresh(o, err);
+    }
+    if (rc == CK_OK && o->mode == CK_OUTPUT_FRESH) {
+        rc = ck_output_begin_hashes(o, err);
     }
 done:
     if (rc != CK_OK) {
@@ -292,6 +299,7 @@ int ck_output_skip(ck_output *o, size_t line, const char *why, ck_error *err)
         return journal_failed(o, rc, CK_J_SKIPPED, err);
     }
     o->last_skip_line = line > o->last_skip_line ? line : o->last_skip_line;
+    o->skipped++;
     return CK_OK;
 }
 
@@ -375,6 +383,16 @@ size_t ck_output_commits(const ck_output *o)
     return o->commits;
 }
 
+size_t ck_output_skipped(const ck_output *o)
+{
+    return o->skipped;
+}
+
+int ck_output_resumed(const ck_output *o)
+{
+    return o->mode == CK_OUTPUT_RESUME;
+}
+
 void ck_output_free(ck_output *o)
 {
     if (o == NULL) {
@@ -385,6 +403,7 @@ void ck_output_free(ck_output *o)
             fclose(o->j[i].f);
         }
         free(o->j[i].path);
+        ck_sha256_free(o->j[i].sha);
     }
     for (size_t i = 0; i < o->n_meta; i++) {
         free(o->meta_keys[i]);

@@ -20,10 +20,14 @@
  *   PATH.partial.offsets  the bytes of "offsets" (i64 little-endian, starting with 0), appended
  *   PATH.partial.lock     held (flock) by the one run writing PATH; a second run is refused
  *   PATH.partial.json     progress record (bounded: sizes, not contents), replaced atomically
- *                         (temp + fsync + rename) at each commit: {"version":2, "identity":{...},
- *                         "cols", "sequences", "tokens", "rows_bytes", "seqs_bytes", "skipped_bytes",
- *                         "offsets_bytes", "next_line", "next_chunk"}
- * Only what a record names is committed: a resumed run truncates every journal to its recorded size. */
+ *                         (temp + fsync + rename) at each commit: {"version":3, "identity":{...},
+ *                         "cols", "sequences", "tokens", "next_line", "next_chunk",
+ *                         "chunked_lines_before", "dropped_symbols_before", "rows_bytes",
+ *                         "seqs_bytes", "skipped_bytes", "offsets_bytes", "rows_sha256",
+ *                         "seqs_sha256", "skipped_sha256", "offsets_sha256"}
+ * Only what a record names is committed: a resumed run truncates every journal to its recorded size
+ * and checks the SHA-256 of what is left (a same-length edit of a committed byte is refused).
+ * An unresumable output (stdin) writes the journals but never a record. */
 #ifndef CK_OUTPUT_H
 #define CK_OUTPUT_H
 
@@ -42,22 +46,43 @@ typedef struct {
 } ck_output_identity;
 
 /* Where the next sequence to append lies in the input: line (1-based) and chunk (0-based). A fresh
- * run starts at {1, 0}; a resumed one at the record's mark, and sequences before it are dropped. */
+ * run starts at {1, 0}; a resumed one at the record's mark, and sequences before it are dropped.
+ * chunked_lines and dropped_symbols are the caller's counts over the lines before `line`: kept in
+ * the record and given back on resume, so a run that does not re-read those lines can still report
+ * totals (0 for a fresh run). */
 typedef struct {
     size_t line, chunk;
+    size_t chunked_lines, dropped_symbols;
 } ck_output_mark;
 
-/* Creates (resume 0: truncating any earlier partial state) or reopens (resume 1) the partial files
- * beside `path`. rows_name: the rows tensor's name in the final file, "features" or "hidden" (not
- * copied: it must outlive the output). cols: values per token (512, or 768 for the hidden state). On resume the record
- * is validated against `id` and cols, every journal is truncated to its committed size and checked
- * against the record (sequence count, token total; read in fixed-size pieces, never whole), and
- * *mark is set to the record's mark.
+/* How ck_output_open treats partial state beside the output. */
+typedef enum {
+    CK_OUTPUT_FRESH = 0,       /* truncate any earlier partial state */
+    CK_OUTPUT_RESUME = 1,      /* continue from PATH.partial.json; none there: as FRESH */
+    CK_OUTPUT_UNRESUMABLE = 2  /* as FRESH, but commits write no record (an input read once, e.g.
+                                  stdin): nothing left behind looks resumable */
+} ck_output_mode;
+
+/* Creates (FRESH, UNRESUMABLE) or reopens (RESUME) the partial files beside `path`. rows_name: the
+ * rows tensor's name in the final file, "features" or "hidden" (not copied: it must outlive the
+ * output). cols: values per token (512, or 768 for the hidden state). On resume the record is validated against `id` and
+ * cols, every journal is truncated to its committed size and checked against the record (sequence
+ * count, token total, then the SHA-256 of each journal's committed bytes; read in fixed-size pieces,
+ * never whole), and *mark is set to the record's mark. RESUME without a record (ENOENT: never
+ * committed, or finished) opens fresh, replacing any journals left; ck_output_resumed says which.
  * Errors: CK_E_ARG (resume: the record's identity differs; the message names the field), CK_E_IO
- * (create/open; resume without PATH.partial.json), CK_E_FORMAT (record or journal unreadable or
- * inconsistent with the files; names the field), CK_E_MEMORY. On error *out is NULL. */
+ * (create/open; a record that exists but cannot be read), CK_E_FORMAT (record or journal
+ * unreadable, inconsistent with the record or changed since the commit; names the field or the
+ * file), CK_E_MEMORY, CK_E_BACKEND (SHA-256). On error *out is NULL. */
 int ck_output_open(ck_output **out, const char *path, const char *rows_name, size_t cols,
-                   const ck_output_identity *id, int resume, ck_output_mark *mark, ck_error *err);
+                   const ck_output_identity *id, ck_output_mode mode, ck_output_mark *mark,
+                   ck_error *err);
+
+/* 1 when ck_output_open continued from a progress record, 0 when it started fresh. */
+int ck_output_resumed(const ck_output *o);
+
+/* Skipped lines recorded so far: those of the resumed record plus this run's ck_output_skip. */
+size_t ck_output_skipped(const ck_output *o);
 
 /* Writes rows [tokens, cols] f32 into the rows journal `ahead` rows past the rows appended so far,
  * for sequences appended later with rows NULL: a caller that computes sequences out of input order
@@ -83,9 +108,12 @@ int ck_output_skip(ck_output *o, size_t line, const char *why, ck_error *err);
  * Errors: CK_E_ARG (more than 16 entries), CK_E_MEMORY. */
 int ck_output_meta(ck_output *o, const char *key, const char *value, ck_error *err);
 
-/* Makes everything appended so far durable: flushes and fsyncs every journal, then replaces the
- * record (temp + fsync + rename) with `next` as the mark. Errors: CK_E_ARG (a skipped line at or
- * after next.line: a resumed run would list it twice), CK_E_IO (names the file), CK_E_MEMORY. */
+/* Makes everything appended so far durable: flushes and fsyncs every journal, extends each
+ * journal's running SHA-256 over its newly committed bytes (read back once: rows were placed out of
+ * order), then replaces the record (temp + fsync + rename) with `next` as the mark. An UNRESUMABLE
+ * output only checks `next` and counts the commit. Errors: CK_E_ARG (a skipped line at or after
+ * next.line: a resumed run would list it twice), CK_E_IO (names the file), CK_E_MEMORY,
+ * CK_E_BACKEND. */
 int ck_output_commit(ck_output *o, ck_output_mark next, ck_error *err);
 
 /* Writes the final file atomically and removes the partial state. Errors: CK_E_IO, CK_E_MEMORY;

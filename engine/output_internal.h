@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "output.h"
+#include "sha256.h"
 
 #define CK_OUTPUT_MAX_META 16
 
@@ -18,6 +19,8 @@ typedef struct {
     char *path;
     FILE *f;        /* w+b (fresh) or r+b (resume); the rows journal is written only with pwrite */
     size_t bytes;   /* appended so far, committed or not */
+    ck_sha256_ctx *sha; /* running SHA-256 of bytes [0, hashed) (not for an unresumable output) */
+    size_t hashed;  /* bytes fed to sha: the committed size */
 } ck_journal;
 
 /* Path suffix (".partial", ...) and progress-record field ("rows_bytes", ...) of journal j. */
@@ -31,7 +34,8 @@ struct ck_output {
     ck_journal j[CK_J_COUNT];
     const char *rows_name;  /* name of the rows tensor: "features" or "hidden" (not owned) */
     size_t cols;
-    size_t n_seqs, tokens, commits;
+    ck_output_mode mode;        /* RESUME only when continued from a record */
+    size_t n_seqs, tokens, commits, skipped;
     size_t placed;              /* rows [0, placed) of the rows journal are written (put or appended) */
     size_t last_skip_line;      /* highest line given to ck_output_skip by this run, 0 if none */
     cJSON *identity;            /* the record's "identity" object for this run */
@@ -43,7 +47,11 @@ struct ck_output {
 /* {"input_sha256", "input_bytes", "options", "weights"} of id, or NULL when out of memory. */
 cJSON *ck_output_identity_json(const ck_output_identity *id);
 
-/* Reopens o's partial files from its record (see ck_output_open, resume 1). */
+/* Starts each journal's running SHA-256 (empty). CK_OK, CK_E_MEMORY or CK_E_BACKEND, with err set. */
+int ck_output_begin_hashes(ck_output *o, ck_error *err);
+
+/* Reopens o's partial files from its record (see ck_output_open, CK_OUTPUT_RESUME); the record must
+ * exist. */
 int ck_output_resume(ck_output *o, ck_output_mark *mark, ck_error *err);
 
 #endif

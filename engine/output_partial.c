@@ -1,6 +1,7 @@
 /* output_partial.c - the durable half of the output: progress records written atomically at
- * commits, and resuming from one (validate identity, truncate every journal to its committed size,
- * check the journals against the record). Never writes the final file; never reads a journal whole. */
+ * commits (with a running SHA-256 of every journal's committed bytes), and resuming from one
+ * (validate identity, truncate every journal to its committed size, check the journals against the
+ * record and their digests). Never writes the final file; never reads a journal whole into memory. */
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -12,7 +13,7 @@
 #include "byte_order.h"
 #include "output_internal.h"
 
-#define CK_RECORD_VERSION 2
+#define CK_RECORD_VERSION 3
 #define CK_RECORD_MAX_BYTES (1u << 20) /* a record holds sizes and the identity, never contents */
 
 cJSON *ck_output_identity_json(const ck_output_identity *id)
@@ -35,11 +36,71 @@ static int flush_sync(FILE *f)
 
 /* The record's size fields other than the journals', in record order. */
 static const char *const COUNT_FIELDS[] = {"cols", "sequences", "tokens", "next_line",
-                                           "next_chunk"};
+                                           "next_chunk", "chunked_lines_before",
+                                           "dropped_symbols_before"};
 #define N_COUNTS (sizeof COUNT_FIELDS / sizeof COUNT_FIELDS[0])
 
-/* The record for the state appended so far, with `next` as the mark; NULL when out of memory. */
-static char *record_text(const ck_output *o, ck_output_mark next)
+/* The record's field for the SHA-256 (64 lowercase hex) of each journal's committed bytes. */
+static const char *const SHA_FIELDS[CK_J_COUNT] = {"rows_sha256", "seqs_sha256", "skipped_sha256",
+                                                   "offsets_sha256"};
+
+int ck_output_begin_hashes(ck_output *o, ck_error *err)
+{
+    for (size_t i = 0; i < CK_J_COUNT; i++) {
+        ck_sha256_free(o->j[i].sha);
+        o->j[i].sha = NULL;
+        o->j[i].hashed = 0;
+        int rc = ck_sha256_begin(&o->j[i].sha);
+        if (rc != CK_OK) {
+            return ck_fail(err, rc, "%s: cannot start its SHA-256", o->j[i].path);
+        }
+    }
+    return CK_OK;
+}
+
+/* Feeds bytes [hashed, upto) of journal jr, read back from its file 64 KiB at a time (the FILE
+ * buffer is flushed), to its running SHA-256. CK_OK, CK_E_IO (errno set) or CK_E_BACKEND. */
+static int hash_upto(ck_journal *jr, size_t upto)
+{
+    unsigned char buf[1 << 16];
+    while (jr->hashed < upto) {
+        size_t want = upto - jr->hashed < sizeof buf ? upto - jr->hashed : sizeof buf;
+        ssize_t got = pread(fileno(jr->f), buf, want, (off_t)jr->hashed);
+        if (got < 0 && errno == EINTR) {
+            continue;
+        }
+        if (got <= 0) {
+            errno = got == 0 ? EIO : errno;
+            return CK_E_IO;
+        }
+        int rc = ck_sha256_update(jr->sha, buf, (size_t)got);
+        if (rc != CK_OK) {
+            return rc;
+        }
+        jr->hashed += (size_t)got;
+    }
+    return CK_OK;
+}
+
+/* The SHA-256 of every journal's first `bytes` bytes as hex[j]; the running digests go on. */
+static int journal_digests(ck_output *o, char hex[CK_J_COUNT][65], ck_error *err)
+{
+    for (size_t i = 0; i < CK_J_COUNT; i++) {
+        unsigned char d[32];
+        int rc = hash_upto(&o->j[i], o->j[i].bytes);
+        rc = rc == CK_OK ? ck_sha256_peek(o->j[i].sha, d) : rc;
+        if (rc != CK_OK) {
+            return ck_fail(err, rc, "%s: reading the partial file back for its SHA-256 failed: %s",
+                           o->j[i].path, rc == CK_E_IO ? strerror(errno) : "OpenSSL error");
+        }
+        ck_sha256_hex(d, hex[i]);
+    }
+    return CK_OK;
+}
+
+/* The record for the state appended so far, with `next` as the mark and hex[j] the SHA-256 of
+ * journal j; NULL when out of memory. */
+static char *record_text(const ck_output *o, ck_output_mark next, char hex[CK_J_COUNT][65])
 {
     cJSON *r = cJSON_CreateObject();
     cJSON *id = cJSON_Duplicate(o->identity, 1);
@@ -49,7 +110,8 @@ static char *record_text(const ck_output *o, ck_output_mark next)
         cJSON_AddItemToObject(r, "identity", id);
         id = NULL;
         const double v[N_COUNTS] = {(double)o->cols, (double)o->n_seqs, (double)o->tokens,
-                                    (double)next.line, (double)next.chunk};
+                                    (double)next.line, (double)next.chunk,
+                                    (double)next.chunked_lines, (double)next.dropped_symbols};
         int ok = 1;
         for (size_t i = 0; i < N_COUNTS; i++) {
             ok = ok && cJSON_AddNumberToObject(r, COUNT_FIELDS[i], v[i]) != NULL;
@@ -57,6 +119,9 @@ static char *record_text(const ck_output *o, ck_output_mark next)
         for (size_t i = 0; i < CK_J_COUNT; i++) {
             ok = ok && cJSON_AddNumberToObject(r, ck_output_journal_field[i],
                                                (double)o->j[i].bytes) != NULL;
+        }
+        for (size_t i = 0; i < CK_J_COUNT; i++) {
+            ok = ok && cJSON_AddStringToObject(r, SHA_FIELDS[i], hex[i]) != NULL;
         }
         text = ok ? cJSON_PrintUnformatted(r) : NULL;
     }
@@ -89,13 +154,22 @@ int ck_output_commit(ck_output *o, ck_output_mark next, ck_error *err)
                        "%zu): a resumed run would list it twice", o->path, o->last_skip_line,
                        next.line);
     }
+    if (o->mode == CK_OUTPUT_UNRESUMABLE) { /* nothing to resume from: no record, no fsync */
+        o->commits++;
+        return CK_OK;
+    }
     for (size_t i = 0; i < CK_J_COUNT; i++) {
         if (flush_sync(o->j[i].f) != 0) {
             return ck_fail(err, CK_E_IO, "%s: flush/fsync of the partial file failed (disk full?): "
                            "%s", o->j[i].path, strerror(errno));
         }
     }
-    char *text = record_text(o, next);
+    char hex[CK_J_COUNT][65];
+    int rc = journal_digests(o, hex, err);
+    if (rc != CK_OK) {
+        return rc;
+    }
+    char *text = record_text(o, next, hex);
     if (text == NULL) {
         return ck_fail(err, CK_E_MEMORY, "%s: out of memory", o->record_path);
     }
@@ -197,9 +271,24 @@ static int check_identity(const ck_output *o, const cJSON *r, ck_error *err)
 typedef struct {
     size_t counts[N_COUNTS];        /* in COUNT_FIELDS order */
     size_t bytes[CK_J_COUNT];       /* committed size of each journal */
+    char sha[CK_J_COUNT][65];       /* SHA-256 (hex) of each journal's committed bytes */
 } record;
 
-enum { R_COLS, R_SEQUENCES, R_TOKENS, R_NEXT_LINE, R_NEXT_CHUNK };
+enum { R_COLS, R_SEQUENCES, R_TOKENS, R_NEXT_LINE, R_NEXT_CHUNK, R_CHUNKED, R_DROPPED };
+
+/* Field `key` of the record as 64 lowercase hex into hex[65]; CK_E_FORMAT naming it otherwise. */
+static int record_sha(const ck_output *o, const cJSON *r, const char *key, char hex[65],
+                      ck_error *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(r, key);
+    if (!cJSON_IsString(v) || strlen(v->valuestring) != 64 ||
+        strspn(v->valuestring, "0123456789abcdef") != 64) {
+        return ck_fail(err, CK_E_FORMAT, "%s: field \"%s\": expected 64 lowercase hex digits",
+                       o->record_path, key);
+    }
+    memcpy(hex, v->valuestring, 65);
+    return CK_OK;
+}
 
 /* The sizes that follow from the counts must be the recorded ones: rows tokens x cols x 4,
  * offsets (sequences + 1) x 8. */
@@ -238,6 +327,9 @@ static int parse_record(const ck_output *o, const cJSON *r, record *rec, ck_erro
     }
     for (size_t i = 0; rc == CK_OK && i < CK_J_COUNT; i++) {
         rc = record_size(o, r, ck_output_journal_field[i], &rec->bytes[i], err);
+    }
+    for (size_t i = 0; rc == CK_OK && i < CK_J_COUNT; i++) {
+        rc = record_sha(o, r, SHA_FIELDS[i], rec->sha[i], err);
     }
     return rc == CK_OK ? check_sizes(o, rec, err) : rc;
 }
@@ -285,8 +377,8 @@ static int count_lines(FILE *f, size_t bytes, size_t *lines, int *last)
 }
 
 /* The committed journals must agree with the record: "sequences" holds `sequences` whole lines,
- * "skipped" whole lines, and the last offset is `tokens`. */
-static int check_journals(const ck_output *o, const record *rec, ck_error *err)
+ * "skipped" whole lines (their number goes to o->skipped), and the last offset is `tokens`. */
+static int check_journals(ck_output *o, const record *rec, ck_error *err)
 {
     size_t lines = 0, skipped_lines = 0;
     int last = 0, skipped_last = 0;
@@ -313,20 +405,38 @@ static int check_journals(const ck_output *o, const record *rec, ck_error *err)
                        "not %zu", o->record_path, (unsigned long long)ck_le(end, 8),
                        rec->counts[R_TOKENS]);
     }
+    o->skipped = skipped_lines;
     return CK_OK;
+}
+
+/* Every journal's committed bytes must have the record's SHA-256: a same-length edit (a changed
+ * offset, row or record) would pass every size check. Leaves the running digests at the commit. */
+static int check_digests(ck_output *o, const record *rec, ck_error *err)
+{
+    char hex[CK_J_COUNT][65];
+    int rc = ck_output_begin_hashes(o, err);
+    rc = rc == CK_OK ? journal_digests(o, hex, err) : rc;
+    for (size_t i = 0; rc == CK_OK && i < CK_J_COUNT; i++) {
+        if (strcmp(hex[i], rec->sha[i]) != 0) {
+            rc = ck_fail(err, CK_E_FORMAT, "%s: changed since it was committed: the SHA-256 of its "
+                         "%zu bytes is not the progress record's \"%s\" (start again without "
+                         "--resume)", o->j[i].path, rec->bytes[i], SHA_FIELDS[i]);
+        }
+    }
+    return rc;
 }
 
 int ck_output_resume(ck_output *o, ck_output_mark *mark, ck_error *err)
 {
     char *text = slurp(o->record_path, CK_RECORD_MAX_BYTES);
     if (text == NULL) {
-        return ck_fail(err, CK_E_IO, "--resume: no progress record %s to resume from: %s (a run "
-                       "killed before its first commit, or one that finished, leaves none: run "
-                       "again without --resume)", o->record_path, strerror(errno));
+        return ck_fail(err, CK_E_IO, "--resume: cannot read the progress record %s: %s",
+                       o->record_path, strerror(errno));
     }
     cJSON *r = cJSON_Parse(text);
     free(text);
-    record rec = {{0}, {0}};
+    record rec;
+    memset(&rec, 0, sizeof rec);
     int rc = cJSON_IsObject(r) ? parse_record(o, r, &rec, err)
                                : ck_fail(err, CK_E_FORMAT, "%s: not a JSON object", o->record_path);
     cJSON_Delete(r);
@@ -334,10 +444,12 @@ int ck_output_resume(ck_output *o, ck_output_mark *mark, ck_error *err)
         rc = reopen_cut(&o->j[i], rec.bytes[i], ck_output_journal_field[i], err);
     }
     rc = rc == CK_OK ? check_journals(o, &rec, err) : rc;
+    rc = rc == CK_OK ? check_digests(o, &rec, err) : rc;
     if (rc == CK_OK) {
         o->n_seqs = rec.counts[R_SEQUENCES];
         o->tokens = rec.counts[R_TOKENS];
-        *mark = (ck_output_mark){rec.counts[R_NEXT_LINE], rec.counts[R_NEXT_CHUNK]};
+        *mark = (ck_output_mark){rec.counts[R_NEXT_LINE], rec.counts[R_NEXT_CHUNK],
+                                 rec.counts[R_CHUNKED], rec.counts[R_DROPPED]};
     }
     return rc;
 }

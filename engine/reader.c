@@ -426,6 +426,41 @@ int ck_reader_next(ck_reader *r, ck_sequence **seqs, size_t *n, ck_error *err)
     }
 }
 
+int ck_reader_skip(ck_reader *r, size_t lines, ck_error *err)
+{
+    if (r == NULL) {
+        return ck_fail(err, CK_E_ARG, "reader: null argument");
+    }
+    size_t target = r->stats.lines + lines;
+    for (size_t i = 0; i < lines; i++) {
+        const char *s = NULL;
+        size_t len = 0;
+        int rc = ck_line_reader_next(r->lines, &s, &len, &r->line_no, err);
+        if (rc == 0) {
+            return ck_fail(err, CK_E_FORMAT, "%s: ends at line %zu, before line %zu", r->source,
+                           r->stats.lines, target + 1);
+        }
+        if (rc < 0 && rc != CK_E_INPUT) {
+            return rc;
+        }
+        r->stats.lines++;
+        r->stats.bytes = ck_line_reader_offset(r->lines);
+        if (rc == CK_E_INPUT) { /* a NUL byte or a line over the limit: known to the caller */
+            ck_error_clear(err);
+            continue;
+        }
+        while (len > 0 && is_blank(s[len - 1])) {
+            len--;
+        }
+        size_t lead = 0;
+        while (lead < len && is_blank(s[lead])) {
+            lead++;
+        }
+        r->stats.empty_lines += lead == len;
+    }
+    return CK_OK;
+}
+
 void ck_sequences_free(ck_sequence *seqs, size_t n)
 {
     for (size_t i = 0; seqs != NULL && i < n; i++) {

@@ -80,6 +80,13 @@ int ck_reader_open(ck_reader **out, FILE *in, const char *source_name, const ck_
  * rendered in `phonemes` as CK_READER_UNDEFINED_ID_TEXT; under strict_symbols it is a line error. */
 int ck_reader_next(ck_reader *r, ck_sequence **seqs, size_t *n, ck_error *err);
 
+/* Passes over the next `lines` lines without converting them (no UTF-8 check, no G2P): a resumed
+ * run's lines before its mark. Counts them in lines, and empty (whitespace-only) ones in
+ * empty_lines; nothing else (what they held is the caller's to know). A NUL byte is no error here.
+ * Errors: CK_E_FORMAT (the input ends first; message "source: ends at line N, before line M"),
+ * CK_E_IO, CK_E_MEMORY, CK_E_ARG (null r). */
+int ck_reader_skip(ck_reader *r, size_t lines, ck_error *err);
+
 /* Frees n sequences and the array; accepts NULL and half-filled arrays (zeroed entries). */
 void ck_sequences_free(ck_sequence *seqs, size_t n);
 

@@ -1,10 +1,12 @@
-/* sha256.c - SHA-256 through OpenSSL EVP for buffers and files; holds no state between calls. */
+/* sha256.c - SHA-256 through OpenSSL EVP for buffers and files, and a running digest
+ * fed in pieces (ck_sha256_ctx) whose value so far can be read without ending it. */
 #include "sha256.h"
 
 #include <errno.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* A plain digest needs neither openssl.cnf (which could load other providers) nor OpenSSL's error
@@ -93,4 +95,59 @@ done:
         fclose(fp);
     }
     return rc;
+}
+
+struct ck_sha256_ctx {
+    EVP_MD_CTX *md;
+};
+
+int ck_sha256_begin(ck_sha256_ctx **out)
+{
+    if (out == NULL) {
+        return CK_E_ARG;
+    }
+    *out = NULL;
+    ck_sha256_ctx *c = init_openssl() ? calloc(1, sizeof *c) : NULL;
+    if (c == NULL) {
+        return CK_E_MEMORY;
+    }
+    c->md = EVP_MD_CTX_new();
+    if (c->md == NULL || EVP_DigestInit_ex(c->md, EVP_sha256(), NULL) != 1) {
+        ck_sha256_free(c);
+        return CK_E_BACKEND;
+    }
+    *out = c;
+    return CK_OK;
+}
+
+int ck_sha256_update(ck_sha256_ctx *c, const void *data, size_t bytes)
+{
+    if (c == NULL || (data == NULL && bytes > 0)) {
+        return CK_E_ARG;
+    }
+    return bytes == 0 || EVP_DigestUpdate(c->md, data, bytes) == 1 ? CK_OK : CK_E_BACKEND;
+}
+
+int ck_sha256_peek(const ck_sha256_ctx *c, unsigned char digest[32])
+{
+    if (c == NULL || digest == NULL) {
+        return CK_E_ARG;
+    }
+    EVP_MD_CTX *copy = EVP_MD_CTX_new();
+    unsigned int len = 0;
+    if (copy == NULL) {
+        return CK_E_MEMORY;
+    }
+    int ok = EVP_MD_CTX_copy_ex(copy, c->md) == 1 && EVP_DigestFinal_ex(copy, digest, &len) == 1 &&
+             len == 32;
+    EVP_MD_CTX_free(copy);
+    return ok ? CK_OK : CK_E_BACKEND;
+}
+
+void ck_sha256_free(ck_sha256_ctx *c)
+{
+    if (c != NULL) {
+        EVP_MD_CTX_free(c->md);
+        free(c);
+    }
 }

@@ -19,4 +19,21 @@ void ck_sha256_hex(const unsigned char digest[32], char hex[65]);
  * CK_E_BACKEND (OpenSSL failed). */
 int ck_sha256_file(const char *path, char hex[65], ck_error *err);
 
+/* A running SHA-256 over bytes given in pieces (an append-only journal's committed prefix). */
+typedef struct ck_sha256_ctx ck_sha256_ctx;
+
+/* A running digest of no bytes into *out. Errors: CK_E_ARG (null out), CK_E_MEMORY, CK_E_BACKEND
+ * (OpenSSL failed). On error *out is NULL. */
+int ck_sha256_begin(ck_sha256_ctx **out);
+
+/* Feeds `bytes` bytes at `data` (NULL only when bytes is 0). Errors: CK_E_ARG, CK_E_BACKEND. */
+int ck_sha256_update(ck_sha256_ctx *c, const void *data, size_t bytes);
+
+/* The digest of every byte fed so far into digest[32]; c goes on as if not asked (more updates
+ * extend the same stream). Errors: CK_E_ARG, CK_E_MEMORY, CK_E_BACKEND. */
+int ck_sha256_peek(const ck_sha256_ctx *c, unsigned char digest[32]);
+
+/* Releases c; accepts NULL. */
+void ck_sha256_free(ck_sha256_ctx *c);
+
 #endif

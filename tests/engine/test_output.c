@@ -1,8 +1,9 @@
 /* test_output.c - the features file written by engine/output.c: the sequences, skipped and offsets
  * tensors read back to exactly what was appended, the header and the progress record stay the same
  * size whatever the number of sequences and skipped lines, resume keeps only what was committed,
- * rows put out of order land in input order, and damaged journals or a skip after the mark are
- * rejected naming the field. */
+ * rows put out of order land in input order, damaged journals or a skip after the mark are
+ * rejected naming the field, a same-length edit of any committed journal byte is refused naming the
+ * file, resume without a record starts fresh and an unresumable output writes no record. */
 #include <cjson/cJSON.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -209,7 +210,7 @@ static void write_run(const char *path, size_t n, size_t step, long *record_byte
         size_t m = n - i < step ? n - i : step;
         CU_ASSERT_EQUAL_FATAL(append_range(o, i, m), 0);
         CU_ASSERT_EQUAL_FATAL(skip_lines(o, i / 4, m / 4), 0);
-        CU_ASSERT_EQUAL_FATAL(ck_output_commit(o, (ck_output_mark){i + m + 1, 0}, NULL), CK_OK);
+        CU_ASSERT_EQUAL_FATAL(ck_output_commit(o, (ck_output_mark){i + m + 1, 0, 0, 0}, NULL), CK_OK);
         long r = file_size(record);
         *record_bytes = r > *record_bytes ? r : *record_bytes;
     }
@@ -232,7 +233,7 @@ static void test_header_and_record_do_not_grow(void)
     uint64_t h_small = header_length(small), h_large = header_length(large);
     CU_ASSERT(h_small > 0 && h_small < 1024);
     CU_ASSERT(h_large >= h_small && h_large - h_small <= 48);
-    CU_ASSERT(rec_small > 0 && rec_small < 512);
+    CU_ASSERT(rec_small > 0 && rec_small < 1024); /* four SHA-256 digests: 4 x 64 hex */
     CU_ASSERT(rec_large >= rec_small && rec_large - rec_small <= 32);
     unlink(small);
     unlink(large);
@@ -258,7 +259,7 @@ static void test_resume_keeps_only_the_commit(void)
     CU_ASSERT_FATAL(o != NULL);
     CU_ASSERT_EQUAL_FATAL(append_range(o, 0, 50), 0);
     CU_ASSERT_EQUAL_FATAL(skip_lines(o, 0, 12), 0);
-    CU_ASSERT_EQUAL_FATAL(ck_output_commit(o, (ck_output_mark){51, 0}, NULL), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_output_commit(o, (ck_output_mark){51, 0, 7, 9}, NULL), CK_OK);
     CU_ASSERT_EQUAL_FATAL(append_range(o, 50, 30), 0);
     CU_ASSERT_EQUAL_FATAL(skip_lines(o, 25, 2), 0);
     ck_output_free(o);
@@ -266,6 +267,9 @@ static void test_resume_keeps_only_the_commit(void)
     o = open_out(path, 1, &mark);
     CU_ASSERT_FATAL(o != NULL);
     CU_ASSERT(mark.line == 51 && mark.chunk == 0);
+    CU_ASSERT(mark.chunked_lines == 7 && mark.dropped_symbols == 9); /* the caller's counts */
+    CU_ASSERT_EQUAL(ck_output_resumed(o), 1);
+    CU_ASSERT_EQUAL(ck_output_skipped(o), 12);
     CU_ASSERT_EQUAL(ck_output_sequences(o), 50);
     size_t tokens = 0;
     for (size_t i = 0; i < 50; i++) {
@@ -318,7 +322,7 @@ static void test_rows_put_out_of_order(void)
     ck_output *o = open_out(path, 0, &mark);
     CU_ASSERT_FATAL(o != NULL);
     CU_ASSERT_EQUAL_FATAL(put_range_reversed(o, 0, 30), 0);
-    CU_ASSERT_EQUAL_FATAL(ck_output_commit(o, (ck_output_mark){31, 0}, NULL), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_output_commit(o, (ck_output_mark){31, 0, 0, 0}, NULL), CK_OK);
     CU_ASSERT_EQUAL(ck_output_append(o, NULL, 1, 31, 0, 1, "x", &err), CK_E_ARG);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "line 31"));
     CU_ASSERT_EQUAL(ck_output_put_rows(o, 0, NULL, 1, &err), CK_E_ARG);
@@ -357,7 +361,7 @@ static void test_second_writer_refused(void)
     unlink(tmp("locked.st.tmp.x1"));
     CU_ASSERT_FATAL(a != NULL);
     CU_ASSERT_EQUAL_FATAL(append_range(a, 0, 20), 0);
-    CU_ASSERT_EQUAL_FATAL(ck_output_commit(a, (ck_output_mark){21, 0}, NULL), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_output_commit(a, (ck_output_mark){21, 0, 0, 0}, NULL), CK_OK);
     CU_ASSERT_EQUAL(ck_output_open(&b, path, "features", COLS, &IDENTITY, 0, &mark, &err), CK_E_IO);
     CU_ASSERT_PTR_NULL(b);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "another ckbatch run is writing this output"));
@@ -390,7 +394,7 @@ static void expect_resume_failure(const char *suffix, long keep_bytes, const cha
     CU_ASSERT_FATAL(o != NULL);
     CU_ASSERT_EQUAL_FATAL(append_range(o, 0, 10), 0);
     CU_ASSERT_EQUAL_FATAL(skip_lines(o, 0, 3), 0);
-    CU_ASSERT_EQUAL_FATAL(ck_output_commit(o, (ck_output_mark){11, 0}, NULL), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_output_commit(o, (ck_output_mark){11, 0, 0, 0}, NULL), CK_OK);
     ck_output_free(o);
     snprintf(victim, sizeof victim, "%s%s", path, suffix);
     if (keep_bytes >= 0) {
@@ -433,6 +437,107 @@ static void test_resume_rejects_inconsistent_journals(void)
     expect_resume_failure(".partial.json", -1, "}}", CK_E_FORMAT, ".partial.json");
 }
 
+/* Commits 10 sequences and 3 skipped lines, then replaces byte `at` of PATH`suffix` with another
+ * byte that is not a newline (every size, line count and the last offset stay right) and expects
+ * resume to refuse with CK_E_FORMAT naming that file. */
+static void expect_edit_refused(const char *suffix, long at)
+{
+    ck_output_mark mark;
+    ck_error err = {0};
+    char victim[400], what[480];
+    const char *path = tmp("edited.st");
+    ck_output *o = open_out(path, 0, &mark);
+    CU_ASSERT_FATAL(o != NULL);
+    CU_ASSERT_EQUAL_FATAL(append_range(o, 0, 10), 0);
+    CU_ASSERT_EQUAL_FATAL(skip_lines(o, 0, 3), 0);
+    CU_ASSERT_EQUAL_FATAL(ck_output_commit(o, (ck_output_mark){11, 0, 0, 0}, NULL), CK_OK);
+    ck_output_free(o);
+    snprintf(victim, sizeof victim, "%s%s", path, suffix);
+    FILE *f = fopen(victim, "r+b");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_EQUAL(fseek(f, at, SEEK_SET), 0);
+    int was = fgetc(f);
+    CU_ASSERT_FATAL(was != EOF && was != '\n');
+    CU_ASSERT_EQUAL(fseek(f, at, SEEK_SET), 0);
+    fputc(was == 'a' ? 'b' : 'a', f);
+    fclose(f);
+    o = NULL;
+    CU_ASSERT_EQUAL(ck_output_open(&o, path, "features", COLS, &IDENTITY, 1, &mark, &err), CK_E_FORMAT);
+    CU_ASSERT_PTR_NULL(o);
+    snprintf(what, sizeof what, "%s: changed since it was committed", victim);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, what));
+    if (strstr(err.message, what) == NULL) {
+        fprintf(stderr, "    message: %s\n", err.message);
+    }
+    o = open_out(path, 0, &mark);
+    ck_output_discard(o);
+    ck_output_free(o);
+}
+
+/* offsets[1] (not the last offset, which is checked against the token total), a feature byte, a
+ * phoneme byte of the first sequence record, an error byte of the first skipped line. */
+static void test_resume_refuses_same_length_edits(void)
+{
+    expect_edit_refused(".partial.offsets", 8);
+    expect_edit_refused(".partial", 1);
+    expect_edit_refused(".partial.seqs", 60);
+    expect_edit_refused(".partial.skipped", 22);
+}
+
+/* Resume without a record (a run killed before its first commit) starts fresh: the journals left
+ * are replaced and the file holds only what this run appended. */
+static void test_resume_without_record_starts_fresh(void)
+{
+    ck_output_mark mark = {9, 9, 9, 9};
+    const char *path = tmp("norecord.st");
+    char leftover[400];
+    snprintf(leftover, sizeof leftover, "%s.partial.seqs", path);
+    FILE *f = fopen(leftover, "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs("{\"line\":1}\n", f);
+    fclose(f);
+    ck_output *o = open_out(path, 1, &mark);
+    CU_ASSERT_FATAL(o != NULL);
+    CU_ASSERT_EQUAL(ck_output_resumed(o), 0);
+    CU_ASSERT(mark.line == 1 && mark.chunk == 0 && mark.chunked_lines == 0 &&
+              mark.dropped_symbols == 0);
+    CU_ASSERT_EQUAL(ck_output_sequences(o), 0);
+    CU_ASSERT_EQUAL_FATAL(append_range(o, 0, 12), 0);
+    CU_ASSERT_EQUAL_FATAL(skip_lines(o, 0, 2), 0);
+    CU_ASSERT_EQUAL_FATAL(ck_output_commit(o, (ck_output_mark){13, 0, 0, 0}, NULL), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_output_finish(o, NULL), CK_OK);
+    ck_output_free(o);
+    check_file(path, 12, 2);
+    unlink(path);
+}
+
+/* An unresumable output (stdin) commits without a record: a resume afterwards finds none. */
+static void test_unresumable_writes_no_record(void)
+{
+    ck_output_mark mark;
+    ck_error err = {0};
+    const char *path = tmp("stdin.st");
+    char record[400];
+    snprintf(record, sizeof record, "%s.partial.json", path);
+    ck_output *o = NULL;
+    CU_ASSERT_EQUAL_FATAL(ck_output_open(&o, path, "features", COLS, &IDENTITY, CK_OUTPUT_UNRESUMABLE, &mark,
+                                         &err), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(append_range(o, 0, 8), 0);
+    CU_ASSERT_EQUAL_FATAL(ck_output_commit(o, (ck_output_mark){9, 0, 0, 0}, NULL), CK_OK);
+    CU_ASSERT_EQUAL(ck_output_commits(o), 1);
+    CU_ASSERT_EQUAL(file_size(record), -1);
+    ck_output_free(o); /* "killed" */
+    o = open_out(path, 1, &mark);
+    CU_ASSERT_FATAL(o != NULL);
+    CU_ASSERT_EQUAL(ck_output_resumed(o), 0);
+    CU_ASSERT_EQUAL(ck_output_sequences(o), 0);
+    CU_ASSERT_EQUAL_FATAL(append_range(o, 0, 8), 0);
+    CU_ASSERT_EQUAL_FATAL(ck_output_finish(o, NULL), CK_OK);
+    ck_output_free(o);
+    check_file(path, 8, 0);
+    unlink(path);
+}
+
 /* A skipped line at or after the commit's mark would be listed twice by a resumed run. */
 static void test_commit_rejects_skip_after_mark(void)
 {
@@ -442,9 +547,9 @@ static void test_commit_rejects_skip_after_mark(void)
     ck_output *o = open_out(path, 0, &mark);
     CU_ASSERT_FATAL(o != NULL);
     CU_ASSERT_EQUAL(ck_output_skip(o, 7, "bad", NULL), CK_OK);
-    CU_ASSERT_EQUAL(ck_output_commit(o, (ck_output_mark){7, 0}, &err), CK_E_ARG);
+    CU_ASSERT_EQUAL(ck_output_commit(o, (ck_output_mark){7, 0, 0, 0}, &err), CK_E_ARG);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "skipped line 7 is not before the mark"));
-    CU_ASSERT_EQUAL(ck_output_commit(o, (ck_output_mark){8, 0}, NULL), CK_OK);
+    CU_ASSERT_EQUAL(ck_output_commit(o, (ck_output_mark){8, 0, 0, 0}, NULL), CK_OK);
     ck_output_discard(o);
     ck_output_free(o);
 }
@@ -463,4 +568,7 @@ CK_TEST_MAIN("output",
              {"resume rejects short journals", test_resume_rejects_short_journals},
              {"resume rejects inconsistent journals", test_resume_rejects_inconsistent_journals},
              {"commit rejects skip after mark", test_commit_rejects_skip_after_mark},
+             {"resume refuses same-length edits", test_resume_refuses_same_length_edits},
+             {"resume without record starts fresh", test_resume_without_record_starts_fresh},
+             {"unresumable output writes no record", test_unresumable_writes_no_record},
              {"cleanup", test_cleanup})

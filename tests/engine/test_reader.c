@@ -1,5 +1,5 @@
 /* test_reader.c - the CLI's front end: exact ids per format, every line error with its message and
- * recovery, CRLF/BOM equivalence, chunking of a 1 MiB line, stats. */
+ * recovery, CRLF/BOM equivalence, chunking of a 1 MiB line, stats, skipping lines unconverted. */
 #include "ck_test.h"
 #include "line_reader.h"
 #include "reader.h"
@@ -203,6 +203,33 @@ static void test_nul_byte_then_good_line(void)
     const int32_t want[] = {0, 50, 83, 0};
     next_ids(fx.r, 2, want, 4);
     CU_ASSERT_EQUAL(ck_reader_stats_get(fx.r)->error_lines, 1);
+    close_fixture(&fx);
+}
+
+/* ck_reader_skip passes over lines without converting them: a bad UTF-8 line, a NUL byte and an
+ * unknown symbol before the skip point give no error and no warning; lines and empty lines are
+ * counted, line numbers go on, and skipping past the end is CK_E_FORMAT. */
+static void test_skip_passes_over_lines_unconverted(void)
+{
+    const char s[] = "\xEF\xBB\xBFh\xFF\n \t\nh\0h\nhx\n\nh\xC9\x99\n";
+    fixture fx;
+    ck_error err = {CK_OK, ""};
+    open_fixture(&fx, s, sizeof s - 1, CK_FORMAT_PHONEMES, 1, 0);
+    CU_ASSERT_EQUAL(ck_reader_skip(fx.r, 5, &err), CK_OK);
+    CU_ASSERT_EQUAL(err.code, CK_OK);
+    const int32_t want[] = {0, 50, 83, 0};
+    next_ids(fx.r, 6, want, 4);
+    next_ends(fx.r);
+    const ck_reader_stats *st = ck_reader_stats_get(fx.r);
+    CU_ASSERT_EQUAL(st->lines, 6);
+    CU_ASSERT_EQUAL(st->empty_lines, 2);
+    CU_ASSERT_EQUAL(st->error_lines, 0);
+    CU_ASSERT_EQUAL(st->sequences, 1);
+    CU_ASSERT_EQUAL(fx.w.count, 0);
+    close_fixture(&fx);
+    open_fixture(&fx, s, sizeof s - 1, CK_FORMAT_PHONEMES, 1, 0);
+    CU_ASSERT_EQUAL(ck_reader_skip(fx.r, 7, &err), CK_E_FORMAT);
+    CU_ASSERT_STRING_EQUAL(err.message, "c.txt: ends at line 6, before line 8");
     close_fixture(&fx);
 }
 
@@ -436,6 +463,7 @@ CK_TEST_MAIN("reader", {"phonemes: exact ids, empty lines", test_phonemes_exact_
              {"all symbols dropped is a line error", test_all_dropped_is_line_error},
              {"invalid UTF-8 then a good line", test_invalid_utf8_then_good_line},
              {"NUL byte then a good line", test_nul_byte_then_good_line},
+             {"skip passes over lines unconverted", test_skip_passes_over_lines_unconverted},
              {"ids format", test_ids_format}, {"ids rejections", test_ids_rejections},
              {"ids: undefined id kept and warned", test_ids_undefined_id_kept_and_warned},
              {"ids: bounded by the embedding rows", test_ids_bounded_by_embedding_rows},
