@@ -12,9 +12,10 @@
 
 #include "batcher.h"
 #include "bench_report.h"
-#include "encode.h"
+#include "circuit_default.h"
 #include "executor.h"
 #include "parallel.h"
+#include "reader.h"
 #include "synth_weights.h"
 
 #define MAX_LIST 16
@@ -384,8 +385,8 @@ int main(int argc, char **argv)
     ck_error err = {0};
     ck_circuit c;
     ck_weights *w = NULL;
-    if (ck_encode_load_circuit(&c, NULL, &err) != CK_OK ||
-        ck_weights_synthetic_for_circuit(&w, &c, CK_SYNTH_DEFAULT_SEED, &err) != CK_OK) {
+    if (ck_circuit_load_default(&c, NULL, &err) != CK_OK ||
+        ck_circuit_synthetic_weights(&w, &c, CK_SYNTH_DEFAULT_SEED, &err) != CK_OK) {
         fprintf(stderr, "ckbench: %s\n", err.message);
         return 1;
     }

@@ -14,7 +14,7 @@
 #include <time.h>
 
 #include "batcher.h"
-#include "default_circuit.h"
+#include "circuit_default.h"
 #include "executor.h"
 #include "kokoro_config.h"
 #include "output.h"
@@ -91,37 +91,11 @@ static double seconds_since(const struct timespec *t0)
     return (double)(t.tv_sec - t0->tv_sec) + 1e-9 * (double)(t.tv_nsec - t0->tv_nsec);
 }
 
-int ck_encode_load_circuit(ck_circuit *c, const char *path, ck_error *err)
-{
-    if (path != NULL) {
-        return ck_circuit_load(c, path, err);
-    }
-    return ck_circuit_parse(c, (const char *)ck_default_circuit_json, ck_default_circuit_json_len,
-                            "embedded:circuits/kokoro_phoneme_encoder.json", err);
-}
-
-int ck_weights_synthetic_for_circuit(ck_weights **out, const ck_circuit *c, uint64_t seed,
-                                     ck_error *err)
-{
-    ck_weight_spec *specs = calloc(c->n_weights ? c->n_weights : 1, sizeof *specs);
-    if (specs == NULL) {
-        return ck_fail(err, CK_E_MEMORY, "weights: out of memory");
-    }
-    for (size_t i = 0; i < c->n_weights; i++) {
-        specs[i].name = c->weights[i].checkpoint_name;
-        specs[i].rank = c->weights[i].rank;
-        memcpy(specs[i].shape, c->weights[i].shape, sizeof c->weights[i].shape);
-    }
-    int rc = ck_weights_synthetic(out, specs, c->n_weights, seed, err);
-    free(specs);
-    return rc;
-}
-
 static int load_weights(session *s, ck_error *err)
 {
     int rc = s->opt->weights != NULL
                  ? ck_weights_load(&s->weights, s->opt->weights, err)
-                 : ck_weights_synthetic_for_circuit(&s->weights, &s->circuit, s->opt->seed, err);
+                 : ck_circuit_synthetic_weights(&s->weights, &s->circuit, s->opt->seed, err);
     if (rc == CK_OK && s->opt->weights_manifest != NULL) {
         rc = ck_manifest_verify(s->weights, s->opt->weights_manifest, err);
     }
@@ -166,7 +140,7 @@ static int prepare(session *s, ck_error *err)
     const ck_encode_options *opt = s->opt;
     int rc = opt->config != NULL ? ck_kokoro_config_load(&s->config, opt->config, err) : CK_OK;
     if (rc == CK_OK) {
-        rc = ck_encode_load_circuit(&s->circuit, opt->circuit, err);
+        rc = ck_circuit_load_default(&s->circuit, opt->circuit, err);
     }
     if (rc == CK_OK) {
         rc = load_weights(s, err);

@@ -66,12 +66,4 @@ typedef struct {
  * CK_E_FORMAT for --resume over a journal changed since its commit (names the file). */
 int ck_encode_corpus(const ck_encode_options *opt, ck_encode_summary *summary, ck_error *err);
 
-/* Loads opt->circuit, or the embedded Kokoro phoneme encoder when it is NULL. */
-int ck_encode_load_circuit(ck_circuit *c, const char *path, ck_error *err);
-
-/* The synthetic demo weights (splitmix64-uniform-v1, DESIGN.md section 7) for every weight
- * reference of c, generated in memory. Errors: CK_E_MEMORY, CK_E_ARG. */
-int ck_weights_synthetic_for_circuit(ck_weights **out, const ck_circuit *c, uint64_t seed,
-                                     ck_error *err);
-
 #endif

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "circuit_default.h"
 #include "encode.h"
 #include "parallel.h"
 #include "synth_weights.h"
@@ -122,9 +123,9 @@ static int make_demo_weights(int argc, char **argv)
     ck_error err = {0};
     ck_circuit c;
     ck_weights *w = NULL;
-    int rc = ck_encode_load_circuit(&c, NULL, &err);
+    int rc = ck_circuit_load_default(&c, NULL, &err);
     if (rc == CK_OK) {
-        rc = ck_weights_synthetic_for_circuit(&w, &c, seed, &err);
+        rc = ck_circuit_synthetic_weights(&w, &c, seed, &err);
     }
     if (rc == CK_OK) {
         rc = ck_weights_save(w, argv[1], &err);

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "encode.h"
+#include "circuit_default.h"
 #include "xray.h"
 
 typedef struct {
@@ -73,7 +73,7 @@ static int compare(const xray_args *a, ck_xray_report *rep, void *manifest, ck_e
         rc = ck_xray_profile_load(&profile, a->profile, err);
     }
     if (rc == CK_OK) {
-        rc = ck_encode_load_circuit(&c, NULL, err);
+        rc = ck_circuit_load_default(&c, NULL, err);
     }
     if (rc == CK_OK) {
         rc = ck_xray_circuit_checkpoints(&c, &ids, &n_ids, err);

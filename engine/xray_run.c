@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "encode.h"
+#include "circuit_default.h"
 #include "executor.h"
 #include "synth_weights.h"
 #include "xray_internal.h"
@@ -154,11 +154,11 @@ static int prepare(xrun *x, ck_error *err)
 {
     int rc = open_oracle(x, err);
     if (rc == CK_OK) {
-        rc = ck_encode_load_circuit(&x->circuit, x->opt->circuit, err);
+        rc = ck_circuit_load_default(&x->circuit, x->opt->circuit, err);
     }
     if (rc == CK_OK) {
         rc = x->opt->weights ? ck_weights_load(&x->weights, x->opt->weights, err)
-                             : ck_weights_synthetic_for_circuit(&x->weights, &x->circuit,
+                             : ck_circuit_synthetic_weights(&x->weights, &x->circuit,
                                                                 manifest_seed(x), err);
     }
     if (rc == CK_OK) {

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "cli_test.h"
-#include "encode.h"
+#include "circuit_default.h"
 #include "safetensors.h"
 #include "synth_weights.h"
 
@@ -216,7 +216,7 @@ static void test_missing_weight_fails_cleanly(void)
     ck_circuit c;
     ck_weights *w = NULL;
     ck_error err = {0};
-    CU_ASSERT_EQUAL_FATAL(ck_encode_load_circuit(&c, NULL, &err), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_circuit_load_default(&c, NULL, &err), CK_OK);
     ck_weight_spec specs[64];
     for (size_t i = 1; i < c.n_weights; i++) {   /* leave out the first weight */
         specs[i - 1] = (ck_weight_spec){c.weights[i].checkpoint_name, c.weights[i].rank, {0}};

@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "ck_test.h"
-#include "encode.h"
+#include "circuit_default.h"
 #include "executor.h"
 #include "safetensors.h"
 #include "synth_weights.h"
@@ -22,8 +22,8 @@ static int rig_init(rig *r, int threads, size_t max_tokens, int fuse)
 {
     ck_error err = {0};
     memset(r, 0, sizeof *r);
-    if (ck_encode_load_circuit(&r->c, NULL, &err) != CK_OK ||
-        ck_weights_synthetic_for_circuit(&r->w, &r->c, CK_SYNTH_DEFAULT_SEED, &err) != CK_OK) {
+    if (ck_circuit_load_default(&r->c, NULL, &err) != CK_OK ||
+        ck_circuit_synthetic_weights(&r->w, &r->c, CK_SYNTH_DEFAULT_SEED, &err) != CK_OK) {
         return -1;
     }
     ck_executor_options opt = {threads, max_tokens, 512, fuse};
@@ -277,7 +277,7 @@ static void test_missing_and_misshaped_weights(void)
 {
     ck_circuit c;
     ck_error err = {0};
-    CU_ASSERT_EQUAL_FATAL(ck_encode_load_circuit(&c, NULL, &err), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_circuit_load_default(&c, NULL, &err), CK_OK);
     int ffn = ck_circuit_find_weight(&c, "ffn_weight");
     CU_ASSERT_FATAL(ffn >= 0);
     ck_executor_options opt = {1, 512, 512, 0};
@@ -303,8 +303,8 @@ static void test_overflow_caught_before_copy_out(void)
     ck_weights *w = NULL, *loaded = NULL;
     ck_executor *ex = NULL;
     ck_error err = {0};
-    CU_ASSERT_EQUAL_FATAL(ck_encode_load_circuit(&c, NULL, &err), CK_OK);
-    CU_ASSERT_EQUAL_FATAL(ck_weights_synthetic_for_circuit(&w, &c, CK_SYNTH_DEFAULT_SEED, &err), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_circuit_load_default(&c, NULL, &err), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_circuit_synthetic_weights(&w, &c, CK_SYNTH_DEFAULT_SEED, &err), CK_OK);
     ck_st_entry entries[64];
     float *huge = NULL;
     size_t n = ck_weights_count(w);

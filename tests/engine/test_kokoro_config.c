@@ -4,7 +4,7 @@
 #include <cjson/cJSON.h>
 
 #include "ck_test.h"
-#include "encode.h"
+#include "circuit_default.h"
 #include "kokoro_config.h"
 
 #define FIXTURE "tests/fixtures/kokoro/config.json"
@@ -28,7 +28,7 @@ static ck_model_dims embedded_dims(void)
 {
     ck_circuit c;
     ck_model_dims d;
-    CU_ASSERT_EQUAL_FATAL(ck_encode_load_circuit(&c, NULL, NULL), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_circuit_load_default(&c, NULL, NULL), CK_OK);
     ck_model_dims_of_circuit(&c, &d);
     ck_circuit_free(&c);
     return d;

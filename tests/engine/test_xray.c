@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "ck_test.h"
-#include "encode.h"
+#include "circuit_default.h"
 #include "safetensors.h"
 #include "sha256.h"
 #include "synth_weights.h"
@@ -193,7 +193,7 @@ static void test_perturbed_candidate_named(void)
     ck_xray_report rep = {0};
     CU_ASSERT_EQUAL_FATAL(ck_st_open(&cand, bad, &err), CK_OK);
     CU_ASSERT_EQUAL_FATAL(ck_st_open(&oracle, ck_test_path(FIXTURE), &err), CK_OK);
-    CU_ASSERT_EQUAL_FATAL(ck_encode_load_circuit(&c, NULL, &err), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_circuit_load_default(&c, NULL, &err), CK_OK);
     CU_ASSERT_EQUAL_FATAL(ck_xray_circuit_checkpoints(&c, &ids, &n_ids, &err), CK_OK);
     CU_ASSERT_EQUAL(n_ids, N_CHECKPOINTS);
     CU_ASSERT_EQUAL_FATAL(ck_xray_profile_load(&p, NULL, &err), CK_OK);
@@ -294,8 +294,8 @@ static void test_generator_matches_manifest_hashes(void)
     ck_error err = {0};
     ck_circuit c;
     ck_weights *w = NULL;
-    CU_ASSERT_EQUAL_FATAL(ck_encode_load_circuit(&c, NULL, &err), CK_OK);
-    CU_ASSERT_EQUAL_FATAL(ck_weights_synthetic_for_circuit(&w, &c, CK_SYNTH_DEFAULT_SEED, &err), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_circuit_load_default(&c, NULL, &err), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_circuit_synthetic_weights(&w, &c, CK_SYNTH_DEFAULT_SEED, &err), CK_OK);
     CU_ASSERT_EQUAL_FATAL(ck_weights_hash(w, &err), CK_OK);
     CU_ASSERT_EQUAL(ck_weights_count(w), (size_t)cJSON_GetArraySize(tensors));
     for (size_t i = 0; i < ck_weights_count(w); i++) {
