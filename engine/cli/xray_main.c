@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "circuit_default.h"
+#include "cli.h"
 #include "xray.h"
 
 typedef struct {

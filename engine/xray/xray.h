@@ -176,8 +176,4 @@ int ck_xray_weights_digest(ck_weights *w, unsigned char (**sha)[32], char hex[65
  * that changed. Errors also: those of ck_weights_hash. */
 int ck_xray_weights_unchanged(ck_weights *w, const unsigned char (*before)[32], ck_error *err);
 
-/* The `ckbatch xray` subcommand: argv[0] = "xray", then --candidate A --oracle B [--profile P]
- * [--report R] [--manifest M] [--quiet]. Returns the exit code: 0 pass, 1 fail or error, 2 usage. */
-int ck_xray_main(int argc, char **argv);
-
 #endif

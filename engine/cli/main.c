@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "circuit_default.h"
+#include "cli.h"
 #include "encode.h"
 #include "parallel.h"
 #include "synth_weights.h"

@@ -1,0 +1,9 @@
+/* cli.h - what the pieces of the ckbatch command line share. Not part of any library. */
+#ifndef CK_CLI_H
+#define CK_CLI_H
+
+/* The `ckbatch xray` subcommand: argv[0] = "xray", then --candidate A --oracle B [--profile P]
+ * [--report R] [--manifest M] [--quiet]. Returns the exit code: 0 pass, 1 fail or error, 2 usage. */
+int ck_xray_main(int argc, char **argv);
+
+#endif
