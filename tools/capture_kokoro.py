@@ -62,7 +62,7 @@ CHECKPOINTS = (  # every X-Ray checkpoint id of the circuit, in forward order (1
     + [f"kokoro.phoneme_encoder.layer.{i:02d}.{n}" for i in range(12) for n in LAYER_CHECKPOINTS]
     + ["kokoro.phoneme_encoder.last_hidden_state", "kokoro.bert_encoder.features"])
 ROWS_PER_SEQUENCE = 3  # stored token rows per sequence: first, middle, last (fixture size, see README)
-THRESHOLDS = {  # the X-Ray profile (engine/xray.h): default FP32 contract, no per-checkpoint budget
+THRESHOLDS = {  # the X-Ray profile (engine/xray/xray.h): default FP32 contract, no per-checkpoint budget
     "dtypes": {"F32": {"cosine_min": 0.99999, "rmse": 2e-5, "rel_rmse": 2e-5, "max_abs": 2e-5}},
     "checkpoints": {},
 }

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""gen_vocab.py - rewrites the generated vocabulary table inside engine/vocab.c from Kokoro's
+"""gen_vocab.py - rewrites the generated vocabulary table inside engine/corpus/vocab.c from Kokoro's
 config.json "vocab"; touches nothing outside the GENERATED markers.
 
-Usage: /usr/bin/python3 tools/gen_vocab.py ../shared/kokoro/config.json engine/vocab.c
+Usage: /usr/bin/python3 tools/gen_vocab.py ../shared/kokoro/config.json engine/corpus/vocab.c
 """
 import json
 import sys

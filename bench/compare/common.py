@@ -77,7 +77,7 @@ def fixed_workload(length, tokens):
 
 def corpus_workload(path):
     """One sequence [0, *vocab ids, 0] per non-empty line of a Kokoro phoneme file, edge spaces and
-    tabs trimmed (as engine/reader.c does). Lines must fit 510 phonemes: ckbatch would chunk longer
+    tabs trimmed (as engine/corpus/reader.c does). Lines must fit 510 phonemes: ckbatch would chunk longer
     ones, and the baselines must see the same sequences."""
     with open(VOCAB_JSON, encoding="utf-8") as f:
         vocab = json.load(f)["vocab"]

@@ -1,4 +1,4 @@
-/* test_output.c - the features file written by engine/output.c: the sequences, skipped and offsets
+/* test_output.c - the features file written by engine/output/output.c: the sequences, skipped and offsets
  * tensors read back to exactly what was appended, the header and the progress record stay the same
  * size whatever the number of sequences and skipped lines, resume keeps only what was committed,
  * rows put out of order land in input order, damaged journals or a skip after the mark are
