@@ -25,8 +25,9 @@ int ck_parallel_for(size_t items, int workers, ck_slice_fn fn, void *ctx);
  * Returns 0, or the first failing code of the lowest-numbered failing worker. Errors: CK_E_ARG. */
 int ck_parallel_for_interleaved(size_t items, int workers, ck_slice_fn fn, void *ctx);
 
-/* Sets the number of threads OpenMP (and oneDNN's OpenMP runtime) may use from this thread on.
- * Call outside any parallel region. Returns the previous value. */
+/* Sets the number of threads OpenMP (and oneDNN's OpenMP runtime) may use from this thread on;
+ * threads < 1 changes nothing (so 0 reads the count). Call outside any parallel region. Returns
+ * the previous value. */
 int ck_parallel_set_threads(int threads);
 
 /* CPUs this process may run on: the count of its affinity mask (sched_getaffinity), so a

@@ -4,9 +4,6 @@
 
 #include <errno.h>
 #include <stdarg.h>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -592,20 +589,6 @@ static void keep_or_discard(session *s, int rc)
             "to continue\n", ck_output_sequences(s->output), s->opt->output);
 }
 
-/* A library that mallocs and frees blocks of 0.3 to 3 MB on every call (oneDNN's gemm:jit matmul
- * did, before the tiled linears with user scratchpads) defeats glibc: once it has freed one mapped
- * block its dynamic mmap threshold rises to that size, later blocks come from the heaps, small
- * chunks parked in the per-thread caches split the freed space, and the heaps grow with the corpus
- * (measured then: +14 to +28 MB peak RSS on 300 corpus lines). A fixed threshold gives every block
- * of 256 KiB or more its own mapping, returned on free. With no such blocks (the tiled linears) it
- * changes nothing measurable; with them it cost page faults, about 3% of the run (docs/memory.md). */
-static void bound_allocator(void)
-{
-#ifdef __GLIBC__
-    (void)mallopt(M_MMAP_THRESHOLD, 256 * 1024); /* advice: the run is correct without it */
-#endif
-}
-
 int ck_encode_corpus(const ck_encode_options *opt, ck_encode_summary *summary, ck_error *err)
 {
     session s;
@@ -614,7 +597,6 @@ int ck_encode_corpus(const ck_encode_options *opt, ck_encode_summary *summary, c
     s.summary = summary;
     memset(summary, 0, sizeof *summary);
     clock_gettime(CLOCK_MONOTONIC, &s.start);
-    bound_allocator();
     int rc = prepare(&s, err);
     if (rc == CK_OK) {
         note(&s, "weights: %s", ck_weights_identity(s.weights));

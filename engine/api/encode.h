@@ -59,8 +59,9 @@ typedef struct {
  * left as it was); the partial state is removed after a bad line under stop and after any failed
  * stdin run (said so on stderr), kept (and said so) after other errors once a commit was made.
  * Memory: outside parity mode the weight tensors only linears read are released once oneDNN holds
- * its copies (ck_weights_release), and with glibc the process's mmap threshold is fixed at 256 KiB
- * (mallopt), so large temporary blocks go back to the kernel when freed (docs/memory.md).
+ * its copies (ck_weights_release). The job changes no process-wide state: the allocator policy is
+ * the program's (the ckbatch CLI fixes glibc's mmap threshold, docs/memory.md), and the OpenMP
+ * thread count is the caller's again when each batch returns.
  * Errors: every CK_E_* the parts return, with err naming the file, line and field; CK_E_ARG for
  * --resume with stdin or with a different input, options or weights (names the field);
  * CK_E_FORMAT for --resume over a journal changed since its commit (names the file). */

@@ -215,6 +215,26 @@ static void fill_inputs(ck_executor *ex, const int32_t *ids)
     }
 }
 
+/* Runs every op of the circuit on the filled inputs, capture seeing each checkpoint. */
+static int run_ops(ck_executor *ex, ck_capture_fn capture, void *capture_ctx, ck_error *err)
+{
+    const ck_circuit *c = ex->circuit;
+    for (size_t i = 0; i < c->n_ops; i++) {
+        const ck_op *op = &c->ops[i];
+        int rc = ex->op_fused[i] == 2 ? CK_OK : ck_exec_op(ex, op);
+        if (rc != CK_OK) {
+            return ck_fail(err, rc, "%s: op %zu \"%s\" (application %d): %s", c->path,
+                           op->decl_index, ck_op_kind_name(op->kind), op->repeat_index,
+                           ck_status_name(rc));
+        }
+        if (capture != NULL && op->checkpoint[0] != '\0' && ex->op_fused[i] != 1) {
+            capture(capture_ctx, op->checkpoint, ck_exec_buffer(ex, op->output), ex->tokens,
+                    c->buffers[op->output].cols);
+        }
+    }
+    return CK_OK;
+}
+
 int ck_executor_run(ck_executor *ex, const int32_t *ids, const size_t *offsets, size_t n_seqs,
                     int output_buffer, float *out, size_t out_count, ck_capture_fn capture,
                     void *capture_ctx, ck_error *err)
@@ -232,23 +252,16 @@ int ck_executor_run(ck_executor *ex, const int32_t *ids, const size_t *offsets, 
     ex->offsets = offsets;
     ex->n_seqs = n_seqs;
     fill_inputs(ex, ids);
-    ck_parallel_set_threads(ex->opt.threads);
-    for (size_t i = 0; i < c->n_ops; i++) {
-        const ck_op *op = &c->ops[i];
-        rc = ex->op_fused[i] == 2 ? CK_OK : ck_exec_op(ex, op);
-        if (rc != CK_OK) {
-            return ck_fail(err, rc, "%s: op %zu \"%s\" (application %d): %s", c->path,
-                           op->decl_index, ck_op_kind_name(op->kind), op->repeat_index,
-                           ck_status_name(rc));
-        }
-        if (capture != NULL && op->checkpoint[0] != '\0' && ex->op_fused[i] != 1) {
-            capture(capture_ctx, op->checkpoint, ck_exec_buffer(ex, op->output), ex->tokens,
-                    c->buffers[op->output].cols);
-        }
+    /* oneDNN's OpenMP team follows the thread count: set it for the run, give the caller back its own */
+    int caller_threads = ck_parallel_set_threads(ex->opt.threads);
+    rc = run_ops(ex, capture, capture_ctx, err);
+    if (rc == CK_OK && ck_exec_check_finite(ex, output_buffer) != CK_OK) {
+        rc = ck_fail(err, CK_E_NONFINITE, "%s: output \"%s\" holds NaN or Inf (overflow)",
+                     c->path, c->buffers[output_buffer].name);
     }
-    if (ck_exec_check_finite(ex, output_buffer) != CK_OK) {
-        return ck_fail(err, CK_E_NONFINITE, "%s: output \"%s\" holds NaN or Inf (overflow)",
-                       c->path, c->buffers[output_buffer].name);
+    ck_parallel_set_threads(caller_threads);
+    if (rc != CK_OK) {
+        return rc;
     }
     ex->output_ready = output_buffer;
     if (out != NULL) {

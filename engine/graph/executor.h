@@ -43,7 +43,8 @@ int ck_executor_init(ck_executor **out, const ck_circuit *c, const ck_weights *w
  * be NULL (out_count ignored): the rows then stay in the arena for ck_executor_rows.
  * capture (may be NULL) sees every checkpoint. Checks ids (CK_E_RANGE), lengths and capacity
  * (CK_E_SIZE) before any op runs, and the output rows for NaN/Inf (CK_E_NONFINITE) before copying
- * them; on error out is untouched. */
+ * them; on error out is untouched. The OpenMP thread count is the executor's during the run and the
+ * caller's again when it returns, whatever the outcome. */
 int ck_executor_run(ck_executor *ex, const int32_t *ids, const size_t *offsets, size_t n_seqs,
                     int output_buffer, float *out, size_t out_count, ck_capture_fn capture,
                     void *capture_ctx, ck_error *err);

@@ -1,12 +1,13 @@
 /* test_executor.c - batches: bit-identical invariance (solo vs batched, order, threads), rejections
  * before any write (bad ids, capacity, missing or mis-shaped weights), arena reuse across requests,
- * and which weights a run still reads after init. */
+ * which weights a run still reads after init, and the caller's OpenMP thread count given back. */
 #include <stdint.h>
 #include <unistd.h>
 
 #include "ck_test.h"
 #include "circuit_default.h"
 #include "executor.h"
+#include "parallel.h"
 #include "safetensors.h"
 #include "synth_weights.h"
 
@@ -186,6 +187,27 @@ static void test_arena_reuse_gives_fresh_results(void)
     rig_free(&r);
 }
 
+/* A run sets the OpenMP thread count for its ops (oneDNN's team follows it) and gives the caller
+ * back its own, after a good run and after a failed one: an embedding program's count is its own. */
+static void test_caller_thread_count_given_back(void)
+{
+    rig r;
+    ck_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(rig_init(&r, 2, 512, 1), CK_OK);
+    const int32_t ids[] = {0, 50, 83, 156, 0}, bad[] = {0, 50, 999, 0};
+    size_t offsets[2] = {0, 5}, bad_offsets[2] = {0, 4};
+    static float out[5 * O];
+    int before = ck_parallel_set_threads(5);
+    CU_ASSERT_EQUAL(ck_executor_run(r.ex, ids, offsets, 1, r.c.features_buffer, out, 5 * O, NULL,
+                                    NULL, &err), CK_OK);
+    CU_ASSERT_EQUAL(ck_parallel_set_threads(0), 5);   /* 0 changes nothing: reads the count */
+    CU_ASSERT_EQUAL(ck_executor_run(r.ex, bad, bad_offsets, 1, r.c.features_buffer, out, 5 * O,
+                                    NULL, NULL, &err), CK_E_RANGE);
+    CU_ASSERT_EQUAL(ck_parallel_set_threads(0), 5);
+    ck_parallel_set_threads(before);
+    rig_free(&r);
+}
+
 /* out NULL leaves the rows in the arena: ck_executor_rows gives the same bytes a copy gets, for the
  * named buffer only, and nothing after a failed run. */
 static void test_rows_left_in_the_arena(void)
@@ -333,8 +355,10 @@ static void test_overflow_caught_before_copy_out(void)
     size_t offsets[2] = {0, 4};
     static float out[4 * O];
     ck_test_fill_canary(out, 4 * O);
+    int before = ck_parallel_set_threads(3);
     CU_ASSERT_EQUAL(ck_executor_run(ex, ids, offsets, 1, c.features_buffer, out, 4 * O, NULL, NULL,
                                     &err), CK_E_NONFINITE);
+    CU_ASSERT_EQUAL(ck_parallel_set_threads(before), 3); /* given back after a failed run too */
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "\"features\""));
     CU_ASSERT_TRUE(ck_test_canary_intact(out, 4 * O));
     ck_executor_free(ex);
@@ -392,6 +416,7 @@ CK_TEST_MAIN("executor", {"solo, batched, reordered, 1-3 threads: bit-identical"
              {"bad ids leave output untouched", test_bad_ids_leave_output_untouched},
              {"capacity rejected before any write", test_capacity_rejected_before_any_write},
              {"arena reuse gives fresh results", test_arena_reuse_gives_fresh_results},
+             {"caller's thread count given back", test_caller_thread_count_given_back},
              {"rows left in the arena", test_rows_left_in_the_arena},
              {"missing and misshaped weights", test_missing_and_misshaped_weights},
              {"overflow caught before copy-out", test_overflow_caught_before_copy_out},
