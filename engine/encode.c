@@ -359,8 +359,14 @@ static int open_io(session *s, ck_error *err)
     struct stat in_st;
     s->input_bytes = !is_stdin && fstat(fileno(s->input), &in_st) == 0 && S_ISREG(in_st.st_mode)
                          ? (unsigned long long)in_st.st_size : 0;
-    ck_reader_options ro = {opt->format, opt->lang, opt->strict_symbols, 510, warn_stderr, s,
-                            s->config.vocab, s->dims.word_rows};
+    /* the longest sequence is the position table (boundaries included): a circuit with fewer
+     * than 512 positions chunks (or, for ids, rejects) its lines shorter, as a line error */
+    size_t positions = s->circuit.max_positions;
+    size_t max_phonemes = positions < 3 ? 1
+                          : (positions - 2 < CK_READER_MAX_PHONEMES ? positions - 2
+                                                                    : CK_READER_MAX_PHONEMES);
+    ck_reader_options ro = {opt->format, opt->lang, opt->strict_symbols, max_phonemes,
+                            warn_stderr, s, s->config.vocab, s->dims.word_rows};
     int rc = ck_reader_open(&s->reader, s->input, is_stdin ? "<stdin>" : opt->input, &ro, err);
     if (rc != CK_OK) {
         return rc;
