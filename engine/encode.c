@@ -606,13 +606,13 @@ static void release(session *s)
 
 /* After a failure: the partial state goes when it can never be resumed (a bad line under stop,
  * a stdin run, or nothing committed by a run that did not continue a record); otherwise it stays
- * and stderr says how to continue. */
+ * and stderr says how to continue (both notes, which -q leaves out: only the error is printed). */
 static void keep_or_discard(session *s, int rc)
 {
     if (strcmp(s->opt->input, "-") == 0) {
         ck_output_discard(s->output);
-        fprintf(stderr, "ckbatch: a run reading stdin cannot be resumed: its partial files beside "
-                "%s were removed\n", s->opt->output);
+        note(s, "a run reading stdin cannot be resumed: its partial files beside %s were removed",
+             s->opt->output);
         return;
     }
     if (rc == CK_E_INPUT ||
@@ -620,8 +620,8 @@ static void keep_or_discard(session *s, int rc)
         ck_output_discard(s->output);
         return;
     }
-    fprintf(stderr, "ckbatch: %zu finished sequences kept in %s.partial: run again with --resume "
-            "to continue\n", ck_output_sequences(s->output), s->opt->output);
+    note(s, "%zu finished sequences kept in %s.partial: run again with --resume to continue",
+         ck_output_sequences(s->output), s->opt->output);
 }
 
 /* A library that mallocs and frees blocks of 0.3 to 3 MB on every call (oneDNN's gemm:jit matmul

@@ -85,6 +85,17 @@ static void test_quiet_prints_errors_only(void)
     CU_ASSERT_EQUAL(strncmp(error, want, strlen(want)), 0);
     CU_ASSERT_PTR_NULL(strchr(error, '\n') != NULL ? strchr(strchr(error, '\n') + 1, '\n') : NULL);
     free(error);
+
+    /* a failed stdin run: its error line only (the note that its partial files were removed
+     * used to be printed under -q too, before the error) */
+    snprintf(args, sizeof args, "-q --strict-symbols --input - --output %s < %s", ck_cli_tmp("q5.st"),
+             ck_cli_tmp("q.txt"));
+    CU_ASSERT_EQUAL(run_with("", args), 1);
+    error = stderr_text();
+    CU_ASSERT_EQUAL(strncmp(error, "ckbatch: error: <stdin>:2: column 3: ", 37), 0);
+    CU_ASSERT_PTR_NULL(strchr(error, '\n') != NULL ? strchr(strchr(error, '\n') + 1, '\n') : NULL);
+    free(error);
+    CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("q5.st.partial")));
 }
 
 /* Default --threads: one worker per CPU of the affinity mask, not per online CPU. The memory line
