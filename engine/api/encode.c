@@ -330,8 +330,14 @@ static int open_io(session *s, ck_error *err)
     struct stat in_st;
     s->input_bytes = !is_stdin && fstat(fileno(s->input), &in_st) == 0 && S_ISREG(in_st.st_mode)
                          ? (unsigned long long)in_st.st_size : 0;
-    ck_reader_options ro = {opt->format, opt->lang, opt->strict_symbols, 510, warn_stderr, s,
-                            s->config.vocab, s->dims.word_rows};
+    /* the longest sequence is the position table (boundaries included): a circuit with fewer
+     * than 512 positions chunks (or, for ids, rejects) its lines shorter, as a line error */
+    size_t positions = s->circuit.max_positions;
+    size_t max_phonemes = positions < 3 ? 1
+                          : (positions - 2 < CK_READER_MAX_PHONEMES ? positions - 2
+                                                                    : CK_READER_MAX_PHONEMES);
+    ck_reader_options ro = {opt->format, opt->lang, opt->strict_symbols, max_phonemes,
+                            warn_stderr, s, s->config.vocab, s->dims.word_rows};
     int rc = ck_reader_open(&s->reader, s->input, is_stdin ? "<stdin>" : opt->input, &ro, err);
     if (rc != CK_OK) {
         return rc;
@@ -571,13 +577,13 @@ static void release(session *s)
 
 /* After a failure: the partial state goes when it can never be resumed (a bad line under stop,
  * a stdin run, or nothing committed by a run that did not continue a record); otherwise it stays
- * and stderr says how to continue. */
+ * and stderr says how to continue (both notes, which -q leaves out: only the error is printed). */
 static void keep_or_discard(session *s, int rc)
 {
     if (strcmp(s->opt->input, "-") == 0) {
         ck_output_discard(s->output);
-        fprintf(stderr, "ckbatch: a run reading stdin cannot be resumed: its partial files beside "
-                "%s were removed\n", s->opt->output);
+        note(s, "a run reading stdin cannot be resumed: its partial files beside %s were removed",
+             s->opt->output);
         return;
     }
     if (rc == CK_E_INPUT ||
@@ -585,8 +591,8 @@ static void keep_or_discard(session *s, int rc)
         ck_output_discard(s->output);
         return;
     }
-    fprintf(stderr, "ckbatch: %zu finished sequences kept in %s.partial: run again with --resume "
-            "to continue\n", ck_output_sequences(s->output), s->opt->output);
+    note(s, "%zu finished sequences kept in %s.partial: run again with --resume to continue",
+         ck_output_sequences(s->output), s->opt->output);
 }
 
 int ck_encode_corpus(const ck_encode_options *opt, ck_encode_summary *summary, ck_error *err)

@@ -13,7 +13,7 @@
 #include "byte_order.h"
 #include "output_internal.h"
 
-#define CK_RECORD_VERSION 3
+#define CK_RECORD_VERSION 4 /* 4: the record's own SHA-256 ("record_sha256") */
 #define CK_RECORD_MAX_BYTES (1u << 20) /* a record holds sizes and the identity, never contents */
 
 cJSON *ck_output_identity_json(const ck_output_identity *id)
@@ -98,6 +98,9 @@ static int journal_digests(ck_output *o, char hex[CK_J_COUNT][65], ck_error *err
     return CK_OK;
 }
 
+/* The record's field for the SHA-256 of the record itself, printed unformatted without that field. */
+#define RECORD_SHA_FIELD "record_sha256"
+
 /* The record for the state appended so far, with `next` as the mark and hex[j] the SHA-256 of
  * journal j; NULL when out of memory. */
 static char *record_text(const ck_output *o, ck_output_mark next, char hex[CK_J_COUNT][65])
@@ -122,6 +125,17 @@ static char *record_text(const ck_output *o, ck_output_mark next, char hex[CK_J_
         }
         for (size_t i = 0; i < CK_J_COUNT; i++) {
             ok = ok && cJSON_AddStringToObject(r, SHA_FIELDS[i], hex[i]) != NULL;
+        }
+        /* last: the SHA-256 of the record printed without it, so an edit of a count or of the
+         * mark (which no journal digest covers) is refused like an edited journal */
+        char *body = ok ? cJSON_PrintUnformatted(r) : NULL;
+        unsigned char d[32];
+        char self[65];
+        ok = body != NULL && ck_sha256(body, strlen(body), d) == CK_OK;
+        free(body);
+        if (ok) {
+            ck_sha256_hex(d, self);
+            ok = cJSON_AddStringToObject(r, RECORD_SHA_FIELD, self) != NULL;
         }
         text = ok ? cJSON_PrintUnformatted(r) : NULL;
     }
@@ -314,14 +328,42 @@ static int check_sizes(const ck_output *o, const record *rec, ck_error *err)
     return CK_OK;
 }
 
-static int parse_record(const ck_output *o, const cJSON *r, record *rec, ck_error *err)
+/* The record's "record_sha256" must be the SHA-256 of the rest of it printed unformatted (as the
+ * commit printed it): the mark and the counts are covered by no journal's digest, and a changed
+ * next_line would silently drop or repeat lines. Removes the field from r. */
+static int check_record_digest(const ck_output *o, cJSON *r, ck_error *err)
+{
+    cJSON *self = cJSON_DetachItemFromObjectCaseSensitive(r, RECORD_SHA_FIELD);
+    char *body = cJSON_IsString(self) ? cJSON_PrintUnformatted(r) : NULL;
+    unsigned char d[32];
+    char hex[65] = "";
+    int rc = body != NULL ? ck_sha256(body, strlen(body), d) : CK_E_FORMAT;
+    if (rc == CK_OK) {
+        ck_sha256_hex(d, hex);
+    }
+    if (!cJSON_IsString(self) || strlen(self->valuestring) != 64) {
+        rc = ck_fail(err, CK_E_FORMAT, "%s: field \"%s\": expected 64 lowercase hex digits",
+                     o->record_path, RECORD_SHA_FIELD);
+    } else if (rc != CK_OK) {
+        rc = ck_fail(err, rc, "%s: cannot compute its SHA-256", o->record_path);
+    } else if (strcmp(hex, self->valuestring) != 0) {
+        rc = ck_fail(err, CK_E_FORMAT, "%s: changed since it was committed: its SHA-256 is not its "
+                     "\"%s\" (start again without --resume)", o->record_path, RECORD_SHA_FIELD);
+    }
+    free(body);
+    cJSON_Delete(self);
+    return rc;
+}
+
+static int parse_record(const ck_output *o, cJSON *r, record *rec, ck_error *err)
 {
     const cJSON *version = cJSON_GetObjectItemCaseSensitive(r, "version");
     if (!cJSON_IsNumber(version) || version->valuedouble != CK_RECORD_VERSION) {
         return ck_fail(err, CK_E_FORMAT, "%s: field \"version\": expected %d", o->record_path,
                        CK_RECORD_VERSION);
     }
-    int rc = check_identity(o, r, err);
+    int rc = check_record_digest(o, r, err);
+    rc = rc == CK_OK ? check_identity(o, r, err) : rc;
     for (size_t i = 0; rc == CK_OK && i < N_COUNTS; i++) {
         rc = record_size(o, r, COUNT_FIELDS[i], &rec->counts[i], err);
     }

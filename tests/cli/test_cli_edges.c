@@ -85,6 +85,17 @@ static void test_quiet_prints_errors_only(void)
     CU_ASSERT_EQUAL(strncmp(error, want, strlen(want)), 0);
     CU_ASSERT_PTR_NULL(strchr(error, '\n') != NULL ? strchr(strchr(error, '\n') + 1, '\n') : NULL);
     free(error);
+
+    /* a failed stdin run: its error line only (the note that its partial files were removed
+     * used to be printed under -q too, before the error) */
+    snprintf(args, sizeof args, "-q --strict-symbols --input - --output %s < %s", ck_cli_tmp("q5.st"),
+             ck_cli_tmp("q.txt"));
+    CU_ASSERT_EQUAL(run_with("", args), 1);
+    error = stderr_text();
+    CU_ASSERT_EQUAL(strncmp(error, "ckbatch: error: <stdin>:2: column 3: ", 37), 0);
+    CU_ASSERT_PTR_NULL(strchr(error, '\n') != NULL ? strchr(strchr(error, '\n') + 1, '\n') : NULL);
+    free(error);
+    CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("q5.st.partial")));
 }
 
 /* Default --threads: one worker per CPU of the affinity mask, not per online CPU. The memory line
@@ -198,6 +209,37 @@ static void test_progress_moves_and_follows_bytes(void)
     CU_ASSERT_EQUAL(run_with("", "--progress-interval x --input a --output b"), 2);
 }
 
+/* A circuit with a shorter position table (the tiny one: 16 positions, so 14 symbols a sequence)
+ * chunks a longer phoneme line and rejects a longer ids line as an error of that line, not of the
+ * run: before, both reached the executor ("sequence 0 has 17 tokens, limits are 1..16") and ended
+ * the run with nothing written, also under --on-error skip. */
+static void test_short_position_table_limits_lines(void)
+{
+    const char *src = getenv("CK_SOURCE_DIR") ? getenv("CK_SOURCE_DIR") : ".";
+    write_file(ck_cli_tmp("p20.txt"), ";;;;;;;;;;;;;;;;;;;;\n;\n"); /* 20 symbols */
+    char args[2048];
+    snprintf(args, sizeof args, "-q --circuit %s/tests/fixtures/circuits/tiny.json --input %s "
+             "--output %s", src, ck_cli_tmp("p20.txt"), ck_cli_tmp("p20.st"));
+    CU_ASSERT_EQUAL(run_with("", args), 0);
+    ck_st_file *f = NULL;
+    CU_ASSERT_EQUAL_FATAL(ck_st_open(&f, ck_cli_tmp("p20.st"), NULL), CK_OK);
+    char *seqs = ck_cli_text(f, "sequences");
+    CU_ASSERT_PTR_NOT_NULL(strstr(seqs, "{\"line\":1,\"chunk\":1,\"chunks\":2,"));
+    free(seqs);
+    ck_st_close(f);
+
+    write_file(ck_cli_tmp("i15.txt"), "[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1]\n[1,1,1,1,1,1,1,1,1,1,1,1,1,1]\n");
+    snprintf(args, sizeof args, "-q -f ids --on-error skip --circuit %s/tests/fixtures/circuits/"
+             "tiny.json --input %s --output %s", src, ck_cli_tmp("i15.txt"), ck_cli_tmp("i15.st"));
+    CU_ASSERT_EQUAL(run_with("", args), 0);
+    CU_ASSERT_EQUAL_FATAL(ck_st_open(&f, ck_cli_tmp("i15.st"), NULL), CK_OK);
+    char *skipped = ck_cli_text(f, "skipped");
+    CU_ASSERT_PTR_NOT_NULL(strstr(skipped, "{\"line\":1,\"error\":"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(skipped, "15 ids, expected 1..14"));
+    free(skipped);
+    ck_st_close(f);
+}
+
 int main(void)
 {
     static const ck_test_case cases[] = {
@@ -205,6 +247,7 @@ int main(void)
         {"default threads follow the affinity mask", test_default_threads_follow_affinity},
         {"line over the 1 MiB limit is a line error", test_line_over_limit_is_a_line_error},
         {"progress moves within a window, by bytes", test_progress_moves_and_follows_bytes},
+        {"a short position table limits lines", test_short_position_table_limits_lines},
     };
     return ck_cli_main("cli_edges", cases, sizeof cases / sizeof cases[0]);
 }

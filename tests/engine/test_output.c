@@ -484,6 +484,57 @@ static void test_resume_refuses_same_length_edits(void)
     expect_edit_refused(".partial.skipped", 22);
 }
 
+/* Replaces the first `from` in the progress record of a commit (10 sequences, 3 skipped lines, mark
+ * line 11) by `to`, of the same length, and expects resume to refuse naming the record. */
+static void expect_record_edit_refused(const char *from, const char *to)
+{
+    ck_output_mark mark;
+    ck_error err = {0};
+    char record[400], text[4096];
+    const char *path = tmp("record_edit.st");
+    ck_output *o = open_out(path, 0, &mark);
+    CU_ASSERT_FATAL(o != NULL);
+    CU_ASSERT_EQUAL_FATAL(append_range(o, 0, 10), 0);
+    CU_ASSERT_EQUAL_FATAL(skip_lines(o, 0, 3), 0);
+    CU_ASSERT_EQUAL_FATAL(ck_output_commit(o, (ck_output_mark){11, 0, 0, 0}, NULL), CK_OK);
+    ck_output_free(o);
+    snprintf(record, sizeof record, "%s.partial.json", path);
+    FILE *f = fopen(record, "r+b");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    char *at = strstr(text, from);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+    CU_ASSERT_EQUAL_FATAL(strlen(from), strlen(to));
+    memcpy(at, to, strlen(to));
+    CU_ASSERT_EQUAL(fseek(f, 0, SEEK_SET), 0);
+    CU_ASSERT_EQUAL(fwrite(text, 1, n, f), n);
+    fclose(f);
+    o = NULL;
+    CU_ASSERT_EQUAL(ck_output_open(&o, path, "features", COLS, &IDENTITY, 1, &mark, &err), CK_E_FORMAT);
+    CU_ASSERT_PTR_NULL(o);
+    ck_output_free(o); /* NULL unless the edit was accepted */
+    char what[480];
+    snprintf(what, sizeof what, "%s: changed since it was committed", record);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, what));
+    if (strstr(err.message, what) == NULL) {
+        fprintf(stderr, "    message: %s\n", err.message);
+    }
+    o = open_out(path, 0, &mark);
+    ck_output_discard(o);
+    ck_output_free(o);
+}
+
+/* The record's own fields: a mark moved by one line (the resumed run would drop line 11 or encode
+ * line 10 twice, every journal digest still right) or the counts before the mark. */
+static void test_resume_refuses_record_edits(void)
+{
+    expect_record_edit_refused("\"next_line\":11", "\"next_line\":12");
+    expect_record_edit_refused("\"next_line\":11", "\"next_line\":10");
+    expect_record_edit_refused("\"next_chunk\":0", "\"next_chunk\":1");
+    expect_record_edit_refused("\"dropped_symbols_before\":0", "\"dropped_symbols_before\":9");
+}
+
 /* Resume without a record (a run killed before its first commit) starts fresh: the journals left
  * are replaced and the file holds only what this run appended. */
 static void test_resume_without_record_starts_fresh(void)
@@ -569,6 +620,7 @@ CK_TEST_MAIN("output",
              {"resume rejects inconsistent journals", test_resume_rejects_inconsistent_journals},
              {"commit rejects skip after mark", test_commit_rejects_skip_after_mark},
              {"resume refuses same-length edits", test_resume_refuses_same_length_edits},
+             {"resume refuses record edits", test_resume_refuses_record_edits},
              {"resume without record starts fresh", test_resume_without_record_starts_fresh},
              {"unresumable output writes no record", test_unresumable_writes_no_record},
              {"cleanup", test_cleanup})
