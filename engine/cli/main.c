@@ -90,7 +90,8 @@ static const char *const usage_text[] = {
     "  -h, --help                this text\n"
     "  -V, --version             version\n"
     "\n"
-    "Exit status: 0 success, 1 input or runtime error (nothing written), 2 usage error.\n",
+    "Exit status: 0 success, 1 input or runtime error (no output file; committed progress stays in\n"
+    "FILE.partial* for --resume), 2 usage error.\n",
 };
 
 static int usage_error(const char *fmt, const char *arg)
