@@ -41,7 +41,7 @@ typedef struct {
     size_t lengths[MAX_LIST];
     int n_lengths;
     const char *corpus, *json, *markdown;
-    ck_format corpus_format;
+    ck_input_format corpus_format;
     int runs;
     size_t tokens, max_batch_tokens;
 } options;
@@ -153,7 +153,7 @@ static int fixed_workload(workload *w, size_t len, size_t tokens)
 }
 
 /* Every sequence of a corpus, read and phonemized before any timing. */
-static int corpus_workload(workload *w, const char *path, ck_format format)
+static int corpus_workload(workload *w, const char *path, ck_input_format format)
 {
     ck_error err = {0};
     FILE *f = fopen(path, "rb");

@@ -94,7 +94,7 @@ static int load_weights(session *s, ck_error *err)
                  ? ck_weights_load(&s->weights, s->opt->weights, err)
                  : ck_circuit_synthetic_weights(&s->weights, &s->circuit, s->opt->seed, err);
     if (rc == CK_OK && s->opt->weights_manifest != NULL) {
-        rc = ck_manifest_verify(s->weights, s->opt->weights_manifest, err);
+        rc = ck_weights_manifest_verify(s->weights, s->opt->weights_manifest, err);
     }
     return rc;
 }

@@ -21,7 +21,7 @@ typedef struct {
                                    embedded one, its dims are checked against the weights; NULL
                                    for the embedded Kokoro-82M v1.0 vocabulary, unchecked */
     uint64_t seed;              /* synthetic weights seed */
-    ck_format format;
+    ck_input_format format;
     const char *lang;           /* text format language, "en-us" */
     int threads;                /* compute workers */
     size_t max_batch_tokens;    /* tokens per packed batch */

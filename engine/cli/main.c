@@ -160,7 +160,7 @@ static int weights_command(int argc, char **argv)
         rc = ck_weights_inspect(stdout, argv[2], &err);
     } else {
         rc = ck_weights_load(&w, argv[2], &err);
-        rc = rc == CK_OK ? ck_manifest_write(stdout, w, argv[2], &err) : rc;
+        rc = rc == CK_OK ? ck_weights_manifest_write(stdout, w, argv[2], &err) : rc;
     }
     ck_weights_free(w);
     if (rc != CK_OK) {
@@ -170,12 +170,12 @@ static int weights_command(int argc, char **argv)
     return EXIT_SUCCESS;
 }
 
-static int parse_format(const char *s, ck_format *format)
+static int parse_format(const char *s, ck_input_format *format)
 {
     static const char *const names[] = {"phonemes", "ids", "text"};
     for (int i = 0; i < 3; i++) {
         if (strcmp(s, names[i]) == 0) {
-            *format = (ck_format)i;
+            *format = (ck_input_format)i;
             return 0;
         }
     }

@@ -16,10 +16,10 @@
  * REPLACEMENT CHARACTER, one code point per id like every symbol (the id itself is kept). */
 #define CK_READER_UNDEFINED_ID_TEXT "\xEF\xBF\xBD"
 
-typedef enum { CK_FORMAT_PHONEMES = 0, CK_FORMAT_IDS = 1, CK_FORMAT_TEXT = 2 } ck_format;
+typedef enum { CK_FORMAT_PHONEMES = 0, CK_FORMAT_IDS = 1, CK_FORMAT_TEXT = 2 } ck_input_format;
 
 typedef struct {
-    ck_format format;
+    ck_input_format format;
     const char *lang;      /* text format: "en-us" (default when NULL) or "en-gb" */
     int strict_symbols;    /* 1: a symbol outside the vocab is a line error; 0: dropped and warned */
     size_t max_phonemes;   /* 1..510 (0 means 510): longer lines are chunked (phonemes/text) or

@@ -63,7 +63,7 @@ static cJSON *manifest_json(const ck_weights *w, const char *path, const char *f
     return doc;
 }
 
-int ck_manifest_write(FILE *out, ck_weights *w, const char *path, ck_error *err)
+int ck_weights_manifest_write(FILE *out, ck_weights *w, const char *path, ck_error *err)
 {
     char file_hex[65];
     if (out == NULL || w == NULL || path == NULL) {
@@ -177,7 +177,7 @@ static int verify_doc(ck_weights *w, const char *mpath, const cJSON *doc, ck_err
     return rc;
 }
 
-int ck_manifest_verify(ck_weights *w, const char *manifest_path, ck_error *err)
+int ck_weights_manifest_verify(ck_weights *w, const char *manifest_path, ck_error *err)
 {
     char *text = NULL;
     if (w == NULL || manifest_path == NULL) {

@@ -21,7 +21,7 @@
 /* Hashes every tensor of w (ck_weights_hash) and the file at `path` (ck_sha256_file), and writes
  * the manifest above to `out`, pretty-printed, ending in a newline. Errors: CK_E_ARG (null),
  * CK_E_IO (path unreadable, write failed), CK_E_BACKEND (OpenSSL), CK_E_MEMORY. */
-int ck_manifest_write(FILE *out, ck_weights *w, const char *path, ck_error *err);
+int ck_weights_manifest_write(FILE *out, ck_weights *w, const char *path, ck_error *err);
 
 /* Verifies every tensor of w against the manifest at `manifest_path`, in w's order, before the
  * tensors are used: the same names in both (none missing either side), equal shape and SHA-256 of
@@ -29,7 +29,7 @@ int ck_manifest_write(FILE *out, ck_weights *w, const char *path, ck_error *err)
  * wrong "format", a field missing or of the wrong type; the message names the field),
  * CK_E_HASH (the first mismatch: the message names the tensor and gives got and expected),
  * CK_E_BACKEND, CK_E_MEMORY. */
-int ck_manifest_verify(ck_weights *w, const char *manifest_path, ck_error *err);
+int ck_weights_manifest_verify(ck_weights *w, const char *manifest_path, ck_error *err);
 
 /* Lists every tensor of the weights file at `path` (.pth or .safetensors, by content) as it is
  * stored, one line each: "<name>\t<dtype>\t[d0,d1,...]\t<bytes>\n" (names as stored, every group

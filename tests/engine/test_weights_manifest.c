@@ -33,7 +33,7 @@ static cJSON *write_manifest(void)
     FILE *fp = fd >= 0 ? fdopen(fd, "w+") : NULL;
     ck_weights *w = load(FIX "kokoro_reduced_f32.pth");
     CU_ASSERT_FATAL(fp != NULL && w != NULL);
-    CU_ASSERT_EQUAL(ck_manifest_write(fp, w, ck_test_path(FIX "kokoro_reduced_f32.pth"), NULL), CK_OK);
+    CU_ASSERT_EQUAL(ck_weights_manifest_write(fp, w, ck_test_path(FIX "kokoro_reduced_f32.pth"), NULL), CK_OK);
     ck_weights_free(w);
     static char text[1 << 16];
     rewind(fp);
@@ -52,7 +52,7 @@ static void expect_verify(const char *rel, const char *path, int code, const cha
 {
     ck_weights *w = load(rel);
     ck_error err = {0};
-    CU_ASSERT_EQUAL(ck_manifest_verify(w, path, &err), code);
+    CU_ASSERT_EQUAL(ck_weights_manifest_verify(w, path, &err), code);
     if (needle != NULL && strstr(err.message, needle) == NULL) {
         fprintf(stderr, "    message \"%s\" lacks \"%s\"\n", err.message, needle);
         CU_FAIL("message does not name the mismatch");

@@ -9,7 +9,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* Text goes through espeak-ng (slow, and not ours): one input in 16 picks it. */
-static ck_format pick_format(uint8_t b)
+static ck_input_format pick_format(uint8_t b)
 {
     if ((b & 0x0f) == 0x0f) {
         return CK_FORMAT_TEXT;
