@@ -406,7 +406,8 @@ static void open_fails(ck_reader_options o, const char *field)
 
 static void test_open_rejections(void)
 {
-    open_fails((ck_reader_options){(ck_input_format)7, NULL, 0, 0, NULL, NULL, NULL, 0}, "format 7");
+    open_fails((ck_reader_options){(ck_input_format)7, NULL, 0, 0, NULL, NULL, NULL, 0},
+               "format 7");
     open_fails((ck_reader_options){CK_FORMAT_TEXT, "fr", 0, 0, NULL, NULL, NULL, 0}, "lang \"fr\"");
     open_fails((ck_reader_options){CK_FORMAT_IDS, NULL, 0, 511, NULL, NULL, NULL, 0}, "max_phonemes 511");
     open_fails((ck_reader_options){CK_FORMAT_IDS, NULL, 0, 0, NULL, NULL, NULL, 1}, "id_rows 1");

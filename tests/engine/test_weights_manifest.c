@@ -33,7 +33,8 @@ static cJSON *write_manifest(void)
     FILE *fp = fd >= 0 ? fdopen(fd, "w+") : NULL;
     ck_weights *w = load(FIX "kokoro_reduced_f32.pth");
     CU_ASSERT_FATAL(fp != NULL && w != NULL);
-    CU_ASSERT_EQUAL(ck_weights_manifest_write(fp, w, ck_test_path(FIX "kokoro_reduced_f32.pth"), NULL), CK_OK);
+    CU_ASSERT_EQUAL(ck_weights_manifest_write(fp, w, ck_test_path(FIX "kokoro_reduced_f32.pth"),
+                                              NULL), CK_OK);
     ck_weights_free(w);
     static char text[1 << 16];
     rewind(fp);
