@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "file.h"
 #include "sha256.h"
 #include "utf8.h"
 
@@ -144,24 +145,10 @@ int ck_kokoro_config_load(ck_kokoro_config *c, const char *path, ck_error *err)
     }
     memset(c, 0, sizeof *c);
     char *text = NULL;
-    long size = -1;
-    int rc = CK_OK;
-    FILE *f = fopen(path, "rb");
-    if (f == NULL || fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 ||
-        fseek(f, 0, SEEK_SET) != 0) {
-        rc = ck_fail(err, CK_E_IO, "%s: cannot open or seek", path);
-    } else if ((unsigned long)size > CK_KOKORO_CONFIG_FILE_MAX) {
-        rc = ck_fail(err, CK_E_FORMAT, "%s: %ld bytes, larger than a config.json can be", path,
-                     size);
-    } else if ((text = malloc((size_t)size + 1)) == NULL) {
-        rc = ck_fail(err, CK_E_MEMORY, "%s: out of memory", path);
-    } else if (fread(text, 1, (size_t)size, f) != (size_t)size) {
-        rc = ck_fail(err, CK_E_IO, "%s: short read", path);
-    } else {
-        rc = ck_kokoro_config_parse(c, text, (size_t)size, path, err);
-    }
-    if (f != NULL) {
-        fclose(f);
+    size_t size = 0;
+    int rc = ck_file_read_all(path, "config.json", CK_KOKORO_CONFIG_FILE_MAX, &text, &size, err);
+    if (rc == CK_OK) {
+        rc = ck_kokoro_config_parse(c, text, size, path, err);
     }
     free(text);
     return rc;

@@ -9,8 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "file.h"
+
 #define CK_DIM_MAX ((size_t)1 << 24)      /* a fixed dim; keeps a product of 4 far from SIZE_MAX */
-#define CK_CIRCUIT_FILE_MAX ((long)1 << 24) /* circuit files are a few KiB; refuse anything huge */
+#define CK_CIRCUIT_FILE_MAX ((size_t)1 << 24) /* circuit files are a few KiB; refuse anything huge */
 
 static const char *const kind_names[CK_OP_KIND_COUNT] = {
     [CK_OP_EMBEDDING_THREE_TABLE_LAYER_NORM] = "embedding_three_table_layer_norm",
@@ -470,31 +472,10 @@ int ck_circuit_load(ck_circuit *c, const char *path, ck_error *err)
     }
     circuit_reset(c);
     char *text = NULL;
-    long size = -1;
-    int rc = CK_OK;
-    FILE *f = fopen(path, "rb");
-    if (f == NULL || fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 ||
-        fseek(f, 0, SEEK_SET) != 0) {
-        rc = ck_fail(err, CK_E_IO, "%s: cannot open or seek", path);
-        goto done;
-    }
-    if (size > CK_CIRCUIT_FILE_MAX) {
-        rc = ck_fail(err, CK_E_FORMAT, "%s: %ld bytes, larger than a circuit can be", path, size);
-        goto done;
-    }
-    text = malloc((size_t)size + 1);
-    if (text == NULL) {
-        rc = ck_fail(err, CK_E_MEMORY, "%s: out of memory", path);
-        goto done;
-    }
-    if (fread(text, 1, (size_t)size, f) != (size_t)size) {
-        rc = ck_fail(err, CK_E_IO, "%s: short read", path);
-        goto done;
-    }
-    rc = ck_circuit_parse(c, text, (size_t)size, path, err);
-done:
-    if (f != NULL) {
-        fclose(f);
+    size_t size = 0;
+    int rc = ck_file_read_all(path, "circuit", CK_CIRCUIT_FILE_MAX, &text, &size, err);
+    if (rc == CK_OK) {
+        rc = ck_circuit_parse(c, text, size, path, err);
     }
     free(text);
     return rc;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "file.h"
 #include "pth.h"
 #include "safetensors.h"
 #include "sha256.h"
@@ -87,28 +88,6 @@ int ck_weights_manifest_write(FILE *out, ck_weights *w, const char *path, ck_err
     return rc;
 }
 
-/* The whole file at path as a NUL-terminated malloc'd string. */
-static int read_text(const char *path, char **text, ck_error *err)
-{
-    FILE *fp = fopen(path, "rb");
-    if (fp == NULL) {
-        return ck_fail(err, CK_E_IO, "%s: cannot open manifest", path);
-    }
-    int rc = CK_OK;
-    *text = malloc(MAX_MANIFEST_BYTES + 1);
-    size_t n = *text != NULL ? fread(*text, 1, MAX_MANIFEST_BYTES + 1, fp) : 0;
-    if (*text == NULL) {
-        rc = ck_fail(err, CK_E_MEMORY, "%s: out of memory", path);
-    } else if (ferror(fp) || n > MAX_MANIFEST_BYTES) {
-        rc = ck_fail(err, ferror(fp) ? CK_E_IO : CK_E_FORMAT, "%s: read error or larger than %u "
-                     "bytes", path, MAX_MANIFEST_BYTES);
-    } else {
-        (*text)[n] = '\0';
-    }
-    fclose(fp);
-    return rc;
-}
-
 /* Checks tensor t against manifest entry e (object with name, shape, sha256). */
 static int check_entry(const char *mpath, const ck_tensor *t, const cJSON *e, ck_error *err)
 {
@@ -183,7 +162,7 @@ int ck_weights_manifest_verify(ck_weights *w, const char *manifest_path, ck_erro
     if (w == NULL || manifest_path == NULL) {
         return ck_fail(err, CK_E_ARG, "manifest: null weights or path");
     }
-    int rc = read_text(manifest_path, &text, err);
+    int rc = ck_file_read_all(manifest_path, "manifest", MAX_MANIFEST_BYTES, &text, NULL, err);
     cJSON *doc = rc == CK_OK ? cJSON_Parse(text) : NULL;
     if (rc == CK_OK && doc == NULL) {
         rc = ck_fail(err, CK_E_FORMAT, "%s: not valid JSON", manifest_path);

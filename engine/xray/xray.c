@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "file.h"
+
 static const char build_flags[] = "compiler " __VERSION__
 #ifdef __OPTIMIZE__
     ", optimized"
@@ -96,29 +98,7 @@ static int parse_profile(ck_xray_profile *p, const cJSON *root, const char *path
     return rc;
 }
 
-/* Whole file into a NUL-terminated heap string. */
-static char *read_text(const char *path, ck_error *err)
-{
-    FILE *f = fopen(path, "rb");
-    char *text = NULL;
-    long n = -1;
-    if (f != NULL && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0) {
-        text = malloc((size_t)n + 1);
-        if (text != NULL && fread(text, 1, (size_t)n, f) == (size_t)n) {
-            text[n] = '\0';
-        } else {
-            free(text);
-            text = NULL;
-        }
-    }
-    if (f != NULL) {
-        fclose(f);
-    }
-    if (text == NULL) {
-        ck_fail(err, CK_E_IO, "%s: cannot read", path);
-    }
-    return text;
-}
+#define CK_XRAY_PROFILE_MAX (1u << 20) /* budgets per checkpoint: a few KiB in practice */
 
 int ck_xray_profile_load(ck_xray_profile *p, const char *path, ck_error *err)
 {
@@ -130,14 +110,15 @@ int ck_xray_profile_load(ck_xray_profile *p, const char *path, ck_error *err)
     if (path == NULL) {
         return CK_OK;
     }
-    char *text = read_text(path, err);
-    if (text == NULL) {
-        return CK_E_IO;
+    char *text = NULL;
+    int rc = ck_file_read_all(path, "X-Ray profile", CK_XRAY_PROFILE_MAX, &text, NULL, err);
+    if (rc != CK_OK) {
+        return rc;
     }
     cJSON *root = cJSON_Parse(text);
     free(text);
-    int rc = root == NULL ? ck_fail(err, CK_E_FORMAT, "%s: not valid JSON", path)
-                          : parse_profile(p, root, path, err);
+    rc = root == NULL ? ck_fail(err, CK_E_FORMAT, "%s: not valid JSON", path)
+                      : parse_profile(p, root, path, err);
     cJSON_Delete(root);
     if (rc != CK_OK) {
         ck_xray_profile_free(p);

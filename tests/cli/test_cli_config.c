@@ -259,7 +259,7 @@ static void test_malformed_config_names_the_file(void)
     p = variant("two_symbols.json", "vocab", "ab", "7");
     snprintf(message, sizeof message, "%s: vocab \"ab\": symbol is 2 code points, expected one", p);
     config_fails(p, message);
-    snprintf(message, sizeof message, "%s: cannot open or seek", ck_cli_tmp("absent.json"));
+    snprintf(message, sizeof message, "%s: cannot open config.json: No such file or directory", ck_cli_tmp("absent.json"));
     config_fails(ck_cli_tmp("absent.json"), message);
 }
 

@@ -209,7 +209,7 @@ static void test_load_errors(void)
     ck_kokoro_config c;
     ck_error err = {CK_OK, ""};
     CU_ASSERT_EQUAL(ck_kokoro_config_load(&c, "/nonexistent/config.json", &err), CK_E_IO);
-    CU_ASSERT_STRING_EQUAL(err.message, "/nonexistent/config.json: cannot open or seek");
+    CU_ASSERT_STRING_EQUAL(err.message, "/nonexistent/config.json: cannot open config.json: No such file or directory");
     CU_ASSERT_PTR_NULL(c.vocab);
     CU_ASSERT_EQUAL(ck_kokoro_config_load(NULL, FIXTURE, NULL), CK_E_ARG);
     CU_ASSERT_EQUAL(ck_kokoro_config_check(NULL, NULL, NULL), CK_E_ARG);
