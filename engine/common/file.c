@@ -1,5 +1,5 @@
-/* file.c - whole-file reads: open without blocking, refuse what is not a regular file, read in
- * pieces up to the cap. */
+/* file.c - whole-file reads (open without blocking, refuse what is not a regular file, read in
+ * pieces up to the cap) and atomic writes (temp + fsync + rename + directory fsync). */
 #include "file.h"
 
 #include <errno.h>
@@ -77,4 +77,115 @@ int ck_file_read_all(const char *path, const char *what, size_t max_bytes, char 
         *len = n;
     }
     return CK_OK;
+}
+
+static char *copy_string(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *c = malloc(n);
+    return c != NULL ? memcpy(c, s, n) : NULL;
+}
+
+static void atomic_free(ck_atomic_file *a)
+{
+    free(a->path);
+    free(a->tmp);
+    a->f = NULL;
+    a->path = a->tmp = NULL;
+}
+
+int ck_atomic_open(ck_atomic_file *a, const char *path, const char *tmp, ck_error *err)
+{
+    if (a == NULL || path == NULL) {
+        return ck_fail(err, CK_E_ARG, "atomic file: null file or path");
+    }
+    a->f = NULL;
+    a->path = copy_string(path);
+    a->tmp = tmp != NULL ? copy_string(tmp) : malloc(strlen(path) + 32);
+    if (a->path == NULL || a->tmp == NULL) {
+        atomic_free(a);
+        return ck_fail(err, CK_E_MEMORY, "%s: out of memory", path);
+    }
+    if (tmp == NULL) {
+        snprintf(a->tmp, strlen(path) + 32, "%s.tmp.%ld", path, (long)getpid());
+    }
+    a->f = fopen(a->tmp, "wb");
+    if (a->f == NULL) {
+        int rc = ck_fail(err, CK_E_IO, "%s: cannot create: %s", a->tmp, strerror(errno));
+        atomic_free(a);
+        return rc;
+    }
+    return CK_OK;
+}
+
+/* fsync of the directory holding path, so a rename in it survives a power cut. Best effort: some
+ * file systems refuse fsync on a directory, and the rename itself has happened. */
+static void sync_dir(const char *path)
+{
+    char *dir = copy_string(path);
+    if (dir == NULL) {
+        return;
+    }
+    char *slash = strrchr(dir, '/');
+    const char *name = slash == NULL ? "." : (slash == dir ? "/" : (*slash = '\0', dir));
+    int fd = open(name, O_RDONLY);
+    if (fd >= 0) {
+        (void)fsync(fd);
+        close(fd);
+    }
+    free(dir);
+}
+
+int ck_atomic_commit(ck_atomic_file *a, ck_error *err)
+{
+    if (a == NULL || a->f == NULL) {
+        return ck_fail(err, CK_E_ARG, "atomic file: not open");
+    }
+    errno = 0;
+    int ok = fflush(a->f) == 0 && fsync(fileno(a->f)) == 0;
+    int saved = errno;
+    ok = fclose(a->f) == 0 && ok;
+    saved = ok ? 0 : (saved ? saved : errno);
+    a->f = NULL;
+    int rc = CK_OK;
+    if (!ok) {
+        rc = ck_fail(err, CK_E_IO, "%s: writing failed (disk full?): %s", a->path, strerror(saved));
+    } else if (rename(a->tmp, a->path) != 0) {
+        rc = ck_fail(err, CK_E_IO, "%s: rename from %s failed: %s", a->path, a->tmp,
+                     strerror(errno));
+    }
+    if (rc != CK_OK) {
+        unlink(a->tmp);
+    } else {
+        sync_dir(a->path);
+    }
+    atomic_free(a);
+    return rc;
+}
+
+void ck_atomic_abort(ck_atomic_file *a)
+{
+    if (a == NULL) {
+        return;
+    }
+    if (a->f != NULL) {
+        fclose(a->f);
+        unlink(a->tmp);
+    }
+    atomic_free(a);
+}
+
+int ck_file_write_atomic(const char *path, const void *bytes, size_t n, ck_error *err)
+{
+    ck_atomic_file a;
+    int rc = ck_atomic_open(&a, path, NULL, err);
+    if (rc != CK_OK) {
+        return rc;
+    }
+    if (n > 0 && fwrite(bytes, 1, n, a.f) != n) {
+        rc = ck_fail(err, CK_E_IO, "%s: writing failed (disk full?): %s", path, strerror(errno));
+        ck_atomic_abort(&a);
+        return rc;
+    }
+    return ck_atomic_commit(&a, err);
 }

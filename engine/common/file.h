@@ -1,9 +1,11 @@
-/* file.h - whole-file reads with one cap policy: the one way ckbatch reads a small file (circuit,
- * config.json, manifest, X-Ray profile) into memory. Knows no format. */
+/* file.h - the small file machinery every room shares: whole-file reads with one cap policy (circuit,
+ * config.json, manifest, X-Ray profile) and one atomic writer (features file, progress record,
+ * X-Ray report, demo weights). Knows no format. */
 #ifndef CK_FILE_H
 #define CK_FILE_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "ck_error.h"
 
@@ -17,5 +19,33 @@
  * "PATH: larger than MAX bytes, the limit for a WHAT"; CK_E_MEMORY. On error *text is NULL. */
 int ck_file_read_all(const char *path, const char *what, size_t max_bytes, char **text,
                      size_t *len, ck_error *err);
+
+/* A file written under a temporary name and renamed onto its path when complete: a reader of the
+ * path sees the old file or the whole new one, never a part. Durability: the data is fsynced before
+ * the rename and the directory after it, so a power cut after commit keeps the new file. */
+typedef struct {
+    FILE *f;      /* write through this between open and commit */
+    char *path;   /* final path */
+    char *tmp;    /* temporary path beside it */
+} ck_atomic_file;
+
+/* Creates the temporary file: `tmp` if given (copied; the caller holds a lock that makes a fixed
+ * name safe), else PATH.tmp.<pid>. Errors: CK_E_ARG, CK_E_MEMORY, CK_E_IO "TMP: cannot create:
+ * REASON". On error nothing is left open or on disk. */
+int ck_atomic_open(ck_atomic_file *a, const char *path, const char *tmp, ck_error *err);
+
+/* Flushes, fsyncs, closes and renames the temporary file onto the path, then fsyncs the directory.
+ * On any failure the temporary file is removed and the path left as it was. Frees a either way.
+ * Errors: CK_E_IO "PATH: writing failed (disk full?): REASON" or "PATH: rename from TMP failed:
+ * REASON". */
+int ck_atomic_commit(ck_atomic_file *a, ck_error *err);
+
+/* Closes and removes the temporary file; the path is left as it was. Accepts a never-opened
+ * (zeroed) a. */
+void ck_atomic_abort(ck_atomic_file *a);
+
+/* The whole of bytes[n] written to path atomically (ck_atomic_open + write + ck_atomic_commit,
+ * temporary PATH.tmp.<pid>). Errors: those of the two. */
+int ck_file_write_atomic(const char *path, const void *bytes, size_t n, ck_error *err);
 
 #endif

@@ -1,12 +1,12 @@
 /* safetensors_write.c - the safetensors writer: header built here, data from memory or a spool, written
  * to a temporary name and renamed; must never leave a half-written file at the target path. */
+#include "file.h"
 #include "safetensors.h"
 
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* A growing byte buffer for the header; `failed` latches an allocation failure. */
 typedef struct {
@@ -203,50 +203,40 @@ static int write_body(FILE *fp, const char *tmp, const st_buf *h, const ck_st_en
                            entries[i].name);
         }
     }
-    if (fflush(fp) != 0 || fsync(fileno(fp)) != 0) {
-        return ck_fail(err, CK_E_IO, "%s: flush/fsync failed: %s", tmp, strerror(errno));
-    }
     return CK_OK;
 }
 
-/* Writes the file at tmp, then renames it onto path; on failure removes tmp. */
-static int write_atomic(const char *path, const char *tmp, const st_buf *h, const ck_st_entry *entries,
-                        size_t n, const size_t *bytes, ck_error *err)
+/* Writes the file under a temporary name (PATH.tmp.<pid>), then renames it onto path (file.h). */
+static int write_atomic(const char *path, const st_buf *h, const ck_st_entry *entries, size_t n,
+                        const size_t *bytes, ck_error *err)
 {
-    FILE *fp = fopen(tmp, "wb");
-    if (fp == NULL) {
-        return ck_fail(err, CK_E_IO, "%s: cannot create temporary %s: %s", path, tmp, strerror(errno));
-    }
-    int rc = write_body(fp, tmp, h, entries, n, bytes, err);
-    if (fclose(fp) != 0 && rc == CK_OK) {
-        rc = ck_fail(err, CK_E_IO, "%s: close failed: %s", tmp, strerror(errno));
-    }
-    if (rc == CK_OK && rename(tmp, path) != 0) {
-        rc = ck_fail(err, CK_E_IO, "%s: rename from %s failed: %s", path, tmp, strerror(errno));
-    }
+    ck_atomic_file a;
+    int rc = ck_atomic_open(&a, path, NULL, err);
     if (rc != CK_OK) {
-        unlink(tmp);
+        return rc;
     }
-    return rc;
+    rc = write_body(a.f, a.tmp, h, entries, n, bytes, err);
+    if (rc != CK_OK) {
+        ck_atomic_abort(&a);
+        return rc;
+    }
+    return ck_atomic_commit(&a, err);
 }
 
 int ck_st_write(const char *path, const ck_st_entry *entries, size_t n_entries,
                 const ck_st_meta *meta, size_t n_meta, ck_error *err)
 {
     st_buf header = {0};
-    char *tmp = NULL;
     size_t *bytes = NULL;
     int rc;
     if (path == NULL || (entries == NULL && n_entries > 0) || (meta == NULL && n_meta > 0)) {
         return ck_fail(err, CK_E_ARG, "safetensors: write: null path, entries or meta");
     }
     bytes = calloc(n_entries + 1, sizeof *bytes);
-    tmp = malloc(strlen(path) + 32);
-    if (bytes == NULL || tmp == NULL) {
+    if (bytes == NULL) {
         rc = ck_fail(err, CK_E_MEMORY, "%s: out of memory", path);
         goto done;
     }
-    sprintf(tmp, "%s.tmp.%ld", path, (long)getpid());
     rc = check_request(path, entries, n_entries, meta, n_meta, bytes, err);
     if (rc != CK_OK) {
         goto done;
@@ -256,10 +246,9 @@ int ck_st_write(const char *path, const ck_st_entry *entries, size_t n_entries,
         rc = ck_fail(err, CK_E_MEMORY, "%s: out of memory building the header", path);
         goto done;
     }
-    rc = write_atomic(path, tmp, &header, entries, n_entries, bytes, err);
+    rc = write_atomic(path, &header, entries, n_entries, bytes, err);
 done:
     free(header.p);
-    free(tmp);
     free(bytes);
     return rc;
 }

@@ -4,13 +4,13 @@
  * record and their digests). Never writes the final file; never reads a journal whole into memory. */
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "byte_order.h"
+#include "file.h"
 #include "output_internal.h"
 
 #define CK_RECORD_VERSION 4 /* 4: the record's own SHA-256 ("record_sha256") */
@@ -144,23 +144,6 @@ static char *record_text(const ck_output *o, ck_output_mark next, char hex[CK_J_
     return text;
 }
 
-/* fsync of the directory holding path, so the rename survives a power cut. Best effort. */
-static void sync_dir(const char *path)
-{
-    char *dir = strdup(path);
-    if (dir == NULL) {
-        return;
-    }
-    char *slash = strrchr(dir, '/');
-    const char *name = slash == NULL ? "." : (slash == dir ? "/" : (*slash = '\0', dir));
-    int fd = open(name, O_RDONLY);
-    if (fd >= 0) {
-        (void)fsync(fd);
-        close(fd);
-    }
-    free(dir);
-}
-
 int ck_output_commit(ck_output *o, ck_output_mark next, ck_error *err)
 {
     if (o->last_skip_line >= next.line) {
@@ -187,18 +170,21 @@ int ck_output_commit(ck_output *o, ck_output_mark next, ck_error *err)
     if (text == NULL) {
         return ck_fail(err, CK_E_MEMORY, "%s: out of memory", o->record_path);
     }
-    FILE *f = fopen(o->record_tmp, "wb");
+    /* a fixed temporary name is safe: the lock keeps every other run off this output */
+    ck_atomic_file a;
     size_t len = strlen(text);
-    int ok = f != NULL && fwrite(text, 1, len, f) == len && flush_sync(f) == 0;
-    int saved = errno;
-    ok = (f == NULL || fclose(f) == 0) && ok && rename(o->record_tmp, o->record_path) == 0;
-    free(text);
-    if (!ok) {
-        unlink(o->record_tmp);
-        return ck_fail(err, CK_E_IO, "%s: writing the progress record failed (disk full?): %s",
-                       o->record_path, strerror(errno ? errno : saved));
+    rc = ck_atomic_open(&a, o->record_path, o->record_tmp, err);
+    if (rc == CK_OK && fwrite(text, 1, len, a.f) != len) {
+        rc = ck_fail(err, CK_E_IO, "%s: writing the progress record failed (disk full?): %s",
+                     o->record_path, strerror(errno));
+        ck_atomic_abort(&a);
+    } else if (rc == CK_OK) {
+        rc = ck_atomic_commit(&a, err);
     }
-    sync_dir(o->record_path);
+    free(text);
+    if (rc != CK_OK) {
+        return rc;
+    }
     o->commits++;
     return CK_OK;
 }

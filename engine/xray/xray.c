@@ -6,7 +6,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "file.h"
 
@@ -330,22 +329,6 @@ static cJSON *identity_json(const ck_xray_identity *id)
     return o;
 }
 
-static int write_text(const char *path, const char *text, ck_error *err)
-{
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp) {
-        return ck_fail(err, CK_E_ARG, "%s: path too long", path);
-    }
-    FILE *f = fopen(tmp, "wb");
-    int ok = f != NULL && fputs(text, f) >= 0;
-    ok = (f != NULL && fclose(f) == 0) && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        remove(tmp);
-        return ck_fail(err, CK_E_IO, "%s: cannot write the report", path);
-    }
-    return CK_OK;
-}
-
 int ck_xray_report_write(const ck_xray_report *rep, const ck_xray_identity *id, const char *path,
                          ck_error *err)
 {
@@ -368,7 +351,7 @@ int ck_xray_report_write(const ck_xray_report *rep, const ck_xray_identity *id, 
     if (text == NULL) {
         return ck_fail(err, CK_E_MEMORY, "%s: out of memory", path);
     }
-    int rc = write_text(path, text, err);
+    int rc = ck_file_write_atomic(path, text, strlen(text), err);
     free(text);
     return rc;
 }

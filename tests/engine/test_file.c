@@ -1,6 +1,7 @@
 /* test_file.c - ck_file_read_all: exact bytes, the cap (at it, one past it, far past it, in pieces
  * larger than the first read), empty files, and what is not a regular file refused without a read
- * (a directory, a FIFO with no writer: no hang), each with its exact message. */
+ * (a directory, a FIFO with no writer: no hang), each with its exact message. The atomic writer:
+ * the old file stays whole until commit, abort and a failed rename leave it and no temporary. */
 #include <sys/stat.h>
 
 #include "ck_test.h"
@@ -86,6 +87,83 @@ static void test_not_a_regular_file_is_refused(void)
     CU_ASSERT_EQUAL(ck_file_read_all(NULL, "circuit", 100, &text, NULL, NULL), CK_E_ARG);
 }
 
+/* 1 when the directory holds exactly the names given (NULL-terminated list). */
+static int dir_holds(const char *const *names)
+{
+    char cmd[256], got[1024] = "", want[1024] = "";
+    snprintf(cmd, sizeof cmd, "ls %s | tr '\\n' ' '", g_dir);
+    FILE *p = popen(cmd, "r");
+    if (p != NULL) {
+        if (fgets(got, sizeof got, p) == NULL) {
+            got[0] = '\0';
+        }
+        pclose(p);
+    }
+    for (const char *const *n = names; *n != NULL; n++) {
+        strcat(want, *n);
+        strcat(want, " ");
+    }
+    if (strcmp(got, want) != 0) {
+        fprintf(stderr, "    directory holds \"%s\", expected \"%s\"\n", got, want);
+    }
+    return strcmp(got, want) == 0;
+}
+
+static char *read_back(const char *path)
+{
+    char *text = NULL;
+    return ck_file_read_all(path, "file", 1 << 20, &text, NULL, NULL) == CK_OK ? text : NULL;
+}
+
+static void test_atomic_writer(void)
+{
+    unlink(path_in_dir("f.txt"));   /* the read tests' files */
+    unlink(path_in_dir("big.txt"));
+    char out[128], sub[128];  /* path_in_dir's buffer is reused by each call */
+    snprintf(out, sizeof out, "%s", path_in_dir("out.bin"));
+    snprintf(sub, sizeof sub, "%s", path_in_dir("sub"));
+    ck_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(ck_file_write_atomic(out, "old contents", 12, &err), CK_OK);
+    ck_atomic_file a;
+    CU_ASSERT_EQUAL_FATAL(ck_atomic_open(&a, out, NULL, &err), CK_OK);
+    fputs("new", a.f);
+    static const char *const during[] = {"out.bin", NULL};
+    char *text = read_back(out);
+    CU_ASSERT_STRING_EQUAL(text ? text : "", "old contents"); /* readers see the old file whole */
+    free(text);
+    char tmp[128];
+    snprintf(tmp, sizeof tmp, "out.bin.tmp.%ld", (long)getpid());
+    const char *const written[] = {"out.bin", tmp, NULL};
+    CU_ASSERT_TRUE(dir_holds(written));                       /* the temporary beside it */
+    CU_ASSERT_EQUAL(ck_atomic_commit(&a, &err), CK_OK);
+    CU_ASSERT_TRUE(dir_holds(during));
+    text = read_back(out);
+    CU_ASSERT_STRING_EQUAL(text ? text : "", "new");
+    free(text);
+
+    CU_ASSERT_EQUAL_FATAL(ck_atomic_open(&a, out, path_in_dir("fixed.tmp"), &err), CK_OK);
+    fputs("dropped", a.f);
+    static const char *const fixed[] = {"fixed.tmp", "out.bin", NULL};
+    CU_ASSERT_TRUE(dir_holds(fixed));                        /* the given temporary name */
+    ck_atomic_abort(&a);
+    CU_ASSERT_TRUE(dir_holds(during));
+    text = read_back(out);
+    CU_ASSERT_STRING_EQUAL(text ? text : "", "new");
+    free(text);
+
+    /* a rename that fails (the path is a directory): error, the temporary removed */
+    CU_ASSERT_EQUAL_FATAL(mkdir(sub, 0700), 0);
+    char want[512];
+    CU_ASSERT_EQUAL(ck_file_write_atomic(sub, "x", 1, &err), CK_E_IO);
+    snprintf(want, sizeof want, "%s: rename from %s.tmp.%ld failed: Is a directory", sub, sub,
+             (long)getpid());
+    CU_ASSERT_STRING_EQUAL(err.message, want);
+    static const char *const after[] = {"out.bin", "sub", NULL};
+    CU_ASSERT_TRUE(dir_holds(after));
+    rmdir(sub);
+    unlink(out);
+}
+
 static void remove_dir(void)
 {
     unlink(path_in_dir("f.txt"));
@@ -103,6 +181,7 @@ int main(void)
         {"reads exact bytes up to the cap", test_reads_exact_bytes_up_to_the_cap},
         {"longer than the cap is refused", test_longer_than_the_cap_is_refused},
         {"not a regular file is refused", test_not_a_regular_file_is_refused},
+        {"atomic writer", test_atomic_writer},
     };
     int rc = ck_test_run("file", cases, sizeof cases / sizeof cases[0]);
     remove_dir();
