@@ -7,54 +7,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "strbuf.h"
 #include "utf8.h"
 
-/* A growable UTF-8 string; `failed` latches an allocation failure so appends can be chained. */
-typedef struct {
-    char *data;
-    size_t len, cap;
-    int failed;
-} sbuf;
-
-static void sb_append(sbuf *b, const char *s, size_t n)
-{
-    if (b->failed) {
-        return;
-    }
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 64;
-        while (cap < b->len + n + 1) {
-            cap *= 2;
-        }
-        char *p = realloc(b->data, cap);
-        if (p == NULL) {
-            b->failed = 1;
-            return;
-        }
-        b->data = p;
-        b->cap = cap;
-    }
-    memcpy(b->data + b->len, s, n);
-    b->len += n;
-    b->data[b->len] = '\0';
-}
-
-static void sb_append_cp(sbuf *b, uint32_t cp)
+static void sb_append_cp(ck_strbuf *b, uint32_t cp)
 {
     char u[4];
-    sb_append(b, u, ck_utf8_encode(cp, u));
+    ck_strbuf_append(b, u, ck_utf8_encode(cp, u));
 }
 
 /* Hands the string over as a malloc'd result ("" when nothing was appended). */
-static int sb_finish(sbuf *b, char **out, ck_error *err)
+static int sb_finish(ck_strbuf *b, char **out, ck_error *err)
 {
-    sb_append(b, "", 0);
-    if (b->failed || b->data == NULL) {
-        free(b->data);
-        return ck_fail(err, CK_E_MEMORY, "g2p: cannot allocate a phoneme string");
-    }
-    *out = b->data;
-    return CK_OK;
+    *out = ck_strbuf_take(b);
+    return *out != NULL ? CK_OK : ck_fail(err, CK_E_MEMORY, "g2p: cannot allocate a phoneme string");
 }
 
 /* ---- rewrite rules (MODEL.md "espeak-ng to Kokoro symbols") ---- */
@@ -82,14 +48,14 @@ static int replace_all(char **s, const rule *r, ck_error *err)
         return CK_OK;
     }
     size_t from_len = strlen(r->from);
-    sbuf b = {NULL, 0, 0, 0};
+    ck_strbuf b = {0};
     const char *p = *s, *hit;
     while ((hit = strstr(p, r->from)) != NULL) {
-        sb_append(&b, p, (size_t)(hit - p));
-        sb_append(&b, r->to, strlen(r->to));
+        ck_strbuf_append(&b, p, (size_t)(hit - p));
+        ck_strbuf_append(&b, r->to, strlen(r->to));
         p = hit + from_len;
     }
-    sb_append(&b, p, strlen(p));
+    ck_strbuf_append(&b, p, strlen(p));
     char *next = NULL;
     int rc = sb_finish(&b, &next, err);
     if (rc == CK_OK) {
@@ -117,7 +83,7 @@ static int rewrite_syllabic(char **s, ck_error *err)
     if (strstr(*s, "\xCC\xA9") == NULL) {
         return CK_OK;
     }
-    sbuf b = {NULL, 0, 0, 0};
+    ck_strbuf b = {0};
     size_t n = strlen(*s), pos = 0, last = 0;  /* last: byte offset in b of the last code point */
     uint32_t cp = 0, prev = ' ';
     while (pos < n && ck_utf8_next(*s, n, &pos, &cp) == CK_OK) {
@@ -125,8 +91,8 @@ static int rewrite_syllabic(char **s, ck_error *err)
             char x[5] = {0};
             memcpy(x, b.data + last, b.len - last);
             b.len = last;
-            sb_append(&b, "ᵊ", strlen("ᵊ"));
-            sb_append(&b, x, strlen(x));
+            ck_strbuf_append(&b, "ᵊ", strlen("ᵊ"));
+            ck_strbuf_append(&b, x, strlen(x));
         } else if (cp != 0x0329) {
             last = b.len;
             sb_append_cp(&b, cp);
@@ -250,11 +216,11 @@ static size_t mark_run_end(const cps *t, size_t i)
 }
 
 /* Appends the marks of run [i, end) as documented at ck_g2p_punctuate. */
-static void emit_run(const cps *t, size_t i, size_t end, sbuf *out)
+static void emit_run(const cps *t, size_t i, size_t end, ck_strbuf *out)
 {
     int lead = is_space(t->cp[i]), trail = is_space(t->cp[end - 1]), more = end < t->n;
     if (lead && !trail && more) {
-        sb_append(out, " ", 1);
+        ck_strbuf_append(out, " ", 1);
     }
     while (is_space(t->cp[i])) {
         i++;
@@ -266,12 +232,12 @@ static void emit_run(const cps *t, size_t i, size_t end, sbuf *out)
         sb_append_cp(out, is_space(t->cp[i]) ? ' ' : t->cp[i]);
     }
     if (trail && more) {
-        sb_append(out, " ", 1);
+        ck_strbuf_append(out, " ", 1);
     }
 }
 
 /* Phonemizes piece [i, end) (trimmed; skipped when blank) and appends the result. */
-static int emit_piece(const cps *t, size_t i, size_t end, ck_g2p_piece_fn fn, void *ctx, sbuf *out,
+static int emit_piece(const cps *t, size_t i, size_t end, ck_g2p_piece_fn fn, void *ctx, ck_strbuf *out,
                       ck_error *err)
 {
     while (i < end && is_space(t->cp[i])) {
@@ -283,7 +249,7 @@ static int emit_piece(const cps *t, size_t i, size_t end, ck_g2p_piece_fn fn, vo
     if (i == end) {
         return CK_OK;
     }
-    sbuf text = {NULL, 0, 0, 0};
+    ck_strbuf text = {0};
     for (size_t k = i; k < end; k++) {
         sb_append_cp(&text, t->cp[k]);
     }
@@ -293,7 +259,7 @@ static int emit_piece(const cps *t, size_t i, size_t end, ck_g2p_piece_fn fn, vo
         rc = fn(ctx, piece, &phonemes, err);
     }
     if (rc == CK_OK) {
-        sb_append(out, phonemes, strlen(phonemes));
+        ck_strbuf_append(out, phonemes, strlen(phonemes));
     }
     free(piece);
     free(phonemes);
@@ -321,7 +287,7 @@ int ck_g2p_punctuate(const char *text, ck_g2p_piece_fn piece, void *ctx, char **
         return ck_fail(err, CK_E_ARG, "g2p: null argument");
     }
     cps t = {NULL, 0};
-    sbuf b = {NULL, 0, 0, 0};
+    ck_strbuf b = {0};
     int rc = decode_text(text, &t, err);
     size_t start = 0;
     for (size_t i = 0; rc == CK_OK && i <= t.n; i++) {
@@ -402,24 +368,24 @@ static int espeak_ready(ck_g2p *g, ck_error *err)
 }
 
 /* Appends espeak output with language-switch flags "(xx)" removed and whitespace as spaces. */
-static void append_clause(sbuf *b, const char *ph)
+static void append_clause(ck_strbuf *b, const char *ph)
 {
     for (const char *p = ph; *p != '\0'; p++) {
         const char *close = *p == '(' ? strchr(p, ')') : NULL;
         if (close != NULL) {
             p = close;
         } else {
-            sb_append(b, is_space((unsigned char)*p) ? " " : p, 1);
+            ck_strbuf_append(b, is_space((unsigned char)*p) ? " " : p, 1);
         }
     }
-    sb_append(b, " ", 1);
+    ck_strbuf_append(b, " ", 1);
 }
 
 /* ck_g2p_piece_fn over espeak-ng: IPA with stress marks and '^' ties, then ck_g2p_rewrite. */
 static int espeak_piece(void *ctx, const char *piece, char **phonemes, ck_error *err)
 {
     ck_g2p *g = ctx;
-    sbuf b = {NULL, 0, 0, 0};
+    ck_strbuf b = {0};
     pthread_mutex_lock(&g_espeak_lock);
     int rc = espeak_ready(g, err);
     const void *cursor = piece;

@@ -1,6 +1,7 @@
 /* safetensors_write.c - the safetensors writer: header built here, data from memory or a spool, written
  * to a temporary name and renamed; must never leave a half-written file at the target path. */
 #include "file.h"
+#include "strbuf.h"
 #include "safetensors.h"
 
 #include <errno.h>
@@ -8,61 +9,30 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A growing byte buffer for the header; `failed` latches an allocation failure. */
-typedef struct {
-    char *p;
-    size_t len, cap;
-    int failed;
-} st_buf;
-
-static void buf_put(st_buf *b, const char *s, size_t n)
-{
-    if (b->failed) {
-        return;
-    }
-    if (b->len + n > b->cap) {
-        size_t cap = 2 * (b->len + n) + 64;
-        char *p = realloc(b->p, cap);
-        if (p == NULL) {
-            b->failed = 1;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-}
-
-static void buf_puts(st_buf *b, const char *s)
-{
-    buf_put(b, s, strlen(s));
-}
-
-static void buf_put_size(st_buf *b, size_t v)
+static void buf_put_size(ck_strbuf *b, size_t v)
 {
     char num[32];
-    buf_put(b, num, (size_t)snprintf(num, sizeof num, "%zu", v));
+    ck_strbuf_append(b, num, (size_t)snprintf(num, sizeof num, "%zu", v));
 }
 
 /* A JSON string literal (RFC 8259): quote, backslash and control characters escaped; other bytes,
  * UTF-8 included, copied as they are. */
-static void buf_put_string(st_buf *b, const char *s)
+static void buf_put_string(ck_strbuf *b, const char *s)
 {
-    buf_put(b, "\"", 1);
+    ck_strbuf_append(b, "\"", 1);
     for (const unsigned char *c = (const unsigned char *)s; *c != '\0'; c++) {
         char esc[8];
         if (*c == '"' || *c == '\\') {
             esc[0] = '\\';
             esc[1] = (char)*c;
-            buf_put(b, esc, 2);
+            ck_strbuf_append(b, esc, 2);
         } else if (*c < 0x20) {
-            buf_put(b, esc, (size_t)snprintf(esc, sizeof esc, "\\u%04x", *c));
+            ck_strbuf_append(b, esc, (size_t)snprintf(esc, sizeof esc, "\\u%04x", *c));
         } else {
-            buf_put(b, (const char *)c, 1);
+            ck_strbuf_append(b, (const char *)c, 1);
         }
     }
-    buf_put(b, "\"", 1);
+    ck_strbuf_append(b, "\"", 1);
 }
 
 /* Checks one entry and sets *bytes = elements x dtype size. */
@@ -129,41 +99,41 @@ static int check_request(const char *path, const ck_st_entry *entries, size_t n,
 }
 
 /* {"__metadata__":{...},"name":{"dtype":..,"shape":[..],"data_offsets":[b,e]},...} + space padding. */
-static void build_header(st_buf *b, const ck_st_entry *entries, size_t n, const size_t *bytes,
+static void build_header(ck_strbuf *b, const ck_st_entry *entries, size_t n, const size_t *bytes,
                          const ck_st_meta *meta, size_t n_meta)
 {
     size_t offset = 0;
-    buf_puts(b, "{");
+    ck_strbuf_puts(b, "{");
     if (n_meta > 0) {
-        buf_puts(b, "\"__metadata__\":{");
+        ck_strbuf_puts(b, "\"__metadata__\":{");
         for (size_t i = 0; i < n_meta; i++) {
-            buf_puts(b, i ? "," : "");
+            ck_strbuf_puts(b, i ? "," : "");
             buf_put_string(b, meta[i].key);
-            buf_puts(b, ":");
+            ck_strbuf_puts(b, ":");
             buf_put_string(b, meta[i].value);
         }
-        buf_puts(b, n > 0 ? "}," : "}");
+        ck_strbuf_puts(b, n > 0 ? "}," : "}");
     }
     for (size_t i = 0; i < n; i++) {
-        buf_puts(b, i ? "," : "");
+        ck_strbuf_puts(b, i ? "," : "");
         buf_put_string(b, entries[i].name);
-        buf_puts(b, ":{\"dtype\":");
+        ck_strbuf_puts(b, ":{\"dtype\":");
         buf_put_string(b, ck_st_dtype_name(entries[i].dtype));
-        buf_puts(b, ",\"shape\":[");
+        ck_strbuf_puts(b, ",\"shape\":[");
         for (size_t d = 0; d < entries[i].rank; d++) {
-            buf_puts(b, d ? "," : "");
+            ck_strbuf_puts(b, d ? "," : "");
             buf_put_size(b, entries[i].shape[d]);
         }
-        buf_puts(b, "],\"data_offsets\":[");
+        ck_strbuf_puts(b, "],\"data_offsets\":[");
         buf_put_size(b, offset);
-        buf_puts(b, ",");
+        ck_strbuf_puts(b, ",");
         buf_put_size(b, offset + bytes[i]);
-        buf_puts(b, "]}");
+        ck_strbuf_puts(b, "]}");
         offset += bytes[i];
     }
-    buf_puts(b, "}");
+    ck_strbuf_puts(b, "}");
     while (b->len % 8 != 0) {
-        buf_puts(b, " ");
+        ck_strbuf_puts(b, " ");
     }
 }
 
@@ -184,14 +154,14 @@ static int copy_spool(FILE *fp, const ck_st_entry *e, size_t bytes)
     return CK_OK;
 }
 
-static int write_body(FILE *fp, const char *tmp, const st_buf *h, const ck_st_entry *entries,
+static int write_body(FILE *fp, const char *tmp, const ck_strbuf *h, const ck_st_entry *entries,
                       size_t n, const size_t *bytes, ck_error *err)
 {
     unsigned char len[8];
     for (int i = 0; i < 8; i++) {
         len[i] = (unsigned char)((uint64_t)h->len >> (8 * i));
     }
-    if (fwrite(len, 1, 8, fp) != 8 || fwrite(h->p, 1, h->len, fp) != h->len) {
+    if (fwrite(len, 1, 8, fp) != 8 || fwrite(h->data, 1, h->len, fp) != h->len) {
         return ck_fail(err, CK_E_IO, "%s: write failed: %s", tmp, strerror(errno));
     }
     for (size_t i = 0; i < n; i++) {
@@ -207,7 +177,7 @@ static int write_body(FILE *fp, const char *tmp, const st_buf *h, const ck_st_en
 }
 
 /* Writes the file under a temporary name (PATH.tmp.<pid>), then renames it onto path (file.h). */
-static int write_atomic(const char *path, const st_buf *h, const ck_st_entry *entries, size_t n,
+static int write_atomic(const char *path, const ck_strbuf *h, const ck_st_entry *entries, size_t n,
                         const size_t *bytes, ck_error *err)
 {
     ck_atomic_file a;
@@ -226,7 +196,7 @@ static int write_atomic(const char *path, const st_buf *h, const ck_st_entry *en
 int ck_st_write(const char *path, const ck_st_entry *entries, size_t n_entries,
                 const ck_st_meta *meta, size_t n_meta, ck_error *err)
 {
-    st_buf header = {0};
+    ck_strbuf header = {0};
     size_t *bytes = NULL;
     int rc;
     if (path == NULL || (entries == NULL && n_entries > 0) || (meta == NULL && n_meta > 0)) {
@@ -248,7 +218,7 @@ int ck_st_write(const char *path, const ck_st_entry *entries, size_t n_entries,
     }
     rc = write_atomic(path, &header, entries, n_entries, bytes, err);
 done:
-    free(header.p);
+    ck_strbuf_free(&header);
     free(bytes);
     return rc;
 }
