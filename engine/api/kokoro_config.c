@@ -3,12 +3,12 @@
 #include "kokoro_config.h"
 
 #include <cjson/cJSON.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "file.h"
+#include "json.h"
 #include "sha256.h"
 #include "utf8.h"
 
@@ -25,12 +25,10 @@ static int size_field(const ck_kokoro_config *c, const cJSON *obj, const char *p
     if (item == NULL) {
         return ck_fail(err, CK_E_FORMAT, "%s: field \"%s%s\" missing", c->path, prefix, key);
     }
-    double v = cJSON_IsNumber(item) ? item->valuedouble : NAN;
-    if (!(v >= (double)min && v <= (double)max) || v != floor(v)) {
+    if (!ck_json_size(item, min, max, out)) {
         return ck_fail(err, CK_E_FORMAT, "%s: field \"%s%s\": expected an integer %zu..%zu",
                        c->path, prefix, key, min, max);
     }
-    *out = (size_t)v;
     return CK_OK;
 }
 
@@ -64,9 +62,9 @@ static int parse_vocab(ck_kokoro_config *c, const cJSON *vocab, ck_error *err)
     }
     int rc = ck_vocab_new(&c->vocab, c->n_token, err);
     for (const cJSON *item = vocab->child; rc == CK_OK && item != NULL; item = item->next) {
-        double v = cJSON_IsNumber(item) ? item->valuedouble : NAN;
+        size_t v = 0;
         ck_error why = {CK_OK, ""};
-        if (!(v >= 0 && v < (double)c->n_token) || v != floor(v)) {
+        if (!ck_json_size(item, 0, c->n_token - 1, &v)) {
             ck_fail(&why, CK_E_ARG, "expected an integer id 1..%zu (0 is the boundary)",
                     c->n_token - 1);
         } else {

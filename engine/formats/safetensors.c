@@ -2,10 +2,11 @@
  * Must not trust one byte of a file: every length and offset is checked before it is used. */
 #include "safetensors.h"
 
+#include "json.h"
+
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,20 +55,6 @@ size_t ck_st_dtype_size(ck_st_dtype d)
 
 /* ---- reader: header fields ---------------------------------------------------------------- */
 
-/* A JSON number that is an integer in [0, 2^53] (exact in a double) -> *out. 0 if not. */
-static int json_size(const cJSON *v, size_t *out)
-{
-    if (!cJSON_IsNumber(v)) {
-        return 0;
-    }
-    double d = v->valuedouble;
-    if (!(d >= 0.0 && d <= 9007199254740992.0) || d != floor(d) || d > (double)SIZE_MAX) {
-        return 0;
-    }
-    *out = (size_t)d;
-    return 1;
-}
-
 static int parse_dtype(const ck_st_file *f, const char *name, const cJSON *v, ck_st_tensor *t,
                        size_t *elem_size, ck_error *err)
 {
@@ -102,7 +89,7 @@ static int parse_shape(const ck_st_file *f, const char *name, const cJSON *v, ck
     t->elements = 1;
     size_t i = 0;
     for (const cJSON *d = v->child; d != NULL; d = d->next, i++) {
-        if (!json_size(d, &t->shape[i])) {
+        if (!ck_json_size(d, 0, SIZE_MAX, &t->shape[i])) {
             return ck_fail(err, CK_E_FORMAT, "%s: tensor \"%s\": shape[%zu]: not a non-negative integer",
                            f->path, name, i);
         }
@@ -120,8 +107,8 @@ static int parse_offsets(const ck_st_file *f, const char *name, const cJSON *v, 
                          size_t data_bytes, size_t *begin, ck_st_tensor *t, ck_error *err)
 {
     size_t end;
-    if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) != 2 || !json_size(v->child, begin) ||
-        !json_size(v->child->next, &end)) {
+    if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) != 2 || !ck_json_size(v->child, 0, SIZE_MAX, begin) ||
+        !ck_json_size(v->child->next, 0, SIZE_MAX, &end)) {
         return ck_fail(err, CK_E_FORMAT,
                        "%s: tensor \"%s\": data_offsets: not an array of 2 non-negative integers",
                        f->path, name);

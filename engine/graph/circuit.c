@@ -3,13 +3,13 @@
 #include "circuit.h"
 #include "circuit_internal.h"
 
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "file.h"
+#include "json.h"
 
 #define CK_DIM_MAX ((size_t)1 << 24)      /* a fixed dim; keeps a product of 4 far from SIZE_MAX */
 #define CK_CIRCUIT_FILE_MAX ((size_t)1 << 24) /* circuit files are a few KiB; refuse anything huge */
@@ -85,18 +85,6 @@ int ck_loader_lookup(ck_loader *l, const cJSON *item, const char *what, int is_w
     return CK_OK;
 }
 
-int ck_json_positive(const cJSON *item, size_t max, size_t *value)
-{
-    if (!cJSON_IsNumber(item)) {
-        return 0;
-    }
-    double v = item->valuedouble;
-    if (!(v >= 1.0 && v <= (double)max && v == floor(v))) {
-        return 0;
-    }
-    *value = (size_t)v;
-    return 1;
-}
 
 /* cJSON keeps every duplicate key and returns the first on lookup, so a second "ids" would be
  * silently ignored: reject it in any object of the file. path[cap] holds the JSON path of node
@@ -163,7 +151,7 @@ static int parse_dims(ck_loader *l, const cJSON *dims)
         if (cJSON_IsString(item) && strcmp(item->valuestring, "runtime") == 0) {
             d->runtime = 1;
             runtime++;
-        } else if (!ck_json_positive(item, CK_DIM_MAX, &d->value)) {
+        } else if (!ck_json_size(item, 1, CK_DIM_MAX, &d->value)) {
             return ck_loader_fail(l, "dims \"%s\": expected a positive integer or \"runtime\"",
                                   d->name);
         }

@@ -6,6 +6,7 @@
 #include <cjson/cJSON.h>
 
 #include "circuit.h"
+#include "json.h"
 
 typedef struct {
     ck_circuit *c;
@@ -34,8 +35,6 @@ int ck_loader_keys(ck_loader *l, const cJSON *obj, const char *what, const char 
  * "<name>"" when item is not a string or names nothing. */
 int ck_loader_lookup(ck_loader *l, const cJSON *item, const char *what, int is_weight, int *index);
 
-/* 1 and *value when item is an integer number in [1, max], else 0. */
-int ck_json_positive(const cJSON *item, size_t max, size_t *value);
 
 /* Parses the "ops" array (unrolling repeats) into c->ops, and
  * runs the data-flow rules (read before written, in place, dead buffers, outputs written). */

@@ -89,8 +89,8 @@ static int parse_params(ck_loader *l, const cJSON *params, ck_op *op)
     static const char *const geometry[] = {"heads", "head_dim"};
     size_t *dst[] = {&op->heads, &op->head_dim};
     for (size_t i = 0; i < 2; i++) {
-        if (!ck_json_positive(cJSON_GetObjectItemCaseSensitive(params, geometry[i]), CK_HEADS_MAX,
-                              dst[i])) {
+        if (!ck_json_size(cJSON_GetObjectItemCaseSensitive(params, geometry[i]), 1, CK_HEADS_MAX,
+                          dst[i])) {
             return ck_loader_fail(l, "params \"%s\": expected an integer in 1..%d", geometry[i],
                                   CK_HEADS_MAX);
         }
@@ -312,8 +312,8 @@ static int check_repeat(ck_loader *l, const cJSON *block, size_t top, size_t *co
     const cJSON *ops = cJSON_GetObjectItemCaseSensitive(block, "ops");
     snprintf(l->where, sizeof l->where, "op %zu \"repeat\"", top);
     int rc = ck_loader_keys(l, block, "repeat", "field", keys);
-    if (rc == CK_OK && !ck_json_positive(cJSON_GetObjectItemCaseSensitive(block, "repeat"),
-                                         CK_REPEAT_MAX, count)) {
+    if (rc == CK_OK && !ck_json_size(cJSON_GetObjectItemCaseSensitive(block, "repeat"), 1,
+                                     CK_REPEAT_MAX, count)) {
         rc = ck_loader_fail(l, "repeat: expected an integer count in 1..%d", CK_REPEAT_MAX);
     }
     if (rc == CK_OK && (!cJSON_IsArray(ops) || cJSON_GetArraySize(ops) == 0)) {

@@ -11,6 +11,7 @@
 
 #include "byte_order.h"
 #include "file.h"
+#include "json.h"
 #include "output_internal.h"
 
 #define CK_RECORD_VERSION 4 /* 4: the record's own SHA-256 ("record_sha256") */
@@ -214,12 +215,10 @@ static int record_size(const ck_output *o, const cJSON *r, const char *key, size
                        ck_error *err)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(r, key);
-    if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 9007199254740992.0 ||
-        v->valuedouble != (double)(size_t)v->valuedouble) {
+    if (!ck_json_size(v, 0, SIZE_MAX, out)) {
         return ck_fail(err, CK_E_FORMAT, "%s: field \"%s\": expected a non-negative integer",
                        o->record_path, key);
     }
-    *out = (size_t)v->valuedouble;
     return CK_OK;
 }
 

@@ -7,6 +7,7 @@
 #include "circuit_default.h"
 #include "executor.h"
 #include "synth_weights.h"
+#include "json.h"
 #include "xray_internal.h"
 
 /* What a parity run holds for all cases: the model, and per case the captured stored rows. */
@@ -95,12 +96,14 @@ static int run_case(xrun *x, size_t ci, ck_error *err)
     return rc;
 }
 
-/* Seed of the synthetic weights: the manifest's "weights"."seed", else the option. */
+/* Seed of the synthetic weights: the manifest's "weights"."seed" when it is an exact integer in
+ * 0..2^53 (a JSON number holds no more exactly), else the option. */
 static uint64_t manifest_seed(const xrun *x)
 {
     const cJSON *s = cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(x->manifest, "weights"), "seed");
-    return cJSON_IsNumber(s) ? (uint64_t)s->valuedouble : (uint64_t)x->opt->seed;
+    size_t seed = 0;
+    return ck_json_size(s, 0, SIZE_MAX, &seed) ? (uint64_t)seed : (uint64_t)x->opt->seed;
 }
 
 static int open_oracle(xrun *x, ck_error *err)
