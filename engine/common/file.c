@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -77,6 +78,42 @@ int ck_file_read_all(const char *path, const char *what, size_t max_bytes, char 
         *len = n;
     }
     return CK_OK;
+}
+
+int ck_file_map_open(ck_file_map *m, const char *path, ck_error *err)
+{
+    if (m == NULL || path == NULL) {
+        return ck_fail(err, CK_E_ARG, "file map: null map or path");
+    }
+    *m = (ck_file_map){NULL, 0};
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        return ck_fail(err, CK_E_IO, "%s: cannot open: %s", path, strerror(errno));
+    }
+    struct stat st;
+    int rc = CK_OK;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        rc = ck_fail(err, CK_E_IO, "%s: not a regular file", path);
+    } else if (st.st_size > 0) {
+        void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p == MAP_FAILED) {
+            rc = ck_fail(err, CK_E_IO, "%s: cannot map: %s", path, strerror(errno));
+        } else {
+            *m = (ck_file_map){p, (size_t)st.st_size};
+        }
+    }
+    close(fd);
+    return rc;
+}
+
+void ck_file_map_close(ck_file_map *m)
+{
+    if (m != NULL && m->data != NULL) {
+        munmap((void *)m->data, m->bytes);
+    }
+    if (m != NULL) {
+        *m = (ck_file_map){NULL, 0};
+    }
 }
 
 static char *copy_string(const char *s)

@@ -20,6 +20,19 @@
 int ck_file_read_all(const char *path, const char *what, size_t max_bytes, char **text,
                      size_t *len, ck_error *err);
 
+/* A regular file mapped read-only (private), for the readers that use bytes in place. */
+typedef struct {
+    const unsigned char *data; /* NULL for an empty file */
+    size_t bytes;
+} ck_file_map;
+
+/* Maps the regular file at path. Errors: CK_E_ARG; CK_E_IO "PATH: cannot open: REASON", "PATH:
+ * not a regular file", "PATH: cannot map: REASON". On error *m is empty. */
+int ck_file_map_open(ck_file_map *m, const char *path, ck_error *err);
+
+/* Unmaps; *m is empty again. Accepts an empty m. */
+void ck_file_map_close(ck_file_map *m);
+
 /* A file written under a temporary name and renamed onto its path when complete: a reader of the
  * path sees the old file or the whole new one, never a part. Durability: the data is fsynced before
  * the rename and the directory after it, so a power cut after commit keeps the new file. */

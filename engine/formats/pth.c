@@ -193,9 +193,11 @@ static int walk(ck_pth_file *f, ck_pv *d, const char *prefix, const char *group,
     return rc;
 }
 
-static int read_checkpoint(ck_pth_file *f, ck_error *err)
+/* Reads the archive at f->path, or bytes[n] when bytes is not NULL. */
+static int read_checkpoint(ck_pth_file *f, const void *bytes, size_t n, ck_error *err)
 {
-    int rc = ck_zip_open(&f->zip, f->path, err);
+    int rc = bytes != NULL ? ck_zip_open_memory(&f->zip, bytes, n, f->path, err)
+                           : ck_zip_open(&f->zip, f->path, err);
     const ck_zip_entry *pkl = rc == CK_OK ? find_pickle(f, err) : NULL;
     if (pkl == NULL) {
         return rc != CK_OK ? rc : err != NULL && err->code != CK_OK ? err->code : CK_E_FORMAT;
@@ -213,24 +215,40 @@ static int read_checkpoint(ck_pth_file *f, ck_error *err)
     return rc == CK_OK ? walk(f, f->pickle.root, "", NULL, 0, err) : rc;
 }
 
-int ck_pth_open(ck_pth_file **out, const char *path, ck_error *err)
+/* A checkpoint named `name`: the file at that path, or bytes[n] when bytes is not NULL. */
+static int open_checkpoint(ck_pth_file **out, const char *name, const void *bytes, size_t n,
+                           ck_error *err)
 {
-    if (out == NULL || path == NULL) {
-        return ck_fail(err, CK_E_ARG, "pth: null out or path");
-    }
     *out = NULL;
     ck_pth_file *f = calloc(1, sizeof *f);
-    if (f == NULL || (f->path = strdup(path)) == NULL) {
+    if (f == NULL || (f->path = strdup(name)) == NULL) {
         ck_pth_close(f);
-        return ck_fail(err, CK_E_MEMORY, "%s: out of memory", path);
+        return ck_fail(err, CK_E_MEMORY, "%s: out of memory", name);
     }
-    int rc = read_checkpoint(f, err);
+    int rc = read_checkpoint(f, bytes, n, err);
     if (rc != CK_OK) {
         ck_pth_close(f);
         return rc;
     }
     *out = f;
     return CK_OK;
+}
+
+int ck_pth_open(ck_pth_file **out, const char *path, ck_error *err)
+{
+    if (out == NULL || path == NULL) {
+        return ck_fail(err, CK_E_ARG, "pth: null out or path");
+    }
+    return open_checkpoint(out, path, NULL, 0, err);
+}
+
+int ck_pth_open_memory(ck_pth_file **out, const void *bytes, size_t n, const char *name,
+                       ck_error *err)
+{
+    if (out == NULL || bytes == NULL) {
+        return ck_fail(err, CK_E_ARG, "pth: null out or bytes");
+    }
+    return open_checkpoint(out, name != NULL ? name : "<memory>", bytes, n, err);
 }
 
 void ck_pth_close(ck_pth_file *f)

@@ -47,6 +47,12 @@ int ck_pth_sniff(const char *path);
  * the file and the tensor), CK_E_MEMORY. On error *out is NULL. */
 int ck_pth_open(ck_pth_file **out, const char *path, ck_error *err);
 
+/* The same over bytes[n] held by the caller (a checkpoint already in memory, a fuzzer's input):
+ * nothing is copied, so the bytes must outlive f. name (copied; NULL: "<memory>") starts every
+ * message. Errors: CK_E_ARG (null out or bytes), the rest as ck_pth_open. */
+int ck_pth_open_memory(ck_pth_file **out, const void *bytes, size_t n, const char *name,
+                       ck_error *err);
+
 /* Unmaps and frees; accepts NULL. */
 void ck_pth_close(ck_pth_file *f);
 

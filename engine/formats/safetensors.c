@@ -1,18 +1,16 @@
-/* safetensors.c - safetensors reader (mmap, header validated before use) and f32 conversion.
+/* safetensors.c - safetensors reader (a mapping or bytes in memory, header validated before use) and
+ * f32 conversion.
  * Must not trust one byte of a file: every length and offset is checked before it is used. */
 #include "safetensors.h"
 
+#include "file.h"
 #include "json.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "safetensors data is little-endian; this reader uses it in place and needs a little-endian host"
@@ -20,8 +18,9 @@
 
 struct ck_st_file {
     char *path;
-    unsigned char *map;     /* whole file, PROT_READ */
+    const unsigned char *map; /* the whole file: the mapping (ck_st_open) or the caller's bytes */
     size_t map_bytes;
+    ck_file_map file;       /* owned mapping; empty for ck_st_open_memory */
     ck_st_tensor *tensors;  /* names owned (malloc'd) */
     size_t n;
     char **meta;            /* key, value, key, value, ... (owned) */
@@ -258,43 +257,14 @@ done:
     return rc;
 }
 
-/* Opens and maps f->path; the file must hold at least the 8-byte header length. */
-static int map_file(ck_st_file *f, ck_error *err)
-{
-    struct stat st;
-    int rc = CK_OK;
-    int fd = open(f->path, O_RDONLY);
-    if (fd < 0) {
-        return ck_fail(err, CK_E_IO, "%s: cannot open: %s", f->path, strerror(errno));
-    }
-    if (fstat(fd, &st) != 0) {
-        rc = ck_fail(err, CK_E_IO, "%s: cannot stat: %s", f->path, strerror(errno));
-        goto done;
-    }
-    if (st.st_size < 8) {
-        rc = ck_fail(err, CK_E_FORMAT, "%s: header length: truncated (file has %lld bytes, needs 8)",
-                     f->path, (long long)st.st_size);
-        goto done;
-    }
-    f->map_bytes = (size_t)st.st_size;
-    void *m = mmap(NULL, f->map_bytes, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (m == MAP_FAILED) {
-        rc = ck_fail(err, CK_E_IO, "%s: cannot mmap: %s", f->path, strerror(errno));
-        goto done;
-    }
-    f->map = m;
-done:
-    close(fd);
-    return rc;
-}
-
 static int load(ck_st_file *f, ck_error *err)
 {
     uint64_t n = 0;
     cJSON *root = NULL;
-    int rc = map_file(f, err);
-    if (rc != CK_OK) {
-        return rc;
+    int rc = CK_OK;
+    if (f->map_bytes < 8) {
+        return ck_fail(err, CK_E_FORMAT, "%s: header length: truncated (file has %zu bytes, needs 8)",
+                       f->path, f->map_bytes);
     }
     for (int i = 7; i >= 0; i--) {
         n = (n << 8) | f->map[i];
@@ -323,17 +293,23 @@ done:
     return rc;
 }
 
-int ck_st_open(ck_st_file **out, const char *path, ck_error *err)
+/* A file record named `name` over bytes[n]; with map, it owns that mapping (closed on error too). */
+static int open_bytes(ck_st_file **out, const char *name, const ck_file_map *map,
+                      const void *bytes, size_t n, ck_error *err)
 {
-    if (out == NULL || path == NULL) {
-        return ck_fail(err, CK_E_ARG, "safetensors: null out or path");
-    }
     *out = NULL;
     ck_st_file *f = calloc(1, sizeof *f);
-    if (f == NULL || (f->path = strdup(path)) == NULL) {
+    if (f == NULL || (f->path = strdup(name)) == NULL) {
         ck_st_close(f);
-        return ck_fail(err, CK_E_MEMORY, "%s: out of memory", path);
+        ck_file_map file = map != NULL ? *map : (ck_file_map){NULL, 0};
+        ck_file_map_close(&file);
+        return ck_fail(err, CK_E_MEMORY, "%s: out of memory", name);
     }
+    if (map != NULL) {
+        f->file = *map;
+    }
+    f->map = bytes;
+    f->map_bytes = n;
     int rc = load(f, err);
     if (rc != CK_OK) {
         ck_st_close(f);
@@ -343,14 +319,31 @@ int ck_st_open(ck_st_file **out, const char *path, ck_error *err)
     return CK_OK;
 }
 
+int ck_st_open(ck_st_file **out, const char *path, ck_error *err)
+{
+    if (out == NULL || path == NULL) {
+        return ck_fail(err, CK_E_ARG, "safetensors: null out or path");
+    }
+    ck_file_map map;
+    int rc = ck_file_map_open(&map, path, err);
+    return rc == CK_OK ? open_bytes(out, path, &map, map.data, map.bytes, err) : (*out = NULL, rc);
+}
+
+int ck_st_open_memory(ck_st_file **out, const void *bytes, size_t n, const char *name,
+                      ck_error *err)
+{
+    if (out == NULL || (bytes == NULL && n > 0)) {
+        return ck_fail(err, CK_E_ARG, "safetensors: null out or bytes");
+    }
+    return open_bytes(out, name != NULL ? name : "<memory>", NULL, bytes, n, err);
+}
+
 void ck_st_close(ck_st_file *f)
 {
     if (f == NULL) {
         return;
     }
-    if (f->map != NULL) {
-        munmap(f->map, f->map_bytes);
-    }
+    ck_file_map_close(&f->file);
     for (size_t i = 0; f->tensors != NULL && i < f->n; i++) {
         free((char *)f->tensors[i].name);
     }

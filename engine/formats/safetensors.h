@@ -1,4 +1,4 @@
-/* safetensors.h - read (mmap, every offset checked; safetensors.c) and write (temp + fsync + rename;
+/* safetensors.h - read (a mapping or bytes in memory, every offset checked; safetensors.c) and write (temp + fsync + rename;
  * safetensors_write.c) safetensors files. Knows no model names; never converts beyond F32/F16/BF16 -> f32.
  *
  * Format (huggingface/safetensors): u64 little-endian header length N; N bytes of JSON
@@ -42,7 +42,13 @@ typedef struct ck_st_file ck_st_file;
  * message names the file, the tensor and the field), CK_E_MEMORY. On error *out is NULL. */
 int ck_st_open(ck_st_file **out, const char *path, ck_error *err);
 
-/* Unmaps and frees; accepts NULL. Every pointer obtained from f becomes invalid. */
+/* The same over bytes[n] held by the caller (a file already in memory, a fuzzer's input, a binding's
+ * buffer): nothing is copied, so the bytes must outlive f. name (copied; NULL: "<memory>") starts
+ * every message. Errors: CK_E_ARG (null out, or null bytes with n > 0), the rest as ck_st_open. */
+int ck_st_open_memory(ck_st_file **out, const void *bytes, size_t n, const char *name,
+                      ck_error *err);
+
+/* Unmaps (ck_st_open) and frees; accepts NULL. Every pointer obtained from f becomes invalid. */
 void ck_st_close(ck_st_file *f);
 
 /* Number of tensors (metadata excluded); 0 for NULL. */

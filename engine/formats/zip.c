@@ -1,16 +1,14 @@
-/* zip.c - ZIP reader for stored (uncompressed) entries over a read-only mmap, CRC-32 on demand.
- * Must not trust one byte of the file: every offset and length is checked against the mapping. */
+/* zip.c - ZIP reader for stored (uncompressed) entries over a read-only mapping or bytes in memory,
+ * CRC-32 on demand. Must not trust one byte of the file: every offset and length is checked against
+ * the bytes. */
 #include "zip.h"
 
 #include "byte_order.h"
+#include "file.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #define SIG_LOCAL 0x04034b50u
 #define SIG_CENTRAL 0x02014b50u
@@ -25,8 +23,9 @@
 
 struct ck_zip {
     char *path;
-    unsigned char *map;
+    const unsigned char *map; /* the whole archive: the mapping (ck_zip_open) or the caller's bytes */
     size_t map_bytes;
+    ck_file_map file;         /* owned mapping; empty for ck_zip_open_memory */
     ck_zip_entry *entries;
     size_t n;
 };
@@ -165,31 +164,6 @@ static int parse_central(const ck_zip *z, uint64_t *at, uint64_t cd_end, ck_zip_
     return bind_local(z, e, offset, name_len, err);
 }
 
-/* Maps the file read-only into z->map. */
-static int map_file(ck_zip *z, ck_error *err)
-{
-    struct stat st;
-    int fd = open(z->path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        return ck_fail(err, CK_E_IO, "%s: cannot open: %s", z->path, strerror(errno));
-    }
-    int rc = CK_OK;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
-        rc = ck_fail(err, CK_E_IO, "%s: not a non-empty regular file", z->path);
-        goto done;
-    }
-    z->map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (z->map == MAP_FAILED) {
-        z->map = NULL;
-        rc = ck_fail(err, CK_E_IO, "%s: cannot map: %s", z->path, strerror(errno));
-        goto done;
-    }
-    z->map_bytes = (size_t)st.st_size;
-done:
-    close(fd);
-    return rc;
-}
-
 /* Parses every central header and rejects duplicate names. */
 static int read_directory(ck_zip *z, ck_error *err)
 {
@@ -212,27 +186,49 @@ static int read_directory(ck_zip *z, ck_error *err)
     return rc;
 }
 
-int ck_zip_open(ck_zip **out, const char *path, ck_error *err)
+/* An archive named `name` over bytes[n]; with map, it owns that mapping (closed on error too). */
+static int open_bytes(ck_zip **out, const char *name, const ck_file_map *map, const void *bytes,
+                      size_t n, ck_error *err)
 {
-    if (out == NULL || path == NULL) {
-        return ck_fail(err, CK_E_ARG, "zip: null out or path");
-    }
     *out = NULL;
     ck_zip *z = calloc(1, sizeof *z);
-    if (z == NULL || (z->path = strdup(path)) == NULL) {
+    if (z == NULL || (z->path = strdup(name)) == NULL) {
         ck_zip_close(z);
-        return ck_fail(err, CK_E_MEMORY, "%s: out of memory", path);
+        ck_file_map file = map != NULL ? *map : (ck_file_map){NULL, 0};
+        ck_file_map_close(&file);
+        return ck_fail(err, CK_E_MEMORY, "%s: out of memory", name);
     }
-    int rc = map_file(z, err);
-    if (rc == CK_OK) {
-        rc = read_directory(z, err);
+    if (map != NULL) {
+        z->file = *map;
     }
+    z->map = bytes;
+    z->map_bytes = n;
+    int rc = n > 0 ? read_directory(z, err)
+                   : ck_fail(err, CK_E_FORMAT, "%s: empty: not a ZIP archive", name);
     if (rc != CK_OK) {
         ck_zip_close(z);
         return rc;
     }
     *out = z;
     return CK_OK;
+}
+
+int ck_zip_open(ck_zip **out, const char *path, ck_error *err)
+{
+    if (out == NULL || path == NULL) {
+        return ck_fail(err, CK_E_ARG, "zip: null out or path");
+    }
+    ck_file_map map;
+    int rc = ck_file_map_open(&map, path, err);
+    return rc == CK_OK ? open_bytes(out, path, &map, map.data, map.bytes, err) : (*out = NULL, rc);
+}
+
+int ck_zip_open_memory(ck_zip **out, const void *bytes, size_t n, const char *name, ck_error *err)
+{
+    if (out == NULL || (bytes == NULL && n > 0)) {
+        return ck_fail(err, CK_E_ARG, "zip: null out or bytes");
+    }
+    return open_bytes(out, name != NULL ? name : "<memory>", NULL, bytes, n, err);
 }
 
 void ck_zip_close(ck_zip *z)
@@ -243,9 +239,7 @@ void ck_zip_close(ck_zip *z)
     for (size_t i = 0; z->entries != NULL && i < z->n; i++) {
         free(z->entries[i].name);
     }
-    if (z->map != NULL) {
-        munmap(z->map, z->map_bytes);
-    }
+    ck_file_map_close(&z->file);
     free(z->entries);
     free(z->path);
     free(z);

@@ -31,6 +31,11 @@ typedef struct ck_zip ck_zip;
  * and the field), CK_E_MEMORY. On error *out is NULL. */
 int ck_zip_open(ck_zip **out, const char *path, ck_error *err);
 
+/* The same over bytes[n] held by the caller: nothing is copied, so the bytes must outlive z. name
+ * (copied; NULL: "<memory>") starts every message. Errors: CK_E_ARG (null out, or null bytes with
+ * n > 0), the rest as ck_zip_open. */
+int ck_zip_open_memory(ck_zip **out, const void *bytes, size_t n, const char *name, ck_error *err);
+
 /* Unmaps and frees; accepts NULL. Every pointer obtained from z becomes invalid. */
 void ck_zip_close(ck_zip *z);
 

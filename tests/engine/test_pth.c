@@ -103,6 +103,33 @@ static void test_layout_described(void)
     ck_pth_close(f);
 }
 
+/* The archive's bytes in memory describe the same tensors as the file. */
+static void test_open_memory_equals_file(void)
+{
+    const char *path = fixture(FIX "kokoro_reduced_f32.pth");
+    ck_pth_file *a = NULL, *b = NULL;
+    ck_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(ck_pth_open(&a, path, &err), CK_OK);
+    FILE *fp = fopen(path, "rb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(fp);
+    static unsigned char bytes[1 << 20];
+    size_t n = fread(bytes, 1, sizeof bytes, fp);
+    fclose(fp);
+    CU_ASSERT_EQUAL_FATAL(ck_pth_open_memory(&b, bytes, n, "in memory", &err), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_pth_count(a), ck_pth_count(b));
+    for (size_t i = 0; i < ck_pth_count(a); i++) {
+        ck_st_tensor x, y;
+        CU_ASSERT_STRING_EQUAL(ck_pth_at(a, i)->name, ck_pth_at(b, i)->name);
+        CU_ASSERT_EQUAL_FATAL(ck_pth_view(a, i, &x, &err), CK_OK);
+        CU_ASSERT_EQUAL_FATAL(ck_pth_view(b, i, &y, &err), CK_OK);
+        CU_ASSERT_TRUE(x.bytes == y.bytes && memcmp(x.data, y.data, x.bytes) == 0);
+    }
+    ck_pth_close(a);
+    ck_pth_close(b);
+    CU_ASSERT_EQUAL(ck_pth_open_memory(&b, bytes, 0, NULL, &err), CK_E_FORMAT);
+    CU_ASSERT_STRING_EQUAL(err.message, "<memory>: empty: not a ZIP archive");
+}
+
 static void test_sniff_by_content(void)
 {
     CU_ASSERT_EQUAL(ck_pth_sniff(fixture(FIX "kokoro_reduced_f16.pth")), 1);
@@ -147,7 +174,7 @@ static void test_deep_marks(void) { expect_rejected(FIX "h_deep_marks.pth", CK_E
 static void test_truncated_zip(void) { expect_rejected(FIX "h_truncated.pth", CK_E_FORMAT, "no end of central directory record"); }
 static void test_bad_crc(void) { expect_rejected(FIX "h_bad_crc.pth", CK_E_FORMAT, "kokoro_reduced_f32/data/0\": bad CRC-32"); }
 
-CK_TEST_MAIN("pth",
+CK_TEST_MAIN("pth", {"open memory equals file", test_open_memory_equals_file},
              {"f32 checkpoint equals its safetensors twin", test_f32_equals_safetensors},
              {"f16 checkpoint equals its safetensors twin", test_f16_equals_safetensors},
              {"bf16 checkpoint equals its safetensors twin", test_bf16_equals_safetensors},

@@ -206,6 +206,38 @@ static void test_reject_missing_dtype(void)
                   "dtype: missing or not a string");
 }
 
+/* Bytes in memory read as the file they came from: same tensors, same data bytes; the same checks
+ * (a truncated header length) with the name given. */
+static void test_open_memory_equals_file(void)
+{
+    const char *path = ck_test_path("tests/fixtures/pth/kokoro_reduced.safetensors");
+    ck_st_file *a = NULL, *b = NULL;
+    ck_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(ck_st_open(&a, path, &err), CK_OK);
+    FILE *fp = fopen(path, "rb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(fp);
+    static unsigned char bytes[1 << 20];
+    size_t n = fread(bytes, 1, sizeof bytes, fp);
+    fclose(fp);
+    CU_ASSERT_EQUAL_FATAL(ck_st_open_memory(&b, bytes, n, "weights in memory", &err), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_st_count(a), ck_st_count(b));
+    CU_ASSERT_TRUE(ck_st_count(a) > 0);
+    for (size_t i = 0; i < ck_st_count(a); i++) {
+        const ck_st_tensor *x = ck_st_at(a, i), *y = ck_st_at(b, i);
+        CU_ASSERT_STRING_EQUAL(x->name, y->name);
+        CU_ASSERT_TRUE(x->bytes == y->bytes && memcmp(x->data, y->data, x->bytes) == 0);
+        CU_ASSERT_TRUE((const unsigned char *)y->data >= bytes &&
+                       (const unsigned char *)y->data + y->bytes <= bytes + n); /* not copied */
+    }
+    ck_st_close(a);
+    ck_st_close(b);
+    CU_ASSERT_EQUAL(ck_st_open_memory(&b, bytes, 5, NULL, &err), CK_E_FORMAT);
+    CU_ASSERT_STRING_EQUAL(err.message, "<memory>: header length: truncated (file has 5 bytes, "
+                           "needs 8)");
+    CU_ASSERT_PTR_NULL(b);
+    CU_ASSERT_EQUAL(ck_st_open_memory(&b, NULL, 5, NULL, NULL), CK_E_ARG);
+}
+
 static void test_missing_file_is_io(void)
 {
     ck_st_file *f = NULL;
@@ -469,7 +501,7 @@ static void test_cleanup(void)
     CU_ASSERT_EQUAL(rmdir(ck_test_tmp_dir()), 0); /* every test removed its files: dir empty */
 }
 
-CK_TEST_MAIN("safetensors",
+CK_TEST_MAIN("safetensors", {"open memory equals file", test_open_memory_equals_file},
              {"reject truncated header length", test_reject_truncated_header_length},
              {"reject header length beyond file", test_reject_header_length_beyond_file},
              {"reject huge header length", test_reject_huge_header_length},
