@@ -437,21 +437,48 @@ static void test_resume_rejects_inconsistent_journals(void)
     expect_resume_failure(".partial.json", -1, "}}", CK_E_FORMAT, ".partial.json");
 }
 
-/* Commits 10 sequences and 3 skipped lines, then replaces byte `at` of PATH`suffix` with another
- * byte that is not a newline (every size, line count and the last offset stay right) and expects
- * resume to refuse with CK_E_FORMAT naming that file. */
-static void expect_edit_refused(const char *suffix, long at)
+/* Commits 10 sequences and 3 skipped lines to a fresh output at path, mark line 11. */
+static void commit_ten(const char *path)
 {
     ck_output_mark mark;
-    ck_error err = {0};
-    char victim[400], what[480];
-    const char *path = tmp("edited.st");
     ck_output *o = open_out(path, 0, &mark);
     CU_ASSERT_FATAL(o != NULL);
     CU_ASSERT_EQUAL_FATAL(append_range(o, 0, 10), 0);
     CU_ASSERT_EQUAL_FATAL(skip_lines(o, 0, 3), 0);
     CU_ASSERT_EQUAL_FATAL(ck_output_commit(o, (ck_output_mark){11, 0, 0, 0}, NULL), CK_OK);
     ck_output_free(o);
+}
+
+/* Resuming path is refused with CK_E_FORMAT naming `file` as changed; the partial state is then
+ * cleared for the next case. */
+static void expect_resume_refused_naming(const char *path, const char *file)
+{
+    ck_output_mark mark;
+    ck_error err = {0};
+    ck_output *o = NULL;
+    char what[480];
+    CU_ASSERT_EQUAL(ck_output_open(&o, path, "features", COLS, &IDENTITY, 1, &mark, &err),
+                    CK_E_FORMAT);
+    CU_ASSERT_PTR_NULL(o);
+    ck_output_free(o); /* NULL unless the edit was accepted */
+    snprintf(what, sizeof what, "%s: changed since it was committed", file);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, what));
+    if (strstr(err.message, what) == NULL) {
+        fprintf(stderr, "    message: %s\n", err.message);
+    }
+    o = open_out(path, 0, &mark);
+    ck_output_discard(o);
+    ck_output_free(o);
+}
+
+/* Commits 10 sequences and 3 skipped lines, then replaces byte `at` of PATH`suffix` with another
+ * byte that is not a newline (every size, line count and the last offset stay right) and expects
+ * resume to refuse with CK_E_FORMAT naming that file. */
+static void expect_edit_refused(const char *suffix, long at)
+{
+    char victim[400];
+    const char *path = tmp("edited.st");
+    commit_ten(path);
     snprintf(victim, sizeof victim, "%s%s", path, suffix);
     FILE *f = fopen(victim, "r+b");
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
@@ -461,17 +488,7 @@ static void expect_edit_refused(const char *suffix, long at)
     CU_ASSERT_EQUAL(fseek(f, at, SEEK_SET), 0);
     fputc(was == 'a' ? 'b' : 'a', f);
     fclose(f);
-    o = NULL;
-    CU_ASSERT_EQUAL(ck_output_open(&o, path, "features", COLS, &IDENTITY, 1, &mark, &err), CK_E_FORMAT);
-    CU_ASSERT_PTR_NULL(o);
-    snprintf(what, sizeof what, "%s: changed since it was committed", victim);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, what));
-    if (strstr(err.message, what) == NULL) {
-        fprintf(stderr, "    message: %s\n", err.message);
-    }
-    o = open_out(path, 0, &mark);
-    ck_output_discard(o);
-    ck_output_free(o);
+    expect_resume_refused_naming(path, victim);
 }
 
 /* offsets[1] (not the last offset, which is checked against the token total), a feature byte, a
@@ -488,16 +505,9 @@ static void test_resume_refuses_same_length_edits(void)
  * line 11) by `to`, of the same length, and expects resume to refuse naming the record. */
 static void expect_record_edit_refused(const char *from, const char *to)
 {
-    ck_output_mark mark;
-    ck_error err = {0};
     char record[400], text[4096];
     const char *path = tmp("record_edit.st");
-    ck_output *o = open_out(path, 0, &mark);
-    CU_ASSERT_FATAL(o != NULL);
-    CU_ASSERT_EQUAL_FATAL(append_range(o, 0, 10), 0);
-    CU_ASSERT_EQUAL_FATAL(skip_lines(o, 0, 3), 0);
-    CU_ASSERT_EQUAL_FATAL(ck_output_commit(o, (ck_output_mark){11, 0, 0, 0}, NULL), CK_OK);
-    ck_output_free(o);
+    commit_ten(path);
     snprintf(record, sizeof record, "%s.partial.json", path);
     FILE *f = fopen(record, "r+b");
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
@@ -510,19 +520,7 @@ static void expect_record_edit_refused(const char *from, const char *to)
     CU_ASSERT_EQUAL(fseek(f, 0, SEEK_SET), 0);
     CU_ASSERT_EQUAL(fwrite(text, 1, n, f), n);
     fclose(f);
-    o = NULL;
-    CU_ASSERT_EQUAL(ck_output_open(&o, path, "features", COLS, &IDENTITY, 1, &mark, &err), CK_E_FORMAT);
-    CU_ASSERT_PTR_NULL(o);
-    ck_output_free(o); /* NULL unless the edit was accepted */
-    char what[480];
-    snprintf(what, sizeof what, "%s: changed since it was committed", record);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, what));
-    if (strstr(err.message, what) == NULL) {
-        fprintf(stderr, "    message: %s\n", err.message);
-    }
-    o = open_out(path, 0, &mark);
-    ck_output_discard(o);
-    ck_output_free(o);
+    expect_resume_refused_naming(path, record);
 }
 
 /* The record's own fields: a mark moved by one line (the resumed run would drop line 11 or encode
