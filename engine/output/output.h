@@ -20,11 +20,12 @@
  *   PATH.partial.offsets  the bytes of "offsets" (i64 little-endian, starting with 0), appended
  *   PATH.partial.lock     held (flock) by the one run writing PATH; a second run is refused
  *   PATH.partial.json     progress record (bounded: sizes, not contents), replaced atomically
- *                         (temp + fsync + rename) at each commit: {"version":3, "identity":{...},
+ *                         (temp + fsync + rename) at each commit: {"version":4, "identity":{...},
  *                         "cols", "sequences", "tokens", "next_line", "next_chunk",
  *                         "chunked_lines_before", "dropped_symbols_before", "rows_bytes",
  *                         "seqs_bytes", "skipped_bytes", "offsets_bytes", "rows_sha256",
- *                         "seqs_sha256", "skipped_sha256", "offsets_sha256"}
+ *                         "seqs_sha256", "skipped_sha256", "offsets_sha256", "record_sha256" (of
+ *                         the record printed without this field: an edited mark is refused)}
  * Only what a record names is committed: a resumed run truncates every journal to its recorded size
  * and checks the SHA-256 of what is left (a same-length edit of a committed byte is refused).
  * An unresumable output (stdin) writes the journals but never a record. */
