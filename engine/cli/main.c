@@ -264,8 +264,10 @@ static int apply_option(int ch, const char *arg, ck_encode_options *o, int *quie
     case OPT_PROGRESS_INTERVAL: {
         char *end = NULL;
         errno = 0;
-        double secs = strtod(arg, &end);
-        if (errno != 0 || end == arg || *end != '\0' || !(secs >= 0.0 && secs <= 3600.0)) {
+        /* plain decimal seconds: strtod alone would also take " 1", "0x10" and "inf" */
+        double secs = strspn(arg, "0123456789.") == strlen(arg) ? strtod(arg, &end) : -1.0;
+        if (errno != 0 || end == arg || end == NULL || *end != '\0' ||
+            !(secs >= 0.0 && secs <= 3600.0)) {
             return usage_error("--progress-interval %s: expected seconds 0..3600", arg);
         }
         o->progress_interval = secs;
@@ -330,6 +332,10 @@ static int check_paths(const ck_encode_options *o)
     }
     if (o->input[0] == '\0' || o->output[0] == '\0') {
         return usage_error("%s", "--input and --output must not be empty");
+    }
+    if (o->resume && strcmp(o->input, "-") == 0) {
+        return usage_error("%s", "--resume needs a regular --input file: a run reading stdin cannot "
+                           "be resumed");
     }
     if (strcmp(o->output, "-") == 0) { /* "-" is stdin for --input; a file named "-" would surprise */
         return usage_error("%s", "--output -: standard output is not supported (the file is written "

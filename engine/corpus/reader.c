@@ -133,9 +133,10 @@ static int phonemes_to_sequences(ck_reader *r, const char *s, size_t len, ck_seq
     return rc;
 }
 
-/* Reports one symbol outside the vocab: a line error when strict, else a warning and a drop. */
+/* Reports one symbol the model cannot take (`why`: "not in vocab", or its id past the embedding
+ * table): a line error when strict, else a warning and a drop. */
 static int unknown_symbol(ck_reader *r, uint32_t cp, const char *at, size_t bytes, size_t column,
-                          const char *what, ck_error *err)
+                          const char *what, const char *why, ck_error *err)
 {
     char shown[8] = "?";
     if (cp >= 0x20 && cp != 0x7F) {
@@ -143,14 +144,14 @@ static int unknown_symbol(ck_reader *r, uint32_t cp, const char *at, size_t byte
         shown[bytes] = '\0';
     }
     if (r->opt.strict_symbols) {
-        return ck_fail(err, CK_E_INPUT, "%s:%zu: %s %zu: symbol U+%04X '%s' not in vocab", r->source,
-                       r->line_no, what, column, (unsigned)cp, shown);
+        return ck_fail(err, CK_E_INPUT, "%s:%zu: %s %zu: symbol U+%04X '%s' %s", r->source,
+                       r->line_no, what, column, (unsigned)cp, shown, why);
     }
     r->stats.dropped_symbols++;
     if (r->opt.warn != NULL) {
         char msg[320];
-        snprintf(msg, sizeof msg, "%s:%zu: %s %zu: symbol U+%04X '%s' not in vocab, dropped",
-                 r->source, r->line_no, what, column, (unsigned)cp, shown);
+        snprintf(msg, sizeof msg, "%s:%zu: %s %zu: symbol U+%04X '%s' %s, dropped",
+                 r->source, r->line_no, what, column, (unsigned)cp, shown, why);
         r->opt.warn(r->opt.warn_ctx, msg);
     }
     return CK_OK;
@@ -174,11 +175,18 @@ static int phonemes_line(ck_reader *r, const char *s, size_t len, const char *wh
         uint32_t cp = 0;
         ck_utf8_next(s, len, &pos, &cp);
         column++;
-        if (ck_vocab_find(r->opt.vocab, cp) > 0) {
+        int id = ck_vocab_find(r->opt.vocab, cp);
+        if (id > 0 && (size_t)id < r->opt.id_rows) {
             memcpy(kept + k, s + at, pos - at);
             k += pos - at;
         } else {
-            rc = unknown_symbol(r, cp, s + at, pos - at, column, what, err);
+            /* a circuit with a smaller embedding table than the vocab has no row for this id */
+            char why[64] = "not in vocab";
+            if (id > 0) {
+                snprintf(why, sizeof why, "is id %d, past the embedding table's %zu rows", id,
+                         r->opt.id_rows);
+            }
+            rc = unknown_symbol(r, cp, s + at, pos - at, column, what, why, err);
         }
     }
     if (rc == CK_OK) {

@@ -207,6 +207,8 @@ static void test_progress_moves_and_follows_bytes(void)
     CU_ASSERT_TRUE(n > 0 && shares[n - 1] == 100.0);
     free(text);
     CU_ASSERT_EQUAL(run_with("", "--progress-interval x --input a --output b"), 2);
+    CU_ASSERT_EQUAL(run_with("", "--progress-interval 0x10 --input a --output b"), 2);
+    CU_ASSERT_EQUAL(run_with("", "--progress-interval ' 1' --input a --output b"), 2);
 }
 
 /* A circuit with a shorter position table (the tiny one: 16 positions, so 14 symbols a sequence)
@@ -240,10 +242,40 @@ static void test_short_position_table_limits_lines(void)
     ck_st_close(f);
 }
 
+/* A circuit with a smaller embedding table than the vocabulary (the tiny one: 10 rows): a phoneme
+ * whose id has no row is dropped and reported like a symbol outside the vocab (a line error under
+ * --strict-symbols), not an executor error that ends the run. */
+static void test_symbol_past_the_embedding_table_is_dropped(void)
+{
+    const char *src = getenv("CK_SOURCE_DIR") ? getenv("CK_SOURCE_DIR") : ".";
+    write_file(ck_cli_tmp("t10.txt"), ";a,\n");
+    char args[2048], want[1024];
+    snprintf(args, sizeof args, "--circuit %s/tests/fixtures/circuits/tiny.json --input %s "
+             "--output %s", src, ck_cli_tmp("t10.txt"), ck_cli_tmp("t10.st"));
+    CU_ASSERT_EQUAL_FATAL(run_with("", args), 0);
+    char *text = stderr_text();
+    snprintf(want, sizeof want, "ckbatch: warning: %s:1: column 2: symbol U+0061 'a' is id 43, "
+             "past the embedding table's 10 rows, dropped\n", ck_cli_tmp("t10.txt"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, want));
+    free(text);
+    ck_st_file *f = NULL;
+    CU_ASSERT_EQUAL_FATAL(ck_st_open(&f, ck_cli_tmp("t10.st"), NULL), CK_OK);
+    char *seqs = ck_cli_text(f, "sequences");
+    CU_ASSERT_STRING_EQUAL(seqs ? seqs : "", "{\"line\":1,\"chunk\":0,\"chunks\":1,\"tokens\":4,"
+                           "\"phonemes\":\";,\"}\n");
+    free(seqs);
+    ck_st_close(f);
+    snprintf(args, sizeof args, "--strict-symbols --circuit %s/tests/fixtures/circuits/tiny.json "
+             "--input %s --output %s", src, ck_cli_tmp("t10.txt"), ck_cli_tmp("t10s.st"));
+    CU_ASSERT_EQUAL(run_with("", args), 1);
+    CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("t10s.st")));
+}
+
 int main(void)
 {
     static const ck_test_case cases[] = {
         {"-q prints errors only", test_quiet_prints_errors_only},
+        {"symbol past the embedding table is dropped", test_symbol_past_the_embedding_table_is_dropped},
         {"default threads follow the affinity mask", test_default_threads_follow_affinity},
         {"line over the 1 MiB limit is a line error", test_line_over_limit_is_a_line_error},
         {"progress moves within a window, by bytes", test_progress_moves_and_follows_bytes},
