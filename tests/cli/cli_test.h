@@ -42,6 +42,21 @@ static inline char *ck_cli_text(const ck_st_file *f, const char *name)
     return s;
 }
 
+/* Lines of ck_cli_work/stderr (where the suites send a run's stderr) containing `text`. */
+static inline int ck_cli_stderr_lines_with(const char *text)
+{
+    FILE *f = fopen(ck_cli_tmp("stderr"), "rb");
+    char line[2048];
+    int n = 0;
+    while (f != NULL && fgets(line, sizeof line, f) != NULL) {
+        n += strstr(line, text) != NULL;
+    }
+    if (f != NULL) {
+        fclose(f);
+    }
+    return n;
+}
+
 static inline int ck_cli_exists(const char *path)
 {
     struct stat sb;

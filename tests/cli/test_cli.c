@@ -136,21 +136,6 @@ static void test_id_178_fails_cleanly(void)
                    ":2: element 2: id 178 out of range 1..177");
 }
 
-/* Lines of ck_cli_work/stderr containing `text`. */
-static int stderr_lines_with(const char *text)
-{
-    FILE *f = fopen(ck_cli_tmp("stderr"), "rb");
-    char line[2048];
-    int n = 0;
-    while (f != NULL && fgets(line, sizeof line, f) != NULL) {
-        n += strstr(line, text) != NULL;
-    }
-    if (f != NULL) {
-        fclose(f);
-    }
-    return n;
-}
-
 /* --format ids is the raw model interface: id 7 names a row of the [178,128] word table but no
  * vocab symbol, so it is kept (5 tokens, U+FFFD in phonemes), warned with line and element and
  * counted as a dropped symbol; the run succeeds. */
@@ -163,8 +148,8 @@ static void test_undefined_id_kept_and_reported(void)
     CU_ASSERT_EQUAL_FATAL(run(args), 0);
     snprintf(warning, sizeof warning, "ckbatch: warning: %s:2: element 2: id 7 names no vocab "
              "symbol, kept\n", ck_cli_tmp("undef.txt"));
-    CU_ASSERT_EQUAL(stderr_lines_with(warning), 1);
-    CU_ASSERT_EQUAL(stderr_lines_with(", 1 dropped symbols,"), 1);
+    CU_ASSERT_EQUAL(ck_cli_stderr_lines_with(warning), 1);
+    CU_ASSERT_EQUAL(ck_cli_stderr_lines_with(", 1 dropped symbols,"), 1);
     ck_st_file *f = NULL;
     ck_error err = {0};
     CU_ASSERT_EQUAL_FATAL(ck_st_open(&f, ck_cli_tmp("undef.st"), &err), CK_OK);

@@ -53,24 +53,6 @@ static int run(const char *args)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-/* Lines of ck_cli_work/stderr containing `text`. */
-static int stderr_lines_with(const char *text)
-{
-    FILE *f = fopen(ck_cli_tmp("stderr"), "rb");
-    char line[2048];
-    int n = 0;
-    while (f != NULL && fgets(line, sizeof line, f) != NULL) {
-        n += strstr(line, text) != NULL;
-    }
-    if (f != NULL) {
-        fclose(f);
-    }
-    if (n == 0) {
-        fprintf(stderr, "    stderr lacks \"%s\"\n", text);
-    }
-    return n;
-}
-
 /* Writes the fixture to `name` in the work dir with vocab[symbol] or a top-level or plbert.<key>
  * field set to `value` (JSON). Returns the path (one of four rotating buffers of its own). */
 static const char *variant(const char *name, const char *object, const char *key, const char *value)
@@ -197,7 +179,7 @@ static void test_remapped_symbol_changes_the_ids(void)
     char warning[700];
     snprintf(warning, sizeof warning, "ckbatch: warning: %s:2: element 1: id 50 names no vocab "
              "symbol, kept", ck_cli_tmp("ids2.txt"));
-    CU_ASSERT_EQUAL(stderr_lines_with(warning), 1);
+    CU_ASSERT_EQUAL(ck_cli_stderr_lines_with(warning), 1);
     CU_ASSERT_EQUAL_FATAL(ck_st_open(&r, ck_cli_tmp("ids2.st"), &err), CK_OK);
     seqs = ck_cli_text(r, "sequences");
     CU_ASSERT_STRING_EQUAL(seqs ? seqs : "?", "{\"line\":1,\"chunk\":0,\"chunks\":1,\"tokens\":4,"
@@ -268,7 +250,7 @@ static void test_config_with_xray_is_a_usage_error(void)
     char args[1024];
     snprintf(args, sizeof args, "--config %s --xray-oracle x.safetensors", fixture());
     CU_ASSERT_EQUAL(run(args), 2);
-    CU_ASSERT_EQUAL(stderr_lines_with("--config is for corpus runs"), 1);
+    CU_ASSERT_EQUAL(ck_cli_stderr_lines_with("--config is for corpus runs"), 1);
     CU_ASSERT_EQUAL(run("--help | grep -c -- '--config F' >/dev/null"), 0);
 }
 

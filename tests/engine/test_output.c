@@ -569,8 +569,8 @@ static void test_unresumable_writes_no_record(void)
     char record[400];
     snprintf(record, sizeof record, "%s.partial.json", path);
     ck_output *o = NULL;
-    CU_ASSERT_EQUAL_FATAL(ck_output_open(&o, path, "features", COLS, &IDENTITY, CK_OUTPUT_UNRESUMABLE, &mark,
-                                         &err), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_output_open(&o, path, "features", COLS, &IDENTITY,
+                                         CK_OUTPUT_UNRESUMABLE, &mark, &err), CK_OK);
     CU_ASSERT_EQUAL_FATAL(append_range(o, 0, 8), 0);
     CU_ASSERT_EQUAL_FATAL(ck_output_commit(o, (ck_output_mark){9, 0, 0, 0}, NULL), CK_OK);
     CU_ASSERT_EQUAL(ck_output_commits(o), 1);
