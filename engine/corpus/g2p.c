@@ -93,11 +93,12 @@ static int rewrite_syllabic(char **s, ck_error *err)
             b.len = last;
             ck_strbuf_append(&b, "ᵊ", strlen("ᵊ"));
             ck_strbuf_append(&b, x, strlen(x));
+            prev = ' '; /* X is taken: more U+0329 after it are stray (and x stays one code point) */
         } else if (cp != 0x0329) {
             last = b.len;
             sb_append_cp(&b, cp);
+            prev = cp;
         }
-        prev = cp;
     }
     char *next = NULL;
     int rc = sb_finish(&b, &next, err);

@@ -298,12 +298,18 @@ static int ids_line(ck_reader *r, const char *s, size_t len, ck_sequence **seqs,
     return rc;
 }
 
-/* 1 for the code points English text may carry: Latin (U+0000..U+024F), general punctuation
- * (U+2000..U+206F) and currency signs (U+20A0..U+20CF). Anything else makes espeak-ng 1.51 switch
- * voices mid-word, and "\u0547\u0259c" (Armenian, IPA schwa, Latin) then reads freed memory inside
- * espeak_TextToPhonemes (found by tests/fuzz/fuzz_reader; regression in tests/engine/test_reader_fuzz.c). */
+/* 1 for the code points English text may carry: Latin (U+0020..U+024F without the C1 controls),
+ * general punctuation (U+2000..U+206F), currency signs (U+20A0..U+20CF), and of the controls only
+ * tab, vertical tab, form feed and carriage return (whitespace). Anything else makes espeak-ng 1.51 switch voices
+ * mid-word, and "\u0547\u0259c" (Armenian, IPA schwa, Latin) then reads freed memory inside
+ * espeak_TextToPhonemes. Controls are not text: U+0001 starts one of espeak-ng's embedded commands,
+ * and "\x01B" reads past the end of the input inside espeak_TextToPhonemes (heap overflow). Both
+ * found by tests/fuzz/fuzz_reader; regressions in tests/engine/test_reader_fuzz.c. */
 static int english_code_point(uint32_t cp)
 {
+    if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F)) {
+        return cp == '\t' || cp == '\v' || cp == '\f' || cp == '\r';
+    }
     return cp <= 0x024F || (cp >= 0x2000 && cp <= 0x206F) || (cp >= 0x20A0 && cp <= 0x20CF);
 }
 
@@ -329,19 +335,20 @@ static int english_text(ck_reader *r, const char *s, size_t len, char **out, ck_
         if (english_code_point(cp)) {
             continue;
         }
+        const char *why = cp < 0x20 || (cp >= 0x7F && cp <= 0x9F)
+                              ? "is a control character, not text"
+                              : "is outside the Latin script the English text front end reads";
         if (r->opt.strict_symbols) {
             free(text);
-            return ck_fail(err, CK_E_INPUT, "%s:%zu: column %zu: character U+%04X is outside the "
-                           "Latin script the English text front end reads", r->source, r->line_no,
-                           r->lead + column, (unsigned)cp);
+            return ck_fail(err, CK_E_INPUT, "%s:%zu: column %zu: character U+%04X %s", r->source,
+                           r->line_no, r->lead + column, (unsigned)cp, why);
         }
         memset(text + at, ' ', pos - at);
         r->stats.dropped_symbols++;
         if (r->opt.warn != NULL) {
             char msg[320];
-            snprintf(msg, sizeof msg, "%s:%zu: column %zu: character U+%04X is outside the Latin "
-                     "script the English text front end reads, dropped", r->source, r->line_no,
-                     r->lead + column, (unsigned)cp);
+            snprintf(msg, sizeof msg, "%s:%zu: column %zu: character U+%04X %s, dropped", r->source,
+                     r->line_no, r->lead + column, (unsigned)cp, why);
             r->opt.warn(r->opt.warn_ctx, msg);
         }
     }

@@ -28,6 +28,7 @@ static void test_rules_all_english(void)
     rewrites("ɑ\xCC\x83n", 1, "ɑn");                       /* nasal tilde removed */
     rewrites("bˈʌʔn\xCC\xA9", 0, "bˈʌtᵊn");                /* syllabic, then ʔ -> t */
     rewrites("l\xCC\xA9 \xCC\xA9", 1, "ᵊl ");              /* stray mark after a space dropped */
+    rewrites("\xC9\xB9\xCC\xA9\xCC\xA9\xCC\xA9" "a", 1, "ᵊɹa"); /* repeated marks: X once, the rest stray */
     rewrites("o ɾ ʔ", 1, "ɔ T t");
     rewrites("d^z t^s s^s", 1, "dz ts ss");                /* non-English rules not applied */
 }

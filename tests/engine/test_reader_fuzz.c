@@ -42,6 +42,12 @@ static void count_warning(void *ctx, const char *message)
                                 "dropped") != NULL;
 }
 
+static void count_warning_control(void *ctx, const char *message)
+{
+    (void)ctx;
+    warnings += strstr(message, "is a control character, not text, dropped") != NULL;
+}
+
 static void test_text_non_latin_dropped_before_espeak(void)
 {
     static const char corpus[] = "ui\xd5\x87\xc9\x99" "c???\r\r?\n";
@@ -81,10 +87,46 @@ static void test_text_ipa_letter_rejected_with_column(void)
     fclose(in);
 }
 
+/* fuzz_reader crash-5e755228: " d.\f?\x0f\x01B" made espeak-ng 1.51 read past the end of its input
+ * (U+0001 opens an embedded command). Controls never reach espeak-ng: strict, the line is refused
+ * at the first one (U+000F, column 6); otherwise both are dropped and the line is encoded. */
+static void test_text_control_characters_kept_from_espeak(void)
+{
+    static const char corpus[] = " d.\f?\x0f\x01" "B\n";
+    for (int strict = 1; strict >= 0; strict--) {
+        FILE *in = fmemopen((void *)corpus, sizeof corpus - 1, "rb");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(in);
+        ck_reader_options o = {CK_FORMAT_TEXT, "en-us", strict, 0, count_warning_control, NULL,
+                               NULL, 0};
+        ck_reader *r = NULL;
+        ck_error err = {0};
+        CU_ASSERT_EQUAL_FATAL(ck_reader_open(&r, in, "fz.txt", &o, &err), CK_OK);
+        ck_sequence *seqs = NULL;
+        size_t n = 0;
+        warnings = 0;
+        int rc = ck_reader_next(r, &seqs, &n, &err);
+        if (strict) {
+            CU_ASSERT_EQUAL(rc, CK_E_INPUT);
+            CU_ASSERT_STRING_EQUAL(err.message, "fz.txt:1: column 6: character U+000F is a control "
+                                                "character, not text");
+        } else {
+            CU_ASSERT_EQUAL(rc, 1);
+            CU_ASSERT_EQUAL(n, 1);
+            CU_ASSERT_EQUAL(ck_reader_stats_get(r)->dropped_symbols, 2);
+            CU_ASSERT_EQUAL(warnings, 2);
+        }
+        ck_sequences_free(seqs, n);
+        ck_reader_close(r);
+        fclose(in);
+    }
+}
+
 CK_TEST_MAIN("reader_fuzz", {"text: non-Latin rejected before espeak-ng",
                              test_text_non_latin_rejected_before_espeak},
              {"text: non-Latin dropped before espeak-ng", test_text_non_latin_dropped_before_espeak},
-             {"text: IPA letter rejected with column", test_text_ipa_letter_rejected_with_column})
+             {"text: IPA letter rejected with column", test_text_ipa_letter_rejected_with_column},
+             {"text: control characters kept from espeak-ng",
+              test_text_control_characters_kept_from_espeak})
 #else
 static void test_no_espeak(void)
 {
