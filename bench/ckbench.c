@@ -280,9 +280,9 @@ static int parse_options(int argc, char **argv, options *o)
         } else if (strcmp(a, "--corpus") == 0) {
             o->corpus = v;
         } else if (strcmp(a, "--corpus-format") == 0 && strcmp(v, "phonemes") == 0) {
-            o->corpus_format = CK_FORMAT_PHONEMES;
+            o->corpus_format = CK_INPUT_PHONEMES;
         } else if (strcmp(a, "--corpus-format") == 0 && strcmp(v, "text") == 0) {
-            o->corpus_format = CK_FORMAT_TEXT;
+            o->corpus_format = CK_INPUT_TEXT;
         } else if (strcmp(a, "--runs") == 0 && parse_list(v, list) == 1 && list[0] <= CK_BENCH_MAX_RUNS) {
             o->runs = (int)list[0];
         } else if (strcmp(a, "--tokens") == 0 && parse_list(v, list) == 1) {
@@ -373,7 +373,7 @@ static void write_reports(const options *o, const ck_bench_peak *peaks, const ck
 int main(int argc, char **argv)
 {
     int cpus = ck_parallel_available_cpus();
-    options o = {.n_lengths = 3, .lengths = {36, 128, 512}, .corpus_format = CK_FORMAT_TEXT,
+    options o = {.n_lengths = 3, .lengths = {36, 128, 512}, .corpus_format = CK_INPUT_TEXT,
                  .runs = 5, .tokens = 16384, .max_batch_tokens = 2048};
     for (o.n_threads = 0; o.n_threads < cpus && o.n_threads < MAX_LIST; o.n_threads++) {
         o.threads[o.n_threads] = o.n_threads + 1;

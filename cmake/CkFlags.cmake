@@ -7,6 +7,13 @@ set(CMAKE_C_FLAGS_RELEASE "-O3 -march=native -DNDEBUG")
 set(CMAKE_C_FLAGS_RELWITHDEBINFO "-O2 -g -march=native")
 set(CMAKE_C_FLAGS_DEBUG "-O0 -g")
 
+# Every room's objects also go into libckbatch.so: position-independent, and only what
+# include/ckbatch.h marks CK_API is exported (CK_BUILDING_LIBRARY turns CK_API into
+# visibility("default")); everything else stays inside the library.
+set(CMAKE_POSITION_INDEPENDENT_CODE ON)
+set(CMAKE_C_VISIBILITY_PRESET hidden)
+add_compile_definitions(CK_BUILDING_LIBRARY)
+
 if(CK_SANITIZE)
     add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
     add_link_options(-fsanitize=address,undefined)

@@ -1,5 +1,6 @@
-/* main.c - the ckbatch command line: parses options, calls the engine, picks the exit code
- * (0 success, 1 input or runtime error, 2 usage error). Computes nothing itself. */
+/* main.c - the ckbatch command line: parses options, calls the library through ckbatch.h only,
+ * prints what it reports (log lines, the progress line, errors) and picks the exit code (0 success,
+ * 1 input or runtime error, 2 usage error). Computes nothing itself. */
 #include <errno.h>
 #include <getopt.h>
 #ifdef __GLIBC__
@@ -11,14 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "circuit_default.h"
+#include "ckbatch.h"
 #include "cli.h"
-#include "encode.h"
-#include "parallel.h"
-#include "synth_weights.h"
-#include "weights.h"
-#include "weights_manifest.h"
-#include "xray.h"
 
 enum { EXIT_INPUT = 1, EXIT_USAGE = 2 };
 
@@ -118,7 +113,7 @@ static int parse_size(const char *s, unsigned long long min, unsigned long long 
 
 static int make_demo_weights(int argc, char **argv)
 {
-    unsigned long long seed = CK_SYNTH_DEFAULT_SEED;
+    unsigned long long seed = ck_model_default_params().seed;
     if (argc != 2 && !(argc == 4 && strcmp(argv[2], "--seed") == 0)) {
         return usage_error("%s", "make-demo-weights takes OUT.safetensors [--seed N]");
     }
@@ -126,24 +121,13 @@ static int make_demo_weights(int argc, char **argv)
         return usage_error("--seed %s: expected an unsigned 64-bit integer", argv[3]);
     }
     ck_error err = {0};
-    ck_circuit c;
-    ck_weights *w = NULL;
-    int rc = ck_circuit_load_default(&c, NULL, &err);
-    if (rc == CK_OK) {
-        rc = ck_circuit_synthetic_weights(&w, &c, seed, &err);
-    }
-    if (rc == CK_OK) {
-        rc = ck_weights_save(w, argv[1], &err);
-    }
-    if (rc == CK_OK) {
-        fprintf(stderr, "ckbatch: wrote %s: %s\n", argv[1], ck_weights_identity(w));
-    }
-    ck_weights_free(w);
-    ck_circuit_free(&c);
-    if (rc != CK_OK) {
+    char *identity = NULL;
+    if (ck_demo_weights_write(argv[1], seed, &identity, &err) != CK_OK) {
         fprintf(stderr, "ckbatch: error: %s\n", err.message);
         return EXIT_INPUT;
     }
+    fprintf(stderr, "ckbatch: wrote %s: %s\n", argv[1], identity);
+    ck_free(identity);
     return EXIT_SUCCESS;
 }
 
@@ -154,15 +138,15 @@ static int weights_command(int argc, char **argv)
         return usage_error("%s", "weights takes inspect F or hash F");
     }
     ck_error err = {0};
-    ck_weights *w = NULL;
-    int rc;
-    if (strcmp(argv[1], "inspect") == 0) {
-        rc = ck_weights_inspect(stdout, argv[2], &err);
-    } else {
-        rc = ck_weights_load(&w, argv[2], &err);
-        rc = rc == CK_OK ? ck_weights_manifest_write(stdout, w, argv[2], &err) : rc;
+    char *text = NULL;
+    int rc = strcmp(argv[1], "inspect") == 0 ? ck_weights_describe(argv[2], &text, &err)
+                                             : ck_weights_manifest(argv[2], &text, &err);
+    if (rc == CK_OK && (fputs(text, stdout) == EOF || fflush(stdout) != 0)) {
+        rc = CK_E_IO;
+        snprintf(err.message, sizeof err.message, "weights %s %s: cannot write to stdout", argv[1],
+                 argv[2]);
     }
-    ck_weights_free(w);
+    ck_free(text);
     if (rc != CK_OK) {
         fprintf(stderr, "ckbatch: error: %s\n", err.message);
         return EXIT_INPUT;
@@ -209,33 +193,74 @@ static const struct option long_options[] = {
     {"version", no_argument, NULL, 'V'},         {NULL, 0, NULL, 0},
 };
 
-static ck_xray_run_options xray_opt;
+/* Everything the command line sets: the model, the corpus run, the X-Ray run, and how to talk. */
+typedef struct {
+    ck_model_params model;
+    ck_corpus_params corpus;
+    ck_xray_params xray;
+    int quiet;     /* -q: errors only */
+    int progress;  /* 0 none, 1 the terminal default, 2 asked for (-q does not silence it) */
+} cli_options;
+
+/* The library's log: "ckbatch: " + message, unless -q; reports (the X-Ray table) as they are. */
+static void log_stderr(void *ctx, ck_log_level level, const char *message)
+{
+    const cli_options *o = ctx;
+    if (o->quiet) {
+        return;
+    }
+    if (level == CK_LOG_REPORT) {
+        fputs(message, stderr);
+    } else {
+        fprintf(stderr, "ckbatch: %s\n", message);
+    }
+}
+
+/* The progress line, "\r"-rewritten: share of the input done and the ETA (or the bytes read from a
+ * stream), line, tokens, tokens/s; the final call ends the line. */
+static void progress_stderr(void *ctx, const ck_progress *p)
+{
+    (void)ctx;
+    fprintf(stderr, "\rckbatch: ");
+    if (p->input_bytes > 0) {
+        fprintf(stderr, "%5.1f%% of input", 100.0 * (double)p->bytes_done / (double)p->input_bytes);
+        if (!p->final && p->eta_seconds >= 0) {
+            fprintf(stderr, ", ETA %.0f s", p->eta_seconds);
+        }
+    } else {
+        fprintf(stderr, "%llu bytes read", p->bytes_read);
+    }
+    fprintf(stderr, ", line %zu, %zu tokens, %.0f tokens/s%s", p->lines, p->tokens,
+            p->tokens_per_second, p->final ? "\n" : "   ");
+    fflush(stderr);
+}
 
 /* The X-Ray options; returns 1 when ch was one of them. */
-static int apply_xray_option(int ch, const char *arg, ck_encode_options *o)
+static int apply_xray_option(int ch, const char *arg, cli_options *o)
 {
     switch (ch) {
-    case OPT_PARITY: o->parity = 1; return 1;
-    case OPT_XRAY_ORACLE: xray_opt.oracle = arg; return 1;
-    case OPT_REPORT: xray_opt.report = arg; return 1;
-    case OPT_XRAY_CAPTURE: xray_opt.capture_ids = arg; return 1;
-    case OPT_XRAY_OUT: xray_opt.capture_out = arg; return 1;
+    case OPT_PARITY: o->model.parity = 1; return 1;
+    case OPT_XRAY_ORACLE: o->xray.oracle = arg; return 1;
+    case OPT_REPORT: o->xray.report = arg; return 1;
+    case OPT_XRAY_CAPTURE: o->xray.capture_ids = arg; return 1;
+    case OPT_XRAY_OUT: o->xray.capture_out = arg; return 1;
     default: return 0;
     }
 }
 
 /* `--xray-oracle B`: the parity run of B's cases instead of a corpus. */
-static int run_xray(const ck_encode_options *o, int quiet)
+static int run_xray(cli_options *o)
 {
-    if (!o->parity && !quiet) {
+    if (!o->model.parity && !o->quiet) {
         fprintf(stderr, "ckbatch: --xray-oracle implies --parity: forcing 1 thread\n");
     }
-    xray_opt.circuit = o->circuit;
-    xray_opt.weights = o->weights;
-    xray_opt.seed = o->seed;
-    xray_opt.quiet = quiet;
+    o->xray.circuit = o->model.circuit;
+    o->xray.weights = o->model.weights;
+    o->xray.seed = o->model.seed;
+    o->xray.log = log_stderr;
+    o->xray.log_ctx = o;
     ck_error err = {0};
-    int rc = ck_xray_run_oracle(&xray_opt, &err);
+    int rc = ck_xray_run(&o->xray, &err);
     if (rc != CK_OK) {
         fprintf(stderr, "ckbatch: %s: %s\n", rc == CK_E_PARITY ? "parity" : "error", err.message);
     }
@@ -243,23 +268,25 @@ static int run_xray(const ck_encode_options *o, int quiet)
 }
 
 /* Applies one option; returns 0, EXIT_USAGE, or -1 when the program should exit 0 (help, version). */
-static int apply_option(int ch, const char *arg, ck_encode_options *o, int *quiet)
+static int apply_option(int ch, const char *arg, cli_options *o)
 {
     unsigned long long v = 0;
+    ck_model_params *m = &o->model;
+    ck_corpus_params *c = &o->corpus;
     if (apply_xray_option(ch, arg, o)) {
         return 0;
     }
     switch (ch) {
-    case 'i': o->input = arg; return 0;
-    case 'o': o->output = arg; return 0;
-    case 'w': o->weights = arg; return 0;
-    case OPT_WEIGHTS_MANIFEST: o->weights_manifest = arg; return 0;
-    case OPT_CIRCUIT: o->circuit = arg; return 0;
-    case OPT_CONFIG: o->config = arg; return 0;
-    case 'q': *quiet = 1; o->quiet = 1; return 0;
-    case OPT_STRICT: o->strict_symbols = 1; return 0;
-    case OPT_RESUME: o->resume = 1; return 0;
-    case OPT_PROGRESS: o->progress = 2; return 0;   /* 2: asked for; -q does not silence it */
+    case 'i': c->input = arg; return 0;
+    case 'o': c->output = arg; return 0;
+    case 'w': m->weights = arg; return 0;
+    case OPT_WEIGHTS_MANIFEST: m->weights_manifest = arg; return 0;
+    case OPT_CIRCUIT: m->circuit = arg; return 0;
+    case OPT_CONFIG: m->config = arg; return 0;
+    case 'q': o->quiet = 1; return 0;
+    case OPT_STRICT: c->strict_symbols = 1; return 0;
+    case OPT_RESUME: c->resume = 1; return 0;
+    case OPT_PROGRESS: o->progress = 2; return 0;
     case OPT_NO_PROGRESS: o->progress = 0; return 0;
     case OPT_PROGRESS_INTERVAL: {
         char *end = NULL;
@@ -270,61 +297,61 @@ static int apply_option(int ch, const char *arg, ck_encode_options *o, int *quie
             !(secs >= 0.0 && secs <= 3600.0)) {
             return usage_error("--progress-interval %s: expected seconds 0..3600", arg);
         }
-        o->progress_interval = secs;
+        c->progress_interval = secs;
         return 0;
     }
     case 't':
         if (parse_size(arg, 1, 1024, &v) != 0) {
             return usage_error("--threads %s: expected an integer 1..1024", arg);
         }
-        o->threads = (int)v;
+        m->threads = (int)v;
         return 0;
     case 'f':
-        return parse_format(arg, &o->format) == 0
+        return parse_format(arg, &c->format) == 0
                    ? 0 : usage_error("--format %s: expected phonemes, ids or text", arg);
     case 'l':
         if (strcmp(arg, "en-us") != 0 && strcmp(arg, "en-gb") != 0) {
             return usage_error("--lang %s: expected en-us or en-gb", arg);
         }
-        o->lang = arg;
+        c->lang = arg;
         return 0;
     case OPT_SEED:
         if (parse_size(arg, 0, UINT64_MAX, &v) != 0) {
             return usage_error("--seed %s: expected an unsigned 64-bit integer", arg);
         }
-        o->seed = v;
+        m->seed = v;
         return 0;
     case OPT_LAYER:
         if (strcmp(arg, "features") != 0 && strcmp(arg, "hidden") != 0) {
             return usage_error("--layer %s: expected features or hidden", arg);
         }
-        o->hidden = strcmp(arg, "hidden") == 0;
+        c->layer = strcmp(arg, "hidden") == 0 ? CK_LAYER_HIDDEN : CK_LAYER_FEATURES;
         return 0;
     case OPT_MAX_BATCH:
         if (parse_size(arg, 512, 1u << 20, &v) != 0) {
             return usage_error("--max-batch-tokens %s: expected an integer 512..1048576", arg);
         }
-        o->max_batch_tokens = (size_t)v;
+        m->max_batch_tokens = (size_t)v;
         return 0;
     case OPT_ON_ERROR:
         if (strcmp(arg, "stop") != 0 && strcmp(arg, "skip") != 0) {
             return usage_error("--on-error %s: expected stop or skip", arg);
         }
-        o->skip_bad_lines = strcmp(arg, "skip") == 0;
+        c->skip_bad_lines = strcmp(arg, "skip") == 0;
         return 0;
     case 'h':
         for (size_t i = 0; i < sizeof usage_text / sizeof usage_text[0]; i++) {
             fputs(usage_text[i], stdout);
         }
         return -1;
-    case 'V': printf("ckbatch %s\n", CK_VERSION); return -1;
+    case 'V': printf("ckbatch %s\n", ck_version()); return -1;
     default: return usage_error("%s", "unknown option");
     }
 }
 
 /* Path mistakes that would otherwise surface only after the whole corpus is encoded, or destroy the
  * corpus: both paths given and non-empty, the output not a directory, not the input itself. */
-static int check_paths(const ck_encode_options *o)
+static int check_paths(const ck_corpus_params *o)
 {
     struct stat in, out;
     if (o->input == NULL || o->output == NULL) {
@@ -357,7 +384,7 @@ static int check_paths(const ck_encode_options *o)
     return 0;
 }
 
-static void print_summary(const ck_encode_summary *s)
+static void print_summary(const ck_corpus_summary *s)
 {
     fprintf(stderr,
             "ckbatch: %zu lines, %zu sequences (%zu long lines chunked), %zu tokens, %zu skipped, "
@@ -379,6 +406,28 @@ static void bound_allocator(void)
 #endif
 }
 
+/* Loads the model, runs the corpus, prints the summary. */
+static int run_corpus(cli_options *o)
+{
+    ck_error err = {0};
+    ck_model *model = NULL;
+    ck_corpus_summary summary;
+    bound_allocator();
+    int rc = ck_model_load(&model, &o->model, &err);
+    if (rc == CK_OK) {
+        rc = ck_run_corpus(model, &o->corpus, &summary, &err);
+    }
+    ck_model_free(model);
+    if (rc != CK_OK) {
+        fprintf(stderr, "ckbatch: error: %s\n", err.message);
+        return EXIT_INPUT;
+    }
+    if (!o->quiet) {
+        print_summary(&summary);
+    }
+    return EXIT_SUCCESS;
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "xray") == 0) {
@@ -390,19 +439,19 @@ int main(int argc, char **argv)
     if (argc >= 2 && strcmp(argv[1], "weights") == 0) {
         return weights_command(argc - 1, argv + 1);
     }
-    ck_encode_options o = {
-        .seed = CK_SYNTH_DEFAULT_SEED, .format = CK_FORMAT_PHONEMES, .lang = "en-us",
-        .threads = ck_parallel_available_cpus(), .max_batch_tokens = 2048,
-        .progress = isatty(STDERR_FILENO), .progress_interval = 0.5,
-    };
-    int quiet = 0, ch;
+    static cli_options o;
+    o.model = ck_model_default_params();
+    o.corpus = ck_corpus_default_params();
+    o.xray = ck_xray_default_params();
+    o.progress = isatty(STDERR_FILENO);
+    int ch;
     opterr = 0; /* one message of ours instead of getopt's two */
     while ((ch = getopt_long(argc, argv, ":i:o:t:f:l:w:qhV", long_options, NULL)) != -1) {
         if (ch == ':' || ch == '?') {
             return usage_error(ch == ':' ? "option '%s' needs a value" : "unknown option '%s'",
                                argv[optind - 1]);
         }
-        int rc = apply_option(ch, optarg, &o, &quiet);
+        int rc = apply_option(ch, optarg, &o);
         if (rc != 0) {
             return rc < 0 ? EXIT_SUCCESS : rc;
         }
@@ -413,29 +462,21 @@ int main(int argc, char **argv)
     if (o.quiet && o.progress == 1) {
         o.progress = 0; /* the terminal default yields to -q; an explicit --progress does not */
     }
-    if (xray_opt.oracle != NULL && o.config != NULL) {
+    if (o.xray.oracle != NULL && o.model.config != NULL) {
         return usage_error("%s", "--config is for corpus runs: X-Ray cases carry their ids");
     }
-    if (xray_opt.oracle != NULL) {
-        return run_xray(&o, quiet);
+    if (o.xray.oracle != NULL) {
+        return run_xray(&o);
     }
-    if (xray_opt.report || xray_opt.capture_ids || xray_opt.capture_out) {
+    if (o.xray.report || o.xray.capture_ids || o.xray.capture_out) {
         return usage_error("%s", "--report, --xray-capture and --xray-out need --xray-oracle");
     }
-    int rc = check_paths(&o);
+    int rc = check_paths(&o.corpus);
     if (rc != 0) {
         return rc;
     }
-    ck_encode_summary summary;
-    ck_error err = {0};
-    bound_allocator();
-    rc = ck_encode_corpus(&o, &summary, &err);
-    if (rc != CK_OK) {
-        fprintf(stderr, "ckbatch: error: %s\n", err.message);
-        return EXIT_INPUT;
-    }
-    if (!quiet) {
-        print_summary(&summary);
-    }
-    return EXIT_SUCCESS;
+    o.model.log = o.corpus.log = log_stderr;
+    o.model.log_ctx = o.corpus.log_ctx = &o;
+    o.corpus.progress = o.progress ? progress_stderr : NULL;
+    return run_corpus(&o);
 }

@@ -1,13 +1,11 @@
 /* xray_main.c - the `ckbatch xray` subcommand: compares a candidate capture file with an oracle
- * capture and writes the report. Parses its own options; runs no model. */
-#include <cjson/cJSON.h>
+ * capture and writes the report (ck_xray_compare_captures). Parses its own options; runs no model. */
 #include <getopt.h>
-#include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
-#include "circuit_default.h"
+#include "ckbatch.h"
 #include "cli.h"
-#include "xray.h"
 
 typedef struct {
     const char *candidate, *oracle, *profile, *report, *manifest;
@@ -39,64 +37,17 @@ static int parse_args(int argc, char **argv, xray_args *a)
     return optind == argc && a->candidate != NULL && a->oracle != NULL ? 0 : -1;
 }
 
-/* Verifies the oracle's manifest when it has one (a second candidate as "oracle" has none). */
-static int verify_oracle(const xray_args *a, void **manifest, ck_error *err)
+/* The comparison table and notes on stderr, unless --quiet. */
+static void log_stderr(void *ctx, ck_log_level level, const char *message)
 {
-    char path[4096];
-    const char *m = a->manifest;
-    if (m == NULL && ck_xray_manifest_path(a->oracle, path, sizeof path, err) == CK_OK) {
-        FILE *f = fopen(path, "rb");
-        m = f != NULL ? path : NULL;
-        if (f != NULL) {
-            fclose(f);
+    const xray_args *a = ctx;
+    if (level == CK_LOG_REPORT) {
+        if (!a->quiet) {
+            fputs(message, stderr);
         }
+    } else {
+        fprintf(stderr, "ckbatch: %s\n", message);
     }
-    if (m == NULL) {
-        fprintf(stderr, "ckbatch: xray: %s has no manifest: bytes not verified\n", a->oracle);
-        return CK_OK;
-    }
-    return ck_xray_verify_fixture(a->oracle, m, manifest, err);
-}
-
-static int compare(const xray_args *a, ck_xray_report *rep, void *manifest, ck_error *err)
-{
-    ck_st_file *cand = NULL, *oracle = NULL;
-    ck_circuit c;
-    memset(&c, 0, sizeof c);
-    const char **ids = NULL;
-    size_t n_ids = 0;
-    ck_xray_profile profile = {0};
-    int rc = ck_st_open(&cand, a->candidate, err);
-    if (rc == CK_OK) {
-        rc = ck_st_open(&oracle, a->oracle, err);
-    }
-    if (rc == CK_OK) {
-        rc = ck_xray_profile_load(&profile, a->profile, err);
-    }
-    if (rc == CK_OK) {
-        rc = ck_circuit_load_default(&c, NULL, err);
-    }
-    if (rc == CK_OK) {
-        rc = ck_xray_circuit_checkpoints(&c, &ids, &n_ids, err);
-    }
-    if (rc == CK_OK) {
-        rc = ck_xray_compare_files(cand, oracle, ids, n_ids, &profile, rep, err);
-    }
-    char *oracle_json = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(manifest, "oracle"));
-    const char *version = cand ? ck_st_metadata(cand, "engine_version") : NULL;
-    ck_xray_identity id = {version ? version : "(not recorded)", ck_xray_build_flags(),
-                           "(not recorded by the candidate)", "", a->candidate, a->oracle,
-                           oracle_json, 0};
-    if (rc == CK_OK && a->report != NULL) {
-        rc = ck_xray_report_write(rep, &id, a->report, err);
-    }
-    free(oracle_json);
-    free(ids);
-    ck_circuit_free(&c);
-    ck_xray_profile_free(&profile);
-    ck_st_close(cand);
-    ck_st_close(oracle);
-    return rc;
 }
 
 int ck_xray_main(int argc, char **argv)
@@ -108,20 +59,10 @@ int ck_xray_main(int argc, char **argv)
         return 2;
     }
     ck_error err = {0};
-    ck_xray_report rep = {0};
-    void *manifest = NULL;
-    int rc = verify_oracle(&a, &manifest, &err);
-    if (rc == CK_OK) {
-        rc = compare(&a, &rep, manifest, &err);
-    }
-    if (rc == CK_OK && !a.quiet) {
-        ck_xray_report_print(&rep, stderr);
-    }
-    int status = rc == CK_OK ? ck_xray_report_status(&rep) : rc;
-    if (rc != CK_OK) {
+    int rc = ck_xray_compare_captures(a.candidate, a.oracle, a.profile, a.report, a.manifest,
+                                      log_stderr, &a, &err);
+    if (rc != CK_OK && rc != CK_E_PARITY) { /* a failed comparison is in the table */
         fprintf(stderr, "ckbatch: error: %s\n", err.message);
     }
-    ck_xray_report_free(&rep);
-    ck_xray_manifest_free(manifest);
-    return status == CK_OK ? 0 : 1;
+    return rc == CK_OK ? 0 : 1;
 }

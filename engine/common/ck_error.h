@@ -1,13 +1,10 @@
-/* ck_error.h - the engine's error record: a status code and one message naming what and where. */
+/* ck_error.h - how the engine fills the public ck_error: ck_fail, the first error wins. */
 #ifndef CK_ERROR_H
 #define CK_ERROR_H
 
 #include "ck_status.h"
 
-typedef struct {
-    int code;           /* CK_OK or a CK_E_* code from ck_status.h */
-    char message[256];  /* "file:line: field: got X, expected Y"; empty when code is CK_OK */
-} ck_error;
+/* ck_error (code + message) and ck_error_clear are public: include/ckbatch.h. */
 
 /* Records the error if `err` is non-null and holds none yet (the first error wins), and returns
  * `code`, so call sites read `return ck_fail(err, CK_E_IO, "%s: cannot open", path);`. */
@@ -16,8 +13,5 @@ int ck_fail(ck_error *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
-
-/* Clears `err` to CK_OK with an empty message. */
-void ck_error_clear(ck_error *err);
 
 #endif

@@ -26,8 +26,8 @@ struct ck_reader {
 
 static int check_options(const ck_reader_options *o, ck_error *err)
 {
-    if (o->format != CK_FORMAT_PHONEMES && o->format != CK_FORMAT_IDS &&
-        o->format != CK_FORMAT_TEXT) {
+    if (o->format != CK_INPUT_PHONEMES && o->format != CK_INPUT_IDS &&
+        o->format != CK_INPUT_TEXT) {
         return ck_fail(err, CK_E_ARG, "reader: format %d: expected 0 (phonemes), 1 (ids), 2 (text)",
                        (int)o->format);
     }
@@ -52,7 +52,7 @@ int ck_reader_open(ck_reader **out, FILE *in, const char *source_name, const ck_
         return ck_fail(err, CK_E_ARG, "reader: null %s", out == NULL ? "out" : "input stream");
     }
     *out = NULL;
-    ck_reader_options o = {CK_FORMAT_PHONEMES, NULL, 0, 0, NULL, NULL, NULL, 0};
+    ck_reader_options o = {CK_INPUT_PHONEMES, NULL, 0, 0, NULL, NULL, NULL, 0};
     o = opt != NULL ? *opt : o;
     int rc = check_options(&o, err);
     if (rc != CK_OK) {
@@ -68,7 +68,7 @@ int ck_reader_open(ck_reader **out, FILE *in, const char *source_name, const ck_
     }
     r->opt = o;
     rc = ck_line_reader_open(&r->lines, in, source_name, err);
-    if (rc == CK_OK && o.format == CK_FORMAT_TEXT) {
+    if (rc == CK_OK && o.format == CK_INPUT_TEXT) {
         rc = ck_g2p_open(&r->g2p, o.lang, err);
     }
     if (rc != CK_OK) {
@@ -392,9 +392,9 @@ static int process_line(ck_reader *r, const char *s, size_t len, ck_sequence **s
                        r->line_no, r->lead + column, r->lead + byte + 1);
     }
     switch (r->opt.format) {
-    case CK_FORMAT_IDS:
+    case CK_INPUT_IDS:
         return ids_line(r, s, len, seqs, n, err);
-    case CK_FORMAT_TEXT:
+    case CK_INPUT_TEXT:
         return text_line(r, s, len, seqs, n, err);
     default:
         return phonemes_line(r, s, len, "column", r->lead, seqs, n, err);

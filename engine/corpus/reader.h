@@ -16,7 +16,7 @@
  * REPLACEMENT CHARACTER, one code point per id like every symbol (the id itself is kept). */
 #define CK_READER_UNDEFINED_ID_TEXT "\xEF\xBF\xBD"
 
-typedef enum { CK_FORMAT_PHONEMES = 0, CK_FORMAT_IDS = 1, CK_FORMAT_TEXT = 2 } ck_input_format;
+/* ck_input_format (CK_INPUT_PHONEMES, CK_INPUT_IDS, CK_INPUT_TEXT) is the public one of ckbatch.h. */
 
 typedef struct {
     ck_input_format format;

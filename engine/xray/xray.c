@@ -277,6 +277,26 @@ void ck_xray_report_print(const ck_xray_report *rep, FILE *f)
             rep->not_tested);
 }
 
+int ck_xray_report_log(const ck_xray_report *rep, ck_log_fn log, void *log_ctx, ck_error *err)
+{
+    if (log == NULL) {
+        return CK_OK;
+    }
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (f == NULL) {
+        return ck_fail(err, CK_E_MEMORY, "xray: cannot allocate the table");
+    }
+    ck_xray_report_print(rep, f);
+    int bad = fclose(f) != 0;
+    if (!bad) {
+        log(log_ctx, CK_LOG_REPORT, text);
+    }
+    free(text);
+    return bad ? ck_fail(err, CK_E_MEMORY, "xray: cannot allocate the table") : CK_OK;
+}
+
 /* JSON has no infinity: non-finite metrics are written as null. */
 static void add_metric(cJSON *o, const char *key, double v)
 {

@@ -18,6 +18,7 @@
 
 #include "circuit.h"
 #include "ck_error.h"
+#include "ck_log.h"
 #include "safetensors.h"
 #include "weights.h"
 
@@ -116,6 +117,10 @@ int ck_xray_report_status(const ck_xray_report *rep);
 /* Writes the compact table (one line per checkpoint, worst case first among failures) to f. */
 void ck_xray_report_print(const ck_xray_report *rep, FILE *f);
 
+/* The same table as one CK_LOG_REPORT message to log (nothing when log is NULL).
+ * Errors: CK_E_MEMORY. */
+int ck_xray_report_log(const ck_xray_report *rep, ck_log_fn log, void *log_ctx, ck_error *err);
+
 /* Writes the JSON report {"status", "identity", "counts", "checkpoints": [...]} atomically (temp +
  * rename). Errors: CK_E_ARG, CK_E_IO (message names the path), CK_E_MEMORY. */
 int ck_xray_report_write(const ck_xray_report *rep, const ck_xray_identity *id, const char *path,
@@ -158,7 +163,8 @@ typedef struct {
     const char *circuit;     /* NULL: embedded Kokoro phoneme encoder */
     const char *weights;     /* NULL: synthetic weights with the manifest's seed */
     unsigned long long seed; /* synthetic seed when the manifest gives none */
-    int quiet;               /* 1: no table on stderr */
+    ck_log_fn log;           /* the parity note (INFO) and the table (REPORT); NULL: silent */
+    void *log_ctx;
 } ck_xray_run_options;
 
 /* Parity run: verifies the oracle against its manifest (before reading it), runs each of its cases

@@ -298,10 +298,8 @@ static int write_capture(xrun *x, ck_error *err)
 
 static int finish(xrun *x, ck_xray_report *rep, ck_error *err)
 {
-    if (!x->opt->quiet) {
-        ck_xray_report_print(rep, stderr);
-    }
-    int rc = x->opt->capture_out ? write_capture(x, err) : CK_OK;
+    int rc = ck_xray_report_log(rep, x->opt->log, x->opt->log_ctx, err);
+    rc = rc == CK_OK && x->opt->capture_out ? write_capture(x, err) : CK_OK;
     if (rc == CK_OK && x->opt->report != NULL) {
         char *oracle = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(x->manifest, "oracle"));
         ck_xray_identity id = {CK_VERSION, ck_xray_build_flags(), ck_weights_identity(x->weights),
@@ -325,9 +323,8 @@ int ck_xray_run_oracle(const ck_xray_run_options *opt, ck_error *err)
     memset(&x, 0, sizeof x);
     x.opt = opt;
     ck_xray_report rep = {0};
-    if (!opt->quiet) {
-        fprintf(stderr, "ckbatch: parity mode: 1 thread (scheduler and oneDNN), deterministic kernels\n");
-    }
+    ck_log(opt->log, opt->log_ctx, CK_LOG_INFO,
+           "parity mode: 1 thread (scheduler and oneDNN), deterministic kernels");
     int rc = prepare(&x, err);
     for (size_t ci = 0; rc == CK_OK && ci < x.n_cases; ci++) {
         rc = run_case(&x, ci, err);

@@ -104,7 +104,7 @@ static void test_phonemes_exact_ids_and_empty_lines(void)
 {
     const char s[] = HELLO "\n\n \t \n" HELLO "\n";
     fixture fx;
-    open_fixture(&fx, s, sizeof s - 1, CK_FORMAT_PHONEMES, 0, 0);
+    open_fixture(&fx, s, sizeof s - 1, CK_INPUT_PHONEMES, 0, 0);
     next_ids(fx.r, 1, k_hello, N_HELLO);
     next_ids(fx.r, 4, k_hello, N_HELLO);
     next_ends(fx.r);
@@ -122,8 +122,8 @@ static void test_crlf_bom_no_final_newline_match_plain(void)
     const char plain[] = HELLO "\n\nh\xC9\x99\n";
     const char dos[] = "\xEF\xBB\xBF" HELLO "\r\n\r\nh\xC9\x99";
     fixture a, b;
-    open_fixture(&a, plain, sizeof plain - 1, CK_FORMAT_PHONEMES, 0, 0);
-    open_fixture(&b, dos, sizeof dos - 1, CK_FORMAT_PHONEMES, 0, 0);
+    open_fixture(&a, plain, sizeof plain - 1, CK_INPUT_PHONEMES, 0, 0);
+    open_fixture(&b, dos, sizeof dos - 1, CK_INPUT_PHONEMES, 0, 0);
     for (int k = 0; k < 3; k++) {
         ck_sequence *sa = NULL, *sb = NULL;
         size_t na = 0, nb = 0;
@@ -147,7 +147,7 @@ static void test_unknown_symbol_dropped_and_warned(void)
 {
     const char s[] = "  hg\xC9\x99\n";
     fixture fx;
-    open_fixture(&fx, s, sizeof s - 1, CK_FORMAT_PHONEMES, 0, 0);
+    open_fixture(&fx, s, sizeof s - 1, CK_INPUT_PHONEMES, 0, 0);
     const int32_t want[] = {0, 50, 83, 0};
     next_ids(fx.r, 1, want, 4);
     CU_ASSERT_EQUAL(fx.w.count, 1);
@@ -160,7 +160,7 @@ static void test_unknown_symbol_strict_is_line_error(void)
 {
     const char s[] = "hg\nh\xC9\x99\n";
     fixture fx;
-    open_fixture(&fx, s, sizeof s - 1, CK_FORMAT_PHONEMES, 1, 0);
+    open_fixture(&fx, s, sizeof s - 1, CK_INPUT_PHONEMES, 1, 0);
     next_fails(fx.r, CK_E_INPUT, "c.txt:1: column 2: symbol U+0067 'g' not in vocab");
     const int32_t want[] = {0, 50, 83, 0};
     next_ids(fx.r, 2, want, 4);
@@ -172,7 +172,7 @@ static void test_unknown_symbol_strict_is_line_error(void)
 static void test_all_dropped_is_line_error(void)
 {
     fixture fx;
-    open_fixture(&fx, "gg\tB\n", 5, CK_FORMAT_PHONEMES, 0, 0);
+    open_fixture(&fx, "gg\tB\n", 5, CK_INPUT_PHONEMES, 0, 0);
     next_fails(fx.r, CK_E_INPUT, "c.txt:1: column 1: no phonemes left after dropping symbols");
     CU_ASSERT_EQUAL(fx.w.count, 4);
     CU_ASSERT_STRING_EQUAL(fx.w.last, "c.txt:1: column 4: symbol U+0042 'B' not in vocab, dropped");
@@ -184,7 +184,7 @@ static void test_invalid_utf8_then_good_line(void)
 {
     const char s[] = "h\xC9\x99\xC0\x80\nh\xC9\x99\n";
     fixture fx;
-    open_fixture(&fx, s, sizeof s - 1, CK_FORMAT_PHONEMES, 0, 0);
+    open_fixture(&fx, s, sizeof s - 1, CK_INPUT_PHONEMES, 0, 0);
     next_fails(fx.r, CK_E_INPUT, "c.txt:1: column 3: invalid UTF-8 at byte 4");
     const int32_t want[] = {0, 50, 83, 0};
     next_ids(fx.r, 2, want, 4);
@@ -198,7 +198,7 @@ static void test_nul_byte_then_good_line(void)
 {
     const char s[] = "h\0h\nh\xC9\x99\n";
     fixture fx;
-    open_fixture(&fx, s, sizeof s - 1, CK_FORMAT_PHONEMES, 0, 0);
+    open_fixture(&fx, s, sizeof s - 1, CK_INPUT_PHONEMES, 0, 0);
     next_fails(fx.r, CK_E_INPUT, "c.txt:1: byte 2: NUL byte in line");
     const int32_t want[] = {0, 50, 83, 0};
     next_ids(fx.r, 2, want, 4);
@@ -214,7 +214,7 @@ static void test_skip_passes_over_lines_unconverted(void)
     const char s[] = "\xEF\xBB\xBFh\xFF\n \t\nh\0h\nhx\n\nh\xC9\x99\n";
     fixture fx;
     ck_error err = {CK_OK, ""};
-    open_fixture(&fx, s, sizeof s - 1, CK_FORMAT_PHONEMES, 1, 0);
+    open_fixture(&fx, s, sizeof s - 1, CK_INPUT_PHONEMES, 1, 0);
     CU_ASSERT_EQUAL(ck_reader_skip(fx.r, 5, &err), CK_OK);
     CU_ASSERT_EQUAL(err.code, CK_OK);
     const int32_t want[] = {0, 50, 83, 0};
@@ -227,7 +227,7 @@ static void test_skip_passes_over_lines_unconverted(void)
     CU_ASSERT_EQUAL(st->sequences, 1);
     CU_ASSERT_EQUAL(fx.w.count, 0);
     close_fixture(&fx);
-    open_fixture(&fx, s, sizeof s - 1, CK_FORMAT_PHONEMES, 1, 0);
+    open_fixture(&fx, s, sizeof s - 1, CK_INPUT_PHONEMES, 1, 0);
     CU_ASSERT_EQUAL(ck_reader_skip(fx.r, 7, &err), CK_E_FORMAT);
     CU_ASSERT_STRING_EQUAL(err.message, "c.txt: ends at line 6, before line 8");
     close_fixture(&fx);
@@ -237,7 +237,7 @@ static void test_ids_format(void)
 {
     const char s[] = "[50, 83]\n  [ 4 ]  \n";
     fixture fx;
-    open_fixture(&fx, s, sizeof s - 1, CK_FORMAT_IDS, 0, 0);
+    open_fixture(&fx, s, sizeof s - 1, CK_INPUT_IDS, 0, 0);
     ck_sequence *seqs = NULL;
     size_t n = 0;
     CU_ASSERT_EQUAL_FATAL(ck_reader_next(fx.r, &seqs, &n, NULL), 1);
@@ -255,7 +255,7 @@ static void ids_line_fails_strict(const char *line, size_t max, int strict, cons
     char s[128];
     snprintf(s, sizeof s, "%s\n[16]\n", line);
     fixture fx;
-    open_fixture(&fx, s, strlen(s), CK_FORMAT_IDS, strict, max);
+    open_fixture(&fx, s, strlen(s), CK_INPUT_IDS, strict, max);
     next_fails(fx.r, CK_E_INPUT, message);
     const int32_t want[] = {0, 16, 0};
     next_ids(fx.r, 2, want, 3);
@@ -289,7 +289,7 @@ static void test_ids_undefined_id_kept_and_warned(void)
 {
     const char s[] = "[50, 7, 83]\n[177, 26]\n";
     fixture fx;
-    open_fixture(&fx, s, sizeof s - 1, CK_FORMAT_IDS, 0, 0);
+    open_fixture(&fx, s, sizeof s - 1, CK_INPUT_IDS, 0, 0);
     ck_sequence *seqs = NULL;
     size_t n = 0;
     CU_ASSERT_EQUAL_FATAL(ck_reader_next(fx.r, &seqs, &n, NULL), 1);
@@ -314,7 +314,7 @@ static void test_ids_bounded_by_embedding_rows(void)
 {
     const char s[] = "[199, 16]\n[200]\n[16]\n";
     warnings w = {0, ""};
-    ck_reader_options o = {CK_FORMAT_IDS, NULL, 0, 0, on_warn, &w, NULL, 200};
+    ck_reader_options o = {CK_INPUT_IDS, NULL, 0, 0, on_warn, &w, NULL, 200};
     FILE *f = file_of(s, sizeof s - 1);
     ck_reader *r = NULL;
     CU_ASSERT_EQUAL_FATAL(ck_reader_open(&r, f, "c.txt", &o, NULL), CK_OK);
@@ -337,7 +337,7 @@ static void test_vocab_option(void)
     CU_ASSERT_EQUAL_FATAL(ck_vocab_add(v, "\xC9\x99", 1, NULL), CK_OK); /* ə */
     const char s[] = "h\xC9\x99x\n[3, 2, 1]\n[5]\n";
     warnings w = {0, ""};
-    ck_reader_options o = {CK_FORMAT_PHONEMES, NULL, 0, 0, on_warn, &w, v, 0};
+    ck_reader_options o = {CK_INPUT_PHONEMES, NULL, 0, 0, on_warn, &w, v, 0};
     FILE *f = file_of(s, sizeof s - 1);
     ck_reader *r = NULL;
     CU_ASSERT_EQUAL_FATAL(ck_reader_open(&r, f, "c.txt", &o, NULL), CK_OK);
@@ -346,7 +346,7 @@ static void test_vocab_option(void)
     CU_ASSERT_STRING_EQUAL(w.last, "c.txt:1: column 3: symbol U+0078 'x' not in vocab, dropped");
     ck_reader_close(r);
     rewind(f);
-    o.format = CK_FORMAT_IDS;
+    o.format = CK_INPUT_IDS;
     CU_ASSERT_EQUAL_FATAL(ck_reader_open(&r, f, "c.txt", &o, NULL), CK_OK);
     next_fails(r, CK_E_INPUT, "c.txt:1: column 1: expected a JSON array of ids");
     ck_sequence *seqs = NULL;
@@ -375,7 +375,7 @@ static void test_one_mebibyte_line_is_chunked(void)
     }
     s[n] = '\n';
     fixture fx;
-    open_fixture(&fx, s, n + 1, CK_FORMAT_PHONEMES, 0, 0);
+    open_fixture(&fx, s, n + 1, CK_INPUT_PHONEMES, 0, 0);
     ck_sequence *seqs = NULL;
     size_t count = 0, phonemes = 0;
     CU_ASSERT_EQUAL_FATAL(ck_reader_next(fx.r, &seqs, &count, NULL), 1);
@@ -408,9 +408,9 @@ static void test_open_rejections(void)
 {
     open_fails((ck_reader_options){(ck_input_format)7, NULL, 0, 0, NULL, NULL, NULL, 0},
                "format 7");
-    open_fails((ck_reader_options){CK_FORMAT_TEXT, "fr", 0, 0, NULL, NULL, NULL, 0}, "lang \"fr\"");
-    open_fails((ck_reader_options){CK_FORMAT_IDS, NULL, 0, 511, NULL, NULL, NULL, 0}, "max_phonemes 511");
-    open_fails((ck_reader_options){CK_FORMAT_IDS, NULL, 0, 0, NULL, NULL, NULL, 1}, "id_rows 1");
+    open_fails((ck_reader_options){CK_INPUT_TEXT, "fr", 0, 0, NULL, NULL, NULL, 0}, "lang \"fr\"");
+    open_fails((ck_reader_options){CK_INPUT_IDS, NULL, 0, 511, NULL, NULL, NULL, 0}, "max_phonemes 511");
+    open_fails((ck_reader_options){CK_INPUT_IDS, NULL, 0, 0, NULL, NULL, NULL, 1}, "id_rows 1");
     ck_error err = {CK_OK, ""};
     ck_reader *r = NULL;
     CU_ASSERT_EQUAL(ck_reader_open(&r, NULL, "c.txt", NULL, &err), CK_E_ARG);
@@ -424,7 +424,7 @@ static void test_text_format(void)
 {
     const char s[] = "Hello world.\n";
     fixture fx;
-    open_fixture(&fx, s, sizeof s - 1, CK_FORMAT_TEXT, 1, 0);
+    open_fixture(&fx, s, sizeof s - 1, CK_INPUT_TEXT, 1, 0);
     CU_ASSERT_EQUAL(strncmp(ck_reader_g2p_version(fx.r), "espeak-ng ", 10), 0);
     next_ids(fx.r, 1, k_hello, N_HELLO);
     close_fixture(&fx);
@@ -434,7 +434,7 @@ static void test_text_long_paragraph_is_chunked(void)
 {
     FILE *f = fopen(ck_test_path("tests/fixtures/corpus/frankenstein_long.txt"), "rb");
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    ck_reader_options o = {CK_FORMAT_TEXT, "en-us", 1, 0, NULL, NULL, NULL, 0};
+    ck_reader_options o = {CK_INPUT_TEXT, "en-us", 1, 0, NULL, NULL, NULL, 0};
     ck_reader *r = NULL;
     CU_ASSERT_EQUAL_FATAL(ck_reader_open(&r, f, "frankenstein_long.txt", &o, NULL), CK_OK);
     ck_sequence *seqs = NULL;

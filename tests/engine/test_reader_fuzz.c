@@ -14,7 +14,7 @@ static void test_text_non_latin_rejected_before_espeak(void)
     static const char corpus[] = "ui\xd5\x87\xc9\x99" "c???\r\r?\nhello\n";
     FILE *in = fmemopen((void *)corpus, sizeof corpus - 1, "rb");
     CU_ASSERT_PTR_NOT_NULL_FATAL(in);
-    ck_reader_options o = {CK_FORMAT_TEXT, "en-us", 1, 0, NULL, NULL, NULL, 0};
+    ck_reader_options o = {CK_INPUT_TEXT, "en-us", 1, 0, NULL, NULL, NULL, 0};
     ck_reader *r = NULL;
     ck_error err = {0};
     CU_ASSERT_EQUAL_FATAL(ck_reader_open(&r, in, "fz.txt", &o, &err), CK_OK);
@@ -53,7 +53,7 @@ static void test_text_non_latin_dropped_before_espeak(void)
     static const char corpus[] = "ui\xd5\x87\xc9\x99" "c???\r\r?\n";
     FILE *in = fmemopen((void *)corpus, sizeof corpus - 1, "rb");
     CU_ASSERT_PTR_NOT_NULL_FATAL(in);
-    ck_reader_options o = {CK_FORMAT_TEXT, "en-us", 0, 0, count_warning, NULL, NULL, 0};
+    ck_reader_options o = {CK_INPUT_TEXT, "en-us", 0, 0, count_warning, NULL, NULL, 0};
     ck_reader *r = NULL;
     ck_error err = {0};
     CU_ASSERT_EQUAL_FATAL(ck_reader_open(&r, in, "fz.txt", &o, &err), CK_OK);
@@ -75,7 +75,7 @@ static void test_text_ipa_letter_rejected_with_column(void)
     static const char corpus[] = "  ab \xc9\x99\n";
     FILE *in = fmemopen((void *)corpus, sizeof corpus - 1, "rb");
     CU_ASSERT_PTR_NOT_NULL_FATAL(in);
-    ck_reader_options o = {CK_FORMAT_TEXT, "en-us", 1, 0, NULL, NULL, NULL, 0};
+    ck_reader_options o = {CK_INPUT_TEXT, "en-us", 1, 0, NULL, NULL, NULL, 0};
     ck_reader *r = NULL;
     ck_error err = {0};
     CU_ASSERT_EQUAL_FATAL(ck_reader_open(&r, in, "fz.txt", &o, &err), CK_OK);
@@ -96,7 +96,7 @@ static void test_text_control_characters_kept_from_espeak(void)
     for (int strict = 1; strict >= 0; strict--) {
         FILE *in = fmemopen((void *)corpus, sizeof corpus - 1, "rb");
         CU_ASSERT_PTR_NOT_NULL_FATAL(in);
-        ck_reader_options o = {CK_FORMAT_TEXT, "en-us", strict, 0, count_warning_control, NULL,
+        ck_reader_options o = {CK_INPUT_TEXT, "en-us", strict, 0, count_warning_control, NULL,
                                NULL, 0};
         ck_reader *r = NULL;
         ck_error err = {0};
@@ -130,7 +130,7 @@ CK_TEST_MAIN("reader_fuzz", {"text: non-Latin rejected before espeak-ng",
 #else
 static void test_no_espeak(void)
 {
-    CU_ASSERT_EQUAL(CK_FORMAT_TEXT, 2);
+    CU_ASSERT_EQUAL(CK_INPUT_TEXT, 2);
 }
 CK_TEST_MAIN("reader_fuzz", {"built without espeak-ng", test_no_espeak})
 #endif

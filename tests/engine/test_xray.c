@@ -31,7 +31,6 @@ static int parity_run(const char *oracle, const char *capture, const char *rep, 
     o.oracle = oracle;
     o.report = rep;
     o.capture_out = capture;
-    o.quiet = 1;
     return ck_xray_run_oracle(&o, err);
 }
 

@@ -12,9 +12,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static ck_input_format pick_format(uint8_t b)
 {
     if ((b & 0x0f) == 0x0f) {
-        return CK_FORMAT_TEXT;
+        return CK_INPUT_TEXT;
     }
-    return (b & 1) ? CK_FORMAT_IDS : CK_FORMAT_PHONEMES;
+    return (b & 1) ? CK_INPUT_IDS : CK_INPUT_PHONEMES;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -1,6 +1,7 @@
-/* encode.c - the corpus job: reader -> window of sequences -> packed batches -> executor -> output.
- * Allocates its buffers once per run; prints warnings and progress on stderr. */
-#include "encode.h"
+/* corpus_run.c - the corpus job (ck_run_corpus): reader -> window of sequences -> packed batches ->
+ * the model's executor -> output. Allocates its buffers once per run; reports through the caller's
+ * log and progress callbacks, prints nothing. */
+#include "model_internal.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -11,14 +12,9 @@
 #include <time.h>
 
 #include "batcher.h"
-#include "circuit_default.h"
-#include "executor.h"
-#include "kokoro_config.h"
 #include "output.h"
+#include "reader.h"
 #include "sha256.h"
-#include "synth_weights.h"
-#include "weights.h"
-#include "weights_manifest.h"
 #include "xray.h"
 
 /* The window holds sequences in input order until it is encoded; sorting by length happens only
@@ -26,12 +22,8 @@
 #define CK_WINDOW_BATCHES 4
 
 typedef struct {
-    const ck_encode_options *opt;
-    ck_circuit circuit;
-    ck_weights *weights;
-    ck_executor *executor;
-    ck_kokoro_config config;    /* opt->config, zeroed when none */
-    ck_model_dims dims;         /* of the circuit the weights matched */
+    const ck_corpus_params *opt;
+    ck_model *model;
     ck_reader *reader;
     ck_output *output;
     FILE *input;
@@ -45,7 +37,7 @@ typedef struct {
     ck_batch_span *spans;       /* [window_cap] */
     int32_t *batch_ids;         /* [max_batch_tokens] */
     size_t *batch_offsets;      /* [window_cap + 1] */
-    ck_encode_summary *summary;
+    ck_corpus_summary *summary;
     unsigned char (*weights_sha)[32]; /* parity: every tensor's SHA-256 before the run */
     unsigned long long input_bytes;     /* size of a regular input file, 0 for stdin */
     unsigned long long committed_bytes; /* input bytes before the window (all their rows written) */
@@ -64,22 +56,8 @@ typedef struct {
     struct timespec start;
 } session;
 
-/* One informational stderr line ("ckbatch: " + fmt + newline), unless the run is quiet. */
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
-static void note(const session *s, const char *fmt, ...)
-{
-    if (s->opt->quiet) {
-        return;
-    }
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("ckbatch: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-}
+/* One informational message to the caller's log. */
+#define note(s, ...) ck_log((s)->opt->log, (s)->opt->log_ctx, CK_LOG_INFO, __VA_ARGS__)
 
 static double seconds_since(const struct timespec *t0)
 {
@@ -88,20 +66,9 @@ static double seconds_since(const struct timespec *t0)
     return (double)(t.tv_sec - t0->tv_sec) + 1e-9 * (double)(t.tv_nsec - t0->tv_nsec);
 }
 
-static int load_weights(session *s, ck_error *err)
-{
-    int rc = s->opt->weights != NULL
-                 ? ck_weights_load(&s->weights, s->opt->weights, err)
-                 : ck_circuit_synthetic_weights(&s->weights, &s->circuit, s->opt->seed, err);
-    if (rc == CK_OK && s->opt->weights_manifest != NULL) {
-        rc = ck_weights_manifest_verify(s->weights, s->opt->weights_manifest, err);
-    }
-    return rc;
-}
-
 static int alloc_buffers(session *s, ck_error *err)
 {
-    size_t t = s->opt->max_batch_tokens;
+    size_t t = s->model->params.max_batch_tokens;
     s->window_tokens = t * CK_WINDOW_BATCHES;
     s->window_cap = s->window_tokens / 2 + 1; /* every sequence has at least [0, 0] */
     s->window = calloc(s->window_cap, sizeof *s->window);
@@ -119,80 +86,22 @@ static int alloc_buffers(session *s, ck_error *err)
     return CK_OK;
 }
 
-/* Keeps one copy of the weights: the tensors only linears use now live in oneDNN's layout inside
- * the executor, so their source (owned buffer or file pages) is released. Parity mode keeps them
- * all, to hash them again at the end of the run. */
-static void release_copied_weights(session *s)
-{
-    for (size_t i = 0; i < ck_weights_count(s->weights); i++) {
-        if (!ck_executor_reads_weight(s->executor, ck_weights_at(s->weights, i))) {
-            (void)ck_weights_release(s->weights, i); /* i < count: cannot fail */
-        }
-    }
-}
-
-/* Everything that can reject the run before the corpus is read or any file is created. */
+/* The run's output buffer and its width; the window buffers. */
 static int prepare(session *s, ck_error *err)
 {
-    const ck_encode_options *opt = s->opt;
-    int rc = opt->config != NULL ? ck_kokoro_config_load(&s->config, opt->config, err) : CK_OK;
-    if (rc == CK_OK) {
-        rc = ck_circuit_load_default(&s->circuit, opt->circuit, err);
-    }
-    if (rc == CK_OK) {
-        rc = load_weights(s, err);
-    }
-    if (rc != CK_OK) {
-        return rc;
-    }
-    s->output_buffer = opt->hidden ? s->circuit.hidden_buffer : s->circuit.features_buffer;
+    s->output_buffer = ck_model_buffer(s->model, s->opt->layer);
     if (s->output_buffer < 0) {
         return ck_fail(err, CK_E_CIRCUIT, "%s: no \"hidden\" output for --layer hidden",
-                       s->circuit.path);
+                       s->model->circuit.path);
     }
-    s->cols = s->circuit.buffers[s->output_buffer].cols;
-    size_t max_seq = s->circuit.max_positions;
-    /* parity: one worker, so the scheduler and oneDNN's OpenMP team both run on one thread */
-    ck_executor_options eo = {opt->parity ? 1 : opt->threads, opt->max_batch_tokens, max_seq,
-                              !opt->parity};
-    if (opt->max_batch_tokens < max_seq) {
-        return ck_fail(err, CK_E_ARG, "--max-batch-tokens %zu: must be at least the longest "
-                       "sequence, %zu", opt->max_batch_tokens, max_seq);
-    }
-    rc = ck_executor_init(&s->executor, &s->circuit, s->weights, &eo, err);
-    /* the executor has bound every weight to the circuit's shapes: these dims are the weights' */
-    ck_model_dims_of_circuit(&s->circuit, &s->dims);
-    if (rc == CK_OK && opt->config != NULL) {
-        rc = ck_kokoro_config_check(&s->config, &s->dims, err);
-    }
-    if (rc == CK_OK && !opt->parity) {
-        release_copied_weights(s);
-    }
-    return rc == CK_OK ? alloc_buffers(s, err) : rc;
+    s->cols = s->model->circuit.buffers[s->output_buffer].cols;
+    return alloc_buffers(s, err);
 }
 
-/* One stderr line with what the run holds for its whole length (docs/memory.md): the weights
- * (one copy unless parity keeps the sources beside oneDNN's), the activation and scratch arenas,
- * (no output rows are held: each batch's rows go from the arena to their place in the output). */
-static void report_memory(const session *s)
+static void warn_log(void *ctx, const char *message)
 {
-    const double mib = 1024.0 * 1024.0;
-    size_t weights = 0, released = 0, scratch = 0;
-    for (size_t i = 0; i < ck_weights_count(s->weights); i++) {
-        const ck_tensor *t = ck_weights_at(s->weights, i);
-        weights += t->elements * sizeof(float);
-        released += t->data == NULL;
-    }
-    size_t arena = ck_executor_arena_bytes(s->executor, &scratch);
-    note(s, "memory: weights %.1f MiB (%zu of %zu tensors held only as oneDNN's "
-         "copies), activation arena %.1f MiB, scratch %d x %.2f MiB",
-            (double)weights / mib, released, ck_weights_count(s->weights), (double)arena / mib,
-            s->opt->parity ? 1 : s->opt->threads, (double)scratch / mib);
-}
-
-static void warn_stderr(void *ctx, const char *message)
-{
-    note(ctx, "warning: %s", message);
+    const session *s = ctx;
+    ck_log(s->opt->log, s->opt->log_ctx, CK_LOG_WARNING, "warning: %s", message);
 }
 
 /* Input bytes whose sequences are in the output: those before the window, plus the window's share
@@ -204,14 +113,14 @@ static unsigned long long bytes_done(const session *s)
     return s->committed_bytes + (unsigned long long)(share * (double)window);
 }
 
-/* The progress line, "\r"-rewritten: share of the input bytes done (the ETA follows from it, so a
- * corpus of long lines does not fool it as a line count would), line, tokens, tokens/s. Drawn at
- * most once per opt->progress_interval seconds; the job calls it at every line, batch and X-Ray
- * checkpoint (a few per layer), so at the default 0.5 s it moves at least once a second. `final`
- * draws it once more and ends the line. */
+/* The progress report: share of the input bytes done (the ETA follows from it, so a corpus of
+ * long lines does not fool it as a line count would), line, tokens, tokens/s. Reported at most once
+ * per opt->progress_interval seconds; the job calls it at every line, batch and X-Ray checkpoint (a
+ * few per layer), so at the default 0.5 s it moves at least once a second. `final` reports once
+ * more, with every byte done. */
 static void progress(session *s, int final)
 {
-    if (!s->opt->progress) {
+    if (s->opt->progress == NULL) {
         return;
     }
     double secs = seconds_since(&s->start);
@@ -220,9 +129,16 @@ static void progress(session *s, int final)
     }
     s->progress_drawn = secs;
     const ck_reader_stats *st = ck_reader_stats_get(s->reader);
-    size_t tokens = ck_output_tokens(s->output) + s->window_rows_put;
-    double rate = secs > 0 ? (double)(tokens - s->resumed_tokens) / secs : 0.0;
-    fprintf(stderr, "\rckbatch: ");
+    ck_progress p;
+    memset(&p, 0, sizeof p);
+    p.tokens = ck_output_tokens(s->output) + s->window_rows_put;
+    p.tokens_per_second = secs > 0 ? (double)(p.tokens - s->resumed_tokens) / secs : 0.0;
+    p.seconds = secs;
+    p.input_bytes = s->input_bytes;
+    p.bytes_read = st->bytes;
+    p.lines = st->lines;
+    p.final = final;
+    p.eta_seconds = -1.0;
     if (s->input_bytes > 0) {
         unsigned long long done = final ? s->input_bytes : bytes_done(s);
         if (done != s->progress_bytes) { /* the ETA is set when the done share moves, then counts down */
@@ -231,18 +147,11 @@ static void progress(session *s, int final)
         }
         double fresh = done > s->resumed_bytes ? (double)(done - s->resumed_bytes) : 0.0;
         double left = done < s->input_bytes ? (double)(s->input_bytes - done) : 0.0;
-        double eta = fresh > 0 ? s->progress_bytes_at * left / fresh - (secs - s->progress_bytes_at)
-                               : -1.0;
-        fprintf(stderr, "%5.1f%% of input", 100.0 * (double)done / (double)s->input_bytes);
-        if (!final && eta >= 0) {
-            fprintf(stderr, ", ETA %.0f s", eta);
-        }
-    } else {
-        fprintf(stderr, "%llu bytes read", st->bytes);
+        p.bytes_done = done;
+        p.eta_seconds = fresh > 0 ? s->progress_bytes_at * left / fresh - (secs - s->progress_bytes_at)
+                                  : -1.0;
     }
-    fprintf(stderr, ", line %zu, %zu tokens, %.0f tokens/s%s", st->lines, tokens, rate,
-            final ? "\n" : "   ");
-    fflush(stderr);
+    s->opt->progress(s->opt->progress_ctx, &p);
 }
 
 /* X-Ray hook used as a clock: the executor calls it after every checkpoint op, a few times per
@@ -261,16 +170,17 @@ static void progress_tick(void *ctx, const char *checkpoint, const float *data, 
 static void options_identity(const session *s, char *buf, size_t cap)
 {
     static const char *const formats[] = {"phonemes", "ids", "text"};
-    const ck_encode_options *o = s->opt;
+    const ck_corpus_params *o = s->opt;
+    const ck_model *m = s->model;
     /* a config's vocab changes the ids; without one the string is what it always was */
     char config[80] = "";
-    if (o->config != NULL) {
-        snprintf(config, sizeof config, " config=sha256:%s", s->config.sha256);
+    if (m->has_config) {
+        snprintf(config, sizeof config, " config=sha256:%s", m->config.sha256);
     }
     snprintf(buf, cap, "format=%s lang=%s strict_symbols=%d on_error=%s layer=%s parity=%d%s "
              "circuit=%s", formats[o->format], o->lang, o->strict_symbols,
-             o->skip_bad_lines ? "skip" : "stop", o->hidden ? "hidden" : "features", o->parity,
-             config, o->circuit ? o->circuit : "embedded");
+             o->skip_bad_lines ? "skip" : "stop", o->layer == CK_LAYER_HIDDEN ? "hidden" : "features",
+             m->parity, config, m->circuit_path ? m->circuit_path : "embedded");
 }
 
 /* With --resume: says where the run continues, and passes over the input lines before the mark
@@ -297,7 +207,7 @@ static int resume_at_mark(session *s, ck_error *err)
  * unresumable: its journals get no record, so nothing it leaves looks resumable. */
 static int open_output(session *s, int is_stdin, ck_error *err)
 {
-    const ck_encode_options *opt = s->opt;
+    const ck_corpus_params *opt = s->opt;
     char sha[65] = "", options[512];
     struct stat st = {0};
     if (opt->resume && is_stdin) {
@@ -311,17 +221,19 @@ static int open_output(session *s, int is_stdin, ck_error *err)
         return rc;
     }
     options_identity(s, options, sizeof options);
-    ck_output_identity id = {sha, (size_t)st.st_size, options, ck_weights_identity(s->weights)};
+    ck_output_identity id = {sha, (size_t)st.st_size, options,
+                             ck_weights_identity(s->model->weights)};
     ck_output_mode mode = is_stdin ? CK_OUTPUT_UNRESUMABLE
                                    : (opt->resume ? CK_OUTPUT_RESUME : CK_OUTPUT_FRESH);
-    rc = ck_output_open(&s->output, opt->output, opt->hidden ? "hidden" : "features", s->cols, &id,
-                        mode, &s->mark, err);
+    rc = ck_output_open(&s->output, opt->output, opt->layer == CK_LAYER_HIDDEN ? "hidden" : "features",
+                        s->cols, &id, mode, &s->mark, err);
     return rc == CK_OK && opt->resume ? resume_at_mark(s, err) : rc;
 }
 
 static int open_io(session *s, ck_error *err)
 {
-    const ck_encode_options *opt = s->opt;
+    const ck_corpus_params *opt = s->opt;
+    const ck_model *m = s->model;
     int is_stdin = strcmp(opt->input, "-") == 0;
     s->input = is_stdin ? stdin : fopen(opt->input, "rb");
     if (s->input == NULL) {
@@ -332,12 +244,8 @@ static int open_io(session *s, ck_error *err)
                          ? (unsigned long long)in_st.st_size : 0;
     /* the longest sequence is the position table (boundaries included): a circuit with fewer
      * than 512 positions chunks (or, for ids, rejects) its lines shorter, as a line error */
-    size_t positions = s->circuit.max_positions;
-    size_t max_phonemes = positions < 3 ? 1
-                          : (positions - 2 < CK_READER_MAX_PHONEMES ? positions - 2
-                                                                    : CK_READER_MAX_PHONEMES);
-    ck_reader_options ro = {opt->format, opt->lang, opt->strict_symbols, max_phonemes,
-                            warn_stderr, s, s->config.vocab, s->dims.word_rows};
+    ck_reader_options ro = {opt->format, opt->lang, opt->strict_symbols, ck_model_max_phonemes(m),
+                            warn_log, s, m->has_config ? m->config.vocab : NULL, m->dims.word_rows};
     int rc = ck_reader_open(&s->reader, s->input, is_stdin ? "<stdin>" : opt->input, &ro, err);
     if (rc != CK_OK) {
         return rc;
@@ -351,14 +259,15 @@ static int open_io(session *s, ck_error *err)
     snprintf(engine, sizeof engine, "ckbatch %s", CK_VERSION);
     rc = ck_output_meta(s->output, "format", "ckbatch.features.v2", err);
     if (rc == CK_OK) rc = ck_output_meta(s->output, "engine", engine, err);
-    if (rc == CK_OK) rc = ck_output_meta(s->output, "layer", opt->hidden ? "hidden" : "features", err);
-    if (rc == CK_OK) rc = ck_output_meta(s->output, "circuit", s->circuit.name, err);
-    if (rc == CK_OK) rc = ck_output_meta(s->output, "weights", ck_weights_identity(s->weights), err);
+    if (rc == CK_OK) rc = ck_output_meta(s->output, "layer",
+                                         opt->layer == CK_LAYER_HIDDEN ? "hidden" : "features", err);
+    if (rc == CK_OK) rc = ck_output_meta(s->output, "circuit", m->circuit.name, err);
+    if (rc == CK_OK) rc = ck_output_meta(s->output, "weights", ck_weights_identity(m->weights), err);
     if (rc == CK_OK) rc = ck_output_meta(s->output, "source", is_stdin ? "<stdin>" : opt->input, err);
     if (rc == CK_OK && g2p != NULL) rc = ck_output_meta(s->output, "g2p", g2p, err);
-    if (rc == CK_OK && opt->config != NULL) {
+    if (rc == CK_OK && m->has_config) {
         char config[80];
-        snprintf(config, sizeof config, "sha256:%s", s->config.sha256);
+        snprintf(config, sizeof config, "sha256:%s", m->config.sha256);
         rc = ck_output_meta(s->output, "config", config, err);
     }
     return rc;
@@ -368,7 +277,7 @@ static int open_io(session *s, ck_error *err)
  * sequences lies in the output: row_of[i] rows past the rows already appended. */
 static int put_batch_rows(session *s, const size_t *members, size_t count, ck_error *err)
 {
-    const float *rows = ck_executor_rows(s->executor, s->output_buffer, NULL);
+    const float *rows = ck_executor_rows(s->model->executor, s->output_buffer, NULL);
     int rc = rows != NULL ? CK_OK : ck_fail(err, CK_E_ARG, "encode: the batch left no rows");
     for (size_t j = 0; rc == CK_OK && j < count; j++) {
         rc = ck_output_put_rows(s->output, s->row_of[members[j]],
@@ -389,8 +298,8 @@ static int flush_window(session *s, ck_output_mark next, ck_error *err)
         s->row_of[i] = row; /* rows of the window's earlier sequences, in input order */
         row += s->window[i].n_ids;
     }
-    int rc = ck_batch_plan(s->lengths, s->n_window, s->opt->max_batch_tokens, s->order, s->spans,
-                           &n_spans);
+    int rc = ck_batch_plan(s->lengths, s->n_window, s->model->params.max_batch_tokens, s->order,
+                           s->spans, &n_spans);
     for (size_t b = 0; rc == CK_OK && b < n_spans; b++) {
         const size_t *members = s->order + s->spans[b].first;
         size_t count = s->spans[b].count;
@@ -400,8 +309,9 @@ static int flush_window(session *s, ck_output_mark next, ck_error *err)
             memcpy(s->batch_ids + s->batch_offsets[j], q->ids, q->n_ids * sizeof *q->ids);
             s->batch_offsets[j + 1] = s->batch_offsets[j] + q->n_ids;
         }
-        rc = ck_executor_run(s->executor, s->batch_ids, s->batch_offsets, count, s->output_buffer,
-                             NULL, 0, s->opt->progress ? progress_tick : NULL, s, err);
+        rc = ck_executor_run(s->model->executor, s->batch_ids, s->batch_offsets, count,
+                             s->output_buffer, NULL, 0, s->opt->progress ? progress_tick : NULL, s,
+                             err);
         if (rc == CK_OK) {
             rc = put_batch_rows(s, members, count, err);
         }
@@ -492,8 +402,8 @@ static int parity_begin(session *s, ck_error *err)
 {
     char hex[65];
     note(s, "parity mode: 1 thread (scheduler and oneDNN)%s, deterministic kernels",
-         s->opt->threads != 1 ? ", --threads ignored" : "");
-    int rc = ck_xray_weights_digest(s->weights, &s->weights_sha, hex, err);
+         s->model->threads != 1 ? ", --threads ignored" : "");
+    int rc = ck_xray_weights_digest(s->model->weights, &s->weights_sha, hex, err);
     if (rc == CK_OK) {
         note(s, "parity mode: weights sha256 %s (checked again at the end)", hex);
     }
@@ -528,15 +438,16 @@ static int encode_all(session *s, ck_error *err)
     s->line_start = *ck_reader_stats_get(s->reader);
     ck_output_mark end = mark_at(s, s->line_start.lines + 1, 0);
     int rc = s->n_window > 0 ? flush_window(s, end, err) : CK_OK;
-    if (rc == CK_OK && s->opt->parity) {
-        rc = ck_xray_weights_unchanged(s->weights, (const unsigned char (*)[32])s->weights_sha, err);
+    if (rc == CK_OK && s->model->parity) {
+        rc = ck_xray_weights_unchanged(s->model->weights, (const unsigned char (*)[32])s->weights_sha,
+                                       err);
     }
     return rc == CK_OK ? ck_output_finish(s->output, err) : rc;
 }
 
 static void fill_summary(session *s)
 {
-    ck_encode_summary *sum = s->summary;
+    ck_corpus_summary *sum = s->summary;
     const ck_reader_stats *st = ck_reader_stats_get(s->reader);
     sum->lines = st->lines;
     sum->sequences = ck_output_sequences(s->output);
@@ -569,10 +480,6 @@ static void release(session *s)
     if (s->input != NULL && s->input != stdin) {
         fclose(s->input);
     }
-    ck_executor_free(s->executor);
-    ck_weights_free(s->weights);
-    ck_circuit_free(&s->circuit);
-    ck_kokoro_config_free(&s->config);
 }
 
 /* After a failure: the partial state goes when it can never be resumed (a bad line under stop,
@@ -595,19 +502,56 @@ static void keep_or_discard(session *s, int rc)
          ck_output_sequences(s->output), s->opt->output);
 }
 
-int ck_encode_corpus(const ck_encode_options *opt, ck_encode_summary *summary, ck_error *err)
+ck_corpus_params ck_corpus_default_params(void)
 {
+    ck_corpus_params p;
+    memset(&p, 0, sizeof p);
+    p.format = CK_INPUT_PHONEMES;
+    p.lang = "en-us";
+    p.layer = CK_LAYER_FEATURES;
+    p.progress_interval = 0.5;
+    return p;
+}
+
+/* The parameters a run cannot start with (the CLI checks them as usage errors first). */
+static int check_params(const ck_corpus_params *p, ck_error *err)
+{
+    if (p->input == NULL || p->output == NULL || p->input[0] == '\0' || p->output[0] == '\0') {
+        return ck_fail(err, CK_E_ARG, "corpus: input and output paths are required");
+    }
+    if (p->format != CK_INPUT_PHONEMES && p->format != CK_INPUT_IDS && p->format != CK_INPUT_TEXT) {
+        return ck_fail(err, CK_E_ARG, "corpus: format %d: expected 0..2", (int)p->format);
+    }
+    if (p->layer != CK_LAYER_FEATURES && p->layer != CK_LAYER_HIDDEN) {
+        return ck_fail(err, CK_E_ARG, "corpus: layer %d: expected 0 (features) or 1 (hidden)",
+                       (int)p->layer);
+    }
+    if (!(p->progress_interval >= 0.0)) {
+        return ck_fail(err, CK_E_ARG, "corpus: progress_interval must be >= 0 seconds");
+    }
+    return CK_OK;
+}
+
+int ck_run_corpus(ck_model *model, const ck_corpus_params *opt, ck_corpus_summary *summary,
+                  ck_error *err)
+{
+    if (model == NULL || opt == NULL || summary == NULL) {
+        return ck_fail(err, CK_E_ARG, "corpus: null %s", model == NULL ? "model"
+                                                         : (opt == NULL ? "params" : "summary"));
+    }
+    ck_corpus_params o = *opt;
+    o.lang = o.lang != NULL ? o.lang : "en-us";
     session s;
     memset(&s, 0, sizeof s);
-    s.opt = opt;
+    s.opt = &o;
+    s.model = model;
     s.summary = summary;
     memset(summary, 0, sizeof *summary);
     clock_gettime(CLOCK_MONOTONIC, &s.start);
-    int rc = prepare(&s, err);
-    if (rc == CK_OK) {
-        note(&s, "weights: %s", ck_weights_identity(s.weights));
-        report_memory(&s);
-        rc = opt->parity ? parity_begin(&s, err) : CK_OK;
+    int rc = check_params(&o, err);
+    rc = rc == CK_OK ? prepare(&s, err) : rc;
+    if (rc == CK_OK && model->parity) {
+        rc = parity_begin(&s, err);
     }
     if (rc == CK_OK) {
         rc = open_io(&s, err);

@@ -1,0 +1,469 @@
+/* model.c - the public model handle: circuit + weights + executor loaded once, then packed ids or
+ * lines encoded through it. Logs through the caller's callback; prints nothing. */
+#include "model_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "circuit_default.h"
+#include "parallel.h"
+#include "reader.h"
+#include "synth_weights.h"
+#include "weights_manifest.h"
+
+const char *ck_version(void)
+{
+    return CK_VERSION;
+}
+
+ck_model_params ck_model_default_params(void)
+{
+    ck_model_params p;
+    memset(&p, 0, sizeof p);
+    p.seed = CK_SYNTH_DEFAULT_SEED;
+    p.max_batch_tokens = 2048;
+    return p;
+}
+
+int ck_model_buffer(const ck_model *m, ck_layer layer)
+{
+    if (m == NULL) {
+        return -1;
+    }
+    switch (layer) {
+    case CK_LAYER_FEATURES: return m->circuit.features_buffer;
+    case CK_LAYER_HIDDEN: return m->circuit.hidden_buffer;
+    default: return -1;
+    }
+}
+
+size_t ck_model_max_phonemes(const ck_model *m)
+{
+    size_t positions = m->circuit.max_positions;
+    if (positions < 3) {
+        return 1;
+    }
+    return positions - 2 < CK_READER_MAX_PHONEMES ? positions - 2 : CK_READER_MAX_PHONEMES;
+}
+
+static int load_weights(ck_model *m, ck_error *err)
+{
+    const ck_model_params *p = &m->params;
+    int rc = p->weights != NULL ? ck_weights_load(&m->weights, p->weights, err)
+                                : ck_circuit_synthetic_weights(&m->weights, &m->circuit, p->seed, err);
+    if (rc == CK_OK && p->weights_manifest != NULL) {
+        rc = ck_weights_manifest_verify(m->weights, p->weights_manifest, err);
+    }
+    return rc;
+}
+
+/* Keeps one copy of the weights: the tensors only linears use now live in oneDNN's layout inside
+ * the executor, so their source (owned buffer or file pages) is released. Parity keeps them all,
+ * to hash them again at the end of each run. */
+static void release_copied_weights(ck_model *m)
+{
+    for (size_t i = 0; i < ck_weights_count(m->weights); i++) {
+        if (!ck_executor_reads_weight(m->executor, ck_weights_at(m->weights, i))) {
+            (void)ck_weights_release(m->weights, i); /* i < count: cannot fail */
+        }
+    }
+}
+
+/* What the model holds for its whole life (docs/memory.md): the weights (one copy unless parity
+ * keeps the sources beside oneDNN's), the activation and scratch arenas. */
+static void log_memory(const ck_model *m)
+{
+    const double mib = 1024.0 * 1024.0;
+    size_t weights = 0, released = 0, scratch = 0;
+    for (size_t i = 0; i < ck_weights_count(m->weights); i++) {
+        const ck_tensor *t = ck_weights_at(m->weights, i);
+        weights += t->elements * sizeof(float);
+        released += t->data == NULL;
+    }
+    size_t arena = ck_executor_arena_bytes(m->executor, &scratch);
+    ck_log(m->params.log, m->params.log_ctx, CK_LOG_INFO,
+           "memory: weights %.1f MiB (%zu of %zu tensors held only as oneDNN's copies), activation "
+           "arena %.1f MiB, scratch %d x %.2f MiB", (double)weights / mib, released,
+           ck_weights_count(m->weights), (double)arena / mib, m->workers, (double)scratch / mib);
+}
+
+/* Everything that can reject the model, in the order the CLI has always checked it: config,
+ * circuit, weights, manifest, batch size, binding, config dims. */
+static int prepare(ck_model *m, ck_error *err)
+{
+    const ck_model_params *p = &m->params;
+    int rc = CK_OK;
+    if (p->config != NULL) {
+        rc = ck_kokoro_config_load(&m->config, p->config, err);
+        m->has_config = rc == CK_OK;
+    }
+    if (rc == CK_OK) {
+        rc = ck_circuit_load_default(&m->circuit, p->circuit, err);
+    }
+    if (rc == CK_OK) {
+        rc = load_weights(m, err);
+    }
+    if (rc != CK_OK) {
+        return rc;
+    }
+    size_t max_seq = m->circuit.max_positions;
+    if (p->max_batch_tokens < max_seq) {
+        return ck_fail(err, CK_E_ARG, "--max-batch-tokens %zu: must be at least the longest "
+                       "sequence, %zu", p->max_batch_tokens, max_seq);
+    }
+    /* parity: one worker, so the scheduler and oneDNN's OpenMP team both run on one thread */
+    ck_executor_options eo = {m->workers, p->max_batch_tokens, max_seq, !m->parity};
+    rc = ck_executor_init(&m->executor, &m->circuit, m->weights, &eo, err);
+    /* the executor has bound every weight to the circuit's shapes: these dims are the weights' */
+    ck_model_dims_of_circuit(&m->circuit, &m->dims);
+    if (rc == CK_OK && m->has_config) {
+        rc = ck_kokoro_config_check(&m->config, &m->dims, err);
+    }
+    if (rc == CK_OK && !m->parity) {
+        release_copied_weights(m);
+    }
+    return rc;
+}
+
+int ck_model_load(ck_model **out, const ck_model_params *params, ck_error *err)
+{
+    if (out == NULL || params == NULL) {
+        return ck_fail(err, CK_E_ARG, "model: null %s", out == NULL ? "out" : "params");
+    }
+    *out = NULL;
+    if (params->threads < 0) {
+        return ck_fail(err, CK_E_ARG, "model: threads %d: expected 0 (the available CPUs) or more",
+                       params->threads);
+    }
+    ck_model *m = calloc(1, sizeof *m);
+    if (m == NULL) {
+        return ck_fail(err, CK_E_MEMORY, "model: cannot allocate");
+    }
+    m->params = *params;
+    m->parity = params->parity != 0;
+    m->threads = params->threads > 0 ? params->threads : ck_parallel_available_cpus();
+    m->workers = m->parity ? 1 : m->threads;
+    int rc = CK_OK;
+    if (params->circuit != NULL && (m->circuit_path = strdup(params->circuit)) == NULL) {
+        rc = ck_fail(err, CK_E_MEMORY, "model: cannot copy the circuit path");
+    }
+    rc = rc == CK_OK ? prepare(m, err) : rc;
+    /* paths are the caller's: a model does not keep pointers it was only lent during load */
+    m->params.weights = m->params.weights_manifest = m->params.circuit = m->params.config = NULL;
+    if (rc != CK_OK) {
+        ck_model_free(m);
+        return rc;
+    }
+    ck_log(params->log, params->log_ctx, CK_LOG_INFO, "weights: %s", ck_weights_identity(m->weights));
+    log_memory(m);
+    *out = m;
+    return CK_OK;
+}
+
+void ck_model_free(ck_model *m)
+{
+    if (m == NULL) {
+        return;
+    }
+    ck_executor_free(m->executor);
+    ck_weights_free(m->weights);
+    ck_circuit_free(&m->circuit);
+    ck_kokoro_config_free(&m->config);
+    free(m->circuit_path);
+    free(m);
+}
+
+size_t ck_model_cols(const ck_model *m, ck_layer layer)
+{
+    int b = ck_model_buffer(m, layer);
+    return b >= 0 ? m->circuit.buffers[b].cols : 0;
+}
+
+size_t ck_model_max_tokens(const ck_model *m)
+{
+    return m != NULL ? m->circuit.max_positions : 0;
+}
+
+size_t ck_model_vocab_rows(const ck_model *m)
+{
+    return m != NULL ? m->dims.word_rows : 0;
+}
+
+const char *ck_model_weights_identity(const ck_model *m)
+{
+    return m != NULL ? ck_weights_identity(m->weights) : "";
+}
+
+double ck_model_flops_per_token(const ck_model *m, size_t seq_len)
+{
+    if (m == NULL) {
+        return 0.0;
+    }
+    const ck_circuit *c = &m->circuit;
+    double linear = 0, attention_ops = 0, attention_cols = 0;
+    for (size_t i = 0; i < c->n_ops; i++) {
+        const ck_op *op = &c->ops[i];
+        if (op->kind == CK_OP_LINEAR) {
+            linear += 2.0 * (double)c->buffers[op->inputs[0]].cols *
+                      (double)c->buffers[op->output].cols;
+        } else if (op->kind == CK_OP_ATTENTION) {
+            attention_ops += 1;
+            attention_cols = (double)c->buffers[op->output].cols;
+        }
+    }
+    /* QK^T and PV: 2 L C multiply-adds each per token per attention op */
+    return linear + attention_ops * 4.0 * attention_cols * (double)seq_len;
+}
+
+/* Every check of ck_model_encode_ids that needs no batch to run. */
+static int check_ids(const ck_model *m, const int32_t *ids, const size_t *offsets, size_t n_seqs,
+                     size_t out_rows, ck_error *err)
+{
+    if (offsets[0] != 0) {
+        return ck_fail(err, CK_E_SIZE, "encode: offsets[0] is %zu, expected 0", offsets[0]);
+    }
+    for (size_t s = 0; s < n_seqs; s++) {
+        size_t len = offsets[s + 1] >= offsets[s] ? offsets[s + 1] - offsets[s] : 0;
+        if (len < 2 || len > m->circuit.max_positions) {
+            return ck_fail(err, CK_E_SIZE, "encode: sequence %zu has %zu tokens, expected 2..%zu "
+                           "(boundaries included)", s, len, m->circuit.max_positions);
+        }
+    }
+    if (out_rows < offsets[n_seqs]) {
+        return ck_fail(err, CK_E_SIZE, "encode: out holds %zu rows, the sequences have %zu",
+                       out_rows, offsets[n_seqs]);
+    }
+    for (size_t t = 0; t < offsets[n_seqs]; t++) {
+        if (ids[t] < 0 || (size_t)ids[t] >= m->dims.word_rows) {
+            return ck_fail(err, CK_E_RANGE, "encode: token %zu: id %ld outside 0..%zu", t,
+                           (long)ids[t], m->dims.word_rows - 1);
+        }
+    }
+    return CK_OK;
+}
+
+int ck_model_encode_ids(ck_model *m, const int32_t *ids, const size_t *offsets, size_t n_seqs,
+                        ck_layer layer, float *out, size_t out_rows, ck_error *err)
+{
+    if (m == NULL || offsets == NULL || (n_seqs > 0 && (ids == NULL || out == NULL))) {
+        return ck_fail(err, CK_E_ARG, "encode: null argument");
+    }
+    int buffer = ck_model_buffer(m, layer);
+    if (buffer < 0) {
+        return ck_fail(err, CK_E_ARG, "encode: the circuit has no %s output",
+                       layer == CK_LAYER_HIDDEN ? "hidden" : "features");
+    }
+    int rc = check_ids(m, ids, offsets, n_seqs, out_rows, err);
+    size_t cols = m->circuit.buffers[buffer].cols, cap = m->params.max_batch_tokens;
+    size_t *batch = rc == CK_OK ? malloc((n_seqs + 1) * sizeof *batch) : NULL;
+    if (rc == CK_OK && batch == NULL) {
+        rc = ck_fail(err, CK_E_MEMORY, "encode: cannot allocate %zu offsets", n_seqs + 1);
+    }
+    /* consecutive sequences, in input order, as long as they fit one planned batch */
+    for (size_t first = 0; rc == CK_OK && first < n_seqs;) {
+        size_t count = 0, base = offsets[first];
+        batch[0] = 0;
+        while (first + count < n_seqs && offsets[first + count + 1] - base <= cap) {
+            count++;
+            batch[count] = offsets[first + count] - base;
+        }
+        rc = ck_executor_run(m->executor, ids + base, batch, count, buffer, out + base * cols,
+                             batch[count] * cols, NULL, NULL, err);
+        first += count;
+    }
+    free(batch);
+    return rc;
+}
+
+ck_lines_params ck_lines_default_params(void)
+{
+    ck_lines_params p;
+    memset(&p, 0, sizeof p);
+    p.format = CK_INPUT_PHONEMES;
+    return p;
+}
+
+void ck_sequence_set_free(ck_sequence_set *s)
+{
+    if (s == NULL) {
+        return;
+    }
+    for (size_t i = 0; s->phonemes != NULL && i < s->n_sequences; i++) {
+        free(s->phonemes[i]);
+    }
+    free(s->phonemes);
+    free(s->ids);
+    free(s->offsets);
+    free(s->line);
+    free(s->chunk);
+    free(s->rows);
+    memset(s, 0, sizeof *s);
+}
+
+typedef struct {
+    ck_log_fn fn;
+    void *ctx;
+} warn_sink;
+
+static void warn_to_log(void *ctx, const char *message)
+{
+    const warn_sink *w = ctx;
+    ck_log(w->fn, w->ctx, CK_LOG_WARNING, "warning: %s", message);
+}
+
+/* The lines joined by '\n' (one buffer the reader reads as a stream). */
+static int join_lines(const char *const *lines, size_t n, char **text, size_t *len, ck_error *err)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (lines[i] == NULL) {
+            return ck_fail(err, CK_E_ARG, "tokenize: line %zu is NULL", i + 1);
+        }
+        if (strchr(lines[i], '\n') != NULL) {
+            return ck_fail(err, CK_E_ARG, "tokenize: line %zu holds a newline", i + 1);
+        }
+        total += strlen(lines[i]) + 1;
+    }
+    char *buf = malloc(total + 1);
+    if (buf == NULL) {
+        return ck_fail(err, CK_E_MEMORY, "tokenize: cannot allocate %zu bytes", total);
+    }
+    size_t at = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t l = strlen(lines[i]);
+        memcpy(buf + at, lines[i], l);
+        at += l;
+        buf[at++] = '\n';
+    }
+    buf[at] = '\0';
+    *text = buf;
+    *len = at;
+    return CK_OK;
+}
+
+/* Appends the reader's sequences of one line to out (arrays grown by doubling). */
+static int append_sequences(ck_sequence_set *out, size_t *cap, size_t *id_cap, ck_sequence *seqs,
+                            size_t n, ck_error *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        ck_sequence *q = &seqs[i];
+        if (out->n_sequences == *cap) {
+            size_t c = *cap ? 2 * *cap : 16;
+            size_t *off = realloc(out->offsets, (c + 1) * sizeof *off);
+            out->offsets = off != NULL ? off : out->offsets;
+            size_t *line = off ? realloc(out->line, c * sizeof *line) : NULL;
+            out->line = line != NULL ? line : out->line;
+            size_t *chunk = line ? realloc(out->chunk, c * sizeof *chunk) : NULL;
+            out->chunk = chunk != NULL ? chunk : out->chunk;
+            char **ph = chunk ? realloc(out->phonemes, c * sizeof *ph) : NULL;
+            out->phonemes = ph != NULL ? ph : out->phonemes;
+            if (ph == NULL) {
+                return ck_fail(err, CK_E_MEMORY, "tokenize: cannot grow to %zu sequences", c);
+            }
+            *cap = c;
+        }
+        if (out->n_tokens + q->n_ids > *id_cap) {
+            size_t c = *id_cap ? 2 * *id_cap : 1024;
+            while (c < out->n_tokens + q->n_ids) {
+                c *= 2;
+            }
+            int32_t *ids = realloc(out->ids, c * sizeof *ids);
+            if (ids == NULL) {
+                return ck_fail(err, CK_E_MEMORY, "tokenize: cannot grow to %zu ids", c);
+            }
+            out->ids = ids;
+            *id_cap = c;
+        }
+        size_t s = out->n_sequences++;
+        memcpy(out->ids + out->n_tokens, q->ids, q->n_ids * sizeof *q->ids);
+        out->n_tokens += q->n_ids;
+        out->offsets[s + 1] = out->n_tokens;
+        out->line[s] = q->line - 1;
+        out->chunk[s] = q->chunk;
+        out->phonemes[s] = q->phonemes; /* moved */
+        q->phonemes = NULL;
+    }
+    return CK_OK;
+}
+
+int ck_model_tokenize(const ck_model *m, const char *const *lines, size_t n_lines,
+                      const ck_lines_params *params, ck_sequence_set *out, ck_error *err)
+{
+    if (out != NULL) {
+        memset(out, 0, sizeof *out);
+    }
+    if (m == NULL || out == NULL || (n_lines > 0 && lines == NULL)) {
+        return ck_fail(err, CK_E_ARG, "tokenize: null argument");
+    }
+    ck_lines_params p = params != NULL ? *params : ck_lines_default_params();
+    char *text = NULL;
+    size_t len = 0, cap = 0, id_cap = 0;
+    int rc = join_lines(lines, n_lines, &text, &len, err);
+    if (rc != CK_OK) {
+        return rc;
+    }
+    if (len == 0) { /* no lines: no sequences (and fmemopen takes no empty buffer) */
+        free(text);
+        out->offsets = calloc(1, sizeof *out->offsets);
+        return out->offsets != NULL ? CK_OK : ck_fail(err, CK_E_MEMORY, "tokenize: cannot allocate");
+    }
+    FILE *in = fmemopen(text, len, "rb");
+    if (in == NULL) {
+        free(text);
+        return ck_fail(err, CK_E_MEMORY, "tokenize: cannot open the lines as a stream");
+    }
+    warn_sink sink = {p.log, p.log_ctx};
+    ck_reader_options ro = {p.format, p.lang, p.strict_symbols, ck_model_max_phonemes(m),
+                            warn_to_log, &sink, m->has_config ? m->config.vocab : NULL,
+                            m->dims.word_rows};
+    ck_reader *r = NULL;
+    rc = ck_reader_open(&r, in, "<lines>", &ro, err);
+    if (rc == CK_OK && (out->offsets = calloc(1, sizeof *out->offsets)) == NULL) {
+        rc = ck_fail(err, CK_E_MEMORY, "tokenize: cannot allocate");
+    }
+    cap = 0;
+    while (rc == CK_OK) {
+        ck_sequence *seqs = NULL;
+        size_t n = 0;
+        int got = ck_reader_next(r, &seqs, &n, err);
+        if (got <= 0) {
+            rc = got;
+            break;
+        }
+        rc = append_sequences(out, &cap, &id_cap, seqs, n, err);
+        ck_sequences_free(seqs, n);
+    }
+    ck_reader_close(r);
+    fclose(in);
+    free(text);
+    if (rc != CK_OK) {
+        ck_sequence_set_free(out);
+    }
+    return rc;
+}
+
+int ck_model_encode_lines(ck_model *m, const char *const *lines, size_t n_lines,
+                          const ck_lines_params *params, ck_layer layer, ck_sequence_set *out,
+                          ck_error *err)
+{
+    int rc = ck_model_tokenize(m, lines, n_lines, params, out, err);
+    size_t cols = rc == CK_OK ? ck_model_cols(m, layer) : 0;
+    if (rc == CK_OK && cols == 0) {
+        rc = ck_fail(err, CK_E_ARG, "encode: the circuit has no %s output",
+                     layer == CK_LAYER_HIDDEN ? "hidden" : "features");
+    }
+    if (rc == CK_OK && out->n_tokens > 0 &&
+        (out->rows = malloc(out->n_tokens * cols * sizeof *out->rows)) == NULL) {
+        rc = ck_fail(err, CK_E_MEMORY, "encode: cannot allocate %zu rows", out->n_tokens);
+    }
+    if (rc == CK_OK) {
+        out->cols = cols;
+        rc = ck_model_encode_ids(m, out->ids, out->offsets, out->n_sequences, layer, out->rows,
+                                 out->n_tokens, err);
+    }
+    if (rc != CK_OK && out != NULL) {
+        ck_sequence_set_free(out);
+    }
+    return rc;
+}

@@ -1,0 +1,35 @@
+/* model_internal.h - what a ck_model holds, for the api room's own files (model.c, corpus_run.c).
+ * Not installed; outside engine/api nothing includes it (scripts/check-rooms.sh). */
+#ifndef CK_MODEL_INTERNAL_H
+#define CK_MODEL_INTERNAL_H
+
+#include "ckbatch.h"
+#include "ck_log.h"
+#include "circuit.h"
+#include "executor.h"
+#include "kokoro_config.h"
+#include "weights.h"
+
+struct ck_model {
+    ck_model_params params;     /* as given; the paths are not kept past load */
+    int parity;
+    int threads;                /* params.threads resolved (0: the available CPUs) */
+    int workers;                /* compute workers: 1 in parity, else threads */
+    char *circuit_path;         /* copy of params.circuit, NULL for the embedded one (resume
+                                   identity) */
+    ck_circuit circuit;
+    ck_weights *weights;
+    ck_executor *executor;
+    ck_kokoro_config config;    /* params.config, zeroed when none */
+    int has_config;
+    ck_model_dims dims;         /* of the circuit the weights matched */
+};
+
+/* The circuit buffer of `layer` (features or hidden), or -1 when the circuit has none. */
+int ck_model_buffer(const ck_model *m, ck_layer layer);
+
+/* The longest phoneme run one sequence may hold: the position table minus the two boundaries,
+ * at most 510. */
+size_t ck_model_max_phonemes(const ck_model *m);
+
+#endif

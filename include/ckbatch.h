@@ -1,0 +1,338 @@
+/* ckbatch.h - the public API of ckbatch, the batch inference engine for the phoneme encoder of
+ * Kokoro-82M: the only header a program that embeds ckbatch includes (C11, no other header of ours).
+ *
+ * Thread safety. A ck_model is used by one thread at a time: ck_model_encode_ids,
+ * ck_model_encode_lines and ck_run_corpus on the same model must not overlap (each call runs its own
+ * OpenMP team of params.threads workers inside). Different models may be used from different threads
+ * at once. ck_version, ck_status_name, the *_default_params functions and ck_error_clear are safe
+ * from any thread; ck_model_tokenize is safe on one model from many threads for the phonemes and ids
+ * formats (the text format serialises on espeak-ng's one global lock).
+ *
+ * Process-wide state. The library never writes to stdout or stderr (everything it says goes through
+ * the log and progress callbacks), never calls exit, installs no signal handler, leaves the
+ * allocator policy and the floating-point environment alone, and gives the caller back its OpenMP
+ * thread count when each call returns.
+ *
+ * Errors. Every function that can fail returns CK_OK (0) or a negative CK_E_* code and, when `err`
+ * is not NULL, fills it with that code and one message naming the file, line and field
+ * ("quotes.txt:12: column 7: symbol U+0078 'x' not in vocab"). The first error wins; a function
+ * called with an err already holding one keeps that message.
+ *
+ * Shapes and units. Tensors are float32, token-major: a packed batch of S sequences is T = sum of
+ * their lengths rows, each `cols` floats (ck_model_cols: 512 for the features, 768 for the last
+ * hidden state). Token ids are Kokoro's (int32): a model input sequence is [0, id..., 0], the zeros
+ * being the boundary tokens Kokoro's KModel adds (kokoro/model.py, forward_with_tokens), at most
+ * ck_model_max_tokens (512) long. */
+#ifndef CKBATCH_H
+#define CKBATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(CK_BUILDING_LIBRARY) && defined(__GNUC__)
+#define CK_API __attribute__((visibility("default")))
+#else
+#define CK_API
+#endif
+
+#define CKBATCH_VERSION_MAJOR 0
+#define CKBATCH_VERSION_MINOR 1
+#define CKBATCH_VERSION_PATCH 0
+
+/* ---- status and errors ---- */
+
+/* The one status list of ckbatch: 0 or a negative code. Only grows at the end. */
+enum {
+    CK_OK = 0,
+    CK_E_ARG = -1,        /* null pointer, aliasing buffers, bad scalar or option value */
+    CK_E_SIZE = -2,       /* geometry or capacity: count below span, overflow, arena too small,
+                             a sequence longer than the model takes */
+    CK_E_NONFINITE = -3,  /* NaN or Inf in an input, weight or result */
+    CK_E_RANGE = -4,      /* id or index out of range */
+    CK_E_IO = -5,         /* open, read, write, fsync or rename failed */
+    CK_E_FORMAT = -6,     /* malformed file: safetensors, JSON, pickle, ZIP */
+    CK_E_CIRCUIT = -7,    /* circuit rejected by validation */
+    CK_E_MEMORY = -8,     /* allocation failed */
+    CK_E_HASH = -9,       /* SHA-256 mismatch against a manifest */
+    CK_E_PARITY = -10,    /* X-Ray comparison failed, or a weight changed during a parity run */
+    CK_E_INPUT = -11,     /* bad corpus line: invalid UTF-8, unknown symbol (strict), bad ids */
+    CK_E_BACKEND = -12,   /* oneDNN or espeak-ng reported an error */
+    CK_E_WEIGHTS = -13    /* missing weight, shape or dtype mismatch against the circuit */
+};
+
+typedef struct {
+    int code;           /* CK_OK or a CK_E_* code */
+    char message[256];  /* "file:line: field: got X, expected Y"; empty when code is CK_OK */
+} ck_error;
+
+/* Short stable name of a status code ("CK_OK", "CK_E_SIZE", ...); "CK_E_UNKNOWN" for others. */
+CK_API const char *ck_status_name(int code);
+
+/* Clears err (may be NULL) to CK_OK with an empty message. */
+CK_API void ck_error_clear(ck_error *err);
+
+/* The library's version, "0.1.0" (the CKBATCH_VERSION_* of the build). */
+CK_API const char *ck_version(void);
+
+/* ---- callbacks ---- */
+
+typedef enum {
+    CK_LOG_INFO = 0,     /* what a run holds and does: weights, memory, parity, resume */
+    CK_LOG_WARNING = 1,  /* a dropped symbol, an undefined id kept, a skipped line */
+    CK_LOG_REPORT = 2    /* a multi-line report meant to be shown as is (the X-Ray table): every
+                            line ends in '\n' */
+} ck_log_level;
+
+/* One message (INFO and WARNING: one line without its newline), valid during the call only.
+ * Errors are not logged: they come back in ck_error. */
+typedef void (*ck_log_fn)(void *ctx, ck_log_level level, const char *message);
+
+typedef struct {
+    unsigned long long input_bytes; /* size of the input file, 0 when unknown (a stream) */
+    unsigned long long bytes_done;  /* input bytes whose sequences are written (an estimate inside
+                                       a window of batches); input_bytes in the final call */
+    unsigned long long bytes_read;  /* input bytes the reader has consumed */
+    size_t lines;                   /* lines read so far */
+    size_t tokens;                  /* tokens written so far, resumed ones included */
+    double seconds;                 /* since the run started */
+    double tokens_per_second;       /* this run's tokens (not resumed ones) per second */
+    double eta_seconds;             /* estimated seconds left, < 0 when unknown */
+    int final;                      /* 1 in the last call of a run (after the last batch) */
+} ck_progress;
+
+/* Called at most once per progress_interval seconds while a corpus runs (at a line read, a batch
+ * done, or an X-Ray checkpoint inside a batch, so a long batch still moves it), and once with
+ * final = 1 when the corpus has been read to its end or the run stopped on an error. */
+typedef void (*ck_progress_fn)(void *ctx, const ck_progress *progress);
+
+/* ---- the model ---- */
+
+typedef struct ck_model ck_model;
+
+typedef enum {
+    CK_INPUT_PHONEMES = 0, /* Kokoro phoneme strings (one symbol per code point) */
+    CK_INPUT_IDS = 1,      /* JSON arrays of token ids without the boundary zeros: "[50, 157, 43]" */
+    CK_INPUT_TEXT = 2      /* English text through espeak-ng and Kokoro's rewrite rules */
+} ck_input_format;
+
+typedef enum {
+    CK_LAYER_FEATURES = 0, /* bert_encoder output, [T, 512]: what Kokoro's predictor reads */
+    CK_LAYER_HIDDEN = 1    /* the ALBERT last hidden state, [T, 768] */
+} ck_layer;
+
+typedef struct {
+    const char *weights;          /* Kokoro .pth or .safetensors path; NULL: synthetic demo
+                                     weights (NOT Kokoro's) from `seed` */
+    const char *weights_manifest; /* `ckbatch weights hash` JSON every tensor is verified against
+                                     before use, or NULL */
+    const char *circuit;          /* circuit JSON path; NULL: the embedded Kokoro phoneme encoder */
+    const char *config;           /* Kokoro config.json path: its vocab replaces the embedded
+                                     Kokoro-82M v1.0 one and its dims are checked against the
+                                     weights (CK_E_WEIGHTS naming the field); NULL: none */
+    uint64_t seed;                /* synthetic weights seed (default 20261129) */
+    int threads;                  /* compute workers (scheduler and oneDNN); 0 (default): the CPUs
+                                     this process may run on (its affinity mask) */
+    size_t max_batch_tokens;      /* tokens per packed batch, >= ck_model_max_tokens (default
+                                     2048); the arenas are planned for it */
+    int parity;                   /* 1: one worker whatever `threads` says, unfused kernels (the
+                                     X-Ray contract); the weights are kept to be hashed by runs */
+    ck_log_fn log;                /* model messages (weights identity, memory); NULL: silent */
+    void *log_ctx;
+} ck_model_params;
+
+/* The defaults above: embedded circuit, demo weights, seed 20261129, threads 0, 2048 tokens. */
+CK_API ck_model_params ck_model_default_params(void);
+
+/* Loads the config (when given), the circuit and the weights (verified against the manifest when
+ * given), binds them and plans the arenas: after it returns nothing of the model is read from disk
+ * again. Logs "weights: <identity>" and "memory: ..." at CK_LOG_INFO. Outside parity, the weight
+ * tensors only linears read are released once oneDNN holds its copies (one copy in memory).
+ * Errors: CK_E_ARG (null, max_batch_tokens below the longest sequence, threads < 0), CK_E_IO,
+ * CK_E_FORMAT, CK_E_HASH, CK_E_CIRCUIT, CK_E_WEIGHTS, CK_E_SIZE, CK_E_MEMORY, CK_E_BACKEND. On error
+ * *out is NULL. Free with ck_model_free. */
+CK_API int ck_model_load(ck_model **out, const ck_model_params *params, ck_error *err);
+
+/* Releases the model; accepts NULL. */
+CK_API void ck_model_free(ck_model *model);
+
+/* Columns of one token's row of `layer` (512 features, 768 hidden); 0 when the circuit has no such
+ * output or model is NULL. */
+CK_API size_t ck_model_cols(const ck_model *model, ck_layer layer);
+
+/* Longest model input sequence, boundaries included (the position table's rows, 512). */
+CK_API size_t ck_model_max_tokens(const ck_model *model);
+
+/* Rows of the word-embedding table: ids 1..rows-1 are accepted (178 for Kokoro-82M). */
+CK_API size_t ck_model_vocab_rows(const ck_model *model);
+
+/* "sha256:<hex> (<file>)" of the loaded weights, or the demo weights' name and seed. */
+CK_API const char *ck_model_weights_identity(const ck_model *model);
+
+/* Multiply-adds x 2 per token of a sequence of seq_len tokens through the whole encoder (linears
+ * plus attention's QK^T and PV), for throughput reports. */
+CK_API double ck_model_flops_per_token(const ck_model *model, size_t seq_len);
+
+/* Encodes S packed model input sequences: ids[offsets[S]] holds them back to back, each
+ * [0, id..., 0] (2..ck_model_max_tokens ids), offsets[S + 1] ascending from offsets[0] = 0.
+ * Writes out[offsets[S], cols] (cols = ck_model_cols(model, layer), row stride cols), token-major
+ * in input order; out_rows is out's capacity in rows. Batches of at most max_batch_tokens run in
+ * input order. Rows are bit-identical whatever the thread count, batch mates and batch size
+ * (docs/parity.md, "Invariance"). Errors: CK_E_ARG (null, unknown layer), CK_E_SIZE (a sequence
+ * shorter than 2 or longer than ck_model_max_tokens, out_rows < offsets[S], offsets not
+ * ascending), CK_E_RANGE (an id outside 0..ck_model_vocab_rows-1), CK_E_NONFINITE, CK_E_MEMORY,
+ * CK_E_BACKEND; out is untouched on a check error before any batch ran. */
+CK_API int ck_model_encode_ids(ck_model *model, const int32_t *ids, const size_t *offsets,
+                               size_t n_seqs, ck_layer layer, float *out, size_t out_rows,
+                               ck_error *err);
+
+/* ---- lines: phonemes, ids or text -> sequences ---- */
+
+typedef struct {
+    ck_input_format format;   /* default CK_INPUT_PHONEMES */
+    const char *lang;         /* text: "en-us" (default, NULL) or "en-gb" */
+    int strict_symbols;       /* 1: a symbol outside the vocab (ids: an id it does not define) is
+                                 an error; 0 (default): dropped (ids: kept) and warned */
+    ck_log_fn log;            /* warnings (dropped symbols); NULL: silent */
+    void *log_ctx;
+} ck_lines_params;
+
+/* The defaults above. */
+CK_API ck_lines_params ck_lines_default_params(void);
+
+/* Sequences made from lines, and (after ck_model_encode_lines) their rows. Every array is malloc'd
+ * and owned by the struct; free with ck_sequence_set_free. */
+typedef struct {
+    size_t n_sequences;
+    size_t n_tokens;     /* offsets[n_sequences] */
+    int32_t *ids;        /* [n_tokens] model input sequences back to back, each [0, id..., 0] */
+    size_t *offsets;     /* [n_sequences + 1] */
+    size_t *line;        /* [n_sequences] 0-based index of the line each sequence came from */
+    size_t *chunk;       /* [n_sequences] 0-based chunk within its line (lines longer than the
+                            model takes are split at punctuation, then spaces) */
+    char **phonemes;     /* [n_sequences] the UTF-8 phoneme string of each sequence */
+    size_t cols;         /* row width of `rows`; 0 until encoded */
+    float *rows;         /* [n_tokens, cols] after ck_model_encode_lines; NULL before */
+} ck_sequence_set;
+
+/* Turns n_lines lines (UTF-8, no '\n' inside; edge spaces and tabs trimmed) into sequences with
+ * the model's vocabulary and limits. An empty (or blank) line gives no sequence. Errors: CK_E_ARG
+ * (null, a line holding '\n', bad params), CK_E_INPUT (the first bad line: "<lines>:N: column C:
+ * what", N 1-based), CK_E_BACKEND (espeak-ng), CK_E_MEMORY. On error *out is
+ * zeroed. */
+CK_API int ck_model_tokenize(const ck_model *model, const char *const *lines, size_t n_lines,
+                             const ck_lines_params *params, ck_sequence_set *out, ck_error *err);
+
+/* ck_model_tokenize, then ck_model_encode_ids of every sequence into out->rows. */
+CK_API int ck_model_encode_lines(ck_model *model, const char *const *lines, size_t n_lines,
+                                 const ck_lines_params *params, ck_layer layer, ck_sequence_set *out,
+                                 ck_error *err);
+
+/* Frees every array of s and zeroes it; accepts NULL and a zeroed struct. */
+CK_API void ck_sequence_set_free(ck_sequence_set *s);
+
+/* ---- the corpus job (what `ckbatch -i IN -o OUT` runs) ---- */
+
+typedef struct {
+    const char *input;          /* corpus path, one item per line; "-" reads stdin */
+    const char *output;         /* safetensors path: features F32 [T, cols], offsets I64 [S + 1],
+                                   sequences and skipped U8 (JSON Lines); written under a temporary
+                                   name and renamed when complete */
+    ck_input_format format;
+    const char *lang;           /* text: "en-us" (default) or "en-gb" */
+    ck_layer layer;             /* default CK_LAYER_FEATURES */
+    int strict_symbols;         /* see ck_lines_params */
+    int skip_bad_lines;         /* 1: bad lines are warned, skipped and listed in `skipped`;
+                                   0 (default): the first one ends the run with CK_E_INPUT */
+    int resume;                 /* 1: continue from output's progress record (input, options and
+                                   weights must be the interrupted run's; threads and
+                                   max_batch_tokens may differ); without a record the run starts
+                                   from the beginning and says so. Not with stdin (CK_E_ARG) */
+    ck_log_fn log;              /* info and warnings of the run; NULL: silent */
+    void *log_ctx;
+    ck_progress_fn progress;    /* NULL: none */
+    void *progress_ctx;
+    double progress_interval;   /* seconds between progress calls at most (default 0.5; 0: at
+                                   every line, batch and checkpoint) */
+} ck_corpus_params;
+
+/* The defaults above (input and output NULL: both must be set). */
+CK_API ck_corpus_params ck_corpus_default_params(void);
+
+typedef struct {
+    size_t lines, sequences, tokens, chunked_lines, skipped_lines, empty_lines, dropped_symbols;
+    size_t resumed_tokens;      /* of tokens, those a resumed run found already done */
+    double seconds;             /* wall time from the first line read to the file renamed */
+} ck_corpus_summary;
+
+/* Encodes the corpus at params->input into params->output. Progress is committed (fsynced) after
+ * every window of batches, so a killed run continues with resume = 1 and ends with the same bytes
+ * as an uninterrupted one. A parity model hashes every weight before and after the run
+ * (CK_E_PARITY naming the tensor that changed, no output). On any error no file appears at
+ * params->output (an existing one is left as it was); the progress files stay when a later run
+ * can resume them (logged), else they are removed. Errors: every CK_E_* of the parts, err naming
+ * the file, line and field; CK_E_ARG for resume with stdin or with another input, options or
+ * weights; CK_E_FORMAT for a progress journal edited since its commit. */
+CK_API int ck_run_corpus(ck_model *model, const ck_corpus_params *params,
+                         ck_corpus_summary *summary, ck_error *err);
+
+/* ---- weights tools ---- */
+
+/* Writes the synthetic demo weights of `seed` for the embedded circuit to path (safetensors,
+ * atomically). *identity (may be NULL) gets a malloc'd identity string of what was written.
+ * Errors: CK_E_IO, CK_E_MEMORY, CK_E_ARG. */
+CK_API int ck_demo_weights_write(const char *path, uint64_t seed, char **identity, ck_error *err);
+
+/* The tensors of a weights file as stored (name, dtype, shape, bytes; tab-separated lines) in a
+ * malloc'd string *text, without converting anything. Errors: CK_E_IO, CK_E_FORMAT, CK_E_MEMORY. */
+CK_API int ck_weights_describe(const char *path, char **text, ck_error *err);
+
+/* The manifest of a weights file (every tensor's dtype, shape and SHA-256 as JSON, what
+ * ck_model_params.weights_manifest verifies) in a malloc'd string *json. Errors: those of loading
+ * the weights, CK_E_BACKEND (hashing), CK_E_MEMORY. */
+CK_API int ck_weights_manifest(const char *path, char **json, ck_error *err);
+
+/* Frees a string the library returned (identity, text, json); accepts NULL. */
+CK_API void ck_free(void *p);
+
+/* ---- X-Ray: checkpoint-by-checkpoint parity with a pinned PyTorch capture ---- */
+
+typedef struct {
+    const char *oracle;      /* capture (safetensors); its manifest is verified first when it
+                                exists */
+    const char *manifest;    /* NULL: derived from the oracle's name */
+    const char *profile;     /* thresholds JSON; NULL: the manifest's, else the default contract */
+    const char *report;      /* JSON report path, NULL for none */
+    const char *capture_out; /* write the candidate's capture here, NULL for none */
+    const char *capture_ids; /* "all" (or NULL) or comma-separated checkpoint ids to capture */
+    const char *circuit;     /* NULL: the embedded Kokoro phoneme encoder */
+    const char *weights;     /* NULL: synthetic weights with the manifest's seed */
+    uint64_t seed;           /* synthetic seed when the manifest gives none */
+    ck_log_fn log;           /* notes (INFO) and the comparison table (REPORT); NULL: silent */
+    void *log_ctx;
+} ck_xray_params;
+
+/* The defaults above (oracle NULL: must be set; seed 20261129). */
+CK_API ck_xray_params ck_xray_default_params(void);
+
+/* Parity run of every case of the oracle on one thread, compared checkpoint by checkpoint; what is
+ * not compared is reported NOT_TESTED. CK_OK when every compared checkpoint passed, CK_E_PARITY
+ * when one failed (err says how many), or the first error. */
+CK_API int ck_xray_run(const ck_xray_params *params, ck_error *err);
+
+/* Compares two capture files (candidate against oracle, whose manifest is verified when it has
+ * one: else logged as not verified) with the profile's thresholds (NULL: default), writes the
+ * report (NULL: none) and logs the table. CK_OK, CK_E_PARITY or the first error. */
+CK_API int ck_xray_compare_captures(const char *candidate, const char *oracle,
+                                    const char *profile, const char *report,
+                                    const char *manifest, ck_log_fn log, void *log_ctx,
+                                    ck_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
