@@ -1,8 +1,10 @@
-/* ckbench.c - throughput of the encoder as the engine runs it (packed, length-sorted batches through
- * the executor; corpus reading and G2P are done before timing), per thread count, for fixed lengths
- * and a real corpus mix, against the oneDNN sgemm peak measured in the same run. */
+/* ckbench.c - throughput of the encoder as the engine runs it (windows of packed, length-sorted
+ * batches through the public ck_model_encode_ids; corpus reading and G2P are done before timing),
+ * per thread count, for fixed lengths and a real corpus mix, against the oneDNN sgemm peak measured
+ * in the same run. Uses only ckbatch.h of ckbatch (plus oneDNN and OpenMP for the peak). */
 #include <errno.h>
 #include <oneapi/dnnl/dnnl.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,29 +12,24 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "batcher.h"
 #include "bench_report.h"
-#include "circuit_default.h"
-#include "executor.h"
-#include "parallel.h"
-#include "reader.h"
-#include "synth_weights.h"
+#include "ckbatch.h"
 
 #define MAX_LIST 16
 #define MAX_RESULTS 128
 
 typedef struct {
-    size_t first_seq, count, tokens;  /* a run of `order` positions */
-} bench_batch;
+    size_t first_seq, count, tokens;  /* a run of `order` positions: one window */
+} bench_window;
 
 typedef struct {
     char name[32];
     int32_t **ids;         /* [n_seqs] each [len[i]] */
     size_t *len;           /* [n_seqs] */
     size_t n_seqs, tokens;
-    size_t *order;         /* batch members, in run order */
-    bench_batch *batches;
-    size_t n_batches;
+    size_t *order;         /* sequences in run order: windows in input order, longest first inside */
+    bench_window *windows;
+    size_t n_windows;
     double mflop_per_token;
 } workload;
 
@@ -73,57 +70,44 @@ static int parse_list(const char *s, size_t *out)
     return n;
 }
 
-/* Linear FLOPs per token plus attention FLOPs (QK^T and PV: 4 L C per token per attention op). */
-static double mflop_per_token(const ck_circuit *c, const workload *w)
+/* MFLOP per token of the workload: ck_model_flops_per_token weighted by each sequence's tokens. */
+static double mflop_per_token(const ck_model *m, const workload *w)
 {
-    double linear = 0, attention_ops = 0, attn_cols = 0, sq = 0;
-    for (size_t i = 0; i < c->n_ops; i++) {
-        const ck_op *op = &c->ops[i];
-        if (op->kind == CK_OP_LINEAR) {
-            linear += 2.0 * (double)c->buffers[op->inputs[0]].cols * (double)c->buffers[op->output].cols;
-        } else if (op->kind == CK_OP_ATTENTION) {
-            attention_ops += 1;
-            attn_cols = (double)c->buffers[op->output].cols;
-        }
-    }
+    double flops = 0;
     for (size_t i = 0; i < w->n_seqs; i++) {
-        sq += (double)w->len[i] * (double)w->len[i];
+        flops += (double)w->len[i] * ck_model_flops_per_token(m, w->len[i]);
     }
-    return (linear + attention_ops * 4.0 * attn_cols * sq / (double)w->tokens) * 1e-6;
+    return flops / (double)w->tokens * 1e-6;
 }
 
-/* Packs the workload the way the engine does: windows of 4 batches, longest first inside. */
-static int plan_batches(workload *w, size_t max_batch_tokens)
+/* Packs the workload the way the engine does: windows of 4 batches in input order, each sorted
+ * longest first (ties in input order), which ck_model_encode_ids then cuts into consecutive
+ * batches of at most max_batch_tokens, as the engine's batcher does (scheduler/batcher.c). */
+static int plan_windows(workload *w, size_t max_batch_tokens)
 {
     size_t window_tokens = 4 * max_batch_tokens;
     w->order = calloc(w->n_seqs, sizeof *w->order);
-    w->batches = calloc(w->n_seqs, sizeof *w->batches);
-    ck_batch_span *spans = calloc(w->n_seqs, sizeof *spans);
-    if (w->order == NULL || w->batches == NULL || spans == NULL) {
-        free(spans);
+    w->windows = calloc(w->n_seqs, sizeof *w->windows);
+    if (w->order == NULL || w->windows == NULL) {
         return -1;
     }
     size_t start = 0;
     while (start < w->n_seqs) {
-        size_t end = start, tokens = 0, n_spans = 0;
+        size_t end = start, tokens = 0;
         while (end < w->n_seqs && tokens + w->len[end] <= window_tokens) {
             tokens += w->len[end++];
         }
-        if (ck_batch_plan(w->len + start, end - start, max_batch_tokens, w->order + start, spans,
-                          &n_spans) != CK_OK) {
-            free(spans);
-            return -1;
+        for (size_t i = start; i < end; i++) { /* insertion sort: stable, longest first */
+            size_t j = i;
+            while (j > start && w->len[w->order[j - 1]] < w->len[i]) {
+                w->order[j] = w->order[j - 1];
+                j--;
+            }
+            w->order[j] = i;
         }
-        for (size_t i = start; i < end; i++) {
-            w->order[i] += start;
-        }
-        for (size_t b = 0; b < n_spans; b++) {
-            w->batches[w->n_batches++] = (bench_batch){start + spans[b].first, spans[b].count,
-                                                       spans[b].tokens};
-        }
+        w->windows[w->n_windows++] = (bench_window){start, end - start, tokens};
         start = end;
     }
-    free(spans);
     return 0;
 }
 
@@ -152,44 +136,77 @@ static int fixed_workload(workload *w, size_t len, size_t tokens)
     return 0;
 }
 
-/* Every sequence of a corpus, read and phonemized before any timing. */
-static int corpus_workload(workload *w, const char *path, ck_input_format format)
+/* The lines of a file, split at '\n' in place (text is kept for the lines' lifetime). */
+static int read_lines(const char *path, char **text, char ***lines, size_t *n)
 {
-    ck_error err = {0};
     FILE *f = fopen(path, "rb");
-    ck_reader *r = NULL;
-    ck_reader_options ro = {format, "en-us", 0, 510, NULL, NULL, NULL, 0};
-    if (f == NULL || ck_reader_open(&r, f, path, &ro, &err) != CK_OK) {
-        fprintf(stderr, "ckbench: %s: %s\n", path, f ? err.message : "cannot open");
+    long size = -1;
+    if (f == NULL || fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
         if (f != NULL) {
             fclose(f);
         }
         return -1;
     }
-    snprintf(w->name, sizeof w->name, "corpus");
-    size_t cap = 0;
-    int rc;
-    ck_sequence *seqs;
-    size_t n;
-    while ((rc = ck_reader_next(r, &seqs, &n, &err)) != 0) {
-        for (size_t i = 0; rc > 0 && i < n; i++) {
-            if (w->n_seqs == cap) {
-                cap = cap ? 2 * cap : 1024;
-                w->ids = realloc(w->ids, cap * sizeof *w->ids);
-                w->len = realloc(w->len, cap * sizeof *w->len);
-            }
-            w->ids[w->n_seqs] = seqs[i].ids;
-            w->len[w->n_seqs++] = seqs[i].n_ids;
-            w->tokens += seqs[i].n_ids;
-            seqs[i].ids = NULL;
-        }
-        if (rc > 0) {
-            ck_sequences_free(seqs, n);
-        }
-    }
-    ck_reader_close(r);
+    *text = malloc((size_t)size + 1);
+    size_t got = *text != NULL ? fread(*text, 1, (size_t)size, f) : 0;
     fclose(f);
-    return w->n_seqs > 0 ? 0 : -1;
+    if (*text == NULL || got != (size_t)size) {
+        return -1;
+    }
+    (*text)[got] = '\0';
+    size_t count = 1;
+    for (size_t i = 0; i < got; i++) {
+        count += (*text)[i] == '\n';
+    }
+    if ((*lines = calloc(count, sizeof **lines)) == NULL) {
+        return -1;
+    }
+    *n = 0;
+    for (char *p = *text; p != NULL && *p != '\0';) {
+        char *nl = strchr(p, '\n');
+        (*lines)[(*n)++] = p;
+        if (nl != NULL) {
+            *nl = '\0';
+        }
+        p = nl != NULL ? nl + 1 : NULL;
+    }
+    return 0;
+}
+
+/* Every sequence of a corpus, read and phonemized (ck_model_tokenize) before any timing. */
+static int corpus_workload(workload *w, const ck_model *m, const char *path, ck_input_format format)
+{
+    ck_error err = {0};
+    char *text = NULL, **lines = NULL;
+    size_t n_lines = 0;
+    ck_sequence_set set = {0};
+    ck_lines_params lp = ck_lines_default_params();
+    lp.format = format;
+    int rc = read_lines(path, &text, &lines, &n_lines);
+    if (rc != 0) {
+        fprintf(stderr, "ckbench: %s: cannot read\n", path);
+    } else if (ck_model_tokenize(m, (const char *const *)lines, n_lines, &lp, &set, &err) != CK_OK) {
+        fprintf(stderr, "ckbench: %s\n", err.message);
+        rc = -1;
+    }
+    snprintf(w->name, sizeof w->name, "corpus");
+    w->n_seqs = set.n_sequences;
+    w->ids = rc == 0 ? calloc(w->n_seqs, sizeof *w->ids) : NULL;
+    w->len = rc == 0 ? calloc(w->n_seqs, sizeof *w->len) : NULL;
+    rc = rc == 0 && w->ids != NULL && w->len != NULL ? 0 : -1;
+    for (size_t i = 0; rc == 0 && i < w->n_seqs; i++) {
+        w->len[i] = set.offsets[i + 1] - set.offsets[i];
+        w->tokens += w->len[i];
+        if ((w->ids[i] = malloc(w->len[i] * sizeof **w->ids)) == NULL) {
+            rc = -1;
+            break;
+        }
+        memcpy(w->ids[i], set.ids + set.offsets[i], w->len[i] * sizeof **w->ids);
+    }
+    ck_sequence_set_free(&set);
+    free(lines);
+    free(text);
+    return rc == 0 && w->n_seqs > 0 ? 0 : -1;
 }
 
 static void workload_free(workload *w)
@@ -200,25 +217,25 @@ static void workload_free(workload *w)
     free(w->ids);
     free(w->len);
     free(w->order);
-    free(w->batches);
+    free(w->windows);
 }
 
-/* One timed pass over every batch of the workload; returns tokens/s, or -1 on error. */
-static double time_pass(ck_executor *ex, const ck_circuit *c, const workload *w, int32_t *ids,
-                        size_t *offsets, float *out, size_t out_count)
+/* One timed pass over every window of the workload; returns tokens/s, or -1 on error. */
+static double time_pass(ck_model *m, const workload *w, int32_t *ids, size_t *offsets, float *out,
+                        size_t out_rows)
 {
     ck_error err = {0};
     double t0 = now();
-    for (size_t b = 0; b < w->n_batches; b++) {
-        const bench_batch *bb = &w->batches[b];
+    for (size_t b = 0; b < w->n_windows; b++) {
+        const bench_window *win = &w->windows[b];
         offsets[0] = 0;
-        for (size_t j = 0; j < bb->count; j++) {
-            size_t s = w->order[bb->first_seq + j];
+        for (size_t j = 0; j < win->count; j++) {
+            size_t s = w->order[win->first_seq + j];
             memcpy(ids + offsets[j], w->ids[s], w->len[s] * sizeof *ids);
             offsets[j + 1] = offsets[j] + w->len[s];
         }
-        if (ck_executor_run(ex, ids, offsets, bb->count, c->features_buffer, out, out_count, NULL,
-                            NULL, &err) != CK_OK) {
+        if (ck_model_encode_ids(m, ids, offsets, win->count, CK_LAYER_FEATURES, out, out_rows,
+                                &err) != CK_OK) {
             fprintf(stderr, "ckbench: %s\n", err.message);
             return -1;
         }
@@ -237,7 +254,7 @@ static double sgemm_gflops(int threads)
     for (dnnl_dim_t i = 0; w && x && i < m * k; i++) {
         x[i] = (float)(i % 7) * 0.1f;
     }
-    ck_parallel_set_threads(threads);
+    omp_set_num_threads(threads);
     /* Row-major y [M,N] = x [M,K] W^T with W [N,K]: transb = 'T'. */
     if (w && x && y && dnnl_sgemm('N', 'T', m, n, k, 1.0f, x, k, w, k, 0.0f, y, n) == dnnl_success) {
         double t0 = now();
@@ -255,7 +272,8 @@ static double sgemm_gflops(int threads)
 static const char usage[] =
     "usage: ckbench [--threads 1,2] [--lengths 36,128,512] [--corpus FILE [--corpus-format F]]\n"
     "               [--runs N] [--tokens N] [--max-batch-tokens N] [--json F] [--markdown F]\n"
-    "Times the encoder through the executor (synthetic demo weights; inputs prepared before timing)\n"
+    "Times the encoder through ck_model_encode_ids (synthetic demo weights; inputs prepared before\n"
+    "timing)\n"
     "for each thread count and workload, and oneDNN's sgemm peak in the same run. Defaults: threads\n"
     "1..the CPUs this process may run on (affinity), lengths 36,128,512, 5 runs, 16384 tokens per fixed-length run, batches of 2048\n"
     "tokens, corpus format text (espeak-ng).\n";
@@ -305,20 +323,22 @@ static int parse_options(int argc, char **argv, options *o)
  * slows down or speeds up during the benchmark moves every thread count alike: the ratios between
  * thread counts, which are the point, do not depend on which one happened to run first. One
  * executor per thread count is made up front (each warmed up once per workload). */
-static int measure(const options *o, const ck_circuit *c, const ck_weights *wts, workload *loads,
-                   int n_loads, ck_bench_result *results, size_t *n_results, ck_bench_peak *peaks)
+static int measure(const options *o, workload *loads, int n_loads, ck_bench_result *results,
+                   size_t *n_results, ck_bench_peak *peaks)
 {
-    size_t cap = o->max_batch_tokens;
+    size_t cap = 4 * o->max_batch_tokens; /* one window */
     int32_t *ids = calloc(cap, sizeof *ids);
     size_t *offsets = calloc(cap + 1, sizeof *offsets);
     float *out = calloc(cap * 512, sizeof *out);
-    ck_executor *ex[MAX_LIST] = {NULL};
+    ck_model *ex[MAX_LIST] = {NULL};
     int rc = ids && offsets && out ? 0 : -1;
     for (int t = 0; rc == 0 && t < o->n_threads; t++) {
         ck_error err = {0};
-        ck_executor_options eo = {o->threads[t], cap, 512, 1};
+        ck_model_params mp = ck_model_default_params();
+        mp.threads = o->threads[t];
+        mp.max_batch_tokens = o->max_batch_tokens;
         peaks[t].threads = o->threads[t];
-        if (ck_executor_init(&ex[t], c, wts, &eo, &err) != CK_OK) {
+        if (ck_model_load(&ex[t], &mp, &err) != CK_OK) {
             fprintf(stderr, "ckbench: %s\n", err.message);
             rc = -1;
         }
@@ -328,7 +348,7 @@ static int measure(const options *o, const ck_circuit *c, const ck_weights *wts,
                                      .tokens = loads[l].tokens,
                                      .mflop_per_token = loads[l].mflop_per_token};
             memcpy(res->workload, loads[l].name, sizeof res->workload); /* both char[32] */
-            time_pass(ex[t], c, &loads[l], ids, offsets, out, cap * 512); /* warm-up */
+            time_pass(ex[t], &loads[l], ids, offsets, out, cap); /* warm-up */
         }
     }
     for (int r = 0; rc == 0 && r < o->runs; r++) {
@@ -336,7 +356,7 @@ static int measure(const options *o, const ck_circuit *c, const ck_weights *wts,
             peaks[t].gflops[peaks[t].runs++] = sgemm_gflops(o->threads[t]);
             for (int l = 0; rc == 0 && l < n_loads; l++) {
                 ck_bench_result *res = &results[(size_t)t * (size_t)n_loads + (size_t)l];
-                double tps = time_pass(ex[t], c, &loads[l], ids, offsets, out, cap * 512);
+                double tps = time_pass(ex[t], &loads[l], ids, offsets, out, cap);
                 rc = tps > 0 ? 0 : -1;
                 res->tokens_per_s[res->runs++] = tps;
             }
@@ -345,7 +365,7 @@ static int measure(const options *o, const ck_circuit *c, const ck_weights *wts,
     }
     *n_results = rc == 0 ? (size_t)o->n_threads * (size_t)n_loads : 0;
     for (int t = 0; t < o->n_threads; t++) {
-        ck_executor_free(ex[t]);
+        ck_model_free(ex[t]);
     }
     free(ids);
     free(offsets);
@@ -372,7 +392,7 @@ static void write_reports(const options *o, const ck_bench_peak *peaks, const ck
 
 int main(int argc, char **argv)
 {
-    int cpus = ck_parallel_available_cpus();
+    int cpus = ck_available_cpus();
     options o = {.n_lengths = 3, .lengths = {36, 128, 512}, .corpus_format = CK_INPUT_TEXT,
                  .runs = 5, .tokens = 16384, .max_batch_tokens = 2048};
     for (o.n_threads = 0; o.n_threads < cpus && o.n_threads < MAX_LIST; o.n_threads++) {
@@ -383,10 +403,11 @@ int main(int argc, char **argv)
         return 2;
     }
     ck_error err = {0};
-    ck_circuit c;
-    ck_weights *w = NULL;
-    if (ck_circuit_load_default(&c, NULL, &err) != CK_OK ||
-        ck_circuit_synthetic_weights(&w, &c, CK_SYNTH_DEFAULT_SEED, &err) != CK_OK) {
+    ck_model *m = NULL; /* one thread: for the corpus's sequences and the FLOP counts */
+    ck_model_params mp = ck_model_default_params();
+    mp.threads = 1;
+    mp.max_batch_tokens = o.max_batch_tokens;
+    if (ck_model_load(&m, &mp, &err) != CK_OK) {
         fprintf(stderr, "ckbench: %s\n", err.message);
         return 1;
     }
@@ -397,17 +418,17 @@ int main(int argc, char **argv)
         rc = o.lengths[i] < 2 || o.lengths[i] > 512 ? -1 : fixed_workload(&loads[n_loads++], o.lengths[i], o.tokens);
     }
     if (rc == 0 && o.corpus != NULL) {
-        rc = corpus_workload(&loads[n_loads++], o.corpus, o.corpus_format);
+        rc = corpus_workload(&loads[n_loads++], m, o.corpus, o.corpus_format);
     }
     for (int i = 0; rc == 0 && i < n_loads; i++) {
-        loads[i].mflop_per_token = mflop_per_token(&c, &loads[i]);
-        rc = plan_batches(&loads[i], o.max_batch_tokens);
+        loads[i].mflop_per_token = mflop_per_token(m, &loads[i]);
+        rc = plan_windows(&loads[i], o.max_batch_tokens);
     }
     static ck_bench_result results[MAX_RESULTS];
     static ck_bench_peak peaks[MAX_LIST];
     size_t n_results = 0;
     if (rc == 0) {
-        rc = measure(&o, &c, w, loads, n_loads, results, &n_results, peaks);
+        rc = measure(&o, loads, n_loads, results, &n_results, peaks);
     }
     if (rc == 0) {
         write_reports(&o, peaks, results, n_results);
@@ -415,7 +436,6 @@ int main(int argc, char **argv)
     for (int i = 0; i < n_loads; i++) {
         workload_free(&loads[i]);
     }
-    ck_weights_free(w);
-    ck_circuit_free(&c);
+    ck_model_free(m);
     return rc == 0 ? 0 : 1;
 }

@@ -78,6 +78,10 @@ CK_API void ck_error_clear(ck_error *err);
 /* The library's version, "0.1.0" (the CKBATCH_VERSION_* of the build). */
 CK_API const char *ck_version(void);
 
+/* The CPUs this process may run on (its affinity mask: taskset, cpuset, Slurm binding), >= 1: what
+ * ck_model_params.threads = 0 resolves to. */
+CK_API int ck_available_cpus(void);
+
 /* ---- callbacks ---- */
 
 typedef enum {

@@ -2,7 +2,11 @@
 # check-rooms.sh - the layout rules a build cannot check by itself (run by ctest as layout.rooms):
 #   1. a room's private header (*_internal.h) is included only inside its own folder;
 #   2. only scheduler/ opens OpenMP parallel regions (STYLE.md);
-#   3. kernels/ includes nothing of engine/ or scheduler/ (it knows no files, threads or circuits).
+#   3. kernels/ includes nothing of engine/ or scheduler/ (it knows no files, threads or circuits);
+#   4. the CLI (engine/cli), the benchmark (bench/ckbench.c) and the API tests (tests/api) include
+#      only the public include/ckbatch.h of the library (plus their own cli.h, bench_report.h,
+#      ck_test.h);
+#   5. the library never prints or exits: no stdout/stderr, exit() or abort() outside engine/cli.
 # Prints each violation as file:line and exits 1 if there is any.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,5 +30,15 @@ for h in $(find engine scheduler -name '*.h' -printf '%f\n'); do
         bad=1
     fi
 done
+while IFS= read -r hit; do
+    echo "check-rooms: ${hit}: a user of the library includes only ckbatch.h"
+    bad=1
+done < <(grep -nE '#include "' engine/cli/*.c engine/cli/*.h bench/ckbench.c tests/api/*.c |
+         grep -vE '#include "(ckbatch|cli|bench_report|ck_test)\.h"' || true)
+if grep -rnE '\b(stdout|stderr)\b|[^_a-z]exit *\(|\babort *\(' engine kernels scheduler \
+        --include='*.c' --include='*.h' | grep -v '^engine/cli/' | grep -vE ':[0-9]+: *(/\*|\*)'; then
+    echo "check-rooms: the library prints or exits (only engine/cli may)"
+    bad=1
+fi
 [ $bad -eq 0 ] && echo "check-rooms: rooms respected"
 exit $bad

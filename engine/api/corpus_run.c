@@ -484,7 +484,7 @@ static void release(session *s)
 
 /* After a failure: the partial state goes when it can never be resumed (a bad line under stop,
  * a stdin run, or nothing committed by a run that did not continue a record); otherwise it stays
- * and stderr says how to continue (both notes, which -q leaves out: only the error is printed). */
+ * and the log says how to continue. */
 static void keep_or_discard(session *s, int rc)
 {
     if (strcmp(s->opt->input, "-") == 0) {

@@ -17,6 +17,11 @@ const char *ck_version(void)
     return CK_VERSION;
 }
 
+int ck_available_cpus(void)
+{
+    return ck_parallel_available_cpus();
+}
+
 ck_model_params ck_model_default_params(void)
 {
     ck_model_params p;

@@ -58,7 +58,7 @@ size_t ck_weights_count(const ck_weights *w);
 /* Tensor i in load/spec order, or NULL when i >= count. */
 const ck_tensor *ck_weights_at(const ck_weights *w, size_t i);
 
-/* Human identity for stderr and output metadata (see load/synthetic); "" for NULL. */
+/* Human identity for the log and output metadata (see load/synthetic); "" for NULL. */
 const char *ck_weights_identity(const ck_weights *w);
 
 /* Writes every tensor as F32 to a safetensors file (ck_st_write: temp + rename) with metadata

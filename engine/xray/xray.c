@@ -1,4 +1,4 @@
-/* xray.c - X-Ray metrics, profiles and the report (table on stderr, JSON file). Reads no capture and
+/* xray.c - X-Ray metrics, profiles and the report (the table as text, JSON file). Reads no capture and
  * runs nothing: xray_files.c pairs captures, xray_run.c runs the engine. */
 #include "xray.h"
 

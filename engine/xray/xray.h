@@ -1,5 +1,5 @@
 /* xray.h - X-Ray parity: checkpoint-by-checkpoint comparison of a candidate capture against a pinned
- * oracle capture (metrics, profile budgets, pass/fail/NOT_TESTED, JSON report, stderr table), the
+ * oracle capture (metrics, profile budgets, pass/fail/NOT_TESTED, JSON report, the text table), the
  * fixture-vs-manifest check, and parity runs of the oracle's cases. Never changes a run's numbers.
  *
  * Capture format (both sides; tools/capture_kokoro.py writes it, ck_xray_run_oracle too), per case:

@@ -1,0 +1,462 @@
+/* test_api.c - the public API as a program that embeds ckbatch sees it: only ckbatch.h (linked to
+ * libckbatch.so), plus OpenMP to check the library gives the caller its thread count back. Values
+ * are checked against the ckbatch binary's output file, bit for bit, and against each other. */
+#include <errno.h>
+#include <fcntl.h>
+#include <omp.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "ck_test.h"
+#include "ckbatch.h"
+
+/* Three Kokoro phoneme lines (one with a symbol outside the vocab, 'x', dropped and warned) and a
+ * blank one (no sequence). */
+static const char *const k_lines[] = {"h\xc9\x99l\xcb\x88O w\xcb\x88\xc9\x9c\xc9\xb9ld",
+                                      "", "\xc3\xb0\xc9\xaas \xc9\xaaz \xc9\x90 t\xcb\x88\xc9\x9bst.",
+                                      "ag"};
+#define N_LINES 4
+
+static char work[256];
+
+static const char *tmp(const char *name)
+{
+    static char bufs[4][512];
+    static int next;
+    char *b = bufs[next++ % 4];
+    snprintf(b, 512, "%s/%s", work, name);
+    return b;
+}
+
+typedef struct {
+    int info, warnings, weights_lines, memory_lines;
+} log_counts;
+
+static void count_log(void *ctx, ck_log_level level, const char *message)
+{
+    log_counts *c = ctx;
+    c->info += level == CK_LOG_INFO;
+    c->warnings += level == CK_LOG_WARNING;
+    c->weights_lines += strncmp(message, "weights: ", 9) == 0;
+    c->memory_lines += strncmp(message, "memory: ", 8) == 0;
+}
+
+static ck_model *load(int threads, int parity, log_counts *counts)
+{
+    ck_model_params p = ck_model_default_params();
+    p.threads = threads;
+    p.parity = parity;
+    p.log = counts != NULL ? count_log : NULL;
+    p.log_ctx = counts;
+    ck_model *m = NULL;
+    ck_error err = {0};
+    CU_ASSERT_EQUAL(ck_model_load(&m, &p, &err), CK_OK);
+    if (err.code != CK_OK) {
+        fprintf(stderr, "    %s\n", err.message);
+    }
+    return m;
+}
+
+static void test_version_status_defaults(void)
+{
+    char want[32];
+    snprintf(want, sizeof want, "%d.%d.%d", CKBATCH_VERSION_MAJOR, CKBATCH_VERSION_MINOR,
+             CKBATCH_VERSION_PATCH);
+    CU_ASSERT_STRING_EQUAL(ck_version(), want);
+    CU_ASSERT_STRING_EQUAL(ck_status_name(CK_OK), "CK_OK");
+    CU_ASSERT_STRING_EQUAL(ck_status_name(CK_E_RANGE), "CK_E_RANGE");
+    CU_ASSERT_STRING_EQUAL(ck_status_name(CK_E_WEIGHTS), "CK_E_WEIGHTS");
+    CU_ASSERT_STRING_EQUAL(ck_status_name(-99), "CK_E_UNKNOWN");
+    ck_model_params m = ck_model_default_params();
+    CU_ASSERT_PTR_NULL(m.weights);
+    CU_ASSERT_EQUAL(m.seed, 20261129u);
+    CU_ASSERT_EQUAL(m.threads, 0);
+    CU_ASSERT_EQUAL(m.max_batch_tokens, 2048);
+    ck_corpus_params c = ck_corpus_default_params();
+    CU_ASSERT_EQUAL(c.format, CK_INPUT_PHONEMES);
+    CU_ASSERT_EQUAL(c.layer, CK_LAYER_FEATURES);
+    CU_ASSERT_DOUBLE_EQUAL(c.progress_interval, 0.5, 0.0);
+    CU_ASSERT(ck_available_cpus() >= 1);
+    ck_error err = {CK_E_IO, "x"};
+    ck_error_clear(&err);
+    CU_ASSERT_EQUAL(err.code, CK_OK);
+    CU_ASSERT_STRING_EQUAL(err.message, "");
+}
+
+static void test_model_shape_and_log(void)
+{
+    log_counts counts = {0};
+    ck_model *m = load(2, 0, &counts);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    CU_ASSERT_EQUAL(ck_model_cols(m, CK_LAYER_FEATURES), 512);
+    CU_ASSERT_EQUAL(ck_model_cols(m, CK_LAYER_HIDDEN), 768);
+    CU_ASSERT_EQUAL(ck_model_cols(m, (ck_layer)7), 0);
+    CU_ASSERT_EQUAL(ck_model_max_tokens(m), 512);
+    CU_ASSERT_EQUAL(ck_model_vocab_rows(m), 178);
+    CU_ASSERT_PTR_NOT_NULL(strstr(ck_model_weights_identity(m), "seed 20261129"));
+    /* 2 x (128x768 + 12 x (4 x 768x768 + 2 x 768x2048) + 768x512) for the multiply-adds of the
+     * linears (Kokoro's intermediate size is 2048, MODEL.md), plus attention's 12 x 4 x 768 x L */
+    double linear = 2.0 * (128.0 * 768 + 12.0 * (4.0 * 768 * 768 + 2.0 * 768 * 2048) + 768.0 * 512);
+    CU_ASSERT_DOUBLE_EQUAL(ck_model_flops_per_token(m, 100), linear + 12.0 * 4 * 768 * 100, 1.0);
+    CU_ASSERT_EQUAL(counts.weights_lines, 1);
+    CU_ASSERT_EQUAL(counts.memory_lines, 1);
+    ck_model_free(m);
+    ck_model_free(NULL);
+}
+
+/* Lines -> sequences: the blank line gives none, 'x' is dropped with one warning, ids wrapped. */
+static void test_tokenize(void)
+{
+    ck_model *m = load(1, 0, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    log_counts counts = {0};
+    ck_lines_params lp = ck_lines_default_params();
+    lp.log = count_log;
+    lp.log_ctx = &counts;
+    ck_sequence_set s;
+    ck_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(ck_model_tokenize(m, k_lines, N_LINES, &lp, &s, &err), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(s.n_sequences, 3);
+    CU_ASSERT_EQUAL(s.line[0], 0);
+    CU_ASSERT_EQUAL(s.line[1], 2);
+    CU_ASSERT_EQUAL(s.line[2], 3);
+    CU_ASSERT_EQUAL(s.offsets[3] - s.offsets[2], 3); /* [0, a, 0] */
+    CU_ASSERT_STRING_EQUAL(s.phonemes[2], "a");
+    CU_ASSERT_EQUAL(s.ids[s.offsets[2]], 0);
+    CU_ASSERT_EQUAL(s.ids[s.offsets[2] + 1], 43); /* 'a' in Kokoro's vocab */
+    CU_ASSERT_EQUAL(counts.warnings, 1);
+    CU_ASSERT_PTR_NULL(s.rows);
+    ck_sequence_set_free(&s);
+    CU_ASSERT_EQUAL(s.n_sequences, 0);
+    ck_sequence_set_free(&s); /* twice: zeroed */
+
+    lp.strict_symbols = 1;
+    CU_ASSERT_EQUAL(ck_model_tokenize(m, k_lines, N_LINES, &lp, &s, &err), CK_E_INPUT);
+    CU_ASSERT_STRING_EQUAL(err.message, "<lines>:4: column 2: symbol U+0067 'g' not in vocab");
+    CU_ASSERT_EQUAL(s.n_sequences, 0);
+    ck_error_clear(&err);
+    const char *with_newline[] = {"a\nb"};
+    CU_ASSERT_EQUAL(ck_model_tokenize(m, with_newline, 1, NULL, &s, &err), CK_E_ARG);
+    ck_error_clear(&err);
+    CU_ASSERT_EQUAL(ck_model_tokenize(m, NULL, 0, NULL, &s, &err), CK_OK);
+    CU_ASSERT_EQUAL(s.n_sequences, 0);
+    ck_sequence_set_free(&s);
+    ck_model_free(m);
+}
+
+/* encode_lines (all lines in one call, 2 threads) equals encode_ids of each sequence alone on
+ * one thread, bit for bit (the invariance docs/parity.md promises), for both layers. */
+static void test_lines_equal_ids_alone(void)
+{
+    ck_model *two = load(2, 0, NULL), *one = load(1, 0, NULL);
+    CU_ASSERT_FATAL(two != NULL && one != NULL);
+    for (int layer = 0; layer < 2; layer++) {
+        ck_sequence_set s;
+        ck_error err = {0};
+        CU_ASSERT_EQUAL_FATAL(ck_model_encode_lines(two, k_lines, N_LINES, NULL, (ck_layer)layer,
+                                                    &s, &err), CK_OK);
+        CU_ASSERT_EQUAL(s.cols, layer ? 768u : 512u);
+        for (size_t i = 0; i < s.n_sequences; i++) {
+            size_t len = s.offsets[i + 1] - s.offsets[i], off[2] = {0, len};
+            float *rows = malloc(len * s.cols * sizeof *rows);
+            CU_ASSERT_EQUAL(ck_model_encode_ids(one, s.ids + s.offsets[i], off, 1, (ck_layer)layer,
+                                                rows, len, &err), CK_OK);
+            CU_ASSERT_EQUAL(memcmp(rows, s.rows + s.offsets[i] * s.cols,
+                                   len * s.cols * sizeof *rows), 0);
+            free(rows);
+        }
+        ck_sequence_set_free(&s);
+    }
+    ck_model_free(two);
+    ck_model_free(one);
+}
+
+/* Reads tensor `name` (F32) of a safetensors file the CLI wrote: 8-byte little-endian header
+ * length, JSON header, data. Returns a malloc'd copy of its floats, *n their count. */
+static float *read_f32_tensor(const char *path, const char *name, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    unsigned char len8[8];
+    if (f == NULL || fread(len8, 1, 8, f) != 8) {
+        if (f) {
+            fclose(f);
+        }
+        return NULL;
+    }
+    uint64_t hlen = 0;
+    for (int i = 7; i >= 0; i--) {
+        hlen = hlen << 8 | len8[i];
+    }
+    char *header = calloc(hlen + 1, 1);
+    float *out = NULL;
+    char key[128];
+    snprintf(key, sizeof key, "\"%s\":", name);
+    if (header != NULL && fread(header, 1, hlen, f) == hlen) {
+        const char *at = strstr(header, key);
+        const char *offs = at ? strstr(at, "\"data_offsets\":[") : NULL;
+        unsigned long long begin = 0, end = 0;
+        if (offs && sscanf(offs, "\"data_offsets\":[%llu,%llu]", &begin, &end) == 2 &&
+            (out = malloc(end - begin)) != NULL) {
+            if (fseek(f, (long)(8 + hlen + begin), SEEK_SET) != 0 ||
+                fread(out, 1, end - begin, f) != end - begin) {
+                free(out);
+                out = NULL;
+            }
+            *n = (size_t)(end - begin) / sizeof(float);
+        }
+    }
+    free(header);
+    fclose(f);
+    return out;
+}
+
+/* What the library computes for the lines is, bit for bit, what the ckbatch binary writes. */
+static void test_lines_equal_cli_file(void)
+{
+    const char *dir = getenv("CK_BINARY_DIR");
+    char cmd[2048];
+    FILE *in = fopen(tmp("in.txt"), "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(in);
+    for (int i = 0; i < N_LINES; i++) {
+        fprintf(in, "%s\n", k_lines[i]);
+    }
+    fclose(in);
+    snprintf(cmd, sizeof cmd, "%s/engine/ckbatch -q --no-progress -t 2 -i %s -o %s 2>/dev/null",
+             dir ? dir : "build", tmp("in.txt"), tmp("out.st"));
+    CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+    size_t n = 0;
+    float *file = read_f32_tensor(tmp("out.st"), "features", &n);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(file);
+    ck_model *m = load(2, 0, NULL);
+    ck_sequence_set s;
+    ck_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(ck_model_encode_lines(m, k_lines, N_LINES, NULL, CK_LAYER_FEATURES, &s,
+                                                &err), CK_OK);
+    CU_ASSERT_EQUAL(n, s.n_tokens * 512);
+    CU_ASSERT(n == s.n_tokens * 512 && memcmp(file, s.rows, n * sizeof *file) == 0);
+    ck_sequence_set_free(&s);
+    ck_model_free(m);
+    free(file);
+}
+
+/* Checks before any batch: a bad id, a too-long sequence, a short out; out stays untouched. */
+static void test_encode_ids_errors(void)
+{
+    ck_model *m = load(1, 0, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    int32_t ids[520] = {0};
+    size_t offsets[3] = {0, 3, 6};
+    float out[6 * 512];
+    for (size_t i = 0; i < 6 * 512; i++) {
+        out[i] = -7.0f; /* canary */
+    }
+    ids[1] = 50;
+    ids[4] = 178; /* the table has rows 0..177 */
+    ck_error err = {0};
+    CU_ASSERT_EQUAL(ck_model_encode_ids(m, ids, offsets, 2, CK_LAYER_FEATURES, out, 6, &err),
+                    CK_E_RANGE);
+    CU_ASSERT_STRING_EQUAL(err.message, "encode: token 4: id 178 outside 0..177");
+    ids[4] = 5;
+    ck_error_clear(&err);
+    CU_ASSERT_EQUAL(ck_model_encode_ids(m, ids, offsets, 2, CK_LAYER_FEATURES, out, 5, &err),
+                    CK_E_SIZE);
+    ck_error_clear(&err);
+    size_t long_seq[2] = {0, 513};
+    CU_ASSERT_EQUAL(ck_model_encode_ids(m, ids, long_seq, 1, CK_LAYER_FEATURES, out, 6, &err),
+                    CK_E_SIZE);
+    CU_ASSERT_STRING_EQUAL(err.message, "encode: sequence 0 has 513 tokens, expected 2..512 "
+                                        "(boundaries included)");
+    int untouched = 1;
+    for (size_t i = 0; i < 6 * 512; i++) {
+        untouched &= out[i] == -7.0f;
+    }
+    CU_ASSERT(untouched);
+    ck_error_clear(&err);
+    CU_ASSERT_EQUAL(ck_model_encode_ids(m, ids, offsets, 2, CK_LAYER_FEATURES, out, 6, &err), CK_OK);
+    CU_ASSERT(out[0] != -7.0f && out[6 * 512 - 1] != -7.0f);
+    ck_model_free(m);
+}
+
+static void test_load_errors(void)
+{
+    ck_model_params p = ck_model_default_params();
+    ck_model *m = (ck_model *)&p; /* must become NULL */
+    ck_error err = {0};
+    p.weights = "/nonexistent/kokoro.pth";
+    CU_ASSERT_EQUAL(ck_model_load(&m, &p, &err), CK_E_IO);
+    CU_ASSERT_PTR_NULL(m);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "/nonexistent/kokoro.pth"));
+    p = ck_model_default_params();
+    p.threads = -1;
+    ck_error_clear(&err);
+    CU_ASSERT_EQUAL(ck_model_load(&m, &p, &err), CK_E_ARG);
+    p = ck_model_default_params();
+    p.max_batch_tokens = 100;
+    ck_error_clear(&err);
+    CU_ASSERT_EQUAL(ck_model_load(&m, &p, &err), CK_E_ARG);
+    CU_ASSERT_STRING_EQUAL(err.message, "--max-batch-tokens 100: must be at least the longest "
+                                        "sequence, 512");
+    CU_ASSERT_EQUAL(ck_model_load(NULL, &p, NULL), CK_E_ARG);
+}
+
+/* The library leaves process-wide state alone: the caller's OpenMP thread count comes back after
+ * every call, and nothing reaches stderr or stdout (both redirected to files that must stay
+ * empty) through load, encode, a corpus run with its log and progress callbacks unset, and a
+ * parity run. */
+static int progress_calls, final_calls;
+static unsigned long long final_done, final_total;
+static void on_progress(void *ctx, const ck_progress *p)
+{
+    (void)ctx;
+    progress_calls++;
+    if (p->final) {
+        final_calls++;
+        final_done = p->bytes_done;
+        final_total = p->input_bytes;
+    }
+}
+
+static void test_no_process_state_no_output(void)
+{
+    FILE *in = fopen(tmp("corpus.txt"), "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(in);
+    for (int i = 0; i < 40; i++) {
+        fprintf(in, "%s\n", k_lines[i % N_LINES]);
+    }
+    fclose(in);
+    fflush(stdout);
+    fflush(stderr);
+    int saved_out = dup(1), saved_err = dup(2);
+    int fd = open(tmp("printed"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    CU_ASSERT_FATAL(saved_out >= 0 && saved_err >= 0 && fd >= 0);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    omp_set_num_threads(3);
+    int after[4];
+    ck_model *m = load(2, 0, NULL);
+    after[0] = omp_get_max_threads();
+    ck_sequence_set s;
+    ck_error err = {0};
+    int rc_lines = ck_model_encode_lines(m, k_lines, N_LINES, NULL, CK_LAYER_FEATURES, &s, &err);
+    after[1] = omp_get_max_threads();
+    ck_corpus_params cp = ck_corpus_default_params();
+    cp.input = tmp("corpus.txt");
+    cp.output = tmp("corpus.st");
+    cp.progress = on_progress;
+    cp.progress_interval = 0;
+    ck_corpus_summary sum;
+    int rc_run = ck_run_corpus(m, &cp, &sum, &err);
+    after[2] = omp_get_max_threads();
+    ck_model_free(m);
+    ck_model *p = load(4, 1, NULL);
+    cp.output = tmp("parity.st");
+    int rc_parity = ck_run_corpus(p, &cp, &sum, &err);
+    after[3] = omp_get_max_threads();
+    ck_model_free(p);
+    fflush(stdout);
+    fflush(stderr);
+    dup2(saved_out, 1);
+    dup2(saved_err, 2);
+    close(saved_out);
+    close(saved_err);
+    close(fd);
+    CU_ASSERT_EQUAL(rc_lines, CK_OK);
+    CU_ASSERT_EQUAL(rc_run, CK_OK);
+    CU_ASSERT_EQUAL(rc_parity, CK_OK);
+    for (int i = 0; i < 4; i++) {
+        CU_ASSERT_EQUAL(after[i], 3);
+    }
+    struct stat st;
+    CU_ASSERT_EQUAL(stat(tmp("printed"), &st), 0);
+    CU_ASSERT_EQUAL(st.st_size, 0);
+    CU_ASSERT_EQUAL(sum.lines, 40);
+    CU_ASSERT_EQUAL(sum.sequences, 30);
+    CU_ASSERT_EQUAL(sum.empty_lines, 10);
+    CU_ASSERT_EQUAL(sum.dropped_symbols, 10);
+    CU_ASSERT(progress_calls > 2);
+    CU_ASSERT_EQUAL(final_calls, 2);
+    CU_ASSERT_EQUAL(final_done, final_total);
+    CU_ASSERT(final_total > 0);
+    /* the corpus file's rows are the lines' rows, ten times over, in input order */
+    size_t n = 0;
+    float *rows = read_f32_tensor(tmp("corpus.st"), "features", &n);
+    CU_ASSERT_FATAL(rows != NULL && rc_lines == CK_OK);
+    CU_ASSERT_EQUAL(n, 10 * s.n_tokens * 512);
+    CU_ASSERT(n == 10 * s.n_tokens * 512 && memcmp(rows + 9 * s.n_tokens * 512, s.rows,
+                                                   s.n_tokens * 512 * sizeof *rows) == 0);
+    free(rows);
+    ck_sequence_set_free(&s);
+}
+
+/* A corpus run refused before anything is written: resume with stdin, a missing output path. */
+static void test_run_corpus_errors(void)
+{
+    ck_model *m = load(1, 0, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    ck_corpus_params cp = ck_corpus_default_params();
+    ck_corpus_summary sum;
+    ck_error err = {0};
+    CU_ASSERT_EQUAL(ck_run_corpus(m, &cp, &sum, &err), CK_E_ARG);
+    cp.input = "-";
+    cp.output = tmp("never.st");
+    cp.resume = 1;
+    ck_error_clear(&err);
+    CU_ASSERT_EQUAL(ck_run_corpus(m, &cp, &sum, &err), CK_E_ARG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "stdin"));
+    struct stat st;
+    CU_ASSERT_NOT_EQUAL(stat(tmp("never.st"), &st), 0);
+    CU_ASSERT_EQUAL(ck_run_corpus(NULL, &cp, &sum, NULL), CK_E_ARG);
+    ck_model_free(m);
+}
+
+static void test_tools(void)
+{
+    ck_error err = {0};
+    char *identity = NULL, *text = NULL, *json = NULL;
+    CU_ASSERT_EQUAL_FATAL(ck_demo_weights_write(tmp("demo.st"), 7, &identity, &err), CK_OK);
+    CU_ASSERT_PTR_NOT_NULL(strstr(identity, "seed 7"));
+    CU_ASSERT_EQUAL(ck_weights_describe(tmp("demo.st"), &text, &err), CK_OK);
+    CU_ASSERT_PTR_NOT_NULL(text != NULL ? strstr(text, "\tF32\t[178,128]\t91136\n") : NULL);
+    CU_ASSERT_EQUAL(ck_weights_manifest(tmp("demo.st"), &json, &err), CK_OK);
+    CU_ASSERT_PTR_NOT_NULL(json != NULL ? strstr(json, "\"sha256\"") : NULL);
+    ck_free(identity);
+    ck_free(text);
+    ck_free(json);
+    ck_error_clear(&err);
+    CU_ASSERT_EQUAL(ck_weights_describe(tmp("none.st"), &text, &err), CK_E_IO);
+    CU_ASSERT_PTR_NULL(text);
+    ck_free(NULL);
+}
+
+static int setup_and_run(void)
+{
+    snprintf(work, sizeof work, "/tmp/ck_test_api_%ld", (long)getpid());
+    if (mkdir(work, 0700) != 0 && errno != EEXIST) {
+        return 1;
+    }
+    static const ck_test_case cases[] = {
+        {"version, status names, defaults", test_version_status_defaults},
+        {"model shape and log", test_model_shape_and_log},
+        {"tokenize lines", test_tokenize},
+        {"lines equal ids alone, both layers", test_lines_equal_ids_alone},
+        {"lines equal the CLI's file", test_lines_equal_cli_file},
+        {"encode ids: errors before any batch", test_encode_ids_errors},
+        {"load errors", test_load_errors},
+        {"no process state changed, nothing printed", test_no_process_state_no_output},
+        {"corpus run errors", test_run_corpus_errors},
+        {"weights tools", test_tools},
+    };
+    int rc = ck_test_run("api", cases, sizeof cases / sizeof cases[0]);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", work);
+    if (system(cmd) != 0) {
+        rc = 1;
+    }
+    return rc;
+}
+
+int main(void)
+{
+    return setup_and_run();
+}
