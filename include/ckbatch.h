@@ -283,6 +283,37 @@ typedef struct {
 CK_API int ck_run_corpus(ck_model *model, const ck_corpus_params *params,
                          ck_corpus_summary *summary, ck_error *err);
 
+/* ---- reading a features file back ---- */
+
+/* One tensor of an open file, as stored. */
+typedef struct {
+    const char *name;
+    const char *dtype;     /* "F32", "F16", "BF16", "I32", "I64", "U8"; "OTHER" for the
+                              format's other types */
+    size_t rank;
+    size_t shape[8];
+    size_t elements;       /* product of shape */
+    const void *data;      /* little-endian, not necessarily aligned; valid until close */
+    size_t bytes;
+} ck_tensor_view;
+
+typedef struct ck_features_file ck_features_file;
+
+/* Opens (maps read-only) a safetensors file, such as ck_run_corpus writes: features F32
+ * [T, cols] (or hidden), offsets I64 [S + 1], sequences and skipped U8 (JSON Lines), metadata
+ * (format, engine, layer, circuit, weights, source, ...). The whole header is validated first.
+ * Errors: CK_E_ARG, CK_E_IO, CK_E_FORMAT (names the tensor and field), CK_E_MEMORY. */
+CK_API int ck_features_open(ck_features_file **out, const char *path, ck_error *err);
+
+/* The tensor called name, or NULL. */
+CK_API const ck_tensor_view *ck_features_tensor(const ck_features_file *f, const char *name);
+
+/* The metadata value of key, or NULL. */
+CK_API const char *ck_features_metadata(const ck_features_file *f, const char *key);
+
+/* Unmaps and frees; accepts NULL. */
+CK_API void ck_features_close(ck_features_file *f);
+
 /* ---- weights tools ---- */
 
 /* Writes the synthetic demo weights of `seed` for the embedded circuit to path (safetensors,

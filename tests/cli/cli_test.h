@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 
 #include "ck_test.h"
-#include "safetensors.h"
+#include "ckbatch.h"
 
 static char ck_cli_work[256];
 
@@ -31,10 +31,10 @@ static inline const char *ck_cli_binary(void)
 
 /* The bytes of U8 tensor `name` of f (e.g. the JSON Lines of "sequences") as a malloc'd
  * NUL-terminated string; NULL when f has no such U8 tensor. */
-static inline char *ck_cli_text(const ck_st_file *f, const char *name)
+static inline char *ck_cli_text(const ck_features_file *f, const char *name)
 {
-    const ck_st_tensor *t = ck_st_find(f, name);
-    char *s = t != NULL && t->dtype == CK_ST_U8 ? malloc(t->bytes + 1) : NULL;
+    const ck_tensor_view *t = ck_features_tensor(f, name);
+    char *s = t != NULL && strcmp(t->dtype, "U8") == 0 ? malloc(t->bytes + 1) : NULL;
     if (s != NULL) {
         memcpy(s, t->data, t->bytes);
         s[t->bytes] = '\0';

@@ -6,10 +6,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "cli_test.h"
-#include "circuit_default.h"
-#include "safetensors.h"
-#include "synth_weights.h"
+#include "ckbatch.h"
 
 static void write_file(const char *path, const char *text)
 {
@@ -54,10 +54,10 @@ static void test_phonemes_run_writes_features(void)
     char args[1024];
     snprintf(args, sizeof args, "--threads 2 --input %s --output %s", ck_cli_tmp("p.txt"), ck_cli_tmp("p.st"));
     CU_ASSERT_EQUAL_FATAL(run(args), 0);
-    ck_st_file *f = NULL;
+    ck_features_file *f = NULL;
     ck_error err = {0};
-    CU_ASSERT_EQUAL_FATAL(ck_st_open(&f, ck_cli_tmp("p.st"), &err), CK_OK);
-    const ck_st_tensor *feat = ck_st_find(f, "features"), *offs = ck_st_find(f, "offsets");
+    CU_ASSERT_EQUAL_FATAL(ck_features_open(&f, ck_cli_tmp("p.st"), &err), CK_OK);
+    const ck_tensor_view *feat = ck_features_tensor(f, "features"), *offs = ck_features_tensor(f, "offsets");
     CU_ASSERT_FATAL(feat != NULL && offs != NULL);
     /* "həlˈO" = 5 symbols + 2 boundaries, "wˈɜɹld" = 6 + 2 */
     CU_ASSERT_EQUAL(feat->shape[0], 15);
@@ -72,8 +72,8 @@ static void test_phonemes_run_writes_features(void)
     CU_ASSERT_STRING_EQUAL(skipped ? skipped : "?", "");
     free(seqs);
     free(skipped);
-    CU_ASSERT_PTR_NOT_NULL(ck_st_metadata(f, "weights") ? strstr(ck_st_metadata(f, "weights"), "NOT Kokoro") : NULL);
-    ck_st_close(f);
+    CU_ASSERT_PTR_NOT_NULL(ck_features_metadata(f, "weights") ? strstr(ck_features_metadata(f, "weights"), "NOT Kokoro") : NULL);
+    ck_features_close(f);
 }
 
 static void test_empty_corpus_gives_empty_output(void)
@@ -82,12 +82,12 @@ static void test_empty_corpus_gives_empty_output(void)
     char args[1024];
     snprintf(args, sizeof args, "--input %s --output %s", ck_cli_tmp("empty.txt"), ck_cli_tmp("empty.st"));
     CU_ASSERT_EQUAL_FATAL(run(args), 0);
-    ck_st_file *f = NULL;
+    ck_features_file *f = NULL;
     ck_error err = {0};
-    CU_ASSERT_EQUAL_FATAL(ck_st_open(&f, ck_cli_tmp("empty.st"), &err), CK_OK);
-    CU_ASSERT_EQUAL(ck_st_find(f, "features")->shape[0], 0);
-    CU_ASSERT_EQUAL(ck_st_find(f, "offsets")->elements, 1);
-    ck_st_close(f);
+    CU_ASSERT_EQUAL_FATAL(ck_features_open(&f, ck_cli_tmp("empty.st"), &err), CK_OK);
+    CU_ASSERT_EQUAL(ck_features_tensor(f, "features")->shape[0], 0);
+    CU_ASSERT_EQUAL(ck_features_tensor(f, "offsets")->elements, 1);
+    ck_features_close(f);
 }
 
 static void test_stdin_and_hidden_layer(void)
@@ -97,17 +97,17 @@ static void test_stdin_and_hidden_layer(void)
              ck_cli_tmp("h.st"), ck_cli_tmp("ids.txt"));
     write_file(ck_cli_tmp("ids.txt"), "[50, 83, 156]\n");
     CU_ASSERT_EQUAL_FATAL(run(args), 0);
-    ck_st_file *f = NULL;
+    ck_features_file *f = NULL;
     ck_error err = {0};
-    CU_ASSERT_EQUAL_FATAL(ck_st_open(&f, ck_cli_tmp("h.st"), &err), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_features_open(&f, ck_cli_tmp("h.st"), &err), CK_OK);
     /* the [T, 768] last hidden state is named for what it is; no "features" tensor claims it */
-    const ck_st_tensor *h = ck_st_find(f, "hidden");
-    CU_ASSERT_PTR_NULL(ck_st_find(f, "features"));
+    const ck_tensor_view *h = ck_features_tensor(f, "hidden");
+    CU_ASSERT_PTR_NULL(ck_features_tensor(f, "features"));
     CU_ASSERT_PTR_NOT_NULL_FATAL(h);
     CU_ASSERT_EQUAL(h->shape[0], 5);
     CU_ASSERT_EQUAL(h->shape[1], 768);
-    CU_ASSERT_STRING_EQUAL(ck_st_metadata(f, "layer"), "hidden");
-    ck_st_close(f);
+    CU_ASSERT_STRING_EQUAL(ck_features_metadata(f, "layer"), "hidden");
+    ck_features_close(f);
 }
 
 /* A failing run: exit 1, exactly one error line naming `what`, no output, existing file kept. */
@@ -150,10 +150,10 @@ static void test_undefined_id_kept_and_reported(void)
              "symbol, kept\n", ck_cli_tmp("undef.txt"));
     CU_ASSERT_EQUAL(ck_cli_stderr_lines_with(warning), 1);
     CU_ASSERT_EQUAL(ck_cli_stderr_lines_with(", 1 dropped symbols,"), 1);
-    ck_st_file *f = NULL;
+    ck_features_file *f = NULL;
     ck_error err = {0};
-    CU_ASSERT_EQUAL_FATAL(ck_st_open(&f, ck_cli_tmp("undef.st"), &err), CK_OK);
-    const ck_st_tensor *feat = ck_st_find(f, "features"), *offs = ck_st_find(f, "offsets");
+    CU_ASSERT_EQUAL_FATAL(ck_features_open(&f, ck_cli_tmp("undef.st"), &err), CK_OK);
+    const ck_tensor_view *feat = ck_features_tensor(f, "features"), *offs = ck_features_tensor(f, "offsets");
     CU_ASSERT_FATAL(feat != NULL && offs != NULL && offs->elements == 3);
     CU_ASSERT_EQUAL(feat->shape[0], 4 + 5);
     CU_ASSERT_EQUAL(((const int64_t *)offs->data)[1], 4);
@@ -167,7 +167,7 @@ static void test_undefined_id_kept_and_reported(void)
                            "\"h\xc9\x99\"}\n{\"line\":2,\"chunk\":0,\"chunks\":1,\"tokens\":5,"
                            "\"phonemes\":\"h\xef\xbf\xbd\xc9\x99\"}\n");
     free(seqs);
-    ck_st_close(f);
+    ck_features_close(f);
 }
 
 static void test_undefined_id_strict_fails_cleanly(void)
@@ -196,25 +196,65 @@ static void test_malformed_circuit_fails_cleanly(void)
     expect_failure(fmt, ck_cli_tmp("one.txt"), "bad.json");
 }
 
+/* Writes a copy of the safetensors file src without its first tensor (its bytes stay in the data
+ * section, unreferenced) and returns that tensor's name (static). */
+static const char *drop_first_tensor(const char *src, const char *dst)
+{
+    static char name[256];
+    FILE *f = fopen(src, "rb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    unsigned char len8[8];
+    CU_ASSERT_EQUAL_FATAL(fread(len8, 1, 8, f), 8);
+    size_t hlen = 0;
+    for (int i = 7; i >= 0; i--) {
+        hlen = hlen << 8 | len8[i];
+    }
+    fseek(f, 0, SEEK_END);
+    size_t data = (size_t)ftell(f) - 8 - hlen;
+    char *header = calloc(hlen + 1, 1), *bytes = malloc(data);
+    fseek(f, 8, SEEK_SET);
+    CU_ASSERT_FATAL(header && bytes && fread(header, 1, hlen, f) == hlen &&
+                    fread(bytes, 1, data, f) == data);
+    fclose(f);
+    cJSON *root = cJSON_Parse(header);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+    cJSON *first = root->child;
+    while (first != NULL && strcmp(first->string, "__metadata__") == 0) {
+        first = first->next;
+    }
+    CU_ASSERT_PTR_NOT_NULL_FATAL(first);
+    snprintf(name, sizeof name, "%s", first->string);
+    cJSON_DeleteItemFromObjectCaseSensitive(root, name);
+    char *text = cJSON_PrintUnformatted(root);
+    size_t n = strlen(text), padded = (n + 7) / 8 * 8;
+    FILE *o = fopen(dst, "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(o);
+    for (int i = 0; i < 8; i++) {
+        fputc((int)((padded >> (8 * i)) & 0xff), o);
+    }
+    fwrite(text, 1, n, o);
+    for (size_t i = n; i < padded; i++) {
+        fputc(' ', o);
+    }
+    fwrite(bytes, 1, data, o);
+    fclose(o);
+    free(text);
+    cJSON_Delete(root);
+    free(header);
+    free(bytes);
+    return name;
+}
+
 static void test_missing_weight_fails_cleanly(void)
 {
-    ck_circuit c;
-    ck_weights *w = NULL;
     ck_error err = {0};
-    CU_ASSERT_EQUAL_FATAL(ck_circuit_load_default(&c, NULL, &err), CK_OK);
-    ck_weight_spec specs[64];
-    for (size_t i = 1; i < c.n_weights; i++) {   /* leave out the first weight */
-        specs[i - 1] = (ck_weight_spec){c.weights[i].checkpoint_name, c.weights[i].rank, {0}};
-        memcpy(specs[i - 1].shape, c.weights[i].shape, sizeof c.weights[i].shape);
-    }
-    CU_ASSERT_EQUAL_FATAL(ck_weights_synthetic(&w, specs, c.n_weights - 1, 7, &err), CK_OK);
-    CU_ASSERT_EQUAL_FATAL(ck_weights_save(w, ck_cli_tmp("partial.st"), &err), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_demo_weights_write(ck_cli_tmp("demo.st"), 7, NULL, &err), CK_OK);
+    const char *missing = drop_first_tensor(ck_cli_tmp("demo.st"), ck_cli_tmp("partial.st"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(missing, "bert."));
     write_file(ck_cli_tmp("one.txt"), "h\xc9\x99l\xcb\x88O\n");
     char fmt[600];
     snprintf(fmt, sizeof fmt, "--weights %s --input %%s --output %%s", ck_cli_tmp("partial.st"));
-    expect_failure(fmt, ck_cli_tmp("one.txt"), c.weights[0].checkpoint_name);
-    ck_weights_free(w);
-    ck_circuit_free(&c);
+    expect_failure(fmt, ck_cli_tmp("one.txt"), missing);
 }
 
 static void test_usage_errors_exit_2(void)
@@ -265,15 +305,15 @@ static void test_demo_weights_file_equals_embedded(void)
     snprintf(args, sizeof args, "--weights %s --input %s --output %s", ck_cli_tmp("demo.safetensors"),
              ck_cli_tmp("two.txt"), ck_cli_tmp("b.st"));
     CU_ASSERT_EQUAL_FATAL(run(args), 0);
-    ck_st_file *a = NULL, *b = NULL;
+    ck_features_file *a = NULL, *b = NULL;
     ck_error err = {0};
-    CU_ASSERT_EQUAL_FATAL(ck_st_open(&a, ck_cli_tmp("a.st"), &err), CK_OK);
-    CU_ASSERT_EQUAL_FATAL(ck_st_open(&b, ck_cli_tmp("b.st"), &err), CK_OK);
-    const ck_st_tensor *fa = ck_st_find(a, "features"), *fb = ck_st_find(b, "features");
+    CU_ASSERT_EQUAL_FATAL(ck_features_open(&a, ck_cli_tmp("a.st"), &err), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_features_open(&b, ck_cli_tmp("b.st"), &err), CK_OK);
+    const ck_tensor_view *fa = ck_features_tensor(a, "features"), *fb = ck_features_tensor(b, "features");
     CU_ASSERT_FATAL(fa != NULL && fb != NULL && fa->bytes == fb->bytes);
     CU_ASSERT_EQUAL(memcmp(fa->data, fb->data, fa->bytes), 0);
-    ck_st_close(a);
-    ck_st_close(b);
+    ck_features_close(a);
+    ck_features_close(b);
 }
 
 int main(void)

@@ -8,7 +8,7 @@
 #include <sys/wait.h>
 
 #include "cli_test.h"
-#include "safetensors.h"
+#include "ckbatch.h"
 
 #define FIXTURE_SHA "1608a9d7b19dbbfe32e44a74e2c794271707cfe837bde6f3b352f4324f4fc2ef"
 #define HELLO "h\xc9\x99l\xcb\x88O"   /* h ə l ˈ O = 50 83 54 156 31 */
@@ -153,13 +153,13 @@ static void test_remapped_symbol_changes_the_ids(void)
     CU_ASSERT_EQUAL_FATAL(run(args), 0);
     snprintf(args, sizeof args, "-i %s -o %s", ck_cli_tmp("hello.txt"), ck_cli_tmp("v10.st"));
     CU_ASSERT_EQUAL_FATAL(run(args), 0);
-    ck_st_file *r = NULL, *i = NULL, *d = NULL;
+    ck_features_file *r = NULL, *i = NULL, *d = NULL;
     ck_error err = {0};
-    CU_ASSERT_EQUAL_FATAL(ck_st_open(&r, ck_cli_tmp("remapped.st"), &err), CK_OK);
-    CU_ASSERT_EQUAL_FATAL(ck_st_open(&i, ck_cli_tmp("ids.st"), &err), CK_OK);
-    CU_ASSERT_EQUAL_FATAL(ck_st_open(&d, ck_cli_tmp("v10.st"), &err), CK_OK);
-    const ck_st_tensor *fr = ck_st_find(r, "features"), *fi = ck_st_find(i, "features");
-    const ck_st_tensor *fd = ck_st_find(d, "features");
+    CU_ASSERT_EQUAL_FATAL(ck_features_open(&r, ck_cli_tmp("remapped.st"), &err), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_features_open(&i, ck_cli_tmp("ids.st"), &err), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_features_open(&d, ck_cli_tmp("v10.st"), &err), CK_OK);
+    const ck_tensor_view *fr = ck_features_tensor(r, "features"), *fi = ck_features_tensor(i, "features");
+    const ck_tensor_view *fd = ck_features_tensor(d, "features");
     CU_ASSERT_FATAL(fr != NULL && fi != NULL && fd != NULL);
     CU_ASSERT_EQUAL_FATAL(fr->bytes, 7 * 512 * 4);
     CU_ASSERT_TRUE(fi->bytes == fr->bytes && memcmp(fr->data, fi->data, fr->bytes) == 0);
@@ -168,9 +168,9 @@ static void test_remapped_symbol_changes_the_ids(void)
     CU_ASSERT_STRING_EQUAL(seqs ? seqs : "?", "{\"line\":1,\"chunk\":0,\"chunks\":1,\"tokens\":7,"
                            "\"phonemes\":\"" HELLO "\"}\n");
     free(seqs);
-    ck_st_close(r);
-    ck_st_close(i);
-    ck_st_close(d);
+    ck_features_close(r);
+    ck_features_close(i);
+    ck_features_close(d);
 
     write_file(ck_cli_tmp("ids2.txt"), "[7, 83]\n[50]\n");
     snprintf(args, sizeof args, "--config %s -f ids -i %s -o %s", remapped, ck_cli_tmp("ids2.txt"),
@@ -180,13 +180,13 @@ static void test_remapped_symbol_changes_the_ids(void)
     snprintf(warning, sizeof warning, "ckbatch: warning: %s:2: element 1: id 50 names no vocab "
              "symbol, kept", ck_cli_tmp("ids2.txt"));
     CU_ASSERT_EQUAL(ck_cli_stderr_lines_with(warning), 1);
-    CU_ASSERT_EQUAL_FATAL(ck_st_open(&r, ck_cli_tmp("ids2.st"), &err), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_features_open(&r, ck_cli_tmp("ids2.st"), &err), CK_OK);
     seqs = ck_cli_text(r, "sequences");
     CU_ASSERT_STRING_EQUAL(seqs ? seqs : "?", "{\"line\":1,\"chunk\":0,\"chunks\":1,\"tokens\":4,"
                            "\"phonemes\":\"h\xc9\x99\"}\n{\"line\":2,\"chunk\":0,\"chunks\":1,"
                            "\"tokens\":3,\"phonemes\":\"\xef\xbf\xbd\"}\n");
     free(seqs);
-    ck_st_close(r);
+    ck_features_close(r);
 }
 
 /* A failing --config run: exit 1, exactly one error line, equal to `message` after "ckbatch:

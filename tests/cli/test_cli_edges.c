@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "cli_test.h"
-#include "safetensors.h"
+#include "ckbatch.h"
 
 static void write_file(const char *path, const char *text)
 {
@@ -134,16 +134,16 @@ static void test_line_over_limit_is_a_line_error(void)
     snprintf(args, sizeof args, "--on-error skip --input %s --output %s", ck_cli_tmp("big.txt"),
              ck_cli_tmp("big.st"));
     CU_ASSERT_EQUAL_FATAL(run_with("", args), 0);
-    ck_st_file *st = NULL;
+    ck_features_file *st = NULL;
     ck_error err = {0};
-    CU_ASSERT_EQUAL_FATAL(ck_st_open(&st, ck_cli_tmp("big.st"), &err), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_features_open(&st, ck_cli_tmp("big.st"), &err), CK_OK);
     char *skipped = ck_cli_text(st, "skipped"), want[1024];
     snprintf(want, sizeof want, "{\"line\":2,\"error\":\"%s:2: line longer than 1048576 bytes (the "
              "1 MiB line limit)\"}\n", ck_cli_tmp("big.txt"));
     CU_ASSERT_STRING_EQUAL(skipped ? skipped : "", want);
-    CU_ASSERT_EQUAL(ck_st_find(st, "offsets")->elements, 3); /* lines 1 and 3 */
+    CU_ASSERT_EQUAL(ck_features_tensor(st, "offsets")->elements, 3); /* lines 1 and 3 */
     free(skipped);
-    ck_st_close(st);
+    ck_features_close(st);
     snprintf(args, sizeof args, "--input %s --output %s", ck_cli_tmp("big.txt"), ck_cli_tmp("big2.st"));
     CU_ASSERT_EQUAL(run_with("", args), 1);
     char *text = stderr_text();
@@ -223,23 +223,23 @@ static void test_short_position_table_limits_lines(void)
     snprintf(args, sizeof args, "-q --circuit %s/tests/fixtures/circuits/tiny.json --input %s "
              "--output %s", src, ck_cli_tmp("p20.txt"), ck_cli_tmp("p20.st"));
     CU_ASSERT_EQUAL(run_with("", args), 0);
-    ck_st_file *f = NULL;
-    CU_ASSERT_EQUAL_FATAL(ck_st_open(&f, ck_cli_tmp("p20.st"), NULL), CK_OK);
+    ck_features_file *f = NULL;
+    CU_ASSERT_EQUAL_FATAL(ck_features_open(&f, ck_cli_tmp("p20.st"), NULL), CK_OK);
     char *seqs = ck_cli_text(f, "sequences");
     CU_ASSERT_PTR_NOT_NULL(strstr(seqs, "{\"line\":1,\"chunk\":1,\"chunks\":2,"));
     free(seqs);
-    ck_st_close(f);
+    ck_features_close(f);
 
     write_file(ck_cli_tmp("i15.txt"), "[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1]\n[1,1,1,1,1,1,1,1,1,1,1,1,1,1]\n");
     snprintf(args, sizeof args, "-q -f ids --on-error skip --circuit %s/tests/fixtures/circuits/"
              "tiny.json --input %s --output %s", src, ck_cli_tmp("i15.txt"), ck_cli_tmp("i15.st"));
     CU_ASSERT_EQUAL(run_with("", args), 0);
-    CU_ASSERT_EQUAL_FATAL(ck_st_open(&f, ck_cli_tmp("i15.st"), NULL), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_features_open(&f, ck_cli_tmp("i15.st"), NULL), CK_OK);
     char *skipped = ck_cli_text(f, "skipped");
     CU_ASSERT_PTR_NOT_NULL(strstr(skipped, "{\"line\":1,\"error\":"));
     CU_ASSERT_PTR_NOT_NULL(strstr(skipped, "15 ids, expected 1..14"));
     free(skipped);
-    ck_st_close(f);
+    ck_features_close(f);
 }
 
 /* A circuit with a smaller embedding table than the vocabulary (the tiny one: 10 rows): a phoneme
@@ -258,13 +258,13 @@ static void test_symbol_past_the_embedding_table_is_dropped(void)
              "past the embedding table's 10 rows, dropped\n", ck_cli_tmp("t10.txt"));
     CU_ASSERT_PTR_NOT_NULL(strstr(text, want));
     free(text);
-    ck_st_file *f = NULL;
-    CU_ASSERT_EQUAL_FATAL(ck_st_open(&f, ck_cli_tmp("t10.st"), NULL), CK_OK);
+    ck_features_file *f = NULL;
+    CU_ASSERT_EQUAL_FATAL(ck_features_open(&f, ck_cli_tmp("t10.st"), NULL), CK_OK);
     char *seqs = ck_cli_text(f, "sequences");
     CU_ASSERT_STRING_EQUAL(seqs ? seqs : "", "{\"line\":1,\"chunk\":0,\"chunks\":1,\"tokens\":4,"
                            "\"phonemes\":\";,\"}\n");
     free(seqs);
-    ck_st_close(f);
+    ck_features_close(f);
     snprintf(args, sizeof args, "--strict-symbols --circuit %s/tests/fixtures/circuits/tiny.json "
              "--input %s --output %s", src, ck_cli_tmp("t10.txt"), ck_cli_tmp("t10s.st"));
     CU_ASSERT_EQUAL(run_with("", args), 1);

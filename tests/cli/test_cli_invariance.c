@@ -5,7 +5,7 @@
 #include <sys/wait.h>
 
 #include "cli_test.h"
-#include "safetensors.h"
+#include "ckbatch.h"
 
 /* 24 lines of Kokoro ids (defined ids 50..63 and 16, lengths 1..300): enough to fill several
  * 512-token batches and to put long and short sequences together. */
@@ -40,18 +40,18 @@ static int run(const char *options, const char *out)
 /* The features tensor of `path` (malloc'd copy) and its byte count; NULL if unreadable. */
 static unsigned char *features_of(const char *path, size_t *bytes)
 {
-    ck_st_file *f = NULL;
+    ck_features_file *f = NULL;
     ck_error err = {0};
     unsigned char *copy = NULL;
-    if (ck_st_open(&f, path, &err) != CK_OK) {
+    if (ck_features_open(&f, path, &err) != CK_OK) {
         return NULL;
     }
-    const ck_st_tensor *t = ck_st_find(f, "features");
-    if (t != NULL && t->dtype == CK_ST_F32 && (copy = malloc(t->bytes)) != NULL) {
+    const ck_tensor_view *t = ck_features_tensor(f, "features");
+    if (t != NULL && strcmp(t->dtype, "F32") == 0 && (copy = malloc(t->bytes)) != NULL) {
         memcpy(copy, t->data, t->bytes);
         *bytes = t->bytes;
     }
-    ck_st_close(f);
+    ck_features_close(f);
     return copy;
 }
 

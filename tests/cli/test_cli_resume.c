@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "cli_test.h"
-#include "safetensors.h"
+#include "ckbatch.h"
 
 /* 1500 lines of ids the tiny circuit accepts (1..6, 9), bad lines at 5 and 1400, empty at 700. */
 static void write_corpus(const char *path, int with_bad)
@@ -201,20 +201,20 @@ static void test_kill_then_resume_equals_uninterrupted(void)
     CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("r.st.partial.offsets")));
     CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("r.st.partial.json")));
     CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("r.st.partial.lock")));
-    ck_st_file *f = NULL;
+    ck_features_file *f = NULL;
     ck_error err = {0};
-    CU_ASSERT_EQUAL_FATAL(ck_st_open(&f, ck_cli_tmp("r.st"), &err), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_features_open(&f, ck_cli_tmp("r.st"), &err), CK_OK);
     char *skipped = ck_cli_text(f, "skipped"), *seqs = ck_cli_text(f, "sequences");
     CU_ASSERT_FATAL(skipped != NULL && seqs != NULL);
     CU_ASSERT_EQUAL(count_lines(skipped), 2);
     const char *first = "{\"line\":5,\"error\":\"";
     CU_ASSERT_EQUAL(strncmp(skipped, first, strlen(first)), 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(skipped, "}\n{\"line\":1400,\"error\":\""));
-    CU_ASSERT_EQUAL(ck_st_find(f, "offsets")->shape[0], 1500 - 3 + 1); /* 2 bad, 1 empty */
+    CU_ASSERT_EQUAL(ck_features_tensor(f, "offsets")->shape[0], 1500 - 3 + 1); /* 2 bad, 1 empty */
     CU_ASSERT_EQUAL(count_lines(seqs), 1500 - 3);
     free(skipped);
     free(seqs);
-    ck_st_close(f);
+    ck_features_close(f);
 }
 
 static void test_resume_rejects_changed_input_and_options(void)
