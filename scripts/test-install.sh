@@ -10,7 +10,6 @@
 # Exits 1 with "test-install: FAIL: ..." on the first failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-src=$PWD
 build=${CK_BUILD_DIR:-build}
 
 fail() { echo "test-install: FAIL: $*" >&2; exit 1; }
