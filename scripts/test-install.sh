@@ -124,8 +124,8 @@ sed -n 's/^sequence [0-9]*: line [0-9]* "\(.*\)" tokens .*/\1/p' "$work/example_
 env -u LD_LIBRARY_PATH "$prefix/bin/ckbatch" -f phonemes --strict-symbols -i "$work/lines.txt" \
     -o "$work/cli.safetensors" -q --no-progress || fail "bin/ckbatch on the example's lines"
 # shellcheck disable=SC2046
-cc "${cflags[@]}" tests/install/features_rows.c $(pkg-config --cflags --libs libcjson) \
-    -o "$work/features_rows" || fail "cc tests/install/features_rows.c"
+cc "${cflags[@]}" tests/install/features_rows.c $(pkg-config --cflags --libs ckbatch libcjson) \
+    -Wl,-rpath,"$pc_libdir" -o "$work/features_rows" || fail "cc tests/install/features_rows.c"
 "$work/features_rows" "$work/cli.safetensors" >"$work/cli.out" || fail "reading the CLI's output"
 grep '^sequence ' "$work/example_pc.out" | diff - "$work/cli.out" >&2 \
     || fail "the example's features differ from bin/ckbatch's (above: < example, > CLI)"
