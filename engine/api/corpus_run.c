@@ -211,7 +211,7 @@ static int open_output(session *s, int is_stdin, ck_error *err)
     char sha[65] = "", options[512];
     struct stat st = {0};
     if (opt->resume && is_stdin) {
-        return ck_fail(err, CK_E_ARG, "--resume: needs a regular --input file, not stdin");
+        return ck_fail(err, CK_E_ARG, "resume: needs a regular input file, not stdin");
     }
     int rc = is_stdin ? CK_OK : ck_sha256_file(opt->input, sha, err);
     if (rc == CK_OK && !is_stdin && stat(opt->input, &st) != 0) {

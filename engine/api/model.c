@@ -114,7 +114,7 @@ static int prepare(ck_model *m, ck_error *err)
     }
     size_t max_seq = m->circuit.max_positions;
     if (p->max_batch_tokens < max_seq) {
-        return ck_fail(err, CK_E_ARG, "--max-batch-tokens %zu: must be at least the longest "
+        return ck_fail(err, CK_E_ARG, "max_batch_tokens %zu: must be at least the longest "
                        "sequence, %zu", p->max_batch_tokens, max_seq);
     }
     /* parity: one worker, so the scheduler and oneDNN's OpenMP team both run on one thread */

@@ -295,7 +295,7 @@ static void test_load_errors(void)
     p.max_batch_tokens = 100;
     ck_error_clear(&err);
     CU_ASSERT_EQUAL(ck_model_load(&m, &p, &err), CK_E_ARG);
-    CU_ASSERT_STRING_EQUAL(err.message, "--max-batch-tokens 100: must be at least the longest "
+    CU_ASSERT_STRING_EQUAL(err.message, "max_batch_tokens 100: must be at least the longest "
                                         "sequence, 512");
     CU_ASSERT_EQUAL(ck_model_load(NULL, &p, NULL), CK_E_ARG);
 }
