@@ -113,10 +113,11 @@ int ck_embedding_three_table_layer_norm_f32(const int32_t *ids, const int32_t *p
         return rc;
     }
     size_t e = tables->channels;
+    ck_isa isa = ck_kernels_isa_level();
     for (size_t t = 0; t < tokens; t++) {
         token_rows r = rows_of(ids, positions, token_types, t, tables);
-        ck_layer_norm_row_f32(y + t * y_stride, r.word, r.type, r.position, tables->gamma, tables->beta, e,
-                              eps);
+        ck_layer_norm_row_impl(y + t * y_stride, r.word, r.type, r.position, tables->gamma, tables->beta, e,
+                               eps, isa);
     }
     return 0;
 }

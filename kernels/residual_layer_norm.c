@@ -68,9 +68,10 @@ int ck_residual_layer_norm_f32(const float *x, size_t x_count, size_t x_stride, 
     if (rc != 0) {
         return rc;
     }
+    ck_isa isa = ck_kernels_isa_level();
     for (size_t r = 0; r < rows; r++) {
-        ck_layer_norm_row_f32(y + r * y_stride, x + r * x_stride, residual + r * residual_stride, NULL, gamma,
-                              beta, channels, eps);
+        ck_layer_norm_row_impl(y + r * y_stride, x + r * x_stride, residual + r * residual_stride, NULL, gamma,
+                               beta, channels, eps, isa);
     }
     return 0;
 }
