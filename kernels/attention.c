@@ -116,7 +116,7 @@ static void transpose_keys(const float *k, size_t stride, size_t seq_len, size_t
 
 /* Pass 2, portable: scores[j] = scale * sum_d q[d] kt[d, j] for one query row, KEY_BLOCK keys at a time. */
 CK_ALWAYS_INLINE void score_row(const float *q, size_t head_dim, float scale, const attention_scratch *s,
-                      float *scores)
+                                float *scores)
 {
     for (size_t j0 = 0; j0 < s->padded; j0 += KEY_BLOCK) {
         float acc[KEY_BLOCK] = {0};
@@ -195,8 +195,8 @@ CK_ALWAYS_INLINE void softmax_row(float *p, size_t seq_len, float m)
 
 /* Pass 4: out[d] = sum_j p[j] v[j, d], j in order. VALUE_BLOCK columns at a time keep their
  * accumulators in registers; leftover columns (D not a multiple of it) sum the same way, one by one. */
-CK_ALWAYS_INLINE void weighted_values(const float *p, const float *v, size_t stride, size_t seq_len, size_t head_dim,
-                            float *out)
+CK_ALWAYS_INLINE void weighted_values(const float *p, const float *v, size_t stride, size_t seq_len,
+                                      size_t head_dim, float *out)
 {
     size_t d0 = 0;
     for (; d0 + VALUE_BLOCK <= head_dim; d0 += VALUE_BLOCK) {
@@ -269,7 +269,7 @@ static int check_geometry(const float *q, size_t q_count, const float *k, size_t
  * once for 4 queries. Same FMA chain per (row, key) as score_row (d in order, then * scale), so the
  * bits are identical to the portable path. q[r] for r >= nr repeats a real row; it is not stored. */
 CK_TARGET_AVX512 static void score_rows_avx512(const float *const q[ROW_BLOCK], size_t nr, size_t head_dim,
-                              float scale, const attention_scratch *s)
+                                               float scale, const attention_scratch *s)
 {
     const __m512 vs = _mm512_set1_ps(scale);
     size_t j0 = 0;
@@ -313,7 +313,7 @@ CK_TARGET_AVX512 static void score_rows_avx512(const float *const q[ROW_BLOCK], 
 /* Pass 4 for ROW_BLOCK rows and one 64-column block: 16 accumulators, each value row loaded once for
  * 4 queries; j in order with one FMA per (row, column), as weighted_values. */
 CK_TARGET_AVX512 static void weighted_values_avx512(const float *const p[ROW_BLOCK], size_t nr, const float *v,
-                                   size_t stride, size_t seq_len, float *const out[ROW_BLOCK])
+                                                    size_t stride, size_t seq_len, float *const out[ROW_BLOCK])
 {
     __m512 a[ROW_BLOCK][4];
     for (size_t r = 0; r < ROW_BLOCK; r++) {

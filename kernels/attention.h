@@ -9,7 +9,7 @@
 /* Legend: L tokens of the sequence (seq_len), H heads, D head dim (64), C = H * D (768).
  *
  * Floats of scratch ck_attention_head_f32 needs for (L, D): D * Lp + 4 Lp + L * D, Lp = L rounded up
- * to a multiple of 64 (keys transposed and zero-padded, score rows of a block of 4 queries, the staged
+ * to a multiple of 16 (keys transposed and zero-padded, score rows of a block of 4 queries, the staged
  * [L,D] context). For L = 512, D = 64: 67584 floats (264 KiB). Errors: CK_E_ARG (elements null), CK_E_SIZE (D == 0,
  * overflow). */
 int ck_attention_scratch(size_t seq_len, size_t head_dim, size_t *elements);
