@@ -62,8 +62,8 @@ static inline void ck_ln_normalize_portable(float *restrict y, const float *gamm
 
 /* Pass 1 over whole blocks of 16: lanes 0-7 are the block's low half, 8-15 its high half (as
  * i % 16); the remainder goes through the portable loop, which continues the same lanes. */
-CK_TARGET_AVX512 static inline void ck_ln_stage_avx512(float *restrict y, const float *a, const float *b, const float *c,
-                                      size_t n, double shift, ck_ln_lanes *acc)
+CK_TARGET_AVX512 static inline void ck_ln_stage_avx512(float *restrict y, const float *a, const float *b,
+                                                       const float *c, size_t n, double shift, ck_ln_lanes *acc)
 {
     size_t full = n - n % CK_LN_LANES;
     __m512d k = _mm512_set1_pd(shift), sum_lo = _mm512_setzero_pd(), sum_hi = sum_lo, sq_lo = sum_lo,
@@ -90,8 +90,8 @@ CK_TARGET_AVX512 static inline void ck_ln_stage_avx512(float *restrict y, const 
 }
 
 /* Pass 2 eight elements at a time in double (as the portable loop: sub, mul, mul, add, one rounding). */
-CK_TARGET_AVX512 static inline void ck_ln_normalize_avx512(float *restrict y, const float *gamma, const float *beta, size_t n,
-                                          double mean, double rstd)
+CK_TARGET_AVX512 static inline void ck_ln_normalize_avx512(float *restrict y, const float *gamma,
+                                                           const float *beta, size_t n, double mean, double rstd)
 {
     size_t full = n - n % 8;
     __m512d m = _mm512_set1_pd(mean), r = _mm512_set1_pd(rstd);
