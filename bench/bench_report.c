@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ck_isa.h"
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -88,7 +90,8 @@ void ck_bench_write_json(FILE *f, const ck_bench_peak *peaks, size_t n_peaks,
 {
     char cpu[256];
     cpu_model(cpu, sizeof cpu);
-    fprintf(f, "{\n  \"cpu\": \"%s\",\n  \"peak_rss_kb\": %ld,\n  \"sgemm_peak\": [", cpu, peak_rss_kb);
+    fprintf(f, "{\n  \"cpu\": \"%s\",\n  \"kernels_isa\": \"%s\",\n  \"peak_rss_kb\": %ld,\n  \"sgemm_peak\": [", cpu,
+            ck_kernels_isa(), peak_rss_kb);
     for (size_t i = 0; i < n_peaks; i++) {
         double med, lo, hi;
         ck_bench_stats(peaks[i].gflops, peaks[i].runs, &med, &lo, &hi);
@@ -114,7 +117,8 @@ void ck_bench_write_markdown(FILE *f, const ck_bench_peak *peaks, size_t n_peaks
 {
     char cpu[256];
     cpu_model(cpu, sizeof cpu);
-    fprintf(f, "CPU: %s; peak RSS %.1f MiB\n\n", cpu, (double)peak_rss_kb / 1024.0);
+    fprintf(f, "CPU: %s; kernels: %s (CK_MAX_CPU_ISA); peak RSS %.1f MiB\n\n", cpu, ck_kernels_isa(),
+            (double)peak_rss_kb / 1024.0);
     fprintf(f, "| threads | oneDNN sgemm peak GFLOP/s (median, min-max) |\n|---|---|\n");
     for (size_t i = 0; i < n_peaks; i++) {
         double med, lo, hi;

@@ -2,10 +2,19 @@
 set(CMAKE_C_STANDARD 11)
 set(CMAKE_C_STANDARD_REQUIRED ON)
 set(CMAKE_C_EXTENSIONS OFF)   # -std=c11: GCC then keeps FP contraction off by default
+# ... and clang is told so: a kernel's portable and AVX-512 paths give the same bits only if no
+# compiler fuses a multiply and an add on its own (kernels/ck_isa.h).
+add_compile_options(-ffp-contract=off)
 
-set(CMAKE_C_FLAGS_RELEASE "-O3 -march=native -DNDEBUG")
-set(CMAKE_C_FLAGS_RELWITHDEBINFO "-O2 -g -march=native")
+# Baseline x86-64: libckbatch must run on any x86-64 CPU. The kernels pick their AVX-512 paths at run
+# time (kernels/ck_isa.h) and oneDNN its own. CK_NATIVE=ON builds for this machine only.
+option(CK_NATIVE "Compile everything with -march=native (the binaries then need this CPU)" OFF)
+set(CMAKE_C_FLAGS_RELEASE "-O3 -DNDEBUG")
+set(CMAKE_C_FLAGS_RELWITHDEBINFO "-O2 -g")
 set(CMAKE_C_FLAGS_DEBUG "-O0 -g")
+if(CK_NATIVE)
+    add_compile_options(-march=native)
+endif()
 
 # Every room's objects also go into libckbatch.so: position-independent, and only what
 # include/ckbatch.h marks CK_API is exported (CK_BUILDING_LIBRARY turns CK_API into

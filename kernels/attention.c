@@ -2,13 +2,18 @@
 #include "attention.h"
 
 #include <math.h>
-#include <string.h>
-#if defined(__AVX512F__)
 #include <immintrin.h>
-#endif
+#include <string.h>
 
 #include "ck_check.h"
 #include "ck_exp.h"
+#include "ck_isa.h"
+
+/* Instruction sets (ck_isa.h): the passes are written once, as CK_ALWAYS_INLINE bodies taking a
+ * constant `isa`, and instantiated twice: attend_portable (baseline x86-64) and attend_avx512
+ * (CK_TARGET_AVX512: the intrinsic blocks below, and the compiler vectorises the softmax, max and
+ * finiteness loops with AVX-512 registers). Both perform the same IEEE operations in the same order,
+ * so they give the same bits (tests/kernels/test_attention.c compares them). */
 
 /* Keys per score block, and the padding of the key count: 16 float accumulators stay in registers
  * across the d loop, and a row computes at most 15 scores past its last key (a 64-key padding
@@ -53,10 +58,9 @@ int ck_attention_scratch(size_t seq_len, size_t head_dim, size_t *elements)
     return 0;
 }
 
-#if defined(__AVX512F__)
 /* kt[c * kt_stride + r] = k[r * stride + c] for r, c < 16: one 16 x 16 block transposed in
  * registers (the usual unpack / 128-bit lane shuffle network). Moves bits only. */
-static void transpose_block16(const float *k, size_t stride, float *kt, size_t kt_stride)
+CK_TARGET_AVX512 static void transpose_block16(const float *k, size_t stride, float *kt, size_t kt_stride)
 {
     __m512 r[16], t[16];
     for (int i = 0; i < 16; i++) {
@@ -85,14 +89,13 @@ static void transpose_block16(const float *k, size_t stride, float *kt, size_t k
         _mm512_storeu_ps(kt + (size_t)(c + 8) * kt_stride, _mm512_shuffle_f32x4(t[c], t[8 + c], 0xdd));
     }
 }
-#endif
 
-/* Pass 1: kt[d, j] = k[j, d] (this head), zero for j in [L, Lp). */
-static void transpose_keys(const float *k, size_t stride, size_t seq_len, size_t head_dim, attention_scratch *s)
+/* Pass 1: kt[d, j] = k[j, d] (this head), zero for j in [L, Lp); 16 x 16 register blocks on AVX-512. */
+static void transpose_keys(const float *k, size_t stride, size_t seq_len, size_t head_dim, attention_scratch *s,
+                           ck_isa isa)
 {
     size_t j_first = 0;
-#if defined(__AVX512F__)
-    if (head_dim % 16 == 0) {
+    if (isa == CK_ISA_AVX512 && head_dim % 16 == 0) {
         j_first = seq_len / 16 * 16;
         for (size_t j0 = 0; j0 < j_first; j0 += 16) {
             for (size_t d0 = 0; d0 < head_dim; d0 += 16) {
@@ -100,7 +103,6 @@ static void transpose_keys(const float *k, size_t stride, size_t seq_len, size_t
             }
         }
     }
-#endif
     for (size_t d = 0; d < head_dim; d++) {
         float *row = s->kt + d * s->padded;
         for (size_t j = j_first; j < seq_len; j++) {
@@ -112,10 +114,9 @@ static void transpose_keys(const float *k, size_t stride, size_t seq_len, size_t
     }
 }
 
-#if !defined(__AVX512F__)
-/* Pass 2: scores[j] = scale * sum_d q[d] kt[d, j] for one query row, KEY_BLOCK keys at a time. */
-static void score_row(const float *q, size_t head_dim, float scale, const attention_scratch *s,
-                      float *scores)
+/* Pass 2, portable: scores[j] = scale * sum_d q[d] kt[d, j] for one query row, KEY_BLOCK keys at a time. */
+CK_ALWAYS_INLINE void score_row(const float *q, size_t head_dim, float scale, const attention_scratch *s,
+                                float *scores)
 {
     for (size_t j0 = 0; j0 < s->padded; j0 += KEY_BLOCK) {
         float acc[KEY_BLOCK] = {0};
@@ -130,7 +131,6 @@ static void score_row(const float *q, size_t head_dim, float scale, const attent
         }
     }
 }
-#endif
 
 /* Lanes for the row max: an elementwise max over 16 lanes vectorizes, a scalar max chain does not. */
 #define MAX_LANES 16
@@ -138,7 +138,7 @@ static void score_row(const float *q, size_t head_dim, float scale, const attent
 /* Max of p[0..n) (n >= 1) into *max; CK_E_NONFINITE when any p[j] is NaN or Inf (p - p is then NaN,
  * else 0; summed per lane so the check vectorizes with the max). The max is exact, so it does not
  * depend on the lane count. */
-static int row_max(const float *p, size_t n, float *max)
+CK_ALWAYS_INLINE int row_max(const float *p, size_t n, float *max)
 {
     float lane[MAX_LANES], bad[MAX_LANES] = {0};
     size_t j = 0;
@@ -168,7 +168,7 @@ static int row_max(const float *p, size_t n, float *max)
  * lanes (lane l adds j = l, l + 16, ... over whole blocks of 16), then the lanes in order, then the
  * tail j in order: a fixed order, so the bits depend only on the row, and it vectorizes (one serial
  * chain of L adds cost more than the scores themselves). */
-static void softmax_row(float *p, size_t seq_len, float m)
+CK_ALWAYS_INLINE void softmax_row(float *p, size_t seq_len, float m)
 {
     for (size_t j = 0; j < seq_len; j++) {
         float z = p[j] - m;
@@ -195,8 +195,8 @@ static void softmax_row(float *p, size_t seq_len, float m)
 
 /* Pass 4: out[d] = sum_j p[j] v[j, d], j in order. VALUE_BLOCK columns at a time keep their
  * accumulators in registers; leftover columns (D not a multiple of it) sum the same way, one by one. */
-static void weighted_values(const float *p, const float *v, size_t stride, size_t seq_len, size_t head_dim,
-                            float *out)
+CK_ALWAYS_INLINE void weighted_values(const float *p, const float *v, size_t stride, size_t seq_len,
+                                      size_t head_dim, float *out)
 {
     size_t d0 = 0;
     for (; d0 + VALUE_BLOCK <= head_dim; d0 += VALUE_BLOCK) {
@@ -265,13 +265,11 @@ static int check_geometry(const float *q, size_t q_count, const float *k, size_t
     return 0;
 }
 
-/* Passes 2-4 for every query row into s->out; CK_E_NONFINITE if a score or the result is not finite. */
-#if defined(__AVX512F__)
 /* Pass 2 for ROW_BLOCK query rows at once, 32 keys per step (the last 16 alone): 8 accumulators, each key vector loaded
  * once for 4 queries. Same FMA chain per (row, key) as score_row (d in order, then * scale), so the
  * bits are identical to the portable path. q[r] for r >= nr repeats a real row; it is not stored. */
-static void score_rows_avx512(const float *const q[ROW_BLOCK], size_t nr, size_t head_dim,
-                              float scale, const attention_scratch *s)
+CK_TARGET_AVX512 static void score_rows_avx512(const float *const q[ROW_BLOCK], size_t nr, size_t head_dim,
+                                               float scale, const attention_scratch *s)
 {
     const __m512 vs = _mm512_set1_ps(scale);
     size_t j0 = 0;
@@ -314,8 +312,8 @@ static void score_rows_avx512(const float *const q[ROW_BLOCK], size_t nr, size_t
 
 /* Pass 4 for ROW_BLOCK rows and one 64-column block: 16 accumulators, each value row loaded once for
  * 4 queries; j in order with one FMA per (row, column), as weighted_values. */
-static void weighted_values_avx512(const float *const p[ROW_BLOCK], size_t nr, const float *v,
-                                   size_t stride, size_t seq_len, float *const out[ROW_BLOCK])
+CK_TARGET_AVX512 static void weighted_values_avx512(const float *const p[ROW_BLOCK], size_t nr, const float *v,
+                                                    size_t stride, size_t seq_len, float *const out[ROW_BLOCK])
 {
     __m512 a[ROW_BLOCK][4];
     for (size_t r = 0; r < ROW_BLOCK; r++) {
@@ -341,31 +339,29 @@ static void weighted_values_avx512(const float *const p[ROW_BLOCK], size_t nr, c
         }
     }
 }
-#endif
 
-/* Passes 2 and 4 for query rows [i, i + nr): the AVX-512 blocks where the build has them, else one
- * row at a time; both give the same bits. */
-static void score_rows(const float *q, size_t stride, size_t nr, size_t head_dim, float scale,
-                       const attention_scratch *s)
+/* Passes 2 and 4 for query rows [i, i + nr): the AVX-512 blocks on that level, else one row at a
+ * time; both give the same bits. */
+CK_ALWAYS_INLINE void score_rows(const float *q, size_t stride, size_t nr, size_t head_dim, float scale,
+                                 const attention_scratch *s, ck_isa isa)
 {
-#if defined(__AVX512F__)
-    const float *rows[ROW_BLOCK];
-    for (size_t r = 0; r < ROW_BLOCK; r++) {
-        rows[r] = q + (r < nr ? r : 0) * stride;
+    if (isa == CK_ISA_AVX512) {
+        const float *rows[ROW_BLOCK];
+        for (size_t r = 0; r < ROW_BLOCK; r++) {
+            rows[r] = q + (r < nr ? r : 0) * stride;
+        }
+        score_rows_avx512(rows, nr, head_dim, scale, s);
+        return;
     }
-    score_rows_avx512(rows, nr, head_dim, scale, s);
-#else
     for (size_t r = 0; r < nr; r++) {
         score_row(q + r * stride, head_dim, scale, s, s->scores + r * s->padded);
     }
-#endif
 }
 
-static void weighted_rows(const attention_scratch *s, size_t nr, const float *v, size_t stride,
-                          size_t seq_len, size_t head_dim, float *out)
+CK_ALWAYS_INLINE void weighted_rows(const attention_scratch *s, size_t nr, const float *v, size_t stride,
+                                    size_t seq_len, size_t head_dim, float *out, ck_isa isa)
 {
-#if defined(__AVX512F__)
-    if (head_dim % VALUE_BLOCK == 0) {
+    if (isa == CK_ISA_AVX512 && head_dim % VALUE_BLOCK == 0) {
         for (size_t d0 = 0; d0 < head_dim; d0 += VALUE_BLOCK) {
             const float *p[ROW_BLOCK];
             float *o[ROW_BLOCK];
@@ -377,18 +373,18 @@ static void weighted_rows(const attention_scratch *s, size_t nr, const float *v,
         }
         return;
     }
-#endif
     for (size_t r = 0; r < nr; r++) {
         weighted_values(s->scores + r * s->padded, v, stride, seq_len, head_dim, out + r * head_dim);
     }
 }
 
-static int attend(const float *q, const float *v, size_t stride, size_t seq_len, size_t head_dim, float scale,
-                  attention_scratch *s)
+/* Passes 2-4 for every query row into s->out; CK_E_NONFINITE if a score or the result is not finite. */
+CK_ALWAYS_INLINE int attend(const float *q, const float *v, size_t stride, size_t seq_len, size_t head_dim,
+                            float scale, attention_scratch *s, ck_isa isa)
 {
     for (size_t i = 0; i < seq_len; i += ROW_BLOCK) {
         size_t nr = seq_len - i < ROW_BLOCK ? seq_len - i : ROW_BLOCK;
-        score_rows(q + i * stride, stride, nr, head_dim, scale, s);
+        score_rows(q + i * stride, stride, nr, head_dim, scale, s, isa);
         for (size_t r = 0; r < nr; r++) {
             float m, *p = s->scores + r * s->padded;
             if (row_max(p, seq_len, &m) != 0) {
@@ -396,15 +392,27 @@ static int attend(const float *q, const float *v, size_t stride, size_t seq_len,
             }
             softmax_row(p, seq_len, m);
         }
-        weighted_rows(s, nr, v, stride, seq_len, head_dim, s->out + i * head_dim);
+        weighted_rows(s, nr, v, stride, seq_len, head_dim, s->out + i * head_dim, isa);
     }
     return ck_all_finite(s->out, seq_len, head_dim, head_dim) ? 0 : CK_E_NONFINITE;
 }
 
-int ck_attention_head_f32(const float *q, size_t q_count, const float *k, size_t k_count, const float *v,
-                          size_t v_count, size_t qkv_stride, float *context, size_t context_count,
-                          size_t context_stride, float *scratch, size_t scratch_count, size_t seq_len,
-                          size_t head, size_t head_dim, float scale)
+static int attend_portable(const float *q, const float *v, size_t stride, size_t seq_len, size_t head_dim,
+                           float scale, attention_scratch *s)
+{
+    return attend(q, v, stride, seq_len, head_dim, scale, s, CK_ISA_PORTABLE);
+}
+
+CK_TARGET_AVX512 static int attend_avx512(const float *q, const float *v, size_t stride, size_t seq_len,
+                                          size_t head_dim, float scale, attention_scratch *s)
+{
+    return attend(q, v, stride, seq_len, head_dim, scale, s, CK_ISA_AVX512);
+}
+
+int ck_attention_head_f32_isa(ck_isa isa, const float *q, size_t q_count, const float *k, size_t k_count,
+                              const float *v, size_t v_count, size_t qkv_stride, float *context,
+                              size_t context_count, size_t context_stride, float *scratch, size_t scratch_count,
+                              size_t seq_len, size_t head, size_t head_dim, float scale)
 {
     attention_geometry g;
     int rc = check_geometry(q, q_count, k, k_count, v, v_count, qkv_stride, context, context_count,
@@ -429,8 +437,10 @@ int ck_attention_head_f32(const float *q, size_t q_count, const float *k, size_t
     s.kt = scratch;
     s.scores = s.kt + head_dim * s.padded;
     s.out = s.scores + ROW_BLOCK * s.padded;
-    transpose_keys(kh, qkv_stride, seq_len, head_dim, &s);
-    rc = attend(qh, vh, qkv_stride, seq_len, head_dim, scale, &s);
+    isa = ck_isa_clamp(isa);
+    transpose_keys(kh, qkv_stride, seq_len, head_dim, &s, isa);
+    rc = isa == CK_ISA_AVX512 ? attend_avx512(qh, vh, qkv_stride, seq_len, head_dim, scale, &s)
+                              : attend_portable(qh, vh, qkv_stride, seq_len, head_dim, scale, &s);
     if (rc != 0) {
         return rc;
     }
@@ -438,4 +448,14 @@ int ck_attention_head_f32(const float *q, size_t q_count, const float *k, size_t
         memcpy(context + i * context_stride + g.col0, s.out + i * head_dim, head_dim * sizeof(float));
     }
     return 0;
+}
+
+int ck_attention_head_f32(const float *q, size_t q_count, const float *k, size_t k_count, const float *v,
+                          size_t v_count, size_t qkv_stride, float *context, size_t context_count,
+                          size_t context_stride, float *scratch, size_t scratch_count, size_t seq_len,
+                          size_t head, size_t head_dim, float scale)
+{
+    return ck_attention_head_f32_isa(ck_kernels_isa_level(), q, q_count, k, k_count, v, v_count, qkv_stride,
+                                     context, context_count, context_stride, scratch, scratch_count, seq_len,
+                                     head, head_dim, scale);
 }

@@ -4,10 +4,12 @@
 
 #include <stddef.h>
 
+#include "ck_isa.h"
+
 /* Legend: L tokens of the sequence (seq_len), H heads, D head dim (64), C = H * D (768).
  *
  * Floats of scratch ck_attention_head_f32 needs for (L, D): D * Lp + 4 Lp + L * D, Lp = L rounded up
- * to a multiple of 64 (keys transposed and zero-padded, score rows of a block of 4 queries, the staged
+ * to a multiple of 16 (keys transposed and zero-padded, score rows of a block of 4 queries, the staged
  * [L,D] context). For L = 512, D = 64: 67584 floats (264 KiB). Errors: CK_E_ARG (elements null), CK_E_SIZE (D == 0,
  * overflow). */
 int ck_attention_scratch(size_t seq_len, size_t head_dim, size_t *elements);
@@ -31,10 +33,19 @@ int ck_attention_scratch(size_t seq_len, size_t head_dim, size_t *elements);
  *                  scratch_count below ck_attention_scratch;
  *   CK_E_NONFINITE NaN or Inf in the head's q, k or v columns, or a non-finite result (overflowing
  *                  scores), which is caught in scratch before context is written.
- * L == 0 is a no-op returning CK_OK. */
+ * L == 0 is a no-op returning CK_OK.
+ * Runs the AVX-512 or the portable loops as ck_kernels_isa_level() says (ck_isa.h: CK_MAX_CPU_ISA);
+ * both give the same bits. */
 int ck_attention_head_f32(const float *q, size_t q_count, const float *k, size_t k_count, const float *v,
                           size_t v_count, size_t qkv_stride, float *context, size_t context_count,
                           size_t context_stride, float *scratch, size_t scratch_count, size_t seq_len,
                           size_t head, size_t head_dim, float scale);
+
+/* ck_attention_head_f32 on the loops of level `isa`, capped at what this CPU runs (ck_isa_clamp): for
+ * the test that compares the two paths. */
+int ck_attention_head_f32_isa(ck_isa isa, const float *q, size_t q_count, const float *k, size_t k_count,
+                              const float *v, size_t v_count, size_t qkv_stride, float *context,
+                              size_t context_count, size_t context_stride, float *scratch, size_t scratch_count,
+                              size_t seq_len, size_t head, size_t head_dim, float scale);
 
 #endif

@@ -2,6 +2,7 @@
 #include "embedding_three_table_layer_norm.h"
 
 #include "ck_check.h"
+#include "ck_isa.h"
 #include "layer_norm_row.h"
 
 /* Elements of a [rows, E] table with row stride E; CK_E_SIZE when rows * E * sizeof(float) overflows. */
@@ -70,7 +71,7 @@ static token_rows rows_of(const int32_t *ids, const int32_t *positions, const in
     return r;
 }
 
-static int check_values(const int32_t *ids, const int32_t *positions, const int32_t *token_types,
+CK_ALWAYS_INLINE int check_values(const int32_t *ids, const int32_t *positions, const int32_t *token_types,
                         size_t tokens, const ck_embedding_tables *tb)
 {
     size_t e = tb->channels;
@@ -96,6 +97,42 @@ static int check_values(const int32_t *ids, const int32_t *positions, const int3
     return worst < CK_F32_INF_BITS ? 0 : CK_E_NONFINITE;
 }
 
+/* One call's arguments once its geometry is checked. */
+typedef struct {
+    const int32_t *ids, *positions, *token_types;
+    size_t tokens;
+    const ck_embedding_tables *tables;
+    float *y;
+    size_t y_stride;
+    float eps;
+} embed_call;
+
+/* The value checks, then every token: instantiated per ISA below (the probe loop vectorizes too). */
+CK_ALWAYS_INLINE int check_and_embed(const embed_call *a, ck_isa isa)
+{
+    int rc = check_values(a->ids, a->positions, a->token_types, a->tokens, a->tables);
+    if (rc != 0) {
+        return rc;
+    }
+    const ck_embedding_tables *tb = a->tables;
+    for (size_t t = 0; t < a->tokens; t++) {
+        token_rows r = rows_of(a->ids, a->positions, a->token_types, t, tb);
+        ck_layer_norm_row_impl(a->y + t * a->y_stride, r.word, r.type, r.position, tb->gamma, tb->beta,
+                               tb->channels, a->eps, isa);
+    }
+    return 0;
+}
+
+static int check_and_embed_portable(const embed_call *a)
+{
+    return check_and_embed(a, CK_ISA_PORTABLE);
+}
+
+CK_TARGET_AVX512 static int check_and_embed_avx512(const embed_call *a)
+{
+    return check_and_embed(a, CK_ISA_AVX512);
+}
+
 int ck_embedding_three_table_layer_norm_f32(const int32_t *ids, const int32_t *positions,
                                             const int32_t *token_types, size_t tokens,
                                             const ck_embedding_tables *tables, float *y,
@@ -108,15 +145,6 @@ int ck_embedding_three_table_layer_norm_f32(const int32_t *ids, const int32_t *p
     if (!(eps > 0.0f)) {
         return CK_E_ARG;
     }
-    rc = check_values(ids, positions, token_types, tokens, tables);
-    if (rc != 0) {
-        return rc;
-    }
-    size_t e = tables->channels;
-    for (size_t t = 0; t < tokens; t++) {
-        token_rows r = rows_of(ids, positions, token_types, t, tables);
-        ck_layer_norm_row_f32(y + t * y_stride, r.word, r.type, r.position, tables->gamma, tables->beta, e,
-                              eps);
-    }
-    return 0;
+    const embed_call a = {ids, positions, token_types, tokens, tables, y, y_stride, eps};
+    return ck_kernels_isa_level() == CK_ISA_AVX512 ? check_and_embed_avx512(&a) : check_and_embed_portable(&a);
 }

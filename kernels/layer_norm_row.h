@@ -1,18 +1,19 @@
 /* layer_norm_row.h - the shared LayerNorm of one row of a two- or three-term sum; kernels only. No checks, no I/O.
  * Two passes over the row: pass 1 stages the sum in y and accumulates the statistics, pass 2 normalises
- * y in place. Each pass has a portable loop and, under __AVX512F__, an AVX-512 loop that performs the
- * same IEEE operations on the same lanes in the same order, so both give identical bits
- * (tests/kernels/test_layer_norm_row.c compares them). That needs every multiply and add rounded on
- * its own: GCC in -std=c11 mode does not contract to FMA; clang does by default, hence the pragma. */
+ * y in place. Each pass has a portable loop and an AVX-512 loop (compiled with CK_TARGET_AVX512, run
+ * only where ck_isa.h says the CPU has it) that performs the same IEEE operations on the same lanes
+ * in the same order, so both give identical bits (tests/kernels/test_layer_norm_row.c compares them).
+ * That needs every multiply and add rounded on its own: the build passes -ffp-contract=off
+ * (cmake/CkFlags.cmake), and clang also gets the pragma below in case a caller's build does not. */
 #ifndef CK_LAYER_NORM_ROW_H
 #define CK_LAYER_NORM_ROW_H
 
 #include <math.h>
 #include <stddef.h>
 
-#ifdef __AVX512F__
 #include <immintrin.h>
-#endif
+
+#include "ck_isa.h"
 
 #ifdef __clang__
 #pragma STDC FP_CONTRACT OFF
@@ -59,11 +60,10 @@ static inline void ck_ln_normalize_portable(float *restrict y, const float *gamm
     }
 }
 
-#ifdef __AVX512F__
 /* Pass 1 over whole blocks of 16: lanes 0-7 are the block's low half, 8-15 its high half (as
  * i % 16); the remainder goes through the portable loop, which continues the same lanes. */
-static inline void ck_ln_stage_avx512(float *restrict y, const float *a, const float *b, const float *c,
-                                      size_t n, double shift, ck_ln_lanes *acc)
+CK_TARGET_AVX512 static inline void ck_ln_stage_avx512(float *restrict y, const float *a, const float *b,
+                                                       const float *c, size_t n, double shift, ck_ln_lanes *acc)
 {
     size_t full = n - n % CK_LN_LANES;
     __m512d k = _mm512_set1_pd(shift), sum_lo = _mm512_setzero_pd(), sum_hi = sum_lo, sq_lo = sum_lo,
@@ -90,8 +90,8 @@ static inline void ck_ln_stage_avx512(float *restrict y, const float *a, const f
 }
 
 /* Pass 2 eight elements at a time in double (as the portable loop: sub, mul, mul, add, one rounding). */
-static inline void ck_ln_normalize_avx512(float *restrict y, const float *gamma, const float *beta, size_t n,
-                                          double mean, double rstd)
+CK_TARGET_AVX512 static inline void ck_ln_normalize_avx512(float *restrict y, const float *gamma,
+                                                           const float *beta, size_t n, double mean, double rstd)
 {
     size_t full = n - n % 8;
     __m512d m = _mm512_set1_pd(mean), r = _mm512_set1_pd(rstd);
@@ -103,7 +103,6 @@ static inline void ck_ln_normalize_avx512(float *restrict y, const float *gamma,
     }
     ck_ln_normalize_portable(y, gamma, beta, full, n, mean, rstd);
 }
-#endif
 
 /* Fixed-order pairwise reduction of CK_LN_LANES partial sums (destroys them). */
 static inline double ck_ln_reduce(double *lane)
@@ -116,32 +115,26 @@ static inline double ck_ln_reduce(double *lane)
     return lane[0];
 }
 
-/* Pass 1 on the AVX-512 path when built and `portable` is 0, else the portable one. */
+/* Pass 1 on the path `isa` names (a level this CPU runs: ck_kernels_isa_level or ck_isa_clamp). */
 static inline void ck_ln_stage(float *restrict y, const float *a, const float *b, const float *c, size_t n,
-                               double shift, ck_ln_lanes *acc, int portable)
+                               double shift, ck_ln_lanes *acc, ck_isa isa)
 {
-#ifdef __AVX512F__
-    if (!portable) {
+    if (isa == CK_ISA_AVX512) {
         ck_ln_stage_avx512(y, a, b, c, n, shift, acc);
-        return;
+    } else {
+        ck_ln_stage_portable(y, a, b, c, 0, n, shift, acc);
     }
-#endif
-    (void)portable;
-    ck_ln_stage_portable(y, a, b, c, 0, n, shift, acc);
 }
 
 /* Pass 2, chosen as pass 1. */
 static inline void ck_ln_normalize(float *restrict y, const float *gamma, const float *beta, size_t n,
-                                   double mean, double rstd, int portable)
+                                   double mean, double rstd, ck_isa isa)
 {
-#ifdef __AVX512F__
-    if (!portable) {
+    if (isa == CK_ISA_AVX512) {
         ck_ln_normalize_avx512(y, gamma, beta, n, mean, rstd);
-        return;
+    } else {
+        ck_ln_normalize_portable(y, gamma, beta, 0, n, mean, rstd);
     }
-#endif
-    (void)portable;
-    ck_ln_normalize_portable(y, gamma, beta, 0, n, mean, rstd);
 }
 
 /* y[i] = LayerNorm(s)[i] = (s[i] - mean) / sqrt(var + eps) * gamma[i] + beta[i] over i < n (n >= 1),
@@ -152,26 +145,52 @@ static inline void ck_ln_normalize(float *restrict y, const float *gamma, const 
  * (mean - K)^2 <= n var, so sum(d^2)/n <= (n + 1) var and the relative error of var is about
  * (2n + 1) * 2^-53 (~1.7e-13 at n = 768) plus the lane sums' own, far below float resolution even for
  * rows like 1e4 + noise. Pass 2 normalises in double and rounds to float once.
- * `portable` selects the portable loops (for the test that compares paths); callers pass 0.
+ * `isa` is a compile-time constant in both wrappers below, so each keeps only its own passes.
  * y must not overlap a, b, c, gamma or beta; the caller has checked every term finite and eps > 0. */
-static inline void ck_layer_norm_row_impl(float *restrict y, const float *a, const float *b, const float *c,
-                                          const float *gamma, const float *beta, size_t n, float eps,
-                                          int portable)
+CK_ALWAYS_INLINE void ck_ln_row_body(float *restrict y, const float *a, const float *b, const float *c,
+                                     const float *gamma, const float *beta, size_t n, float eps, ck_isa isa)
 {
     ck_ln_lanes acc = {{0}, {0}};
     double shift = (double)ck_ln_term(a, b, c, 0);
-    ck_ln_stage(y, a, b, c, n, shift, &acc, portable);
+    ck_ln_stage(y, a, b, c, n, shift, &acc, isa);
     double mean_d = ck_ln_reduce(acc.sum) / (double)n;
     double var = ck_ln_reduce(acc.sq) / (double)n - mean_d * mean_d;
     double rstd = 1.0 / sqrt((var > 0.0 ? var : 0.0) + (double)eps);
-    ck_ln_normalize(y, gamma, beta, n, shift + mean_d, rstd, portable);
+    ck_ln_normalize(y, gamma, beta, n, shift + mean_d, rstd, isa);
 }
 
-/* The LayerNorm row the kernels use: ck_layer_norm_row_impl on the fastest path built. */
+/* The row on the portable loops. */
+static inline void ck_layer_norm_row_portable(float *restrict y, const float *a, const float *b, const float *c,
+                                              const float *gamma, const float *beta, size_t n, float eps)
+{
+    ck_ln_row_body(y, a, b, c, gamma, beta, n, eps, CK_ISA_PORTABLE);
+}
+
+/* The row on the AVX-512 loops (only where ck_cpu_isa() is CK_ISA_AVX512). */
+CK_TARGET_AVX512 static inline void ck_layer_norm_row_avx512(float *restrict y, const float *a, const float *b,
+                                                             const float *c, const float *gamma,
+                                                             const float *beta, size_t n, float eps)
+{
+    ck_ln_row_body(y, a, b, c, gamma, beta, n, eps, CK_ISA_AVX512);
+}
+
+/* The row on the path `isa` names (a level this CPU runs: ck_kernels_isa_level or ck_isa_clamp). */
+static inline void ck_layer_norm_row_impl(float *restrict y, const float *a, const float *b, const float *c,
+                                          const float *gamma, const float *beta, size_t n, float eps,
+                                          ck_isa isa)
+{
+    if (isa == CK_ISA_AVX512) {
+        ck_layer_norm_row_avx512(y, a, b, c, gamma, beta, n, eps);
+    } else {
+        ck_layer_norm_row_portable(y, a, b, c, gamma, beta, n, eps);
+    }
+}
+
+/* The LayerNorm row the kernels use: ck_layer_norm_row_impl on the level chosen at run time. */
 static inline void ck_layer_norm_row_f32(float *restrict y, const float *a, const float *b, const float *c,
                                          const float *gamma, const float *beta, size_t n, float eps)
 {
-    ck_layer_norm_row_impl(y, a, b, c, gamma, beta, n, eps, 0);
+    ck_layer_norm_row_impl(y, a, b, c, gamma, beta, n, eps, ck_kernels_isa_level());
 }
 
 #endif

@@ -4,6 +4,7 @@
 #include <stdint.h>
 
 #include "ck_check.h"
+#include "ck_isa.h"
 #include "layer_norm_row.h"
 
 /* Span of a strided [rows, C] view, checked against its count. */
@@ -33,10 +34,18 @@ static int check_geometry(const float *x, size_t x_count, size_t x_stride, const
     return 0;
 }
 
+/* One call's arguments once its geometry is checked. */
+typedef struct {
+    const float *x, *residual, *gamma, *beta;
+    float *y;
+    size_t x_stride, residual_stride, y_stride, rows, channels;
+    float eps;
+} ln_call;
+
 /* A finite float sum implies finite terms (NaN and Inf propagate), and rules out overflow. Branch-free
  * probes (ck_check.h), tested once: on error nothing has been written. */
-static int check_values(const float *x, size_t x_stride, const float *residual, size_t residual_stride,
-                        const float *gamma, const float *beta, size_t rows, size_t channels)
+CK_ALWAYS_INLINE int check_values(const float *x, size_t x_stride, const float *residual, size_t residual_stride,
+                                  const float *gamma, const float *beta, size_t rows, size_t channels)
 {
     if (!ck_all_finite(gamma, 1, channels, channels) || !ck_all_finite(beta, 1, channels, channels)) {
         return CK_E_NONFINITE;
@@ -49,6 +58,32 @@ static int check_values(const float *x, size_t x_stride, const float *residual, 
         }
     }
     return worst < CK_F32_INF_BITS ? 0 : CK_E_NONFINITE;
+}
+
+/* The value checks, then every row: instantiated per ISA below (the probe loops vectorize too, and
+ * they cost about a third of the kernel in baseline SSE2, which has no unsigned max). */
+CK_ALWAYS_INLINE int check_and_normalize(const ln_call *a, ck_isa isa)
+{
+    int rc = check_values(a->x, a->x_stride, a->residual, a->residual_stride, a->gamma, a->beta, a->rows,
+                          a->channels);
+    if (rc != 0) {
+        return rc;
+    }
+    for (size_t r = 0; r < a->rows; r++) {
+        ck_layer_norm_row_impl(a->y + r * a->y_stride, a->x + r * a->x_stride, a->residual + r * a->residual_stride,
+                               NULL, a->gamma, a->beta, a->channels, a->eps, isa);
+    }
+    return 0;
+}
+
+static int check_and_normalize_portable(const ln_call *a)
+{
+    return check_and_normalize(a, CK_ISA_PORTABLE);
+}
+
+CK_TARGET_AVX512 static int check_and_normalize_avx512(const ln_call *a)
+{
+    return check_and_normalize(a, CK_ISA_AVX512);
 }
 
 int ck_residual_layer_norm_f32(const float *x, size_t x_count, size_t x_stride, const float *residual,
@@ -64,13 +99,7 @@ int ck_residual_layer_norm_f32(const float *x, size_t x_count, size_t x_stride, 
     if (!(eps > 0.0f)) {
         return CK_E_ARG;
     }
-    rc = check_values(x, x_stride, residual, residual_stride, gamma, beta, rows, channels);
-    if (rc != 0) {
-        return rc;
-    }
-    for (size_t r = 0; r < rows; r++) {
-        ck_layer_norm_row_f32(y + r * y_stride, x + r * x_stride, residual + r * residual_stride, NULL, gamma,
-                              beta, channels, eps);
-    }
-    return 0;
+    const ln_call a = {x, residual, gamma, beta, y, x_stride, residual_stride, y_stride, rows, channels, eps};
+    return ck_kernels_isa_level() == CK_ISA_AVX512 ? check_and_normalize_avx512(&a)
+                                                   : check_and_normalize_portable(&a);
 }

@@ -1,5 +1,6 @@
 /* test_attention.c - one (sequence, head) of attention against a double reference, other heads' columns untouched, rejections. */
 #include <stdint.h>
+#include <string.h>
 
 #include "attention.h"
 #include "ck_status.h"
@@ -128,6 +129,39 @@ static void test_len_1_copies_v(void)
     CU_ASSERT_EQUAL(run(f), CK_OK);
     CU_ASSERT_EQUAL(memcmp(f->context + 5 * D, f->qkv + 2 * C + 5 * D, D * sizeof(float)), 0);
     fixture_free(f);
+}
+
+/* ck_attention_head_f32_isa on `isa` into a copy of f's context. */
+static int run_on(fixture *f, ck_isa isa, float *context)
+{
+    memcpy(context, f->context, sizeof f->context);
+    return ck_attention_head_f32_isa(isa, f->qkv, f->q_count, f->qkv + C, f->seq_len * QKV - C, f->qkv + 2 * C,
+                                     f->seq_len * QKV - 2 * C, QKV, context, f->context_count, f->context_stride,
+                                     f->scratch, f->scratch_count, f->seq_len, f->head, D, f->scale);
+}
+
+/* The AVX-512 and the portable loops give the same bits (same FMA chains, same softmax order),
+ * called directly whatever CK_MAX_CPU_ISA says: lengths around the 4-row, 16-key and 32-key blocks,
+ * and the public entry matches whichever path ck_kernels_isa() names. */
+static void test_avx512_and_portable_paths_identical(void)
+{
+    static const size_t lens[] = {1, 2, 3, 4, 5, 15, 16, 17, 31, 32, 33, 37, 48, 64, 100, 130};
+    static float fast[LMAX * CS], portable[LMAX * CS];
+    size_t mismatches = 0;
+    for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
+        for (size_t head = 0; head < H; head += 5) {
+            fixture *f = fixture_new(lens[i], head);
+            CU_ASSERT_EQUAL(run_on(f, CK_ISA_AVX512, fast), CK_OK);
+            CU_ASSERT_EQUAL(run_on(f, CK_ISA_PORTABLE, portable), CK_OK);
+            CU_ASSERT_EQUAL(run(f), CK_OK);
+            mismatches += memcmp(fast, portable, sizeof fast) != 0;
+            mismatches += memcmp(f->context, fast, sizeof fast) != 0;
+            fixture_free(f);
+        }
+    }
+    fprintf(stderr, "    CPU %s, kernels run %s\n", ck_cpu_isa() == CK_ISA_AVX512 ? "has AVX-512" : "has no AVX-512",
+            ck_kernels_isa());
+    CU_ASSERT_EQUAL(mismatches, 0);
 }
 
 static void test_scratch_sizes(void)
@@ -315,4 +349,5 @@ CK_TEST_MAIN("attention", {"L 1 head 0", test_len_1_head_0}, {"L 3 head 11", tes
              {"NaN in another head is not read", test_nan_in_other_head_is_not_read},
              {"overflowing scores", test_overflowing_scores}, {"null scratch", test_null_scratch},
              {"context overlaps qkv", test_context_overlaps_qkv},
-             {"scratch overlaps context", test_scratch_overlaps_context})
+             {"scratch overlaps context", test_scratch_overlaps_context},
+             {"AVX-512 and portable paths identical", test_avx512_and_portable_paths_identical})

@@ -1,0 +1,48 @@
+/* ck_isa.h - which instruction set the native kernels run: chosen once at run time, never at build time.
+ *
+ * libckbatch is built for baseline x86-64 (SSE2; no -march=native unless -DCK_NATIVE=ON). Each kernel
+ * with an AVX-512 path compiles that path with CK_TARGET_AVX512 (a GCC/clang function target
+ * attribute) next to its portable C path, and picks one per call from ck_kernels_isa_level():
+ *
+ *   CK_ISA_AVX512    the CPU has AVX-512F (with AVX2 and FMA, which every AVX-512F CPU has) and
+ *                    CK_MAX_CPU_ISA does not forbid it;
+ *   CK_ISA_PORTABLE  otherwise: the plain C loops, compiled for baseline x86-64.
+ *
+ * CK_MAX_CPU_ISA (environment, read once, on the first kernel call): `portable` forces the portable
+ * kernels, like oneDNN's ONEDNN_MAX_CPU_ISA caps oneDNN (set both to test an AVX2-only machine:
+ * CK_MAX_CPU_ISA=portable ONEDNN_MAX_CPU_ISA=AVX2). Any other value, or unset, is the best available.
+ * The kernels' results do not depend on the choice: each pair of paths performs the same IEEE
+ * operations in the same order (no FMA contraction), and tests/kernels compare them bit for bit.
+ *
+ * Thread-safe: the level is computed by whichever thread asks first (concurrent first calls compute
+ * the same value) and published through a C11 atomic; later calls are one relaxed load. */
+#ifndef CK_ISA_H
+#define CK_ISA_H
+
+typedef enum {
+    CK_ISA_PORTABLE = 0,
+    CK_ISA_AVX512 = 1
+} ck_isa;
+
+/* The best level this CPU runs, ignoring CK_MAX_CPU_ISA (tests use it to call both paths). */
+ck_isa ck_cpu_isa(void);
+
+/* The level the kernels use: ck_cpu_isa() capped by CK_MAX_CPU_ISA. */
+ck_isa ck_kernels_isa_level(void);
+
+/* ck_kernels_isa_level() by name: "avx512" or "portable" (for tests and bench reports). */
+const char *ck_kernels_isa(void);
+
+/* min(want, ck_cpu_isa()): a level that is safe to run on this CPU. */
+ck_isa ck_isa_clamp(ck_isa want);
+
+/* Marks a function compiled for AVX-512F (+ AVX2, FMA) in a baseline build. Call it only when
+ * ck_cpu_isa() is CK_ISA_AVX512. Plain static inline helpers called from it are inlined and compiled
+ * for AVX-512 too (GCC's auto-vectoriser then uses 512/256-bit registers in them). */
+#define CK_TARGET_AVX512 __attribute__((target("avx2,fma,avx512f")))
+
+/* For loop bodies instantiated once per level: forces the body into each CK_TARGET_AVX512 wrapper
+ * and its portable twin, so neither calls a shared baseline copy. */
+#define CK_ALWAYS_INLINE static inline __attribute__((always_inline))
+
+#endif
