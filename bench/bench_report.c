@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ck_isa.h"
+#include "ckbatch.h"
 
 static int cmp_double(const void *a, const void *b)
 {

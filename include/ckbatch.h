@@ -78,6 +78,12 @@ CK_API void ck_error_clear(ck_error *err);
 /* The library's version, "0.1.0" (the CKBATCH_VERSION_* of the build). */
 CK_API const char *ck_version(void);
 
+/* Which native kernels run: "avx512" (the CPU has AVX-512F and the environment variable
+ * CK_MAX_CPU_ISA is not "portable") or "portable" (baseline x86-64 C). Chosen once, at the first
+ * call of any kernel; both give the same bits (docs/isa.md). oneDNN picks its own ISA
+ * (ONEDNN_MAX_CPU_ISA). */
+CK_API const char *ck_kernels_isa(void);
+
 /* The CPUs this process may run on (its affinity mask: taskset, cpuset, Slurm binding), >= 1: what
  * ck_model_params.threads = 0 resolves to. */
 CK_API int ck_available_cpus(void);

@@ -19,6 +19,8 @@
 #ifndef CK_ISA_H
 #define CK_ISA_H
 
+#include "ck_status.h" /* ckbatch.h: ck_kernels_isa() is public */
+
 typedef enum {
     CK_ISA_PORTABLE = 0,
     CK_ISA_AVX512 = 1
@@ -30,8 +32,7 @@ ck_isa ck_cpu_isa(void);
 /* The level the kernels use: ck_cpu_isa() capped by CK_MAX_CPU_ISA. */
 ck_isa ck_kernels_isa_level(void);
 
-/* ck_kernels_isa_level() by name: "avx512" or "portable" (for tests and bench reports). */
-const char *ck_kernels_isa(void);
+/* ck_kernels_isa() (ckbatch.h) is ck_kernels_isa_level() by name: "avx512" or "portable". */
 
 /* min(want, ck_cpu_isa()): a level that is safe to run on this CPU. */
 ck_isa ck_isa_clamp(ck_isa want);
