@@ -190,8 +190,9 @@ CK_API double ck_model_flops_per_token(const ck_model *model, size_t seq_len);
  * [0, id..., 0] (2..ck_model_max_tokens ids), offsets[S + 1] ascending from offsets[0] = 0.
  * Writes out[offsets[S], cols] (cols = ck_model_cols(model, layer), row stride cols), token-major
  * in input order; out_rows is out's capacity in rows. Batches of at most max_batch_tokens run in
- * input order. Rows are bit-identical whatever the thread count, batch mates and batch size
- * (docs/parity.md, "Invariance"). Errors: CK_E_ARG (null, unknown layer), CK_E_SIZE (a sequence
+ * input order. On an AVX-512 CPU rows are bit-identical whatever the thread count, batch mates
+ * and batch size (docs/parity.md, "Invariance"); where oneDNN runs AVX2 matmuls they may differ
+ * from a solo run by ~1e-6 (docs/isa.md). Errors: CK_E_ARG (null, unknown layer), CK_E_SIZE (a sequence
  * shorter than 2 or longer than ck_model_max_tokens, out_rows < offsets[S], offsets not
  * ascending), CK_E_RANGE (an id outside 0..ck_model_vocab_rows-1), CK_E_NONFINITE, CK_E_MEMORY,
  * CK_E_BACKEND; out is untouched on a check error before any batch ran. */

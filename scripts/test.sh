@@ -41,10 +41,10 @@ unset TSAN_OPTIONS
 echo "== libFuzzer: every harness for ${CK_CI_FUZZ_SECONDS:=30} s from its seeds"
 bash bench/fuzz.sh "$CK_CI_FUZZ_SECONDS"
 
-echo "== valgrind memcheck: a small ids run on the tiny circuit (Debug build: no -march=native)"
+echo "== valgrind memcheck: a small ids run on the tiny circuit (Debug build, portable kernels)"
 cmake -S . -B build-vg -DCMAKE_BUILD_TYPE=Debug -DCK_TESTS=OFF >/dev/null
 cmake --build build-vg -j"$jobs" --target ckbatch
-export ONEDNN_MAX_CPU_ISA=AVX2   # valgrind cannot run AVX-512 JIT code
+export ONEDNN_MAX_CPU_ISA=AVX2 CK_MAX_CPU_ISA=portable   # valgrind cannot run AVX-512 code
 vdir=$(mktemp -d)
 printf '[1, 2, 3]\n[4, 5, 6, 9]\n[178]\n' > "$vdir/in.txt"
 valgrind --error-exitcode=3 --leak-check=full --errors-for-leak-kinds=definite,indirect \
