@@ -532,8 +532,22 @@ static int check_params(const ck_corpus_params *p, ck_error *err)
     return CK_OK;
 }
 
+static int run(ck_model *model, const ck_corpus_params *opt, ck_corpus_summary *summary,
+               ck_error *err);
+
+/* The job works on its own ck_error (a bad line's message is read back from it to be skipped or
+ * returned), so a NULL err or one already holding an earlier error changes nothing of the run;
+ * the caller's err then gets this run's error under the first-error-wins rule. */
 int ck_run_corpus(ck_model *model, const ck_corpus_params *opt, ck_corpus_summary *summary,
                   ck_error *err)
+{
+    ck_error own = {CK_OK, ""};
+    int rc = run(model, opt, summary, &own);
+    return rc == CK_OK ? CK_OK : ck_fail(err, rc, "%s", own.message);
+}
+
+static int run(ck_model *model, const ck_corpus_params *opt, ck_corpus_summary *summary,
+               ck_error *err)
 {
     if (model == NULL || opt == NULL || summary == NULL) {
         return ck_fail(err, CK_E_ARG, "corpus: null %s", model == NULL ? "model"

@@ -133,10 +133,12 @@ static int prepare(ck_model *m, ck_error *err)
 
 int ck_model_load(ck_model **out, const ck_model_params *params, ck_error *err)
 {
+    if (out != NULL) {
+        *out = NULL;
+    }
     if (out == NULL || params == NULL) {
         return ck_fail(err, CK_E_ARG, "model: null %s", out == NULL ? "out" : "params");
     }
-    *out = NULL;
     if (params->threads < 0) {
         return ck_fail(err, CK_E_ARG, "model: threads %d: expected 0 (the available CPUs) or more",
                        params->threads);
@@ -253,6 +255,10 @@ int ck_model_encode_ids(ck_model *m, const int32_t *ids, const size_t *offsets, 
 {
     if (m == NULL || offsets == NULL || (n_seqs > 0 && (ids == NULL || out == NULL))) {
         return ck_fail(err, CK_E_ARG, "encode: null argument");
+    }
+    if (layer != CK_LAYER_FEATURES && layer != CK_LAYER_HIDDEN) {
+        return ck_fail(err, CK_E_ARG, "encode: layer %d: expected 0 (features) or 1 (hidden)",
+                       (int)layer);
     }
     int buffer = ck_model_buffer(m, layer);
     if (buffer < 0) {
@@ -452,6 +458,13 @@ int ck_model_encode_lines(ck_model *m, const char *const *lines, size_t n_lines,
                           const ck_lines_params *params, ck_layer layer, ck_sequence_set *out,
                           ck_error *err)
 {
+    if (layer != CK_LAYER_FEATURES && layer != CK_LAYER_HIDDEN) {
+        if (out != NULL) {
+            memset(out, 0, sizeof *out);
+        }
+        return ck_fail(err, CK_E_ARG, "encode: layer %d: expected 0 (features) or 1 (hidden)",
+                       (int)layer);
+    }
     int rc = ck_model_tokenize(m, lines, n_lines, params, out, err);
     size_t cols = rc == CK_OK ? ck_model_cols(m, layer) : 0;
     if (rc == CK_OK && cols == 0) {

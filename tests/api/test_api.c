@@ -273,6 +273,9 @@ static void test_encode_ids_errors(void)
     }
     CU_ASSERT(untouched);
     ck_error_clear(&err);
+    CU_ASSERT_EQUAL(ck_model_encode_ids(m, ids, offsets, 2, (ck_layer)2, out, 6, &err), CK_E_ARG);
+    CU_ASSERT_STRING_EQUAL(err.message, "encode: layer 2: expected 0 (features) or 1 (hidden)");
+    ck_error_clear(&err);
     CU_ASSERT_EQUAL(ck_model_encode_ids(m, ids, offsets, 2, CK_LAYER_FEATURES, out, 6, &err), CK_OK);
     CU_ASSERT(out[0] != -7.0f && out[6 * 512 - 1] != -7.0f);
     ck_model_free(m);
@@ -298,6 +301,9 @@ static void test_load_errors(void)
     CU_ASSERT_STRING_EQUAL(err.message, "max_batch_tokens 100: must be at least the longest "
                                         "sequence, 512");
     CU_ASSERT_EQUAL(ck_model_load(NULL, &p, NULL), CK_E_ARG);
+    m = (ck_model *)&p;
+    CU_ASSERT_EQUAL(ck_model_load(&m, NULL, NULL), CK_E_ARG);
+    CU_ASSERT_PTR_NULL(m);
 }
 
 /* The library leaves process-wide state alone: the caller's OpenMP thread count comes back after
@@ -407,6 +413,39 @@ static void test_run_corpus_errors(void)
     struct stat st;
     CU_ASSERT_NOT_EQUAL(stat(tmp("never.st"), &st), 0);
     CU_ASSERT_EQUAL(ck_run_corpus(NULL, &cp, &sum, NULL), CK_E_ARG);
+
+    /* a bad line (invalid UTF-8) with err NULL, and with err holding an earlier error: the run
+     * goes as documented, the earlier error stays, and `skipped` names the line's own error */
+    FILE *in = fopen(tmp("bad.txt"), "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(in);
+    fputs("a\nb\xff" "c\nd\n", in);
+    fclose(in);
+    cp.input = tmp("bad.txt");
+    cp.output = tmp("bad.st");
+    cp.resume = 0;
+    CU_ASSERT_EQUAL(ck_run_corpus(m, &cp, &sum, NULL), CK_E_INPUT);
+    CU_ASSERT_NOT_EQUAL(stat(tmp("bad.st"), &st), 0);
+    cp.skip_bad_lines = 1;
+    CU_ASSERT_EQUAL(ck_run_corpus(m, &cp, &sum, NULL), CK_OK);
+    CU_ASSERT_EQUAL(sum.skipped_lines, 1);
+    ck_error prior = {CK_E_HASH, "prior"};
+    CU_ASSERT_EQUAL(ck_run_corpus(m, &cp, &sum, &prior), CK_OK);
+    CU_ASSERT_EQUAL(prior.code, CK_E_HASH);
+    CU_ASSERT_STRING_EQUAL(prior.message, "prior");
+    ck_features_file *f = NULL;
+    CU_ASSERT_EQUAL_FATAL(ck_features_open(&f, tmp("bad.st"), &err), CK_OK);
+    const ck_tensor_view *skipped = ck_features_tensor(f, "skipped");
+    CU_ASSERT_FATAL(skipped != NULL && strcmp(skipped->dtype, "U8") == 0);
+    char text[512] = "";
+    memcpy(text, skipped->data, skipped->bytes < sizeof text - 1 ? skipped->bytes : sizeof text - 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "invalid UTF-8"));
+    CU_ASSERT_PTR_NULL(strstr(text, "prior"));
+    CU_ASSERT_STRING_EQUAL(ck_features_metadata(f, "format"), "ckbatch.features.v2");
+    ck_features_close(f);
+    cp.skip_bad_lines = 0;
+    prior = (ck_error){CK_E_HASH, "prior"};
+    CU_ASSERT_EQUAL(ck_run_corpus(m, &cp, &sum, &prior), CK_E_INPUT);
+    CU_ASSERT_STRING_EQUAL(prior.message, "prior");
     ck_model_free(m);
 }
 
