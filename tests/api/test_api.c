@@ -172,42 +172,20 @@ static void test_lines_equal_ids_alone(void)
     ck_model_free(one);
 }
 
-/* Reads tensor `name` (F32) of a safetensors file the CLI wrote: 8-byte little-endian header
- * length, JSON header, data. Returns a malloc'd copy of its floats, *n their count. */
+/* A malloc'd copy of F32 tensor `name` of a features file (the public reader), *n its floats. */
 static float *read_f32_tensor(const char *path, const char *name, size_t *n)
 {
-    FILE *f = fopen(path, "rb");
-    unsigned char len8[8];
-    if (f == NULL || fread(len8, 1, 8, f) != 8) {
-        if (f) {
-            fclose(f);
-        }
+    ck_features_file *f = NULL;
+    if (ck_features_open(&f, path, NULL) != CK_OK) {
         return NULL;
     }
-    uint64_t hlen = 0;
-    for (int i = 7; i >= 0; i--) {
-        hlen = hlen << 8 | len8[i];
+    const ck_tensor_view *t = ck_features_tensor(f, name);
+    float *out = t != NULL && strcmp(t->dtype, "F32") == 0 ? malloc(t->bytes) : NULL;
+    if (out != NULL) {
+        memcpy(out, t->data, t->bytes);
+        *n = t->elements;
     }
-    char *header = calloc(hlen + 1, 1);
-    float *out = NULL;
-    char key[128];
-    snprintf(key, sizeof key, "\"%s\":", name);
-    if (header != NULL && fread(header, 1, hlen, f) == hlen) {
-        const char *at = strstr(header, key);
-        const char *offs = at ? strstr(at, "\"data_offsets\":[") : NULL;
-        unsigned long long begin = 0, end = 0;
-        if (offs && sscanf(offs, "\"data_offsets\":[%llu,%llu]", &begin, &end) == 2 &&
-            (out = malloc(end - begin)) != NULL) {
-            if (fseek(f, (long)(8 + hlen + begin), SEEK_SET) != 0 ||
-                fread(out, 1, end - begin, f) != end - begin) {
-                free(out);
-                out = NULL;
-            }
-            *n = (size_t)(end - begin) / sizeof(float);
-        }
-    }
-    free(header);
-    fclose(f);
+    ck_features_close(f);
     return out;
 }
 
