@@ -321,6 +321,7 @@ struct ck_g2p {
     char lang[8];      /* "en-us" | "en-gb" */
     int british;
     char version[64];  /* "espeak-ng 1.51" */
+    int raw;           /* ck_g2p_espeak_raw: pieces are not rewritten */
 };
 
 #ifdef CK_HAVE_ESPEAK
@@ -407,7 +408,11 @@ static int espeak_piece(void *ctx, const char *piece, char **phonemes, ck_error 
     rc = sb_finish(&b, &raw, err);
     if (rc == CK_OK) {
         squeeze_spaces(raw);
-        rc = ck_g2p_rewrite(raw, g->british, phonemes, err);
+        rc = g->raw ? CK_OK : ck_g2p_rewrite(raw, g->british, phonemes, err);
+    }
+    if (rc == CK_OK && g->raw) {
+        *phonemes = raw;
+        raw = NULL;
     }
     free(raw);
     return rc;
@@ -452,6 +457,20 @@ int ck_g2p_phonemize(ck_g2p *g, const char *text, char **phonemes, ck_error *err
     }
 #ifdef CK_HAVE_ESPEAK
     return ck_g2p_punctuate(text, espeak_piece, g, phonemes, err);
+#else
+    return ck_fail(err, CK_E_BACKEND, "g2p: built without espeak-ng");
+#endif
+}
+
+int ck_g2p_espeak_raw(const ck_g2p *g, const char *text, char **raw, ck_error *err)
+{
+    if (g == NULL || text == NULL || raw == NULL) {
+        return ck_fail(err, CK_E_ARG, "g2p: null argument");
+    }
+#ifdef CK_HAVE_ESPEAK
+    ck_g2p copy = *g;
+    copy.raw = 1;
+    return ck_g2p_punctuate(text, espeak_piece, &copy, raw, err);
 #else
     return ck_fail(err, CK_E_BACKEND, "g2p: built without espeak-ng");
 #endif

@@ -22,6 +22,13 @@ int ck_g2p_open(ck_g2p **out, const char *lang, ck_error *err);
  * Errors: CK_E_ARG (null), CK_E_INPUT (invalid UTF-8), CK_E_BACKEND (espeak-ng failed), CK_E_MEMORY. */
 int ck_g2p_phonemize(ck_g2p *g, const char *text, char **phonemes, ck_error *err);
 
+/* Raw espeak-ng output for text as misaki's fallback receives it from phonemizer (punctuation
+ * kept by ck_g2p_punctuate, IPA with stress marks and '^' ties, language-switch flags removed),
+ * before any rewrite rule; *raw malloc'd. Used by the misaki backend for out-of-lexicon words
+ * (ck_misaki_espeak_rewrite applies misaki's own rule order). Thread-safe like
+ * ck_g2p_phonemize. Errors: as ck_g2p_phonemize. */
+int ck_g2p_espeak_raw(const ck_g2p *g, const char *text, char **raw, ck_error *err);
+
 /* "espeak-ng <version>" of the library in use (e.g. "espeak-ng 1.51"), for output metadata; valid
  * until ck_g2p_close. NULL for a NULL g. */
 const char *ck_g2p_version(const ck_g2p *g);

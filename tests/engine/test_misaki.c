@@ -1,0 +1,407 @@
+/* test_misaki.c - the misaki backend against goldens made with misaki's own code
+ * (tests/fixtures/misaki/, see its README.md): lexicon sizes and validation, num2words words,
+ * misaki's espeak rewrite, and every tokens-golden line (targeted_us, targeted_gb,
+ * corpus_us_closed) reproduced byte for byte from the given tokens and tags. */
+#include <cjson/cJSON.h>
+#include <time.h>
+
+#include "ck_test.h"
+#include "en_lexicon.h"
+#include "en_num.h"
+#include "g2p.h"
+#include "misaki.h"
+#include "strbuf.h"
+
+static ck_lexicon *g_lex[2];
+static ck_g2p *g_espeak[2];
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static const ck_lexicon *lexicon(int british)
+{
+    if (g_lex[british] == NULL) {
+        ck_error err = {CK_OK, ""};
+        double t0 = now_s();
+        int rc = ck_lexicon_open(&g_lex[british], ck_test_path("data/misaki"), british, 1, NULL,
+                                 &err);
+        if (rc != CK_OK) {
+            fprintf(stderr, "    %s\n", err.message);
+        }
+        fprintf(stderr, "    [%s lexicons loaded in %.3f s]\n", british ? "gb" : "us",
+                now_s() - t0);
+    }
+    return g_lex[british];
+}
+
+/* Reads a JSONL fixture; calls fn on each parsed line; returns the line count. */
+static size_t each_line(const char *rel, void (*fn)(const cJSON *, void *), void *ctx)
+{
+    FILE *f = fopen(ck_test_path(rel), "rb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    char *line = NULL;
+    size_t cap = 0, n = 0;
+    ssize_t len;
+    while ((len = getline(&line, &cap, f)) > 0) {
+        cJSON *j = cJSON_ParseWithLength(line, (size_t)len);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+        fn(j, ctx);
+        cJSON_Delete(j);
+        n++;
+    }
+    free(line);
+    fclose(f);
+    return n;
+}
+
+static const char *str(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* ---- lexicon ---- */
+
+static void test_lexicon_sizes(void)
+{
+    const ck_lexicon *us = lexicon(0), *gb = lexicon(1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(us);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(gb);
+    CU_ASSERT_EQUAL(ck_lexicon_size(us, CK_LEX_GOLD), 178646);
+    CU_ASSERT_EQUAL(ck_lexicon_size(us, CK_LEX_SILVER), 186722);
+    CU_ASSERT_EQUAL(ck_lexicon_size(gb, CK_LEX_GOLD), 172932);
+    CU_ASSERT_EQUAL(ck_lexicon_size(gb, CK_LEX_SILVER), 219532);
+    CU_ASSERT_STRING_EQUAL(ck_lexicon_sha256(us, CK_LEX_GOLD),
+                           "dc414872a49a28ae6c141463d502fd945f3b2fde040484fdc47d00cc4612686f");
+    ck_lex_entry e;
+    CU_ASSERT_EQUAL_FATAL(ck_lexicon_get(us, CK_LEX_GOLD, "that", 4, &e), 1);
+    CU_ASSERT_PTR_NULL(e.phonemes);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(e.pos);
+    CU_ASSERT_EQUAL_FATAL(ck_lexicon_get(us, CK_LEX_GOLD, "Hello", 5, &e), 1);  /* grown */
+    CU_ASSERT_STRING_EQUAL(e.phonemes, "həlˈO");
+    CU_ASSERT_EQUAL(ck_lexicon_get(us, CK_LEX_GOLD, "hellox", 6, &e), 0);
+}
+
+/* A lexicon directory with one bad entry is one error naming the file and the entry. */
+static void test_lexicon_rejects_bad_entry(void)
+{
+    const char *dir = ck_test_tmp_dir();
+    char path[512];
+    snprintf(path, sizeof path, "%s/us_gold.json", dir);
+    FILE *f = fopen(path, "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs("{\"cat\": \"kˈæt\", \"dog\": \"dˈɔgx\"}", f);  /* ASCII g, x: not Kokoro symbols */
+    fclose(f);
+    snprintf(path, sizeof path, "%s/us_silver.json", dir);
+    f = fopen(path, "wb");
+    fputs("{}", f);
+    fclose(f);
+    ck_lexicon *lex = (ck_lexicon *)&lex;
+    ck_error err = {CK_OK, ""};
+    CU_ASSERT_EQUAL(ck_lexicon_open(&lex, dir, 0, 0, NULL, &err), CK_E_FORMAT);
+    CU_ASSERT_PTR_NULL(lex);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "us_gold.json: entry \"dog\": U+0067 'g'"));
+    err = (ck_error){CK_OK, ""};
+    CU_ASSERT_EQUAL(ck_lexicon_open(&lex, dir, 0, 1, NULL, &err), CK_E_HASH);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "SHA-256"));
+    err = (ck_error){CK_OK, ""};
+    CU_ASSERT_EQUAL(ck_lexicon_open(&lex, "/nonexistent", 1, 1, NULL, &err), CK_E_IO);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "gb_gold.json"));
+}
+
+/* ---- numbers ---- */
+
+typedef struct {
+    size_t lines, bad;
+} tally;
+
+static void number_line(const cJSON *j, void *ctx)
+{
+    tally *t = ctx;
+    const char *kind = str(j, "kind"), *in = str(j, "input"), *want = str(j, "out");
+    ck_strbuf b = {0};
+    int rc = -1;
+    if (strcmp(kind, "float") == 0) {
+        rc = ck_num_words_float(in, strlen(in), &b);
+    } else {
+        ck_num_kind k = strcmp(kind, "ordinal") == 0 ? CK_NUM_ORDINAL
+                        : strcmp(kind, "year") == 0  ? CK_NUM_YEAR
+                                                     : CK_NUM_CARDINAL;
+        rc = ck_num_words(in, strlen(in), k, &b);
+    }
+    char *got = ck_strbuf_take(&b);
+    t->lines++;
+    if (rc != 0 || got == NULL || strcmp(got, want) != 0) {
+        if (t->bad++ < 10) {
+            fprintf(stderr, "    %s %s: got \"%s\", want \"%s\"\n", kind, in, got ? got : "-", want);
+        }
+    }
+    free(got);
+}
+
+static void test_numbers_golden(void)
+{
+    tally t = {0, 0};
+    each_line("tests/fixtures/misaki/numbers.jsonl", number_line, &t);
+    CU_ASSERT_EQUAL(t.lines, 13172);
+    CU_ASSERT_EQUAL(t.bad, 0);
+}
+
+/* ---- espeak fallback ---- */
+
+typedef struct {
+    int british;
+    size_t lines, bad_rewrite, bad_espeak;
+} fb_tally;
+
+static char *trimmed(const char *s)
+{
+    while (*s == ' ') {
+        s++;
+    }
+    char *d = strdup(s);
+    size_t n = strlen(d);
+    while (n > 0 && d[n - 1] == ' ') {
+        d[--n] = '\0';
+    }
+    return d;
+}
+
+static void fallback_line(const cJSON *j, void *ctx)
+{
+    fb_tally *t = ctx;
+    const char *word = str(j, "word"), *espeak = str(j, "espeak"), *want = str(j, "ps");
+    char *got = NULL;
+    t->lines++;
+    CU_ASSERT_EQUAL_FATAL(ck_misaki_espeak_rewrite(espeak, t->british, &got, NULL), CK_OK);
+    if (strcmp(got, want) != 0 && t->bad_rewrite++ < 10) {
+        fprintf(stderr, "    rewrite %s: got %s, want %s\n", espeak, got, want);
+    }
+    free(got);
+#ifdef CK_HAVE_ESPEAK
+    char *raw = NULL;
+    CU_ASSERT_EQUAL_FATAL(ck_g2p_espeak_raw(g_espeak[t->british], word, &raw, NULL), CK_OK);
+    char *a = trimmed(raw), *b = trimmed(espeak);
+    if (strcmp(a, b) != 0 && t->bad_espeak++ < 10) {
+        fprintf(stderr, "    espeak %s: got %s, want %s\n", word, a, b);
+    }
+    free(a);
+    free(b);
+    free(raw);
+#else
+    (void)word;
+#endif
+}
+
+static void espeak_open(void)
+{
+#ifdef CK_HAVE_ESPEAK
+    for (int b = 0; b < 2; b++) {
+        if (g_espeak[b] == NULL) {
+            CU_ASSERT_EQUAL(ck_g2p_open(&g_espeak[b], b ? "en-gb" : "en-us", NULL), CK_OK);
+        }
+    }
+#endif
+}
+
+static void fallback_golden(int british)
+{
+    espeak_open();
+    fb_tally t = {british, 0, 0, 0};
+    each_line(british ? "tests/fixtures/misaki/espeak_fallback_gb.jsonl"
+                      : "tests/fixtures/misaki/espeak_fallback_us.jsonl",
+              fallback_line, &t);
+    fprintf(stderr, "    [%zu words: %zu rewrite and %zu espeak differences]\n", t.lines,
+            t.bad_rewrite, t.bad_espeak);
+    CU_ASSERT_EQUAL(t.lines, 397);
+    CU_ASSERT_EQUAL(t.bad_rewrite, 0);
+    CU_ASSERT_EQUAL(t.bad_espeak, 0);
+}
+
+static void test_fallback_us(void)
+{
+    fallback_golden(0);
+}
+
+static void test_fallback_gb(void)
+{
+    fallback_golden(1);
+}
+
+/* ---- tokens goldens ---- */
+
+static int espeak_fn(void *ctx, const char *text, char **raw, ck_error *err)
+{
+    return ck_g2p_espeak_raw(ctx, text, raw, err);
+}
+
+typedef struct {
+    const ck_misaki *m;
+    size_t lines, bad_lines, bad_tokens, bad_ps, bad_chunks, bad_fallback, bad_pre;
+} tok_tally;
+
+static int same(const char *a, const char *b)
+{
+    return (a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+static void tokens_line(const cJSON *j, void *ctx)
+{
+    tok_tally *t = ctx;
+    const char *id = str(j, "id"), *text = str(j, "text");
+    const cJSON *tokens = cJSON_GetObjectItemCaseSensitive(j, "tokens");
+    size_t n = (size_t)cJSON_GetArraySize(tokens);
+    ck_misaki_token *in = calloc(n + 1, sizeof *in);
+    ck_misaki_pre pre;
+    CU_ASSERT_EQUAL_FATAL(ck_misaki_preprocess(text, &pre, NULL), CK_OK);
+    const char *want_pre = str(j, "preprocessed");
+    int bad = 0;
+    if (want_pre != NULL && strcmp(want_pre, pre.text) != 0) {
+        t->bad_pre++;
+        bad = 1;
+        fprintf(stderr, "    %s: preprocessed \"%s\", want \"%s\"\n", id, pre.text, want_pre);
+    }
+    size_t i = 0;
+    for (const cJSON *tk = tokens->child; tk != NULL; tk = tk->next, i++) {
+        in[i].text = cJSON_GetArrayItem(tk, 0)->valuestring;
+        in[i].whitespace = cJSON_IsTrue(cJSON_GetArrayItem(tk, 1));
+        in[i].tag = cJSON_GetArrayItem(tk, 2)->valuestring;
+        in[i].stress = CK_MISAKI_NO_STRESS;
+        in[i].is_head = 1;
+    }
+    ck_misaki_features(&pre, in, n);
+    ck_misaki_result res;
+    ck_error err = {CK_OK, ""};
+    int rc = ck_misaki_run(t->m, in, n, &res, &err);
+    CU_ASSERT_EQUAL(rc, CK_OK);
+    if (rc != CK_OK) {
+        fprintf(stderr, "    %s: %s\n", id, err.message);
+    }
+    const cJSON *out = cJSON_GetObjectItemCaseSensitive(j, "out");
+    size_t nout = (size_t)cJSON_GetArraySize(out);
+    int tok_bad = nout != res.n_tokens;
+    i = 0;
+    for (const cJSON *o = out->child; o != NULL && i < res.n_tokens; o = o->next, i++) {
+        const ck_misaki_out *g = &res.tokens[i];
+        const cJSON *ps = cJSON_GetArrayItem(o, 3);
+        const char *want_ps = cJSON_IsString(ps) ? ps->valuestring : NULL;
+        if (!same(g->text, cJSON_GetArrayItem(o, 0)->valuestring) ||
+            g->whitespace != cJSON_IsTrue(cJSON_GetArrayItem(o, 1)) ||
+            !same(g->tag, cJSON_GetArrayItem(o, 2)->valuestring) || !same(g->phonemes, want_ps)) {
+            if (!tok_bad && t->bad_tokens < 40) {
+                fprintf(stderr, "    %s token %zu \"%s\": got %s [%s], want %s\n", id, i, g->text,
+                        g->phonemes ? g->phonemes : "None", g->tag, want_ps ? want_ps : "None");
+            }
+            tok_bad = 1;
+        }
+    }
+    if (tok_bad) {
+        t->bad_tokens++;
+        bad = 1;
+        if (nout != res.n_tokens && t->bad_tokens < 40) {
+            fprintf(stderr, "    %s: %zu tokens, want %zu\n", id, res.n_tokens, nout);
+        }
+    }
+    if (!same(res.kokoro_ps, str(j, "kokoro_ps")) || !same(res.misaki_ps, str(j, "misaki_ps"))) {
+        t->bad_ps++;
+        bad = 1;
+        if (t->bad_ps < 20) {
+            fprintf(stderr, "    %s: kokoro_ps\n      got  %s\n      want %s\n", id,
+                    res.kokoro_ps ? res.kokoro_ps : "-", str(j, "kokoro_ps"));
+        }
+    }
+    const cJSON *chunks = cJSON_GetObjectItemCaseSensitive(j, "kokoro_chunks");
+    int chunk_bad = (size_t)cJSON_GetArraySize(chunks) != res.n_chunks;
+    i = 0;
+    for (const cJSON *c = chunks->child; c != NULL && !chunk_bad; c = c->next, i++) {
+        chunk_bad = !same(res.chunks[i], c->valuestring);
+    }
+    if (chunk_bad) {
+        t->bad_chunks++;
+        bad = 1;
+        if (t->bad_chunks < 10) {
+            fprintf(stderr, "    %s: chunks differ (%zu, want %d)\n", id, res.n_chunks,
+                    cJSON_GetArraySize(chunks));
+        }
+    }
+    const cJSON *fb = cJSON_GetObjectItemCaseSensitive(j, "fallback");
+    int fb_bad = (size_t)cJSON_GetArraySize(fb) != res.n_fallbacks;
+    i = 0;
+    for (const cJSON *c = fb->child; c != NULL && !fb_bad; c = c->next, i++) {
+        fb_bad = !same(res.fallbacks[i].text, str(c, "text")) ||
+                 !same(res.fallbacks[i].ps, str(c, "ps"));
+    }
+    if (fb_bad) {
+        t->bad_fallback++;
+        bad = 1;
+        if (t->bad_fallback < 10) {
+            fprintf(stderr, "    %s: fallback calls differ (%zu, want %d)\n", id, res.n_fallbacks,
+                    cJSON_GetArraySize(fb));
+        }
+    }
+    t->lines++;
+    t->bad_lines += bad;
+    ck_misaki_result_free(&res);
+    ck_misaki_pre_free(&pre);
+    free(in);
+}
+
+static void tokens_golden(const char *rel, int british, size_t want_lines)
+{
+    espeak_open();
+    const ck_lexicon *lex = lexicon(british);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(lex);
+    ck_misaki_options opt = {british, lex, espeak_fn, g_espeak[british]};
+#ifndef CK_HAVE_ESPEAK
+    opt.espeak = NULL;
+#endif
+    ck_misaki *m = NULL;
+    CU_ASSERT_EQUAL_FATAL(ck_misaki_open(&m, &opt, NULL), CK_OK);
+    tok_tally t = {m, 0, 0, 0, 0, 0, 0, 0};
+    double t0 = now_s();
+    each_line(rel, tokens_line, &t);
+    fprintf(stderr,
+            "    [%s: %zu lines in %.3f s, %zu differ: tokens %zu, strings %zu, chunks %zu, "
+            "fallback %zu, preprocess %zu]\n",
+            rel, t.lines, now_s() - t0, t.bad_lines, t.bad_tokens, t.bad_ps, t.bad_chunks,
+            t.bad_fallback, t.bad_pre);
+    CU_ASSERT_EQUAL(t.lines, want_lines);
+    CU_ASSERT_EQUAL(t.bad_lines, 0);
+    ck_misaki_close(m);
+}
+
+static void test_targeted_us(void)
+{
+    tokens_golden("tests/fixtures/misaki/targeted_us.jsonl", 0, 390);
+}
+
+static void test_targeted_gb(void)
+{
+    tokens_golden("tests/fixtures/misaki/targeted_gb.jsonl", 1, 390);
+}
+
+static void test_corpus_us_closed(void)
+{
+    tokens_golden("tests/fixtures/misaki/corpus_us_closed.jsonl", 0, 2123);
+}
+
+static void test_cleanup(void)
+{
+    for (int b = 0; b < 2; b++) {
+        ck_lexicon_close(g_lex[b]);
+        g_lex[b] = NULL;
+        ck_g2p_close(g_espeak[b]);
+        g_espeak[b] = NULL;
+    }
+}
+
+CK_TEST_MAIN("misaki", {"lexicon sizes", test_lexicon_sizes},
+             {"lexicon rejects a bad entry", test_lexicon_rejects_bad_entry},
+             {"numbers golden", test_numbers_golden}, {"espeak fallback us", test_fallback_us},
+             {"espeak fallback gb", test_fallback_gb}, {"targeted us", test_targeted_us},
+             {"targeted gb", test_targeted_gb}, {"corpus us closed", test_corpus_us_closed},
+             {"cleanup", test_cleanup})
