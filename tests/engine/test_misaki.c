@@ -8,6 +8,7 @@
 #include "ck_test.h"
 #include "en_lexicon.h"
 #include "en_num.h"
+#include "en_text.h"
 #include "g2p.h"
 #include "misaki.h"
 #include "strbuf.h"
@@ -389,6 +390,205 @@ static void test_corpus_us_closed(void)
     tokens_golden("tests/fixtures/misaki/corpus_us_closed.jsonl", 0, 2123);
 }
 
+
+/* ---- tokenizer and taggers on raw text ---- */
+
+typedef struct {
+    const ck_misaki *m;
+    size_t lines, bad_tok, bad_tag, words, words_same[2];
+    size_t n_diff;
+    char diff[4096][2][48];
+} text_tally;
+
+/* Words of s split on single spaces into w (pointers into a copy); returns the count. */
+static size_t split_words(char *s, char **w, size_t cap)
+{
+    size_t n = 0;
+    for (char *p = strtok(s, " "); p != NULL && n < cap; p = strtok(NULL, " ")) {
+        w[n++] = p;
+    }
+    return n;
+}
+
+/* Words of got matching want (longest common subsequence); records positional differences. */
+static size_t same_words(text_tally *t, const char *got, const char *want, int record)
+{
+    char *a = strdup(got), *b = strdup(want);
+    char *wa[512], *wb[512];
+    size_t na = split_words(a, wa, 512), nb = split_words(b, wb, 512);
+    static unsigned short L[513][513];
+    for (size_t i = 0; i <= na; i++) {
+        for (size_t j = 0; j <= nb; j++) {
+            L[i][j] = i == 0 || j == 0 ? 0
+                      : strcmp(wa[i - 1], wb[j - 1]) == 0
+                          ? (unsigned short)(L[i - 1][j - 1] + 1)
+                          : (L[i - 1][j] > L[i][j - 1] ? L[i - 1][j] : L[i][j - 1]);
+        }
+    }
+    size_t same = L[na][nb];
+    if (record && na == nb) {
+        for (size_t i = 0; i < na && t->n_diff < 4096; i++) {
+            if (strcmp(wa[i], wb[i]) != 0) {
+                snprintf(t->diff[t->n_diff][0], 48, "%s", wa[i]);
+                snprintf(t->diff[t->n_diff][1], 48, "%s", wb[i]);
+                t->n_diff++;
+            }
+        }
+    }
+    free(a);
+    free(b);
+    return same;
+}
+
+static void text_line(const cJSON *j, void *ctx)
+{
+    text_tally *t = ctx;
+    const char *text = str(j, "text"), *id = str(j, "id");
+    ck_misaki_pre pre;
+    CU_ASSERT_EQUAL_FATAL(ck_misaki_preprocess(text, &pre, NULL), CK_OK);
+    ck_en_pieces p;
+    CU_ASSERT_EQUAL_FATAL(ck_en_tokenize(pre.text, &p, NULL), CK_OK);
+    const char **tags = calloc(p.n + 1, sizeof *tags);
+    ck_en_tag(CK_TAGGER_CLOSED, &p, tags);
+    const cJSON *tokens = cJSON_GetObjectItemCaseSensitive(j, "tokens");
+    int bad_tok = (size_t)cJSON_GetArraySize(tokens) != p.n, bad_tag = 0;
+    size_t i = 0;
+    for (const cJSON *tk = tokens->child; tk != NULL && !bad_tok; tk = tk->next, i++) {
+        bad_tok = strcmp(p.pieces[i].text, cJSON_GetArrayItem(tk, 0)->valuestring) != 0 ||
+                  p.pieces[i].whitespace != cJSON_IsTrue(cJSON_GetArrayItem(tk, 1));
+        bad_tag |= strcmp(tags[i], cJSON_GetArrayItem(tk, 2)->valuestring) != 0;
+    }
+    if (bad_tok && t->bad_tok < 10) {
+        fprintf(stderr, "    %s: tokens differ (%zu, want %d): %s\n", id, p.n,
+                cJSON_GetArraySize(tokens), text);
+    }
+    t->bad_tok += bad_tok;
+    t->bad_tag += bad_tag && !bad_tok;
+    t->lines++;
+    /* the whole front end with each tagger, word by word against the golden string */
+    const char *want = str(j, "kokoro_ps");
+    char *w = strdup(want);
+    char *ws[512];
+    t->words += split_words(w, ws, 512);
+    free(w);
+    for (int tg = 0; tg < 2; tg++) {
+        ck_misaki_result res;
+        CU_ASSERT_EQUAL(ck_en_g2p_line(t->m, (ck_en_tagger)tg, text, &res, NULL), CK_OK);
+        if (res.kokoro_ps != NULL) {
+            t->words_same[tg] += same_words(t, res.kokoro_ps, want, tg == 1);
+        }
+        ck_misaki_result_free(&res);
+    }
+    free(tags);
+    ck_en_pieces_free(&p);
+    ck_misaki_pre_free(&pre);
+}
+
+static int cmp_diff(const void *a, const void *b)
+{
+    return memcmp(a, b, 96);
+}
+
+static void test_front_end_corpus(void)
+{
+    espeak_open();
+    ck_misaki_options opt = {0, lexicon(0), espeak_fn, g_espeak[0]};
+#ifndef CK_HAVE_ESPEAK
+    opt.espeak = NULL;
+#endif
+    ck_misaki *m = NULL;
+    CU_ASSERT_EQUAL_FATAL(ck_misaki_open(&m, &opt, NULL), CK_OK);
+    text_tally *t = calloc(1, sizeof *t);
+    t->m = m;
+    double t0 = now_s();
+    each_line("tests/fixtures/misaki/corpus_us_closed.jsonl", text_line, t);
+    double pct[2] = {100.0 * (double)t->words_same[0] / (double)t->words,
+                     100.0 * (double)t->words_same[1] / (double)t->words};
+    fprintf(stderr,
+            "    [%zu lines in %.2f s: tokenizer differs on %zu, closed tagger on %zu; words "
+            "matching the golden strings: closed %zu/%zu (%.3f%%), heuristic %zu/%zu (%.3f%%)]\n",
+            t->lines, now_s() - t0, t->bad_tok, t->bad_tag, t->words_same[0], t->words, pct[0],
+            t->words_same[1], t->words, pct[1]);
+    qsort(t->diff, t->n_diff, sizeof t->diff[0], cmp_diff);
+    fprintf(stderr, "    heuristic vs golden (closed-tag) top differences:\n");
+    for (int shown = 0, k = 0; k < 12; k++) {
+        size_t best = 0, at = 0;
+        for (size_t i = 0; i < t->n_diff;) {
+            size_t j = i;
+            while (j < t->n_diff && cmp_diff(t->diff[i], t->diff[j]) == 0) {
+                j++;
+            }
+            if (j - i > best && t->diff[i][0][0] != '\0') {
+                best = j - i;
+                at = i;
+            }
+            i = j;
+        }
+        if (best == 0) {
+            break;
+        }
+        fprintf(stderr, "      %3zu  %s (golden %s)\n", best, t->diff[at][0], t->diff[at][1]);
+        for (size_t i = at; i < at + best; i++) {
+            t->diff[i][0][0] = '\0';
+        }
+        shown++;
+    }
+    CU_ASSERT_EQUAL(t->lines, 2123);
+    CU_ASSERT_EQUAL(t->bad_tok, 0);
+    CU_ASSERT_EQUAL(t->bad_tag, 0);
+    CU_ASSERT_EQUAL(t->words_same[0], t->words);      /* the closed tagger is the goldens' own */
+    CU_ASSERT_TRUE(pct[1] >= 99.0);
+    free(t);
+    ck_misaki_close(m);
+}
+
+/* C22: curly and straight apostrophes, and Unicode digits, give the same phonemes. */
+static void test_case_c22(void)
+{
+    espeak_open();
+    ck_misaki_options opt = {0, lexicon(0), espeak_fn, g_espeak[0]};
+#ifndef CK_HAVE_ESPEAK
+    opt.espeak = NULL;
+#endif
+    ck_misaki *m = NULL;
+    CU_ASSERT_EQUAL_FATAL(ck_misaki_open(&m, &opt, NULL), CK_OK);
+    static const char *const pairs[][2] = {
+        {"No, it wasn\xE2\x80\x99t.", "No, it wasn't."},
+        {"I\xE2\x80\x99m sure it\xE2\x80\x99s fine, they\xE2\x80\x99re here.", "I'm sure it's fine, they're here."},
+        {"I\xE2\x80\x98m sure.", "I'm sure."},
+        {"I\xEF\xBC\x87m sure.", "I'm sure."},
+        {"I\xCA\xBCm sure.", "I'm sure."},
+    };
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+        ck_misaki_result a, b;
+        CU_ASSERT_EQUAL_FATAL(ck_en_g2p_line(m, CK_TAGGER_HEURISTIC, pairs[i][0], &a, NULL), CK_OK);
+        CU_ASSERT_EQUAL_FATAL(ck_en_g2p_line(m, CK_TAGGER_HEURISTIC, pairs[i][1], &b, NULL), CK_OK);
+        CU_ASSERT_STRING_EQUAL(a.kokoro_ps, b.kokoro_ps);
+        if (i == 0) {
+            CU_ASSERT_STRING_EQUAL(a.kokoro_ps, "nˈO, ɪt wˈʌzᵊnt.");
+        }
+        ck_misaki_result_free(&a);
+        ck_misaki_result_free(&b);
+    }
+    static const char *const lines[][2] = {
+        {"the letter", "ðə lˈɛTəɹ"}, {"butter", "bˈʌTəɹ"}, {"button", "bˈʌtn"},
+        {"Room \xE2\x9E\x80 has \xEF\xBC\x92 cats, \xC2\xB3 dogs and \xD9\xA3 birds.",
+         "ɹˈum wˈʌn hæz tˈu kˈæts, θɹˈi dˈɔɡz ænd θɹˈi bˈɜɹdz."},
+    };
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
+        ck_misaki_result a;
+        CU_ASSERT_EQUAL_FATAL(ck_en_g2p_line(m, CK_TAGGER_HEURISTIC, lines[i][0], &a, NULL), CK_OK);
+        if (strcmp(a.kokoro_ps, lines[i][1]) != 0) {
+            fprintf(stderr, "    %s: got %s, want %s\n", lines[i][0], a.kokoro_ps, lines[i][1]);
+        }
+        CU_ASSERT_STRING_EQUAL(a.kokoro_ps, lines[i][1]);
+        CU_ASSERT_PTR_NULL(strstr(a.kokoro_ps, "ɾ"));
+        CU_ASSERT_PTR_NULL(strstr(a.kokoro_ps, "ʔ"));
+        ck_misaki_result_free(&a);
+    }
+    ck_misaki_close(m);
+}
+
 static void test_cleanup(void)
 {
     for (int b = 0; b < 2; b++) {
@@ -404,4 +604,6 @@ CK_TEST_MAIN("misaki", {"lexicon sizes", test_lexicon_sizes},
              {"numbers golden", test_numbers_golden}, {"espeak fallback us", test_fallback_us},
              {"espeak fallback gb", test_fallback_gb}, {"targeted us", test_targeted_us},
              {"targeted gb", test_targeted_gb}, {"corpus us closed", test_corpus_us_closed},
+             {"front end on the quotes corpus", test_front_end_corpus},
+             {"case C22", test_case_c22},
              {"cleanup", test_cleanup})
