@@ -391,3 +391,76 @@ void ck_lexicon_close(ck_lexicon *lex)
     free(lex->pool);
     free(lex);
 }
+
+/* ---- the process-wide cache ---- */
+
+#include <pthread.h>
+#include <sys/stat.h>
+
+/* Loaded variants, never freed: every reader and thread of the process shares them (one load of
+ * ~0.2 s per variant and directory, however many ck_model_tokenize calls follow). */
+typedef struct cached {
+    struct cached *next;
+    char dir[4096];
+    int british, check_sha256;
+    ck_lexicon *lex;
+} cached;
+
+static pthread_mutex_t g_cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static cached *g_cache;
+
+int ck_lexicon_shared(const char *dir, int british, int check_sha256, const ck_lexicon **out,
+                      ck_error *err)
+{
+    if (out == NULL) {
+        return ck_fail(err, CK_E_ARG, "lexicon: null out");
+    }
+    *out = NULL;
+    dir = dir != NULL ? dir : ck_lexicon_default_dir();
+    british = british != 0;
+    pthread_mutex_lock(&g_cache_lock);
+    int rc = CK_OK;
+    cached *c = g_cache;
+    while (c != NULL && !(strcmp(c->dir, dir) == 0 && c->british == british &&
+                          c->check_sha256 == check_sha256)) {
+        c = c->next;
+    }
+    if (c == NULL) {
+        c = calloc(1, sizeof *c);
+        if (c == NULL) {
+            rc = ck_fail(err, CK_E_MEMORY, "lexicon: cannot allocate");
+        } else {
+            snprintf(c->dir, sizeof c->dir, "%s", dir);
+            c->british = british;
+            c->check_sha256 = check_sha256;
+            rc = ck_lexicon_open(&c->lex, dir, british, check_sha256, NULL, err);
+            if (rc == CK_OK) {
+                c->next = g_cache;
+                g_cache = c;
+            } else {
+                free(c);
+                c = NULL;
+            }
+        }
+    }
+    if (c != NULL) {
+        *out = c->lex;
+    }
+    pthread_mutex_unlock(&g_cache_lock);
+    return rc;
+}
+
+const char *ck_lexicon_default_dir(void)
+{
+#ifdef CK_MISAKI_INSTALL_DIR
+    struct stat st;
+    if (stat(CK_MISAKI_INSTALL_DIR "/us_gold.json", &st) == 0) {
+        return CK_MISAKI_INSTALL_DIR;
+    }
+#endif
+#ifdef CK_MISAKI_SOURCE_DIR
+    return CK_MISAKI_SOURCE_DIR;
+#else
+    return "data/misaki";
+#endif
+}

@@ -57,6 +57,17 @@ const char *ck_lexicon_sha256(const ck_lexicon *lex, ck_lex_kind kind);
 /* 1 for the GB lexicons, 0 for US. */
 int ck_lexicon_british(const ck_lexicon *lex);
 
+/* The variant's lexicons from `dir` (NULL: ck_lexicon_default_dir()) through a process-wide
+ * cache: the first call for a (dir, british, check_sha256) loads them (ck_lexicon_open with the
+ * embedded vocabulary), later calls from any thread get the same read-only tables. Never freed.
+ * Errors: those of ck_lexicon_open (a failed load is retried by the next call). */
+int ck_lexicon_shared(const char *dir, int british, int check_sha256, const ck_lexicon **out,
+                      ck_error *err);
+
+/* Where the shipped lexicons are: the installed copy (<datadir>/ckbatch/misaki) when present,
+ * else the source tree's data/misaki (a build tree run). */
+const char *ck_lexicon_default_dir(void);
+
 /* Frees the lexicon; accepts NULL. */
 void ck_lexicon_close(ck_lexicon *lex);
 

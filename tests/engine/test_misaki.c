@@ -11,6 +11,8 @@
 #include "en_text.h"
 #include "g2p.h"
 #include "misaki.h"
+#include "reader.h"
+#include "vocab.h"
 #include "strbuf.h"
 
 static ck_lexicon *g_lex[2];
@@ -589,6 +591,157 @@ static void test_case_c22(void)
     ck_misaki_close(m);
 }
 
+
+/* ---- the reader's text format on the misaki backend ---- */
+
+static size_t g_warned_fallback;
+static char g_last_warning[400];
+static void on_warn(void *ctx, const char *message)
+{
+    (void)ctx;
+    g_warned_fallback += strstr(message, "phonemized by espeak-ng") != NULL;
+    snprintf(g_last_warning, sizeof g_last_warning, "%s", message);
+}
+
+/* Reads one line of text through a reader with opt; returns the joined phonemes (malloc'd). */
+static char *read_text(const char *text, const char *lang, const char *g2p, const char *dir,
+                       ck_reader **keep, int *rc_out)
+{
+    FILE *f = fmemopen((void *)text, strlen(text), "rb");
+    ck_reader_options o = {CK_INPUT_TEXT, lang, 0, 0, on_warn, NULL, NULL, 0, g2p, dir};
+    ck_reader *r = NULL;
+    ck_error err = {CK_OK, ""};
+    int rc = ck_reader_open(&r, f, "t.txt", &o, &err);
+    *rc_out = rc;
+    if (rc != CK_OK) {
+        snprintf(g_last_warning, sizeof g_last_warning, "%s", err.message);
+        fclose(f);
+        return NULL;
+    }
+    ck_sequence *seqs = NULL;
+    size_t n = 0;
+    ck_strbuf b = {0};
+    if (ck_reader_next(r, &seqs, &n, &err) == 1) {
+        for (size_t i = 0; i < n; i++) {
+            ck_strbuf_puts(&b, i > 0 ? "|" : "");
+            ck_strbuf_puts(&b, seqs[i].phonemes);
+            /* ids are the vocab ids of the phonemes, boundaries 0 */
+            CU_ASSERT_EQUAL(seqs[i].ids[0], 0);
+            CU_ASSERT_EQUAL(seqs[i].ids[seqs[i].n_ids - 1], 0);
+        }
+    }
+    ck_sequences_free(seqs, n);
+    if (keep != NULL) {
+        *keep = r;
+    } else {
+        ck_reader_close(r);
+    }
+    fclose(f);
+    return ck_strbuf_take(&b);
+}
+
+static void test_reader_misaki_default(void)
+{
+    ck_reader *r = NULL;
+    int rc = 0;
+    g_warned_fallback = 0;
+    char *got = read_text("Hello world, the letter.\n", "en-us", NULL, NULL, &r, &rc);
+    CU_ASSERT_EQUAL_FATAL(rc, CK_OK);
+    CU_ASSERT_STRING_EQUAL(got, "həlˈO wˈɜɹld, ðə lˈɛTəɹ.");
+    CU_ASSERT_EQUAL(strncmp(ck_reader_g2p_version(r), "misaki (misaki 0.9.4", 20), 0);
+    const char *key = NULL, *value = NULL;
+    int saw_sha = 0, saw_tagger = 0;
+    for (size_t i = 0; ck_reader_g2p_meta(r, i, &key, &value); i++) {
+        saw_sha |= strcmp(key, "g2p_lexicon_us_gold_sha256") == 0 &&
+                   strcmp(value, "dc414872a49a28ae6c141463d502fd945f3b2fde040484fdc47d00cc4612686f") == 0;
+        saw_tagger |= strcmp(key, "g2p_tagger") == 0 && strstr(value, "not spaCy") != NULL;
+    }
+    CU_ASSERT_TRUE(saw_sha);
+    CU_ASSERT_TRUE(saw_tagger);
+    ck_reader_close(r);
+    free(got);
+    /* en-gb: no flap pass */
+    got = read_text("the letter\n", "en-gb", "misaki", NULL, NULL, &rc);
+    CU_ASSERT_STRING_EQUAL(got, "ðə lˈɛtə");
+    free(got);
+    /* the espeak path is still there */
+    got = read_text("the letter\n", "en-us", "espeak", NULL, &r, &rc);
+    CU_ASSERT_EQUAL(strncmp(ck_reader_g2p_version(r), "espeak-ng ", 10), 0);
+    ck_reader_close(r);
+    free(got);
+}
+
+#ifdef CK_HAVE_ESPEAK
+static void test_reader_misaki_reports_fallback(void)
+{
+    ck_reader *r = NULL;
+    int rc = 0;
+    g_warned_fallback = 0;
+    char *got = read_text("  We met Kokoro-based folks.\n", "en-us", "misaki", NULL, &r, &rc);
+    CU_ASSERT_EQUAL_FATAL(rc, CK_OK);
+    CU_ASSERT_EQUAL(ck_reader_stats_get(r)->g2p_fallback_words, 1);
+    CU_ASSERT_EQUAL(g_warned_fallback, 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(g_last_warning, "t.txt:1: column 10: \"Kokoro-based\""));
+    ck_reader_close(r);
+    free(got);
+}
+#endif
+
+static void test_reader_misaki_bad_options(void)
+{
+    int rc = 0;
+    char *got = read_text("x\n", "en-us", "spacy", NULL, NULL, &rc);
+    CU_ASSERT_EQUAL(rc, CK_E_ARG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(g_last_warning, "g2p \"spacy\""));
+    free(got);
+    got = read_text("x\n", "en-us", "misaki", "/nonexistent/misaki", NULL, &rc);
+    CU_ASSERT_EQUAL(rc, CK_E_IO);
+    CU_ASSERT_PTR_NOT_NULL(strstr(g_last_warning, "/nonexistent/misaki/us_gold.json"));
+    free(got);
+}
+
+/* A line longer than 510 symbols is cut where Kokoro cuts it (the targeted goldens' long lines). */
+static void test_reader_misaki_chunks_like_kokoro(void)
+{
+    FILE *f = fopen(ck_test_path("tests/fixtures/misaki/targeted_us.jsonl"), "rb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    char *line = NULL;
+    size_t cap = 0, checked = 0;
+    while (getline(&line, &cap, f) > 0) {
+        cJSON *j = cJSON_Parse(line);
+        const cJSON *chunks = cJSON_GetObjectItemCaseSensitive(j, "kokoro_chunks");
+        if (cJSON_GetArraySize(chunks) > 1 && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "used_fallback"))) {
+            ck_strbuf want = {0};
+            for (const cJSON *c = chunks->child; c != NULL; c = c->next) {
+                ck_strbuf_puts(&want, c == chunks->child ? "" : "|");
+                ck_strbuf_puts(&want, c->valuestring);
+            }
+            char *w = ck_strbuf_take(&want);
+            ck_strbuf in = {0};
+            ck_strbuf_puts(&in, str(j, "text"));
+            ck_strbuf_puts(&in, "\n");
+            char *text = ck_strbuf_take(&in);
+            int rc = 0;
+            char *got = read_text(text, "en-us", "misaki", NULL, NULL, &rc);
+            /* own tokenizer and tagger: the golden's hand tags may differ, so compare the cut
+             * structure (chunk count) and that every chunk fits */
+            size_t pieces = 1;
+            for (const char *p = got; *p != '\0'; p++) {
+                pieces += *p == '|';
+            }
+            CU_ASSERT_EQUAL(pieces, (size_t)cJSON_GetArraySize(chunks));
+            free(got);
+            free(text);
+            free(w);
+            checked++;
+        }
+        cJSON_Delete(j);
+    }
+    free(line);
+    fclose(f);
+    CU_ASSERT_TRUE(checked >= 2);
+}
+
 static void test_cleanup(void)
 {
     for (int b = 0; b < 2; b++) {
@@ -599,6 +752,12 @@ static void test_cleanup(void)
     }
 }
 
+#ifdef CK_HAVE_ESPEAK
+#define FALLBACK_CASE {"reader: fallback words reported", test_reader_misaki_reports_fallback},
+#else
+#define FALLBACK_CASE
+#endif
+
 CK_TEST_MAIN("misaki", {"lexicon sizes", test_lexicon_sizes},
              {"lexicon rejects a bad entry", test_lexicon_rejects_bad_entry},
              {"numbers golden", test_numbers_golden}, {"espeak fallback us", test_fallback_us},
@@ -606,4 +765,7 @@ CK_TEST_MAIN("misaki", {"lexicon sizes", test_lexicon_sizes},
              {"targeted gb", test_targeted_gb}, {"corpus us closed", test_corpus_us_closed},
              {"front end on the quotes corpus", test_front_end_corpus},
              {"case C22", test_case_c22},
+             {"reader: misaki is the text default", test_reader_misaki_default},
+             {"reader: bad g2p options", test_reader_misaki_bad_options},
+             {"reader: chunks like Kokoro", test_reader_misaki_chunks_like_kokoro}, FALLBACK_CASE
              {"cleanup", test_cleanup})
