@@ -58,5 +58,9 @@ int ck_g2p_punctuate(const char *text, ck_g2p_piece_fn piece, void *ctx, char **
  * ᵊX; US only: ː removed; then o->ɔ, ɾ->T, ʔ->t; finally the '^' ties removed. british: 0 for
  * en-us, 1 for en-gb. *out is malloc'd. Errors: CK_E_ARG (null), CK_E_MEMORY. */
 int ck_g2p_rewrite(const char *espeak, int british, char **out, ck_error *err);
+/* Known divergences from misaki's own EspeakFallback (MISAKI.md section 7), kept on purpose so that
+ * --g2p espeak stays byte-identical to earlier releases: no ʔn̩ -> ʔn rule (US "button": bˈʌtᵊn,
+ * misaki bˈʌtn) and the variant rules merged into the longest-first pass (GB "square": skwˈɛː,
+ * misaki skwˈAə). The misaki backend's fallback uses ck_misaki_espeak_rewrite, misaki's order. */
 
 #endif

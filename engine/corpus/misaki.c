@@ -1935,9 +1935,14 @@ static int retokenize(run *r, const tok *in, size_t n, tok **sub_out, size_t *n_
         const tok *token = &in[i];
         size_t first = ns;
         if (token->alias == NULL && token->ps == NULL) {
-            uint32_t w[4 * MAXW];
-            size_t wn = decode(token->text, w, 4 * MAXW), st[4 * MAXW], ln[4 * MAXW];
-            size_t k = subtokenize(w, wn, st, ln, 4 * MAXW);
+            size_t cap_w = strlen(token->text) + 1;  /* code points <= bytes */
+            uint32_t *w = amalloc(r->a, cap_w * sizeof *w);
+            size_t *st = amalloc(r->a, cap_w * sizeof *st), *ln = amalloc(r->a, cap_w * sizeof *ln);
+            if (w == NULL || st == NULL || ln == NULL) {
+                return ck_fail(r->err, CK_E_MEMORY, "misaki: cannot allocate subtokens");
+            }
+            size_t wn = decode(token->text, w, cap_w);
+            size_t k = subtokenize(w, wn, st, ln, cap_w);
             size_t byte = token->byte;
             for (size_t j = 0, cpi = 0; j < k; j++) {
                 tok t = *token;
