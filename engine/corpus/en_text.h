@@ -44,7 +44,14 @@ typedef void (*ck_en_tag_fn)(const ck_en_pieces *p, const char **tags);
 
 typedef enum {
     CK_TAGGER_CLOSED = 0,    /* closed-class table only (the goldens' "closed" stand-in) */
-    CK_TAGGER_HEURISTIC = 1  /* closed + one word of context for POS-keyed words (default) */
+    CK_TAGGER_HEURISTIC = 1  /* closed + one word of context (default): a/by at a clause end,
+                                I after a name (War I), vs, 9 AM, e-mail/domain -> ADD, that
+                                (DT at a sentence start or clause end, else IN), used to,
+                                read/wound after be/have/he, a verb after a modal, to, please,
+                                a subject pronoun; a noun after a determiner, possessive or
+                                quantity; an imperative before a determiner. Quotes corpus:
+                                99.81% of words as the closed goldens; targeted suite (Lingua +
+                                hand tags): 97.99% (closed table: 95.93%) */
 } ck_en_tagger;
 
 /* Name recorded in metadata: "closed-class v1 (not spaCy)" / "heuristic v1 (not spaCy)". */

@@ -3,6 +3,7 @@
  * misaki's espeak rewrite, and every tokens-golden line (targeted_us, targeted_gb,
  * corpus_us_closed) reproduced byte for byte from the given tokens and tags. */
 #include <cjson/cJSON.h>
+#include <pthread.h>
 #include <time.h>
 
 #include "ck_test.h"
@@ -753,6 +754,122 @@ static void test_reader_misaki_chunks_like_kokoro(void)
     CU_ASSERT_TRUE(checked >= 2);
 }
 
+
+/* The taggers against the targeted suite, whose tags are Lingua's with hand corrections (closer to
+ * what a real tagger says than the closed-class stand-in): informative, printed. */
+typedef struct {
+    const ck_misaki *m;
+    size_t words, same[2];
+} tag_tally;
+
+static void tagger_line(const cJSON *j, void *ctx)
+{
+    tag_tally *t = ctx;
+    if (strcmp(str(j, "tag_source"), "explicit") == 0) {
+        return;
+    }
+    const char *want = str(j, "kokoro_ps");
+    char *w = strdup(want), *ws[512];
+    t->words += split_words(w, ws, 512);
+    free(w);
+    text_tally scratch;
+    scratch.n_diff = 4096;  /* record nothing */
+    for (int tg = 0; tg < 2; tg++) {
+        ck_misaki_result res;
+        CU_ASSERT_EQUAL(ck_en_g2p_line(t->m, (ck_en_tagger)tg, str(j, "text"), &res, NULL), CK_OK);
+        if (res.kokoro_ps != NULL) {
+            t->same[tg] += same_words(&scratch, res.kokoro_ps, want, 0);
+        }
+        ck_misaki_result_free(&res);
+    }
+}
+
+static void test_taggers_on_targeted(void)
+{
+    espeak_open();
+    for (int b = 0; b < 2; b++) {
+        ck_misaki_options opt = {b, lexicon(b), espeak_fn, g_espeak[b]};
+#ifndef CK_HAVE_ESPEAK
+        opt.espeak = NULL;
+#endif
+        ck_misaki *m = NULL;
+        CU_ASSERT_EQUAL_FATAL(ck_misaki_open(&m, &opt, NULL), CK_OK);
+        tag_tally t = {m, 0, {0, 0}};
+        each_line(b ? "tests/fixtures/misaki/targeted_gb.jsonl" : "tests/fixtures/misaki/targeted_us.jsonl",
+                  tagger_line, &t);
+        fprintf(stderr, "    [targeted %s (Lingua+hand tags): words matching: closed %zu/%zu "
+                "(%.2f%%), heuristic %zu/%zu (%.2f%%)]\n", b ? "gb" : "us", t.same[0], t.words,
+                100.0 * (double)t.same[0] / (double)t.words, t.same[1], t.words,
+                100.0 * (double)t.same[1] / (double)t.words);
+        CU_ASSERT_TRUE(t.same[1] >= t.same[0]);
+        ck_misaki_close(m);
+    }
+}
+
+/* Two threads share one ck_misaki and one lexicon: each gets what one thread alone gets. */
+typedef struct {
+    const ck_misaki *m;
+    char **lines, **want;
+    size_t n, bad;
+} share;
+
+static void *share_worker(void *arg)
+{
+    share *s = arg;
+    for (size_t i = 0; i < s->n; i++) {
+        ck_misaki_result res;
+        if (ck_en_g2p_line(s->m, CK_TAGGER_HEURISTIC, s->lines[i], &res, NULL) != CK_OK ||
+            strcmp(res.kokoro_ps, s->want[i]) != 0) {
+            s->bad++;
+        }
+        ck_misaki_result_free(&res);
+    }
+    return NULL;
+}
+
+static void test_threads_share_lexicon(void)
+{
+    espeak_open();
+    ck_misaki_options opt = {0, lexicon(0), espeak_fn, g_espeak[0]};
+#ifndef CK_HAVE_ESPEAK
+    opt.espeak = NULL;
+#endif
+    ck_misaki *m = NULL;
+    CU_ASSERT_EQUAL_FATAL(ck_misaki_open(&m, &opt, NULL), CK_OK);
+    FILE *f = fopen(ck_test_path("tests/fixtures/corpus/quotes_30.txt"), "rb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    char *lines[64], *want[64], *line = NULL;
+    size_t n = 0, cap = 0;
+    ssize_t len;
+    while (n < 64 && (len = getline(&line, &cap, f)) > 0) {
+        if (line[len - 1] == '\n') {
+            line[len - 1] = '\0';
+        }
+        ck_misaki_result res;
+        CU_ASSERT_EQUAL_FATAL(ck_en_g2p_line(m, CK_TAGGER_HEURISTIC, line, &res, NULL), CK_OK);
+        lines[n] = strdup(line);
+        want[n++] = strdup(res.kokoro_ps);
+        ck_misaki_result_free(&res);
+    }
+    free(line);
+    fclose(f);
+    share s[2] = {{m, lines, want, n, 0}, {m, lines, want, n, 0}};
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++) {
+        CU_ASSERT_EQUAL_FATAL(pthread_create(&th[i], NULL, share_worker, &s[i]), 0);
+    }
+    for (int i = 0; i < 2; i++) {
+        pthread_join(th[i], NULL);
+        CU_ASSERT_EQUAL(s[i].bad, 0);
+    }
+    CU_ASSERT_EQUAL(n, 30);
+    for (size_t i = 0; i < n; i++) {
+        free(lines[i]);
+        free(want[i]);
+    }
+    ck_misaki_close(m);
+}
+
 static void test_cleanup(void)
 {
     for (int b = 0; b < 2; b++) {
@@ -776,6 +893,8 @@ CK_TEST_MAIN("misaki", {"lexicon sizes", test_lexicon_sizes},
              {"targeted gb", test_targeted_gb}, {"corpus us closed", test_corpus_us_closed},
              {"front end on the quotes corpus", test_front_end_corpus},
              {"case C22", test_case_c22},
+             {"taggers on the targeted suite", test_taggers_on_targeted},
+             {"two threads share the lexicon", test_threads_share_lexicon},
              {"reader: misaki is the text default", test_reader_misaki_default},
              {"reader: bad g2p options", test_reader_misaki_bad_options},
              {"reader: chunks like Kokoro", test_reader_misaki_chunks_like_kokoro}, FALLBACK_CASE
