@@ -155,6 +155,69 @@ static void test_numbers_golden(void)
     CU_ASSERT_EQUAL(t.bad, 0);
 }
 
+
+/* Optional oracle: Debian's python3-num2words (scripts/packages.txt [g2p-oracle]), when
+ * /usr/bin/python3 can import it: 0..100,000, years 1000..2999, ordinals 1..10,000, 300 large
+ * values up to 10^21 and 500 decimals, every one compared with ck_num_words. Skipped (and said
+ * so) otherwise. */
+static void test_numbers_num2words_oracle(void)
+{
+    if (system("/usr/bin/python3 -c 'import num2words' >/dev/null 2>&1") != 0) {
+        fprintf(stderr, "    [python3-num2words not installed: skipped]\n");
+        return;
+    }
+    static const char script[] =
+        "/usr/bin/python3 -c \""
+        "import random\n"
+        "from num2words import num2words as w\n"
+        "r = random.Random(16)\n"
+        "for n in range(0, 100001): print('c', n, w(n), sep='\\t')\n"
+        "for n in range(1000, 3000): print('y', n, w(n, to='year'), sep='\\t')\n"
+        "for n in range(1, 10001): print('o', n, w(n, to='ordinal'), sep='\\t')\n"
+        "for k in range(300):\n"
+        "    n = r.randrange(10 ** r.randrange(6, 22)); print('c', n, w(n), sep='\\t')\n"
+        "for k in range(500):\n"
+        "    s = '%d.%0*d' % (r.randrange(10 ** r.randrange(1, 7)), r.randrange(1, 6), r.randrange(100000))\n"
+        "    print('f', s, w(float(s)), sep='\\t')\n"
+        "\"";
+    FILE *p = popen(script, "r");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    char *line = NULL;
+    size_t cap = 0, rows = 0, bad = 0;
+    ssize_t len;
+    while ((len = getline(&line, &cap, p)) > 0) {
+        if (line[len - 1] == '\n') {
+            line[len - 1] = '\0';
+        }
+        char *in = strchr(line, '\t'), *want = in != NULL ? strchr(in + 1, '\t') : NULL;
+        if (want == NULL) {
+            continue;
+        }
+        *in++ = '\0';
+        *want++ = '\0';
+        ck_strbuf b = {0};
+        int rc = line[0] == 'f' ? ck_num_words_float(in, strlen(in), &b)
+                                : ck_num_words(in, strlen(in),
+                                               line[0] == 'y'   ? CK_NUM_YEAR
+                                               : line[0] == 'o' ? CK_NUM_ORDINAL
+                                                                : CK_NUM_CARDINAL, &b);
+        char *got = ck_strbuf_take(&b);
+        if (rc != 0 || got == NULL || strcmp(got, want) != 0) {
+            if (bad++ < 10) {
+                fprintf(stderr, "    %s %s: got \"%s\", want \"%s\"\n", line, in, got ? got : "-",
+                        want);
+            }
+        }
+        free(got);
+        rows++;
+    }
+    free(line);
+    CU_ASSERT_EQUAL(pclose(p), 0);
+    fprintf(stderr, "    [num2words oracle: %zu values, %zu differ]\n", rows, bad);
+    CU_ASSERT_EQUAL(rows, 100001 + 2000 + 10000 + 300 + 500);
+    CU_ASSERT_EQUAL(bad, 0);
+}
+
 /* ---- espeak fallback ---- */
 
 typedef struct {
@@ -888,7 +951,8 @@ static void test_cleanup(void)
 
 CK_TEST_MAIN("misaki", {"lexicon sizes", test_lexicon_sizes},
              {"lexicon rejects a bad entry", test_lexicon_rejects_bad_entry},
-             {"numbers golden", test_numbers_golden}, {"espeak fallback us", test_fallback_us},
+             {"numbers golden", test_numbers_golden},
+             {"numbers vs python3-num2words", test_numbers_num2words_oracle}, {"espeak fallback us", test_fallback_us},
              {"espeak fallback gb", test_fallback_gb}, {"targeted us", test_targeted_us},
              {"targeted gb", test_targeted_gb}, {"corpus us closed", test_corpus_us_closed},
              {"front end on the quotes corpus", test_front_end_corpus},
