@@ -419,23 +419,37 @@ static int espeak_piece(void *ctx, const char *piece, char **phonemes, ck_error 
 }
 #endif
 
+int ck_g2p_lang(const char *lang, int *british, ck_error *err)
+{
+    if (lang == NULL || strcmp(lang, "en-us") == 0) {
+        *british = 0;
+        return CK_OK;
+    }
+    if (strcmp(lang, "en-gb") == 0) {
+        *british = 1;
+        return CK_OK;
+    }
+    return ck_fail(err, CK_E_ARG, "g2p: lang \"%s\": expected \"en-us\" or \"en-gb\"", lang);
+}
+
 int ck_g2p_open(ck_g2p **out, const char *lang, ck_error *err)
 {
     if (out == NULL) {
         return ck_fail(err, CK_E_ARG, "g2p: null out");
     }
     *out = NULL;
-    lang = lang != NULL ? lang : "en-us";
-    if (strcmp(lang, "en-us") != 0 && strcmp(lang, "en-gb") != 0) {
-        return ck_fail(err, CK_E_ARG, "g2p: lang \"%s\": expected \"en-us\" or \"en-gb\"", lang);
+    int british = 0;
+    if (ck_g2p_lang(lang, &british, err) != CK_OK) {
+        return CK_E_ARG;
     }
+    lang = british ? "en-gb" : "en-us";
 #ifdef CK_HAVE_ESPEAK
     ck_g2p *g = calloc(1, sizeof *g);
     if (g == NULL) {
         return ck_fail(err, CK_E_MEMORY, "g2p: cannot allocate");
     }
     snprintf(g->lang, sizeof g->lang, "%s", lang);
-    g->british = strcmp(lang, "en-gb") == 0;
+    g->british = british;
     pthread_mutex_lock(&g_espeak_lock);
     int rc = espeak_ready(g, err);
     pthread_mutex_unlock(&g_espeak_lock);

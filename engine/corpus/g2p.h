@@ -7,6 +7,10 @@
 
 typedef struct ck_g2p ck_g2p;
 
+/* The one check of a text language, shared by every G2P and the reader: "en-us" (or NULL) gives
+ * *british 0, "en-gb" 1. Errors: CK_E_ARG "lang \"fr\": expected \"en-us\" or \"en-gb\"". */
+int ck_g2p_lang(const char *lang, int *british, ck_error *err);
+
 /* Opens a phonemizer for lang "en-us" or "en-gb" (NULL means "en-us"). The first open initialises
  * espeak-ng once for the process (it is never terminated: espeak-ng cannot be re-initialised safely).
  * Errors: CK_E_ARG (null out, unknown lang), CK_E_BACKEND (built without espeak-ng, espeak-ng data

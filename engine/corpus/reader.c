@@ -50,8 +50,10 @@ static int check_options(const ck_reader_options *o, ck_error *err)
         return ck_fail(err, CK_E_ARG, "reader: max_phonemes %zu: expected 1..%d", o->max_phonemes,
                        CK_READER_MAX_PHONEMES);
     }
-    if (o->lang != NULL && strcmp(o->lang, "en-us") != 0 && strcmp(o->lang, "en-gb") != 0) {
-        return ck_fail(err, CK_E_ARG, "reader: lang \"%s\": expected \"en-us\" or \"en-gb\"", o->lang);
+    int british = 0;
+    ck_error lang_err = {CK_OK, ""};
+    if (ck_g2p_lang(o->lang, &british, &lang_err) != CK_OK) {
+        return ck_fail(err, CK_E_ARG, "reader: %s", lang_err.message + strlen("g2p: "));
     }
     if (o->g2p != NULL && strcmp(o->g2p, "misaki") != 0 && strcmp(o->g2p, "espeak") != 0) {
         return ck_fail(err, CK_E_ARG, "reader: g2p \"%s\": expected \"misaki\" or \"espeak\"",
