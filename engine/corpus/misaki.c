@@ -2377,43 +2377,34 @@ int ck_misaki_preprocess(const char *text, ck_misaki_pre *pre, ck_error *err)
 
 void ck_misaki_features(const ck_misaki_pre *pre, ck_misaki_token *tokens, size_t n)
 {
-    /* non-space character counts: preprocess token k covers [nsa[k], nsb[k]) */
-    size_t ti = 0, count = 0, pi = 0;
+    /* both sides cover the same non-space characters in order: walk them together, token ti
+     * belonging to the preprocess token that holds its first non-space character */
     const char *t = pre->text;
-    size_t ns_before = 0;  /* non-space characters of the text before the current token */
-    (void)count;
-    for (size_t i = 0; i < n; i++) {
-        tokens[i].is_head = 1;
+    size_t pi = 0, pre_end = 0;  /* non-space characters up to the end of preprocess token pi */
+    if (pre->n_tokens > 0) {
+        for (size_t b = pre->tokens[0].start; b < pre->tokens[0].end; b++) {
+            pre_end += !is_space_byte(t[b]) && ((unsigned char)t[b] & 0xC0) != 0x80;
+        }
     }
-    size_t prev_k = (size_t)-1, span_i = 0;
-    for (ti = 0; ti < n; ti++) {
-        /* the token's first non-space character is character number ns_before */
-        size_t k_hit = (size_t)-1, seen = 0;
-        for (pi = 0; pi < pre->n_tokens; pi++) {
-            size_t inner = 0;
-            for (size_t b = pre->tokens[pi].start; b < pre->tokens[pi].end; b++) {
-                if (!is_space_byte(t[b]) && ((unsigned char)t[b] & 0xC0) != 0x80) {
-                    inner++;
-                }
-            }
-            if (ns_before >= seen && ns_before < seen + inner) {
-                k_hit = pi;
-                break;
-            }
-            seen += inner;
-        }
-        const char *s = tokens[ti].text;
-        for (; *s != '\0'; s++) {
-            if (!is_space_byte(*s) && ((unsigned char)*s & 0xC0) != 0x80) {
-                ns_before++;
+    size_t ns_before = 0, prev_k = (size_t)-1, span_i = 0;
+    for (size_t ti = 0; ti < n; ti++) {
+        tokens[ti].is_head = 1;
+        while (pi < pre->n_tokens && ns_before >= pre_end) {
+            pi++;
+            for (size_t b = pi < pre->n_tokens ? pre->tokens[pi].start : 0;
+                 pi < pre->n_tokens && b < pre->tokens[pi].end; b++) {
+                pre_end += !is_space_byte(t[b]) && ((unsigned char)t[b] & 0xC0) != 0x80;
             }
         }
-        if (k_hit == (size_t)-1) {
+        for (const char *s = tokens[ti].text; *s != '\0'; s++) {
+            ns_before += !is_space_byte(*s) && ((unsigned char)*s & 0xC0) != 0x80;
+        }
+        if (pi >= pre->n_tokens) {
             continue;
         }
-        const ck_misaki_pre_token *p = &pre->tokens[k_hit];
-        span_i = k_hit == prev_k ? span_i + 1 : 0;
-        prev_k = k_hit;
+        const ck_misaki_pre_token *p = &pre->tokens[pi];
+        span_i = pi == prev_k ? span_i + 1 : 0;
+        prev_k = pi;
         if (p->kind == 2) {
             tokens[ti].stress = p->stress;
         } else if (p->kind == 1) {
