@@ -438,20 +438,23 @@ static int english_text(ck_reader *r, const char *s, size_t len, char **out, ck_
 }
 
 /* 1-based column (code points, edge blanks included) of the first occurrence of word in the line
- * at or after *from (bytes), which moves past it; 0 when not found. */
+ * at or after byte *from, whose column is *col; both move past it (one walk over the line for a
+ * whole left-to-right search). 0 when not found (nothing moves). */
 static size_t find_column(ck_reader *r, const char *line, size_t len, const char *word,
-                          size_t *from)
+                          size_t *from, size_t *col)
 {
-    size_t wl = strlen(word);
+    size_t wl = strlen(word), column = *col;
     for (size_t i = *from; wl > 0 && i + wl <= len; i++) {
         if (memcmp(line + i, word, wl) == 0) {
-            size_t column = 1 + r->lead;
-            for (size_t k = 0; k < i; k++) {
+            size_t at = column + 1 + r->lead;
+            for (size_t k = i; k < i + wl; k++) {
                 column += ((unsigned char)line[k] & 0xC0) != 0x80;
             }
             *from = i + wl;
-            return column;
+            *col = column;
+            return at;
         }
+        column += ((unsigned char)line[i] & 0xC0) != 0x80;
     }
     return 0;
 }
@@ -477,11 +480,11 @@ static int misaki_line(ck_reader *r, const char *line, size_t len, const char *t
         ck_misaki_result_free(&res);
         return ck_fail(err, rc, "%s:%zu: %s", r->source, r->line_no, g2p_err.message);
     }
-    size_t from = 0;
+    size_t from = 0, col = 0;
     for (size_t i = res.n_fallbacks; i-- > 0;) {  /* misaki's order is right to left */
         const ck_misaki_fallback *f = &res.fallbacks[i];
         r->stats.g2p_fallback_words++;
-        size_t column = find_column(r, line, len, f->text, &from);
+        size_t column = find_column(r, line, len, f->text, &from, &col);
         if (r->opt.warn != NULL) {
             char msg[400];
             snprintf(msg, sizeof msg, "%s:%zu: column %zu: \"%.80s\" is in no lexicon rule: "
@@ -491,12 +494,13 @@ static int misaki_line(ck_reader *r, const char *line, size_t len, const char *t
         }
     }
     from = 0;
+    col = 0;
     for (size_t i = 0; i < res.n_tokens; i++) {
         if (res.tokens[i].phonemes != NULL) {
             continue;
         }
         r->stats.g2p_unresolved++;
-        size_t column = find_column(r, line, len, res.tokens[i].text, &from);
+        size_t column = find_column(r, line, len, res.tokens[i].text, &from, &col);
         if (r->opt.warn != NULL) {
             char msg[400];
             snprintf(msg, sizeof msg, "%s:%zu: column %zu: \"%.80s\" got no phonemes, dropped",
