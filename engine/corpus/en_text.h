@@ -37,6 +37,7 @@ typedef struct {
  * and CD pieces get their tags. Errors: CK_E_ARG, CK_E_MEMORY. */
 int ck_en_tokenize(const char *text, ck_en_pieces *out, ck_error *err);
 
+/* Frees every piece's text and the array; *p is zeroed; accepts a zeroed p. */
 void ck_en_pieces_free(ck_en_pieces *p);
 
 /* A tagger: fills tags[i] (static strings) for every piece whose tag is NULL. */

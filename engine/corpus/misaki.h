@@ -124,6 +124,7 @@ int ck_misaki_preprocess(const char *text, ck_misaki_pre *pre, ck_error *err);
  * is_head, stress, num_flags (pointers into pre). */
 void ck_misaki_features(const ck_misaki_pre *pre, ck_misaki_token *tokens, size_t n);
 
+/* Frees what ck_misaki_preprocess filled; *pre is zeroed; accepts a zeroed pre. */
 void ck_misaki_pre_free(ck_misaki_pre *pre);
 
 #endif
