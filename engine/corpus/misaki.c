@@ -2323,12 +2323,15 @@ int ck_misaki_preprocess(const char *text, ck_misaki_pre *pre, ck_error *err)
             L.kind = 2;
             L.stress = -0.5;
         } else if (fl > 1 && (f[0] == '/' || f[0] == '#') && f[fl - 1] == f[0]) {
-            size_t e = fl;
+            size_t e = fl, a = 1;
             while (e > 1 && f[e - 1] == f[0]) {
                 e--;
             }
+            while (a < e && f[a] == f[0]) {  /* misaki lstrips the mark when it applies it */
+                a++;
+            }
             L.kind = f[0] == '/' ? 1 : 3;
-            L.value = strndup(f + 1, e - 1);
+            L.value = strndup(f + a, e - a);
         }
         links[nl++] = L;
         last = k + 1;
