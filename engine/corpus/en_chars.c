@@ -152,6 +152,13 @@ int ck_cp_decimal(uint32_t c)
     return -1;
 }
 
+int ck_cp_ascii_form(uint32_t c)
+{
+    return c >= 0x80 && (ck_cp_decimal(c) >= 0 || (c >= 0xFF01 && c <= 0xFF5E) || c == 0xB2 ||
+                         c == 0xB3 || c == 0xB9 || c == 0x2070 || (c >= 0x2074 && c <= 0x2089) ||
+                         (c >= 0x2460 && c <= 0x2487) || (c >= 0x2776 && c <= 0x2793));
+}
+
 /* Appends the ASCII digits of v (1..99). */
 static size_t put_number(unsigned v, uint32_t *out, size_t w, size_t cap)
 {

@@ -16,6 +16,10 @@ uint32_t ck_cp_upper(uint32_t c);
 /* Decimal digit (\d, Nd): its value 0..9, or -1. */
 int ck_cp_decimal(uint32_t c);
 
+/* 1 for the non-ASCII forms ck_cp_normalize turns into ASCII digits or characters: digits of any
+ * script, fullwidth ASCII, super/subscript digits, circled and dingbat numbers. */
+int ck_cp_ascii_form(uint32_t c);
+
 /* NFKC for the compatibility characters English text meets (fullwidth ASCII, superscript and
  * subscript digits, circled numbers, ligatures, NBSP, U+2026 -> "...", ...), then misaki's
  * numeric_if_needed (a digit of any script with an integral value -> ASCII digits: U+0663 -> "3",

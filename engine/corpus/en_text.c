@@ -25,6 +25,13 @@ char *ck_en_normalize_line(const char *text)
         }
         if (c == 0x2018 || c == 0x2019 || c == 0x201B || c == 0x02BC || c == 0xFF07) {
             ck_strbuf_append(&b, "'", 1);
+        } else if (ck_cp_ascii_form(c)) {
+            uint32_t o[8];  /* "٣" -> "3", "➉" -> "10", "２" -> "2": no such form reaches espeak-ng */
+            size_t k = ck_cp_normalize(&c, 1, o, 8);
+            for (size_t i = 0; i < k; i++) {
+                char u[4];
+                ck_strbuf_append(&b, u, ck_utf8_encode(o[i], u));
+            }
         } else {
             ck_strbuf_append(&b, text + prev, pos - prev);
         }

@@ -13,7 +13,10 @@
 
 /* The line normalisation done before any word is split (case C22): U+2018 U+2019 U+02BC U+FF07
  * -> "'" (so curly and straight apostrophes give the same ids; misaki itself straightens them
- * only inside the lexicon, after tagging), U+201B -> "'". Returns a malloc'd string or NULL. */
+ * only inside the lexicon, after tagging), U+201B -> "'"; the digit and fullwidth forms of
+ * ck_cp_ascii_form to ASCII by their value (misaki's NFKC + numeric_if_needed, done early so no
+ * such character reaches espeak-ng). Returns a malloc'd string, NULL on invalid UTF-8 or when
+ * out of memory. */
 char *ck_en_normalize_line(const char *text);
 
 /* One token of ck_en_tokenize: text (malloc'd in the token list), whitespace after it, and the

@@ -391,13 +391,6 @@ static int english_code_point(uint32_t cp)
  * is rejected, naming its column. Otherwise it becomes a space in the copy handed to espeak-ng and
  * is warned and counted like a dropped symbol (real English text quotes IPA: gatsby_5k.txt line 11
  * has "/jˈɛ ɛs/"). *out: the copy (malloc'd). Errors: CK_E_INPUT (strict), CK_E_MEMORY. */
-static int misaki_normalizable(uint32_t cp)
-{
-    return ck_cp_decimal(cp) >= 0 || (cp >= 0xFF01 && cp <= 0xFF5E) || cp == 0xB2 ||
-           cp == 0xB3 || cp == 0xB9 || (cp >= 0x2070 && cp <= 0x2089) ||
-           (cp >= 0x2460 && cp <= 0x2487) || (cp >= 0x2776 && cp <= 0x2793);
-}
-
 static int english_text(ck_reader *r, const char *s, size_t len, char **out, ck_error *err)
 {
     char *text = strndup(s, len);
@@ -413,7 +406,7 @@ static int english_text(ck_reader *r, const char *s, size_t len, char **out, ck_
             break; /* the line was validated as UTF-8 before */
         }
         column++;
-        if (english_code_point(cp) || (r->misaki_on && misaki_normalizable(cp))) {
+        if (english_code_point(cp) || (r->misaki_on && ck_cp_ascii_form(cp))) {
             continue;
         }
         const char *why = cp < 0x20 || (cp >= 0x7F && cp <= 0x9F)
