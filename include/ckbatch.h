@@ -278,6 +278,12 @@ typedef struct {
                                    every line, batch and checkpoint) */
     const char *g2p;            /* see ck_lines_params (default NULL: "misaki") */
     const char *lexicon_dir;    /* see ck_lines_params */
+    size_t shard_count;         /* 0 (default): the whole input into `output`. N >= 1: only range
+                                   shard_index of ck_shard_split(input, shard_index, N) into the
+                                   shard file ck_shard_path(output, shard_index, N), whose records
+                                   carry the input's global line numbers (ck_merge_shards joins
+                                   N of them into the file a whole run writes). Not with stdin */
+    size_t shard_index;         /* 0 .. shard_count - 1 */
 } ck_corpus_params;
 
 /* The defaults above (input and output NULL: both must be set). */
@@ -301,6 +307,61 @@ typedef struct {
  * weights; CK_E_FORMAT for a progress journal edited since its commit. */
 CK_API int ck_run_corpus(ck_model *model, const ck_corpus_params *params,
                          ck_corpus_summary *summary, ck_error *err);
+
+/* ---- more than one machine: shards and their merge ---- */
+
+#define CK_SHARDS_MAX 1000000 /* shards of one input at most */
+
+/* The split every distributed mode shares. Shard i of N of an input of S bytes owns every line
+ * whose first byte offset o satisfies floor(i*S/N) <= o < floor((i+1)*S/N) (a line starts at byte 0
+ * or after a '\n'): contiguous byte ranges, balanced by bytes (tokens follow bytes far better than
+ * line counts), covering the input once, never cutting a line. A shard may be empty (N above the
+ * line count, or a line longer than S/N). A pure function of the file's bytes and (i, N). */
+typedef struct {
+    unsigned long long start, end;  /* [start, end): input bytes of the shard, both line starts
+                                       (or S) */
+    unsigned long long input_bytes; /* S, the input's size */
+    size_t first_line;              /* 1-based number, in the whole input, of the line at start */
+    size_t lines;                   /* lines starting in [start, end) (a last line without '\n'
+                                       counts) */
+} ck_shard_range;
+
+/* Range `index` of `count` of the regular file at `input`. Reads the input's bytes up to `end`
+ * once, counting newlines. Errors: CK_E_ARG (null, count 0 or above CK_SHARDS_MAX, index >= count),
+ * CK_E_IO (cannot open or read; not a regular file). */
+CK_API int ck_shard_split(const char *input, size_t index, size_t count, ck_shard_range *out,
+                          ck_error *err);
+
+/* The shard file of shard `index` of `count` for output path `output`, "OUT.shard-IIIII-of-NNNNN"
+ * (5 digits at least, zero-padded, as sharded safetensors are named), into buf[cap]. Returns the
+ * length it needs (snprintf's rule: >= cap means cut). */
+CK_API size_t ck_shard_path(char *buf, size_t cap, const char *output, size_t index, size_t count);
+
+/* What ck_merge_shards did. */
+typedef struct {
+    size_t shards, sequences, tokens, skipped_lines;
+    unsigned long long bytes;  /* size of the merged file */
+    double seconds;            /* wall time of the merge */
+} ck_merge_summary;
+
+/* Joins the shard files paths[0..n) (any order) into one features file at `output` whose bytes
+ * equal those a single ck_run_corpus of the same input and options writes: rows, sequences and
+ * skipped are copied as stored (their line numbers are global already), offsets shifted by the
+ * earlier shards' tokens, and the header carries shard 0's metadata without the "shard" entry.
+ * Before writing anything it checks that the files are exactly shards 0..N-1 of one split (each
+ * once, byte ranges contiguous from 0 to the input's size, line numbers following on) of the same
+ * input (SHA-256 and size), options, weights, engine build (version and kernel ISA), metadata,
+ * rows tensor and width; the message names the first shard and field that differ ("shard 2/3
+ * (PATH): field \"input_sha256\" differs from shard 0's ..."), a missing shard with the input bytes
+ * it owned (and whether its partial files show an unfinished run). Writes under a temporary name,
+ * renamed when complete: on any error nothing appears at output. No single read or write moves
+ * more than 1 GiB (copy_file_range, looped over short counts). log: INFO lines, may be NULL.
+ * Errors: CK_E_ARG (null, n 0, shards that do not fit together, as above), CK_E_IO, CK_E_FORMAT (a
+ * file that is not a ckbatch shard: no or a malformed "shard" entry, offsets inconsistent with
+ * rows), CK_E_MEMORY. summary may be NULL. */
+CK_API int ck_merge_shards(const char *output, const char *const *paths, size_t n,
+                           ck_log_fn log, void *log_ctx, ck_merge_summary *summary,
+                           ck_error *err);
 
 /* ---- reading a features file back ---- */
 

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "batcher.h"
+#include "corpus_shard.h"
 #include "output.h"
 #include "reader.h"
 #include "sha256.h"
@@ -54,6 +55,11 @@ typedef struct {
     size_t resumed_skipped;     /* resume: skipped lines the record already lists */
     ck_reader_stats line_start; /* reader counts before the line being taken (for its marks) */
     struct timespec start;
+    const char *out_path;       /* opt->output, or the shard file of a shard run */
+    char *shard_path;           /* shard run: malloc'd ck_shard_path */
+    ck_shard_range range;       /* shard run: the input bytes it reads */
+    size_t line_base;           /* lines of the input before the first one read (shard runs) */
+    char input_sha[65];         /* of the whole input ("" for stdin) */
 } session;
 
 /* One informational message to the caller's log. */
@@ -195,7 +201,7 @@ static void options_identity(const session *s, char *buf, size_t cap)
  * progress record, says that the run starts from the beginning. */
 static int resume_at_mark(session *s, ck_error *err)
 {
-    const char *out = s->opt->output;
+    const char *out = s->out_path;
     struct stat st;
     if (!ck_output_resumed(s->output)) {
         note(s, "no progress record for %s: starting from the beginning%s", out,
@@ -203,7 +209,7 @@ static int resume_at_mark(session *s, ck_error *err)
         return CK_OK;
     }
     s->resumed_tokens = ck_output_tokens(s->output);
-    s->resumed_lines = s->mark.line - 1;
+    s->resumed_lines = s->mark.line - 1 - s->line_base;
     s->resumed_skipped = ck_output_skipped(s->output);
     note(s, "resuming at line %zu (chunk %zu), %zu sequences already done", s->mark.line,
          s->mark.chunk, ck_output_sequences(s->output));
@@ -215,7 +221,7 @@ static int resume_at_mark(session *s, ck_error *err)
 static int open_output(session *s, int is_stdin, ck_error *err)
 {
     const ck_corpus_params *opt = s->opt;
-    char sha[65] = "", options[1200];
+    char *sha = s->input_sha, options[1200];
     struct stat st = {0};
     if (opt->resume && is_stdin) {
         return ck_fail(err, CK_E_ARG, "resume: needs a regular input file, not stdin");
@@ -228,13 +234,31 @@ static int open_output(session *s, int is_stdin, ck_error *err)
         return rc;
     }
     options_identity(s, options, sizeof options);
+    if (opt->shard_count > 0) { /* a shard resumes only as the same shard of the same split */
+        size_t len = strlen(options);
+        snprintf(options + len, sizeof options - len, " shard=%zu/%zu", opt->shard_index,
+                 opt->shard_count);
+    }
     ck_output_identity id = {sha, (size_t)st.st_size, options,
                              ck_weights_identity(s->model->weights)};
     ck_output_mode mode = is_stdin ? CK_OUTPUT_UNRESUMABLE
                                    : (opt->resume ? CK_OUTPUT_RESUME : CK_OUTPUT_FRESH);
-    rc = ck_output_open(&s->output, opt->output, opt->layer == CK_LAYER_HIDDEN ? "hidden" : "features",
+    rc = ck_output_open(&s->output, s->out_path, opt->layer == CK_LAYER_HIDDEN ? "hidden" : "features",
                         s->cols, &id, mode, &s->mark, err);
     return rc == CK_OK && opt->resume ? resume_at_mark(s, err) : rc;
+}
+
+/* The last metadata entry of a shard file: which range of which input under which options
+ * (ck_merge_shards checks and drops it). */
+static int shard_meta(session *s, ck_error *err)
+{
+    char options[1200];
+    options_identity(s, options, sizeof options);
+    char *text = ck_corpus_shard_meta(s->opt, &s->range, s->input_sha, options);
+    int rc = text != NULL ? ck_output_meta(s->output, CK_SHARD_META_KEY, text, err)
+                          : ck_fail(err, CK_E_MEMORY, "%s: out of memory", s->out_path);
+    free(text);
+    return rc;
 }
 
 static int open_io(session *s, ck_error *err)
@@ -249,12 +273,30 @@ static int open_io(session *s, ck_error *err)
     struct stat in_st;
     s->input_bytes = !is_stdin && fstat(fileno(s->input), &in_st) == 0 && S_ISREG(in_st.st_mode)
                          ? (unsigned long long)in_st.st_size : 0;
+    s->out_path = opt->output;
+    if (opt->shard_count > 0) {
+        int rc = ck_corpus_shard_open(opt, s->input, &s->range, &s->shard_path, err);
+        if (rc != CK_OK) {
+            return rc;
+        }
+        s->out_path = s->shard_path;
+        s->input_bytes = s->range.end - s->range.start; /* progress over the shard's bytes */
+        s->line_base = s->range.first_line - 1;
+        note(s, "shard %zu/%zu: input bytes %llu..%llu, lines %zu..%zu (%zu lines) -> %s",
+             opt->shard_index, opt->shard_count, s->range.start, s->range.end,
+             s->range.first_line, s->range.first_line + s->range.lines - (s->range.lines > 0),
+             s->range.lines, s->out_path);
+    }
     /* the longest sequence is the position table (boundaries included): a circuit with fewer
      * than 512 positions chunks (or, for ids, rejects) its lines shorter, as a line error */
     ck_reader_options ro = {opt->format, opt->lang, opt->strict_symbols, ck_model_max_phonemes(m),
                             warn_log, s, m->has_config ? m->config.vocab : NULL, m->dims.word_rows,
                             opt->g2p, opt->lexicon_dir};
-    int rc = ck_reader_open(&s->reader, s->input, is_stdin ? "<stdin>" : opt->input, &ro, err);
+    const char *name = is_stdin ? "<stdin>" : opt->input;
+    int rc = opt->shard_count > 0
+                 ? ck_reader_open_range(&s->reader, s->input, name, &ro, s->range.start,
+                                        s->input_bytes, s->range.first_line, err)
+                 : ck_reader_open(&s->reader, s->input, name, &ro, err);
     if (rc != CK_OK) {
         return rc;
     }
@@ -282,7 +324,7 @@ static int open_io(session *s, ck_error *err)
         snprintf(config, sizeof config, "sha256:%s", m->config.sha256);
         rc = ck_output_meta(s->output, "config", config, err);
     }
-    return rc;
+    return rc == CK_OK && opt->shard_count > 0 ? shard_meta(s, err) : rc;
 }
 
 /* Writes the rows of batch b (left in the arena by the executor) straight to where each of its
@@ -398,7 +440,7 @@ static size_t drop_done(const session *s, ck_sequence *seqs, size_t n)
  * (A resumed run never reads the lines before its mark, so none is reported twice.) */
 static int bad_line(session *s, ck_error *err)
 {
-    size_t line = ck_reader_stats_get(s->reader)->lines;
+    size_t line = s->line_base + ck_reader_stats_get(s->reader)->lines;
     if (!s->opt->skip_bad_lines) {
         return err->code;
     }
@@ -448,7 +490,7 @@ static int encode_all(session *s, ck_error *err)
         progress(s, 0);
     }
     s->line_start = *ck_reader_stats_get(s->reader);
-    ck_output_mark end = mark_at(s, s->line_start.lines + 1, 0);
+    ck_output_mark end = mark_at(s, s->line_base + s->line_start.lines + 1, 0);
     int rc = s->n_window > 0 ? flush_window(s, end, err) : CK_OK;
     if (rc == CK_OK && s->model->parity) {
         rc = ck_xray_weights_unchanged(s->model->weights, (const unsigned char (*)[32])s->weights_sha,
@@ -489,6 +531,7 @@ static void release(session *s)
     free(s->batch_offsets);
     free(s->batch_ids);
     free(s->weights_sha);
+    free(s->shard_path);
     ck_output_free(s->output);
     ck_reader_close(s->reader);
     if (s->input != NULL && s->input != stdin) {
@@ -504,7 +547,7 @@ static void keep_or_discard(session *s, int rc)
     if (strcmp(s->opt->input, "-") == 0) {
         ck_output_discard(s->output);
         note(s, "a run reading stdin cannot be resumed: its partial files beside %s were removed",
-             s->opt->output);
+             s->out_path);
         return;
     }
     if (rc == CK_E_INPUT ||
@@ -513,7 +556,7 @@ static void keep_or_discard(session *s, int rc)
         return;
     }
     note(s, "%zu finished sequences kept in %s.partial: run again with --resume to continue",
-         ck_output_sequences(s->output), s->opt->output);
+         ck_output_sequences(s->output), s->out_path);
 }
 
 ck_corpus_params ck_corpus_default_params(void)
@@ -539,6 +582,10 @@ static int check_params(const ck_corpus_params *p, ck_error *err)
     if (p->layer != CK_LAYER_FEATURES && p->layer != CK_LAYER_HIDDEN) {
         return ck_fail(err, CK_E_ARG, "corpus: layer %d: expected 0 (features) or 1 (hidden)",
                        (int)p->layer);
+    }
+    if (p->shard_count > CK_SHARDS_MAX || (p->shard_count > 0 && p->shard_index >= p->shard_count)) {
+        return ck_fail(err, CK_E_ARG, "corpus: shard %zu/%zu: expected index < count <= %d",
+                       p->shard_index, p->shard_count, CK_SHARDS_MAX);
     }
     if (!(p->progress_interval >= 0.0)) {
         return ck_fail(err, CK_E_ARG, "corpus: progress_interval must be >= 0 seconds");

@@ -3,6 +3,7 @@
  * 1 input or runtime error, 2 usage error). Computes nothing itself. */
 #include <errno.h>
 #include <getopt.h>
+#include <glob.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -22,6 +23,8 @@ static const char *const usage_text[] = {
     "usage: ckbatch [options] --input FILE --output FILE\n"
     "       ckbatch --parity --xray-oracle B.safetensors [--report R.json]\n"
     "       ckbatch xray --candidate A --oracle B [--profile P] [--report R]\n"
+    "       ckbatch --shard I/N [options] --input FILE --output FILE\n"
+    "       ckbatch merge -o FILE [SHARD...]\n"
     "       ckbatch make-demo-weights OUT.safetensors [--seed N]\n"
     "       ckbatch weights inspect F | ckbatch weights hash F > MANIFEST.json\n"
     "       ckbatch --help | --version\n"
@@ -34,6 +37,11 @@ static const char *const usage_text[] = {
     "  -o, --output FILE         features file (written to a temporary name, renamed when complete;\n"
     "                            progress is committed to FILE.partial* after every window;\n"
     "                            one run at a time per FILE; must be a regular file if it exists)\n"
+    "      --shard I/N           encode only shard I (0-based) of N: the input's lines starting\n"
+    "                            in bytes [I*S/N, (I+1)*S/N) (S its size), into the shard file\n"
+    "                            FILE.shard-IIIII-of-NNNNN (resumable like FILE; records carry\n"
+    "                            the input's line numbers); `ckbatch merge -o FILE` then writes\n"
+    "                            the file a single run writes\n"
     "      --resume              continue an interrupted run from FILE.partial* (same input,\n"
     "                            weights and options, except that --threads and --max-batch-tokens\n"
     "                            may differ); the result equals an uninterrupted run's; lines\n"
@@ -160,6 +168,103 @@ static int weights_command(int argc, char **argv)
     return EXIT_SUCCESS;
 }
 
+/* --shard I/N: both numbers, 0 <= I < N <= CK_SHARDS_MAX (an index without its count would
+ * let two launchers disagree on the split: refused before any work). */
+static int parse_shard(const char *arg, ck_corpus_params *c)
+{
+    unsigned long long i = 0, n = 0;
+    char head[32];
+    const char *slash = strchr(arg, '/');
+    size_t len = slash != NULL ? (size_t)(slash - arg) : 0;
+    if (slash == NULL || len == 0 || len >= sizeof head) {
+        return usage_error("--shard %s: expected I/N, the shard index (0-based) and the shard count "
+                           "(e.g. --shard \"$SLURM_ARRAY_TASK_ID/64\")", arg);
+    }
+    memcpy(head, arg, len);
+    head[len] = '\0';
+    if (parse_size(slash + 1, 1, CK_SHARDS_MAX, &n) != 0 || parse_size(head, 0, n - 1, &i) != 0) {
+        return usage_error("--shard %s: expected I/N with 0 <= I < N <= 1000000", arg);
+    }
+    c->shard_index = (size_t)i;
+    c->shard_count = (size_t)n;
+    return 0;
+}
+
+/* Escapes glob(3)'s special characters in s into buf[cap]. */
+static void glob_escape(const char *s, char *buf, size_t cap)
+{
+    size_t k = 0;
+    for (; *s != '\0' && k + 3 < cap; s++) {
+        if (strchr("*?[\\", *s) != NULL) {
+            buf[k++] = '\\';
+        }
+        buf[k++] = *s;
+    }
+    buf[k] = '\0';
+}
+
+/* Prints a merge's INFO lines unless -q. */
+static void merge_log(void *ctx, ck_log_level level, const char *message)
+{
+    (void)level;
+    if (!*(const int *)ctx) {
+        fprintf(stderr, "ckbatch: %s\n", message);
+    }
+}
+
+/* `merge -o OUT [-q] [SHARD...]`: the shards given, or every OUT.shard-*-of-* file. */
+static int merge_command(int argc, char **argv)
+{
+    const char *out = NULL;
+    int quiet = 0, first = argc;
+    for (int i = 1; i < argc && first == argc; i++) {
+        if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) && i + 1 < argc) {
+            out = argv[++i];
+        } else if (strcmp(argv[i], "-q") == 0 || strcmp(argv[i], "--quiet") == 0) {
+            quiet = 1;
+        } else if (argv[i][0] == '-') {
+            return usage_error("merge: unknown option '%s'", argv[i]);
+        } else {
+            first = i;
+        }
+    }
+    if (out == NULL || out[0] == '\0') {
+        return usage_error("%s", "merge takes -o FILE [SHARD...] (default: every "
+                           "FILE.shard-*-of-* file)");
+    }
+    glob_t g = {0};
+    char pattern[4200], escaped[4096];
+    if (first == argc) {
+        glob_escape(out, escaped, sizeof escaped);
+        snprintf(pattern, sizeof pattern, "%s.shard-[0-9][0-9][0-9][0-9][0-9]*-of-"
+                 "[0-9][0-9][0-9][0-9][0-9]", escaped);
+        if (glob(pattern, 0, NULL, &g) != 0 || g.gl_pathc == 0) {
+            globfree(&g);
+            fprintf(stderr, "ckbatch: error: merge: no shard files %s.shard-*-of-* (run "
+                    "`ckbatch --shard I/N ... -o %s` first)\n", out, out);
+            return EXIT_INPUT;
+        }
+    }
+    ck_error err = {0};
+    ck_merge_summary sum;
+    int rc = first == argc
+                 ? ck_merge_shards(out, (const char *const *)g.gl_pathv, g.gl_pathc, merge_log,
+                                   &quiet, &sum, &err)
+                 : ck_merge_shards(out, (const char *const *)argv + first, (size_t)(argc - first),
+                                   merge_log, &quiet, &sum, &err);
+    globfree(&g);
+    if (rc != CK_OK) {
+        fprintf(stderr, "ckbatch: error: %s\n", err.message);
+        return EXIT_INPUT;
+    }
+    if (!quiet) {
+        fprintf(stderr, "ckbatch: merged %zu shards into %s: %zu sequences, %zu tokens, %zu skipped, "
+                "%llu bytes, %.2f s\n", sum.shards, out, sum.sequences, sum.tokens,
+                sum.skipped_lines, sum.bytes, sum.seconds);
+    }
+    return EXIT_SUCCESS;
+}
+
 static int parse_format(const char *s, ck_input_format *format)
 {
     static const char *const names[] = {"phonemes", "ids", "text"};
@@ -175,7 +280,7 @@ static int parse_format(const char *s, ck_input_format *format)
 enum { OPT_SEED = 256, OPT_CIRCUIT, OPT_LAYER, OPT_MAX_BATCH, OPT_STRICT, OPT_ON_ERROR,
        OPT_PROGRESS, OPT_NO_PROGRESS, OPT_WEIGHTS_MANIFEST, OPT_PARITY, OPT_XRAY_ORACLE,
        OPT_REPORT, OPT_XRAY_CAPTURE, OPT_XRAY_OUT, OPT_RESUME, OPT_PROGRESS_INTERVAL, OPT_CONFIG,
-       OPT_G2P, OPT_LEXICON_DIR };
+       OPT_G2P, OPT_LEXICON_DIR, OPT_SHARD };
 
 static const struct option long_options[] = {
     {"input", required_argument, NULL, 'i'},     {"output", required_argument, NULL, 'o'},
@@ -190,6 +295,7 @@ static const struct option long_options[] = {
     {"strict-symbols", no_argument, NULL, OPT_STRICT},
     {"on-error", required_argument, NULL, OPT_ON_ERROR},
     {"resume", no_argument, NULL, OPT_RESUME},
+    {"shard", required_argument, NULL, OPT_SHARD},
     {"progress", no_argument, NULL, OPT_PROGRESS}, {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
     {"progress-interval", required_argument, NULL, OPT_PROGRESS_INTERVAL},
     {"parity", no_argument, NULL, OPT_PARITY},
@@ -301,6 +407,7 @@ static int apply_option(int ch, const char *arg, cli_options *o)
     case 'q': o->quiet = 1; return 0;
     case OPT_STRICT: c->strict_symbols = 1; return 0;
     case OPT_RESUME: c->resume = 1; return 0;
+    case OPT_SHARD: return parse_shard(arg, c);
     case OPT_PROGRESS: o->progress = 2; return 0;
     case OPT_NO_PROGRESS: o->progress = 0; return 0;
     case OPT_PROGRESS_INTERVAL: {
@@ -374,6 +481,9 @@ static int check_paths(const ck_corpus_params *o)
     }
     if (o->input[0] == '\0' || o->output[0] == '\0') {
         return usage_error("%s", "--input and --output must not be empty");
+    }
+    if (o->shard_count > 0 && strcmp(o->input, "-") == 0) {
+        return usage_error("%s", "--shard needs a regular --input file: stdin cannot be split");
     }
     if (o->resume && strcmp(o->input, "-") == 0) {
         return usage_error("%s", "--resume needs a regular --input file: a run reading stdin cannot "
@@ -458,6 +568,9 @@ int main(int argc, char **argv)
     }
     if (argc >= 2 && strcmp(argv[1], "weights") == 0) {
         return weights_command(argc - 1, argv + 1);
+    }
+    if (argc >= 2 && strcmp(argv[1], "merge") == 0) {
+        return merge_command(argc - 1, argv + 1);
     }
     static cli_options o;
     o.model = ck_model_default_params();

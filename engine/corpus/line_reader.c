@@ -3,6 +3,7 @@
 #include "line_reader.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,8 +12,10 @@ struct ck_line_reader {
     char *source;
     char *buf;       /* the current line, grown as needed up to CK_LINE_MAX_BYTES + 1 */
     size_t cap;
-    size_t line_no;  /* lines returned so far */
+    size_t line_no;  /* number of the last line returned (first_line - 1 before the first) */
     unsigned long long offset; /* bytes consumed from `in` so far */
+    unsigned long long limit;  /* bytes the reader may consume (a shard's range; ULLONG_MAX) */
+    int bom_line;    /* 1 while the next line starts at byte 0 of the file */
 };
 
 int ck_line_reader_open(ck_line_reader **out, FILE *in, const char *source_name, ck_error *err)
@@ -28,8 +31,26 @@ int ck_line_reader_open(ck_line_reader **out, FILE *in, const char *source_name,
         return ck_fail(err, CK_E_MEMORY, "%s: cannot allocate the line reader", name);
     }
     r->in = in;
+    r->limit = ULLONG_MAX;
+    r->bom_line = 1;
     *out = r;
     return CK_OK;
+}
+
+int ck_line_reader_open_range(ck_line_reader **out, FILE *in, const char *source_name,
+                              unsigned long long start, unsigned long long limit,
+                              size_t first_line, ck_error *err)
+{
+    if (first_line == 0) {
+        return ck_fail(err, CK_E_ARG, "line reader: first_line must be at least 1");
+    }
+    int rc = ck_line_reader_open(out, in, source_name, err);
+    if (rc == CK_OK) {
+        (*out)->limit = limit;
+        (*out)->line_no = first_line - 1;
+        (*out)->bom_line = start == 0;
+    }
+    return rc;
 }
 
 /* Reads one line into r->buf: its bytes, then its "\n" if it has one; *got counts both, 0 at end of
@@ -38,9 +59,9 @@ int ck_line_reader_open(ck_line_reader **out, FILE *in, const char *source_name,
 static int read_line(ck_line_reader *r, size_t *got, int *too_long, ck_error *err)
 {
     size_t n = 0;
-    int c;
+    int c = EOF;
     *too_long = 0;
-    while ((c = getc_unlocked(r->in)) != EOF) {
+    while (r->offset < r->limit && (c = getc_unlocked(r->in)) != EOF) {
         r->offset++;
         if (c != '\n' && n == CK_LINE_MAX_BYTES) {
             *too_long = 1;
@@ -70,8 +91,8 @@ static int read_line(ck_line_reader *r, size_t *got, int *too_long, ck_error *er
     return CK_OK;
 }
 
-/* Drops the "\n" / "\r\n" ending and, on line 1, a UTF-8 byte order mark. */
-static char *trim_line(ck_line_reader *r, size_t *len)
+/* Drops the "\n" / "\r\n" ending and, on the line at byte 0 of the file, a UTF-8 byte order mark. */
+static char *trim_line(ck_line_reader *r, size_t *len, int bom_line)
 {
     char *s = r->buf;
     if (*len > 0 && s[*len - 1] == '\n') {
@@ -81,7 +102,7 @@ static char *trim_line(ck_line_reader *r, size_t *len)
         }
     }
     s[*len] = '\0';
-    if (r->line_no == 1 && *len >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) {
+    if (bom_line && *len >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) {
         s += 3;
         *len -= 3;
     }
@@ -106,11 +127,13 @@ int ck_line_reader_next(ck_line_reader *r, const char **line, size_t *len, size_
     }
     r->line_no++;
     *line_no = r->line_no;
+    int bom_line = r->bom_line;
+    r->bom_line = 0;
     if (too_long) {
         return ck_fail(err, CK_E_INPUT, "%s:%zu: line longer than %d bytes (the 1 MiB line limit)",
                        r->source, r->line_no, CK_LINE_MAX_BYTES);
     }
-    const char *s = trim_line(r, &n);
+    const char *s = trim_line(r, &n, bom_line);
     const char *nul = memchr(s, '\0', n);
     if (nul != NULL) {
         return ck_fail(err, CK_E_INPUT, "%s:%zu: byte %zu: NUL byte in line", r->source, r->line_no,

@@ -17,9 +17,19 @@ typedef struct ck_line_reader ck_line_reader;
  * prefixes messages. Errors: CK_E_ARG (null out or in), CK_E_MEMORY. */
 int ck_line_reader_open(ck_line_reader **out, FILE *in, const char *source_name, ck_error *err);
 
+/* The same over one byte range of a file (a shard: engine/corpus/shard.h): `in` is already
+ * positioned at the range's first byte, `start` (a line start); at most `limit` bytes are read from
+ * there (the range's size, ending at a line start or at the end of the file; ULLONG_MAX: to the
+ * end); lines are numbered from first_line (1-based, global), and the BOM is stripped only when
+ * start is 0 (byte 0 of the file, not the range's first line). Errors: as ck_line_reader_open, and
+ * CK_E_ARG for first_line 0. */
+int ck_line_reader_open_range(ck_line_reader **out, FILE *in, const char *source_name,
+                              unsigned long long start, unsigned long long limit,
+                              size_t first_line, ck_error *err);
+
 /* Reads the next line into *line (NUL-terminated, owned by the reader, valid until the next call)
  * with its length in bytes *len, without the "\n" or "\r\n" ending; the file's leading UTF-8 BOM
- * (EF BB BF) is removed from line 1; a last line without a newline is returned as any other.
+ * (EF BB BF) is removed from the file's first line (at byte 0); a last line without a newline is returned as any other.
  * *line_no is 1-based. A line of more than CK_LINE_MAX_BYTES bytes before its "\n" is read
  * to its end and thrown away, never held: CK_E_INPUT "source:line: line longer than 1048576 bytes
  * (the 1 MiB line limit)". Returns 1 for a line, 0 at end of input, CK_E_INPUT for that or when the

@@ -68,8 +68,31 @@ static int check_options(const ck_reader_options *o, ck_error *err)
 
 static int open_misaki(ck_reader *r, ck_error *err);
 
+/* A byte range of the input to read (ck_reader_open_range), or NULL: all of it from line 1. */
+typedef struct {
+    unsigned long long start, bytes;
+    size_t first_line;
+} reader_range;
+
+static int open_reader(ck_reader **out, FILE *in, const char *source_name,
+                       const ck_reader_options *opt, const reader_range *range, ck_error *err);
+
 int ck_reader_open(ck_reader **out, FILE *in, const char *source_name, const ck_reader_options *opt,
                    ck_error *err)
+{
+    return open_reader(out, in, source_name, opt, NULL, err);
+}
+
+int ck_reader_open_range(ck_reader **out, FILE *in, const char *source_name,
+                         const ck_reader_options *opt, unsigned long long start,
+                         unsigned long long bytes, size_t first_line, ck_error *err)
+{
+    reader_range range = {start, bytes, first_line};
+    return open_reader(out, in, source_name, opt, &range, err);
+}
+
+static int open_reader(ck_reader **out, FILE *in, const char *source_name,
+                       const ck_reader_options *opt, const reader_range *range, ck_error *err)
 {
     if (out == NULL || in == NULL) {
         return ck_fail(err, CK_E_ARG, "reader: null %s", out == NULL ? "out" : "input stream");
@@ -90,7 +113,9 @@ int ck_reader_open(ck_reader **out, FILE *in, const char *source_name, const ck_
         return ck_fail(err, CK_E_MEMORY, "reader: cannot allocate");
     }
     r->opt = o;
-    rc = ck_line_reader_open(&r->lines, in, source_name, err);
+    rc = range != NULL ? ck_line_reader_open_range(&r->lines, in, source_name, range->start,
+                                                   range->bytes, range->first_line, err)
+                       : ck_line_reader_open(&r->lines, in, source_name, err);
     r->misaki_on = o.format == CK_INPUT_TEXT && (o.g2p == NULL || strcmp(o.g2p, "misaki") == 0);
     if (rc == CK_OK && o.format == CK_INPUT_TEXT && !r->misaki_on) {
         rc = ck_g2p_open(&r->g2p, o.lang, err);

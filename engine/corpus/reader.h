@@ -77,6 +77,14 @@ typedef struct ck_reader ck_reader;
 int ck_reader_open(ck_reader **out, FILE *in, const char *source_name, const ck_reader_options *opt,
                    ck_error *err);
 
+/* The same over one byte range of the stream (a shard, engine/corpus/shard.h): `in` is positioned
+ * at byte `start` of the file (a line start), only `bytes` bytes are read from there, lines are
+ * numbered from first_line (global, 1-based: records and messages carry the file's numbering), and
+ * a BOM is stripped only when start is 0. Errors: as ck_reader_open; CK_E_ARG for first_line 0. */
+int ck_reader_open_range(ck_reader **out, FILE *in, const char *source_name,
+                         const ck_reader_options *opt, unsigned long long start,
+                         unsigned long long bytes, size_t first_line, ck_error *err);
+
 /* Reads the next non-empty line. Returns 1 with *seqs (malloc'd array of *n >= 1 sequences, free
  * with ck_sequences_free) when it produced sequences, 0 at end of input, or CK_E_INPUT for a bad
  * line (invalid UTF-8, NUL byte, unknown symbol under strict_symbols, ids format: malformed JSON

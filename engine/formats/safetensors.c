@@ -386,6 +386,26 @@ const char *ck_st_metadata(const ck_st_file *f, const char *key)
     return NULL;
 }
 
+size_t ck_st_metadata_count(const ck_st_file *f)
+{
+    return f != NULL ? f->n_meta : 0;
+}
+
+int ck_st_metadata_at(const ck_st_file *f, size_t i, const char **key, const char **value)
+{
+    if (f == NULL || i >= f->n_meta) {
+        return 0;
+    }
+    *key = f->meta[2 * i];
+    *value = f->meta[2 * i + 1];
+    return 1;
+}
+
+unsigned long long ck_st_file_offset(const ck_st_file *f, const ck_st_tensor *t)
+{
+    return (unsigned long long)((const unsigned char *)t->data - f->map);
+}
+
 /* ---- conversion --------------------------------------------------------------------------- */
 
 /* IEEE binary16 -> binary32, exact for every input: subnormals are man x 2^-24 (exact in f32),

@@ -63,6 +63,14 @@ const ck_st_tensor *ck_st_find(const ck_st_file *f, const char *name);
 /* Value of metadata `key`, or NULL if absent. */
 const char *ck_st_metadata(const ck_st_file *f, const char *key);
 
+/* Number of metadata entries; entry i (header order) as *key, *value (valid until ck_st_close).
+ * ck_st_metadata_at returns 1, or 0 when i >= the count. */
+size_t ck_st_metadata_count(const ck_st_file *f);
+int ck_st_metadata_at(const ck_st_file *f, size_t i, const char **key, const char **value);
+
+/* Byte offset in the file of tensor t's data (8 + header length + its begin offset). */
+unsigned long long ck_st_file_offset(const ck_st_file *f, const ck_st_tensor *t);
+
 /* The format's dtype string of d ("F32", "F16", "BF16", "I32", "I64", "U8"), "OTHER" for CK_ST_OTHER. */
 const char *ck_st_dtype_name(ck_st_dtype d);
 
@@ -101,5 +109,26 @@ typedef struct {
  * write, spool seek/short read, fsync, rename), CK_E_MEMORY. */
 int ck_st_write(const char *path, const ck_st_entry *entries, size_t n_entries,
                 const ck_st_meta *meta, size_t n_meta, ck_error *err);
+
+/* A run of bytes of an open file: `bytes` bytes from byte `offset` of descriptor fd. */
+typedef struct {
+    int fd;
+    unsigned long long offset;
+    size_t bytes;
+} ck_st_segment;
+
+/* The bytes of one tensor as segments, back to back. */
+typedef struct {
+    const ck_st_segment *segments;
+    size_t n;
+} ck_st_segments;
+
+/* ck_st_write with tensor i's bytes taken from segs[i] (entries' data and spool are not read):
+ * joins parts of several files without a pass through memory. Each segment is copied with
+ * copy_file_range (falling back to pread/pwrite where the file systems cannot), at most 1 GiB per
+ * call, looping over short counts. Errors: as ck_st_write; CK_E_SIZE when the segments of a tensor
+ * do not add up to its shape's bytes; CK_E_IO naming the tensor when a copy fails. */
+int ck_st_write_segments(const char *path, const ck_st_entry *entries, const ck_st_segments *segs,
+                         size_t n_entries, const ck_st_meta *meta, size_t n_meta, ck_error *err);
 
 #endif

@@ -1,5 +1,6 @@
 /* safetensors_write.c - the safetensors writer: header built here, data from memory or a spool, written
  * to a temporary name and renamed; must never leave a half-written file at the target path. */
+#define _GNU_SOURCE /* copy_file_range */
 #include "file.h"
 #include "strbuf.h"
 #include "safetensors.h"
@@ -8,6 +9,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#define CK_ST_MAX_CALL (1u << 30) /* bytes per read, write or copy call at most (C24: 2 GiB bugs) */
 
 static void buf_put_size(ck_strbuf *b, size_t v)
 {
@@ -35,8 +40,10 @@ static void buf_put_string(ck_strbuf *b, const char *s)
     ck_strbuf_append(b, "\"", 1);
 }
 
-/* Checks one entry and sets *bytes = elements x dtype size. */
-static int check_entry(const char *path, const ck_st_entry *e, size_t *bytes, ck_error *err)
+/* Checks one entry and sets *bytes = elements x dtype size; `segmented`: its bytes come from
+ * segments (data and spool unused). */
+static int check_entry(const char *path, const ck_st_entry *e, int segmented, size_t *bytes,
+                       ck_error *err)
 {
     const char *name = e->name != NULL ? e->name : "(null)";
     size_t elements = 1;
@@ -46,7 +53,7 @@ static int check_entry(const char *path, const ck_st_entry *e, size_t *bytes, ck
     if (e->dtype >= CK_ST_OTHER || e->rank > CK_ST_MAX_RANK) {
         return ck_fail(err, CK_E_ARG, "%s: tensor \"%s\": dtype or rank: not writable", path, name);
     }
-    if (e->data == NULL && (e->spool == NULL || e->spool_offset < 0)) {
+    if (!segmented && e->data == NULL && (e->spool == NULL || e->spool_offset < 0)) {
         return ck_fail(err, CK_E_ARG, "%s: tensor \"%s\": data: neither memory nor a spool", path,
                        name);
     }
@@ -64,14 +71,23 @@ static int check_entry(const char *path, const ck_st_entry *e, size_t *bytes, ck
 }
 
 /* Validates everything (names unique, meta keys unique) and fills bytes[i]. */
-static int check_request(const char *path, const ck_st_entry *entries, size_t n, const ck_st_meta *meta,
+static int check_request(const char *path, const ck_st_entry *entries,
+                         const ck_st_segments *segs, size_t n, const ck_st_meta *meta,
                          size_t n_meta, size_t *bytes, ck_error *err)
 {
     size_t total = 0;
     for (size_t i = 0; i < n; i++) {
-        int rc = check_entry(path, &entries[i], &bytes[i], err);
+        int rc = check_entry(path, &entries[i], segs != NULL, &bytes[i], err);
         if (rc != CK_OK) {
             return rc;
+        }
+        size_t sum = 0;
+        for (size_t k = 0; segs != NULL && k < segs[i].n; k++) {
+            sum += segs[i].segments[k].bytes;
+        }
+        if (segs != NULL && sum != bytes[i]) {
+            return ck_fail(err, CK_E_SIZE, "%s: tensor \"%s\": segments hold %zu bytes, its shape "
+                           "%zu", path, entries[i].name, sum, bytes[i]);
         }
         for (size_t j = 0; j < i; j++) {
             if (strcmp(entries[i].name, entries[j].name) == 0) {
@@ -154,8 +170,97 @@ static int copy_spool(FILE *fp, const ck_st_entry *e, size_t bytes)
     return CK_OK;
 }
 
+/* pread/pwrite copy of `left` bytes from fd at *in to out at *out, in pieces of 64 KiB. */
+static int copy_plain(int fd, off_t *in, int out, off_t *at, size_t left)
+{
+    char chunk[1 << 16];
+    while (left > 0) {
+        size_t want = left < sizeof chunk ? left : sizeof chunk;
+        ssize_t got = pread(fd, chunk, want, *in);
+        if (got < 0 && errno == EINTR) {
+            continue;
+        }
+        if (got <= 0) {
+            errno = got == 0 ? EIO : errno;
+            return -1;
+        }
+        for (ssize_t done = 0; done < got;) {
+            ssize_t w = pwrite(out, chunk + done, (size_t)(got - done), *at);
+            if (w < 0 && errno == EINTR) {
+                continue;
+            }
+            if (w <= 0) {
+                errno = w == 0 ? ENOSPC : errno;
+                return -1;
+            }
+            done += w;
+            *at += w;
+        }
+        *in += got;
+        left -= (size_t)got;
+    }
+    return 0;
+}
+
+/* Appends segment g to the file under fp (flushed; positioned at its end afterwards):
+ * copy_file_range in calls of at most CK_ST_MAX_CALL bytes, looping over short counts; where the
+ * kernel or file systems cannot (EXDEV, ENOSYS, EINVAL, EOPNOTSUPP), pread/pwrite. 0 or -1. */
+static int copy_segment(FILE *fp, const ck_st_segment *g)
+{
+    int out = fileno(fp);
+    off_t at = ftello(fp), in = (off_t)g->offset;
+    size_t left = g->bytes;
+    if (at < 0) {
+        return -1;
+    }
+    while (left > 0) {
+        size_t want = left < CK_ST_MAX_CALL ? left : CK_ST_MAX_CALL;
+        ssize_t got = copy_file_range(g->fd, &in, out, &at, want, 0);
+        if (got < 0 && errno == EINTR) {
+            continue;
+        }
+        if (got < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL ||
+                        errno == EOPNOTSUPP)) {
+            if (copy_plain(g->fd, &in, out, &at, left) != 0) {
+                return -1;
+            }
+            break;
+        }
+        if (got <= 0) {
+            errno = got == 0 ? EIO : errno; /* 0: the source ended before the segment did */
+            return -1;
+        }
+        left -= (size_t)got;
+    }
+    return fseeko(fp, at, SEEK_SET);
+}
+
+/* Tensor i's bytes: from memory, its spool, or (segs) its segments. 1 when all were written. */
+static int write_tensor(FILE *fp, const ck_st_entry *e, const ck_st_segments *segs, size_t bytes)
+{
+    if (segs != NULL) {
+        int ok = fflush(fp) == 0;
+        for (size_t k = 0; ok && k < segs->n; k++) {
+            ok = copy_segment(fp, &segs->segments[k]) == 0;
+        }
+        return ok;
+    }
+    if (e->data != NULL) {
+        const char *p = e->data;
+        for (size_t done = 0; done < bytes;) {
+            size_t want = bytes - done < CK_ST_MAX_CALL ? bytes - done : CK_ST_MAX_CALL;
+            if (fwrite(p + done, 1, want, fp) != want) {
+                return 0;
+            }
+            done += want;
+        }
+        return 1;
+    }
+    return copy_spool(fp, e, bytes) == CK_OK;
+}
+
 static int write_body(FILE *fp, const char *tmp, const ck_strbuf *h, const ck_st_entry *entries,
-                      size_t n, const size_t *bytes, ck_error *err)
+                      const ck_st_segments *segs, size_t n, const size_t *bytes, ck_error *err)
 {
     unsigned char len[8];
     for (int i = 0; i < 8; i++) {
@@ -165,27 +270,24 @@ static int write_body(FILE *fp, const char *tmp, const ck_strbuf *h, const ck_st
         return ck_fail(err, CK_E_IO, "%s: write failed: %s", tmp, strerror(errno));
     }
     for (size_t i = 0; i < n; i++) {
-        int ok = entries[i].data != NULL
-                     ? fwrite(entries[i].data, 1, bytes[i], fp) == bytes[i]
-                     : copy_spool(fp, &entries[i], bytes[i]) == CK_OK;
-        if (!ok) {
-            return ck_fail(err, CK_E_IO, "%s: tensor \"%s\": data: write or spool read failed", tmp,
-                           entries[i].name);
+        if (!write_tensor(fp, &entries[i], segs != NULL ? &segs[i] : NULL, bytes[i])) {
+            return ck_fail(err, CK_E_IO, "%s: tensor \"%s\": data: write or source read failed: %s",
+                           tmp, entries[i].name, strerror(errno));
         }
     }
     return CK_OK;
 }
 
 /* Writes the file under a temporary name (PATH.tmp.<pid>), then renames it onto path (file.h). */
-static int write_atomic(const char *path, const ck_strbuf *h, const ck_st_entry *entries, size_t n,
-                        const size_t *bytes, ck_error *err)
+static int write_atomic(const char *path, const ck_strbuf *h, const ck_st_entry *entries,
+                        const ck_st_segments *segs, size_t n, const size_t *bytes, ck_error *err)
 {
     ck_atomic_file a;
     int rc = ck_atomic_open(&a, path, NULL, err);
     if (rc != CK_OK) {
         return rc;
     }
-    rc = write_body(a.f, a.tmp, h, entries, n, bytes, err);
+    rc = write_body(a.f, a.tmp, h, entries, segs, n, bytes, err);
     if (rc != CK_OK) {
         ck_atomic_abort(&a);
         return rc;
@@ -193,8 +295,26 @@ static int write_atomic(const char *path, const ck_strbuf *h, const ck_st_entry 
     return ck_atomic_commit(&a, err);
 }
 
+static int write_file(const char *path, const ck_st_entry *entries, const ck_st_segments *segs,
+                      size_t n_entries, const ck_st_meta *meta, size_t n_meta, ck_error *err);
+
 int ck_st_write(const char *path, const ck_st_entry *entries, size_t n_entries,
                 const ck_st_meta *meta, size_t n_meta, ck_error *err)
+{
+    return write_file(path, entries, NULL, n_entries, meta, n_meta, err);
+}
+
+int ck_st_write_segments(const char *path, const ck_st_entry *entries, const ck_st_segments *segs,
+                         size_t n_entries, const ck_st_meta *meta, size_t n_meta, ck_error *err)
+{
+    if (segs == NULL && n_entries > 0) {
+        return ck_fail(err, CK_E_ARG, "safetensors: write: null segments");
+    }
+    return write_file(path, entries, segs, n_entries, meta, n_meta, err);
+}
+
+static int write_file(const char *path, const ck_st_entry *entries, const ck_st_segments *segs,
+                      size_t n_entries, const ck_st_meta *meta, size_t n_meta, ck_error *err)
 {
     ck_strbuf header = {0};
     size_t *bytes = NULL;
@@ -207,7 +327,7 @@ int ck_st_write(const char *path, const ck_st_entry *entries, size_t n_entries,
         rc = ck_fail(err, CK_E_MEMORY, "%s: out of memory", path);
         goto done;
     }
-    rc = check_request(path, entries, n_entries, meta, n_meta, bytes, err);
+    rc = check_request(path, entries, segs, n_entries, meta, n_meta, bytes, err);
     if (rc != CK_OK) {
         goto done;
     }
@@ -216,7 +336,7 @@ int ck_st_write(const char *path, const ck_st_entry *entries, size_t n_entries,
         rc = ck_fail(err, CK_E_MEMORY, "%s: out of memory building the header", path);
         goto done;
     }
-    rc = write_atomic(path, &header, entries, n_entries, bytes, err);
+    rc = write_atomic(path, &header, entries, segs, n_entries, bytes, err);
 done:
     ck_strbuf_free(&header);
     free(bytes);
