@@ -138,6 +138,36 @@ static const char *who(const shard *sh, char buf[600])
     return buf;
 }
 
+/* The name shard files of this set share: a given shard's path without its ".shard-IIIII-of-NNNNN"
+ * (ck_shard_path), else the output's. Returned in a static buffer. */
+static const char *shard_base(const char *output, const shard *sh)
+{
+    static char base[4096];
+    char tail[64];
+    int n = snprintf(tail, sizeof tail, ".shard-%05zu-of-%05zu", sh->index, sh->count);
+    size_t len = strlen(sh->path), t = (size_t)n;
+    if (len > t && len - t < sizeof base && strcmp(sh->path + len - t, tail) == 0) {
+        memcpy(base, sh->path, len - t);
+        base[len - t] = '\0';
+        return base;
+    }
+    return output;
+}
+
+/* Where strings a and b part: the start of the space-separated word holding their first
+ * difference (a message shows "on_error=stop" against "on_error=skip", not a common prefix). */
+static size_t parting_word(const char *a, const char *b)
+{
+    size_t i = 0;
+    while (a[i] != '\0' && a[i] == b[i]) {
+        i++;
+    }
+    while (i > 0 && a[i - 1] != ' ') {
+        i--;
+    }
+    return i;
+}
+
 /* Every sorted shard has the same count, none is given twice, none is missing; a missing one is
  * named with the input bytes and lines no given shard covers, and whether its partial files show
  * an unfinished run. */
@@ -162,12 +192,16 @@ static int check_set(const char *output, const shard *s, size_t n, ck_error *err
         unsigned long long from = prev ? prev->byte_end : 0, to = next ? next->byte_start
                                                                       : s[0].input_bytes;
         size_t line = prev ? prev->first_line + prev->lines : 1;
-        char path[4096], record[4200];
-        snprintf(path, sizeof path, "%s.shard-%05zu-of-%05zu", output, want, s[0].count);
+        char path[4200], record[4300], lines[64] = "to the end";
+        if (next != NULL) {
+            snprintf(lines, sizeof lines, "to %zu", next->first_line - 1);
+        }
+        snprintf(path, sizeof path, "%s.shard-%05zu-of-%05zu", shard_base(output, &s[0]), want,
+                 s[0].count);
         snprintf(record, sizeof record, "%s.partial.json", path);
-        return ck_fail(err, CK_E_ARG, "merge: shard %zu/%zu missing: input bytes %llu..%llu from "
-                       "line %zu are in no given shard (%.300s %s)", want, s[0].count, from, to,
-                       line, path, access(record, F_OK) == 0
+        return ck_fail(err, CK_E_ARG, "merge: shard %zu/%zu missing: input bytes %llu..%llu (lines "
+                       "%zu %s) are in no given shard (%.300s %s)", want, s[0].count, from, to,
+                       line, lines, path, access(record, F_OK) == 0
                            ? "is unfinished: run that shard again with --resume"
                            : "was not given or never ran");
     }
@@ -184,8 +218,10 @@ static int check_same(const shard *s, const shard *r, ck_error *err)
     const char *theirs[] = {r->input_sha256, r->options, r->isa};
     for (size_t i = 0; i < 3; i++) {
         if (strcmp(mine[i], theirs[i]) != 0) {
+            size_t at = parting_word(mine[i], theirs[i]);
             return ck_fail(err, CK_E_ARG, "merge: %s: field \"%s\" differs from %s's (\"%.60s\", "
-                           "not \"%.60s\")", who(s, a), fields[i], who(r, b), mine[i], theirs[i]);
+                           "not \"%.60s\")", who(s, a), fields[i], who(r, b), mine[i] + at,
+                           theirs[i] + at);
         }
     }
     if (s->input_bytes != r->input_bytes) {
