@@ -359,6 +359,39 @@ static void test_merge_refusals(void)
     CU_ASSERT_EQUAL(merge(ck_cli_tmp("ok.st"), list), 0);
 }
 
+/* examples/slurm without Slurm: encode.sbatch run as array tasks 0..4 of 5 in shuffled order (task
+ * 3 twice, as a requeue does), then merge.sbatch: the single run's bytes, and the shards removed.
+ * An array index at or above SHARDS, and a missing SHARDS, fail before any work. */
+static void test_slurm_scripts_emulated(void)
+{
+    static const int order[] = {3, 0, 4, 3, 1, 2};
+    const char *src = getenv("CK_SOURCE_DIR");
+    char env[4096], cmd[8192];
+    write_corpus(ck_cli_tmp("a.txt"), 900, 300, 13);
+    run_whole("a.txt", "aw.st");
+    snprintf(env, sizeof env, "SHARDS=5 INPUT=%s OUTPUT=%s CKBATCH=%s CKBATCH_ARGS='" CK_ARGS
+             " --on-error skip -q' SLURM_CPUS_PER_TASK=1", ck_cli_tmp("a.txt"),
+             ck_cli_tmp("as.st"), ck_cli_binary(), src ? src : ".");
+    for (size_t k = 0; k < sizeof order / sizeof order[0]; k++) {
+        snprintf(cmd, sizeof cmd, "env %s SLURM_ARRAY_TASK_ID=%d bash %s/examples/slurm/"
+                 "encode.sbatch 2>%s/stderr", env, order[k], src ? src : ".", ck_cli_work);
+        CU_ASSERT_EQUAL(system(cmd), 0);
+    }
+    snprintf(cmd, sizeof cmd, "env %s bash %s/examples/slurm/merge.sbatch 2>%s/stderr", env,
+             src ? src : ".", ck_cli_work);
+    CU_ASSERT_EQUAL(system(cmd), 0);
+    CU_ASSERT_TRUE(same_bytes(ck_cli_tmp("aw.st"), ck_cli_tmp("as.st")));
+    CU_ASSERT_FALSE(ck_cli_exists(shard_file("as.st", 0, 5)));
+    snprintf(cmd, sizeof cmd, "env %s SLURM_ARRAY_TASK_ID=5 bash %s/examples/slurm/encode.sbatch "
+             "2>%s/stderr", env, src ? src : ".", ck_cli_work);
+    CU_ASSERT_EQUAL(WEXITSTATUS(system(cmd)), 2);
+    CU_ASSERT_TRUE(stderr_has("encode.sbatch: array index 5 is not below SHARDS=5"));
+    snprintf(cmd, sizeof cmd, "env -u SHARDS SLURM_ARRAY_TASK_ID=0 bash %s/examples/slurm/"
+             "encode.sbatch 2>%s/stderr", src ? src : ".", ck_cli_work);
+    CU_ASSERT_NOT_EQUAL(system(cmd), 0);
+    CU_ASSERT_TRUE(stderr_has("SHARDS: set SHARDS, the shard count N"));
+}
+
 int main(void)
 {
     static const ck_test_case cases[] = {
@@ -370,6 +403,7 @@ int main(void)
          test_bad_line_reported_as_a_single_run_reports_it},
         {"--shard usage errors", test_shard_usage_errors},
         {"merge refusals name the shard and field", test_merge_refusals},
+        {"examples/slurm scripts, array emulated", test_slurm_scripts_emulated},
     };
     return ck_cli_main("cli_shard", cases, sizeof cases / sizeof cases[0]);
 }
