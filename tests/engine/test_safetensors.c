@@ -398,6 +398,54 @@ static void test_round_trip_all_dtypes(void)
     unlink(path);
 }
 
+/* Segments of two files (one empty segment, one in the middle of a file) land back to back in
+ * one tensor, the file offsets of ck_st_file_offset read the same bytes, metadata keeps its order;
+ * segments that do not add up to the shape are refused with no file written. */
+static void test_segment_entries(void)
+{
+    const float a[4] = {1.0f, 2.0f, 3.0f, 4.0f}, b[2] = {5.0f, 6.0f}, want[5] = {2.0f, 3.0f, 4.0f,
+                                                                              5.0f, 6.0f};
+    FILE *fa = tmpfile(), *fb = tmpfile();
+    CU_ASSERT_FATAL(fa != NULL && fb != NULL);
+    CU_ASSERT_FATAL(fwrite(a, sizeof a, 1, fa) == 1 && fwrite(b, sizeof b, 1, fb) == 1);
+    CU_ASSERT_FATAL(fflush(fa) == 0 && fflush(fb) == 0);
+    const ck_st_segment g[3] = {{fileno(fa), 4, 12}, {fileno(fb), 0, 0}, {fileno(fb), 0, 8}};
+    const ck_st_entry e[2] = {{"joined", CK_ST_F32, 1, {5}, NULL, NULL, 0},
+                              {"tail", CK_ST_F32, 1, {1}, NULL, NULL, 0}};
+    const ck_st_segments segs[2] = {{g, 3}, {g + 2, 1}};
+    const ck_st_segments short_segs[2] = {{g, 2}, {g + 2, 1}};
+    const ck_st_meta m[2] = {{"z", "1"}, {"a", "2"}};
+    const char *path = ck_test_tmp_path("segments.safetensors");
+    ck_error err = {0};
+    CU_ASSERT_EQUAL(ck_st_write_segments(path, e, short_segs, 2, m, 2, &err), CK_E_SIZE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "tensor \"joined\": segments hold 12 bytes, its "
+                                               "shape 20"));
+    CU_ASSERT_EQUAL(access(path, F_OK), -1);
+    const ck_st_entry e2[2] = {e[0], {"tail", CK_ST_F32, 1, {2}, NULL, NULL, 0}};
+    ck_st_file *f = NULL;
+    CU_ASSERT_EQUAL_FATAL(ck_st_write_segments(path, e2, segs, 2, m, 2, NULL), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_st_open(&f, path, NULL), CK_OK);
+    const ck_st_tensor *t = ck_st_find(f, "joined");
+    CU_ASSERT_EQUAL(memcmp(t->data, want, sizeof want), 0);
+    CU_ASSERT_EQUAL(memcmp(ck_st_find(f, "tail")->data, b, sizeof b), 0);
+    const char *key = NULL, *value = NULL;
+    CU_ASSERT_EQUAL(ck_st_metadata_count(f), 2);
+    CU_ASSERT_TRUE(ck_st_metadata_at(f, 0, &key, &value) && strcmp(key, "z") == 0);
+    CU_ASSERT_TRUE(ck_st_metadata_at(f, 1, &key, &value) && strcmp(value, "2") == 0);
+    CU_ASSERT_FALSE(ck_st_metadata_at(f, 2, &key, &value));
+    FILE *raw = fopen(path, "rb");
+    float first = 0.0f;
+    CU_ASSERT_FATAL(raw != NULL);
+    CU_ASSERT_EQUAL(fseek(raw, (long)ck_st_file_offset(f, t), SEEK_SET), 0);
+    CU_ASSERT_EQUAL(fread(&first, sizeof first, 1, raw), 1);
+    CU_ASSERT_EQUAL(first, 2.0f);
+    fclose(raw);
+    ck_st_close(f);
+    fclose(fa);
+    fclose(fb);
+    unlink(path);
+}
+
 /* Data streamed from a spool at an offset lands exactly, between two in-memory tensors. */
 static void test_spool_entries(void)
 {
@@ -530,6 +578,7 @@ CK_TEST_MAIN("safetensors", {"open memory equals file", test_open_memory_equals_
              {"write exact bytes", test_write_exact_bytes},
              {"round trip all dtypes", test_round_trip_all_dtypes},
              {"spool entries", test_spool_entries},
+             {"segment entries", test_segment_entries},
              {"write into missing directory", test_write_into_missing_directory},
              {"failed write keeps previous file", test_failed_write_keeps_previous_file},
              {"write rejects duplicate name", test_write_rejects_duplicate_name},
