@@ -1,7 +1,7 @@
 #!/bin/bash
 # submit.sh - encodes INPUT into OUTPUT on a Slurm cluster: a job array of SHARDS tasks (at most
 # PARALLEL at once), then a merge job that runs only if every task succeeded.
-#   SHARDS=64 PARALLEL=16 bash submit.sh corpus.txt corpus.safetensors [ckbatch options...]
+#   SHARDS=64 PARALLEL=16 [CPUS=8] bash submit.sh corpus.txt corpus.safetensors [ckbatch options...]
 # e.g. ... corpus.txt out.safetensors --format text --lang en-us --weights kokoro-v1_0.pth
 # After a failure: sacct -j <array job> --format=JobID,State,ExitCode lists the failed indices;
 # fix the cause, resubmit only those (RETRY=7,19 with the same SHARDS and options: --resume
@@ -18,7 +18,9 @@ parallel=${PARALLEL:-$SHARDS}
 array=${RETRY:-0-$((SHARDS - 1))}
 here=$(cd "$(dirname "$0")" && pwd)
 export SHARDS INPUT="$input" OUTPUT="$output" CKBATCH_ARGS="$*"
-job=$(sbatch --parsable --array="$array%$parallel" --export=ALL "$here/encode.sbatch")
+# CPUS: cores per task (default: encode.sbatch's --cpus-per-task); ckbatch runs that many threads
+job=$(sbatch --parsable --array="$array%$parallel" ${CPUS:+--cpus-per-task="$CPUS"} --export=ALL \
+             "$here/encode.sbatch")
 # afterok alone would leave the merge PENDING (Reason=Dependency) forever after a failed task;
 # --kill-on-invalid-dep=yes cancels it instead (DependencyNeverSatisfied)
 merge=$(sbatch --parsable --dependency="afterok:${job%%;*}" --kill-on-invalid-dep=yes \
