@@ -106,7 +106,7 @@ int ck_output_append(ck_output *o, const float *rows, size_t tokens, size_t line
 int ck_output_skip(ck_output *o, size_t line, const char *why, ck_error *err);
 
 /* Sets a string metadata entry (weights identity, g2p version, ...); the value is copied.
- * Errors: CK_E_ARG (more than 16 entries), CK_E_MEMORY. */
+ * Errors: CK_E_ARG (more than 24 entries), CK_E_MEMORY. */
 int ck_output_meta(ck_output *o, const char *key, const char *value, ck_error *err);
 
 /* Makes everything appended so far durable: flushes and fsyncs every journal, extends each

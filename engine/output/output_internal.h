@@ -10,7 +10,7 @@
 #include "output.h"
 #include "sha256.h"
 
-#define CK_OUTPUT_MAX_META 16
+#define CK_OUTPUT_MAX_META 24 /* text + misaki + --config + a shard entry use 15 */
 
 /* The append-only partial files beside the output, in this order (see output.h for their bytes). */
 enum { CK_J_ROWS, CK_J_SEQS, CK_J_SKIPPED, CK_J_OFFSETS, CK_J_COUNT };
