@@ -6,4 +6,8 @@
  * [--report R] [--manifest M] [--quiet]. Returns the exit code: 0 pass, 1 fail or error, 2 usage. */
 int ck_xray_main(int argc, char **argv);
 
+/* The `ckbatch merge` subcommand: argv[0] = "merge", then -o FILE [-q] [SHARD...] (no SHARD: every
+ * FILE.shard-*-of-* file). Returns the exit code: 0 merged, 1 refused or failed, 2 usage. */
+int ck_merge_main(int argc, char **argv);
+
 #endif

@@ -3,7 +3,6 @@
  * 1 input or runtime error, 2 usage error). Computes nothing itself. */
 #include <errno.h>
 #include <getopt.h>
-#include <glob.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -188,81 +187,6 @@ static int parse_shard(const char *arg, ck_corpus_params *c)
     c->shard_index = (size_t)i;
     c->shard_count = (size_t)n;
     return 0;
-}
-
-/* Escapes glob(3)'s special characters in s into buf[cap]. */
-static void glob_escape(const char *s, char *buf, size_t cap)
-{
-    size_t k = 0;
-    for (; *s != '\0' && k + 3 < cap; s++) {
-        if (strchr("*?[\\", *s) != NULL) {
-            buf[k++] = '\\';
-        }
-        buf[k++] = *s;
-    }
-    buf[k] = '\0';
-}
-
-/* Prints a merge's INFO lines unless -q. */
-static void merge_log(void *ctx, ck_log_level level, const char *message)
-{
-    (void)level;
-    if (!*(const int *)ctx) {
-        fprintf(stderr, "ckbatch: %s\n", message);
-    }
-}
-
-/* `merge -o OUT [-q] [SHARD...]`: the shards given, or every OUT.shard-*-of-* file. */
-static int merge_command(int argc, char **argv)
-{
-    const char *out = NULL;
-    int quiet = 0, first = argc;
-    for (int i = 1; i < argc && first == argc; i++) {
-        if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) && i + 1 < argc) {
-            out = argv[++i];
-        } else if (strcmp(argv[i], "-q") == 0 || strcmp(argv[i], "--quiet") == 0) {
-            quiet = 1;
-        } else if (argv[i][0] == '-') {
-            return usage_error("merge: unknown option '%s'", argv[i]);
-        } else {
-            first = i;
-        }
-    }
-    if (out == NULL || out[0] == '\0') {
-        return usage_error("%s", "merge takes -o FILE [SHARD...] (default: every "
-                           "FILE.shard-*-of-* file)");
-    }
-    glob_t g = {0};
-    char pattern[4200], escaped[4096];
-    if (first == argc) {
-        glob_escape(out, escaped, sizeof escaped);
-        snprintf(pattern, sizeof pattern, "%s.shard-[0-9][0-9][0-9][0-9][0-9]*-of-"
-                 "[0-9][0-9][0-9][0-9][0-9]", escaped);
-        if (glob(pattern, 0, NULL, &g) != 0 || g.gl_pathc == 0) {
-            globfree(&g);
-            fprintf(stderr, "ckbatch: error: merge: no shard files %s.shard-*-of-* (run "
-                    "`ckbatch --shard I/N ... -o %s` first)\n", out, out);
-            return EXIT_INPUT;
-        }
-    }
-    ck_error err = {0};
-    ck_merge_summary sum;
-    int rc = first == argc
-                 ? ck_merge_shards(out, (const char *const *)g.gl_pathv, g.gl_pathc, merge_log,
-                                   &quiet, &sum, &err)
-                 : ck_merge_shards(out, (const char *const *)argv + first, (size_t)(argc - first),
-                                   merge_log, &quiet, &sum, &err);
-    globfree(&g);
-    if (rc != CK_OK) {
-        fprintf(stderr, "ckbatch: error: %s\n", err.message);
-        return EXIT_INPUT;
-    }
-    if (!quiet) {
-        fprintf(stderr, "ckbatch: merged %zu shards into %s: %zu sequences, %zu tokens, %zu skipped, "
-                "%llu bytes, %.2f s\n", sum.shards, out, sum.sequences, sum.tokens,
-                sum.skipped_lines, sum.bytes, sum.seconds);
-    }
-    return EXIT_SUCCESS;
 }
 
 static int parse_format(const char *s, ck_input_format *format)
@@ -570,7 +494,7 @@ int main(int argc, char **argv)
         return weights_command(argc - 1, argv + 1);
     }
     if (argc >= 2 && strcmp(argv[1], "merge") == 0) {
-        return merge_command(argc - 1, argv + 1);
+        return ck_merge_main(argc - 1, argv + 1);
     }
     static cli_options o;
     o.model = ck_model_default_params();
