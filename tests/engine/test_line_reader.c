@@ -1,5 +1,7 @@
 /* test_line_reader.c - line endings, BOM, missing final newline, NUL bytes, the 1 MiB line limit,
  * byte offsets. */
+#include <limits.h>
+
 #include "ck_test.h"
 #include "line_reader.h"
 
@@ -35,6 +37,51 @@ static void read_all(FILE *f, char *out, size_t cap)
     }
     ck_line_reader_close(r);
     fclose(f);
+}
+
+/* Lines of bytes[start .. start + limit) through ck_line_reader_open_range, joined as read_all
+ * joins them; *offset gets the bytes consumed. */
+static void read_range(const char *bytes, size_t n, unsigned long long start,
+                       unsigned long long limit, size_t first_line, char *out, size_t cap,
+                       unsigned long long *offset)
+{
+    FILE *f = file_of(bytes, n);
+    ck_line_reader *r = NULL;
+    CU_ASSERT_FATAL(f != NULL && fseek(f, (long)start, SEEK_SET) == 0);
+    CU_ASSERT_EQUAL_FATAL(ck_line_reader_open_range(&r, f, "t.txt", start, limit, first_line, NULL),
+                          CK_OK);
+    out[0] = '\0';
+    const char *line = NULL;
+    size_t len = 0, no = 0;
+    while (ck_line_reader_next(r, &line, &len, &no, NULL) == 1) {
+        size_t used = strlen(out);
+        snprintf(out + used, cap - used, "%zu:%s|", no, line);
+    }
+    *offset = ck_line_reader_offset(r);
+    ck_line_reader_close(r);
+    fclose(f);
+}
+
+/* A shard's range: numbered from first_line, stops at its limit (a line start), and strips a BOM
+ * only at byte 0 of the file: a range starting at a line that begins with EF BB BF keeps it, as
+ * a whole-file read keeps it there. */
+static void test_range_numbering_limit_and_bom(void)
+{
+    const char s[] = "\xEF\xBB\xBF" "a\n\xEF\xBB\xBF" "b\nc\nd";
+    char got[256];
+    unsigned long long off = 0;
+    read_range(s, sizeof s - 1, 0, 5, 1, got, sizeof got, &off);
+    CU_ASSERT_STRING_EQUAL(got, "1:a|");
+    CU_ASSERT_EQUAL(off, 5);
+    read_range(s, sizeof s - 1, 5, 7, 2, got, sizeof got, &off);
+    CU_ASSERT_STRING_EQUAL(got, "2:\xEF\xBB\xBF" "b|3:c|");
+    CU_ASSERT_EQUAL(off, 7);
+    read_range(s, sizeof s - 1, 12, ULLONG_MAX, 4, got, sizeof got, &off);
+    CU_ASSERT_STRING_EQUAL(got, "4:d|");
+    read_range(s, sizeof s - 1, 12, 0, 4, got, sizeof got, &off); /* an empty shard */
+    CU_ASSERT_STRING_EQUAL(got, "");
+    ck_line_reader *r = NULL;
+    CU_ASSERT_EQUAL(ck_line_reader_open_range(&r, stdin, "t", 0, 1, 0, NULL), CK_E_ARG);
 }
 
 static void test_plain_lines(void)
@@ -165,6 +212,7 @@ static void test_rejects_null_arguments(void)
 }
 
 CK_TEST_MAIN("line_reader", {"plain lines", test_plain_lines},
+             {"range: numbering, limit, BOM at byte 0 only", test_range_numbering_limit_and_bom},
              {"CRLF, BOM and no final newline", test_crlf_bom_and_no_final_newline},
              {"BOM only stripped on line 1", test_bom_only_stripped_on_line_one},
              {"lone CR is content", test_lone_cr_is_content},
