@@ -50,4 +50,14 @@ printf '[1, 2, 3]\n[4, 5, 6, 9]\n[178]\n' > "$vdir/in.txt"
 valgrind --error-exitcode=3 --leak-check=full --errors-for-leak-kinds=definite,indirect \
     --suppressions=tests/valgrind.supp -q build-vg/engine/ckbatch -q --no-progress -t 2 -f ids \
     --on-error skip --circuit tests/fixtures/circuits/tiny.json -i "$vdir/in.txt" -o "$vdir/out.st"
+# shard mode and merge (the range reader, the shard entry, the segment writer) under memcheck too
+for i in 0 1; do
+    valgrind --error-exitcode=3 --leak-check=full --errors-for-leak-kinds=definite,indirect \
+        --suppressions=tests/valgrind.supp -q build-vg/engine/ckbatch -q --no-progress -t 2 -f ids \
+        --on-error skip --circuit tests/fixtures/circuits/tiny.json --shard "$i/2" \
+        -i "$vdir/in.txt" -o "$vdir/sh.st"
+done
+valgrind --error-exitcode=3 --leak-check=full --errors-for-leak-kinds=definite,indirect \
+    --suppressions=tests/valgrind.supp -q build-vg/engine/ckbatch merge -q -o "$vdir/sh.st"
+cmp "$vdir/out.st" "$vdir/sh.st"
 rm -rf "$vdir"
