@@ -187,7 +187,7 @@ static ck_st_tensor view(const char *name, const float *data, size_t rows, size_
     ck_st_tensor t;
     memset(&t, 0, sizeof t);
     t.name = name;
-    t.dtype = CK_ST_F32;
+    t.dtype = CK_DTYPE_F32;
     t.rank = 2;
     t.shape[0] = rows;
     t.shape[1] = cols;
@@ -246,7 +246,7 @@ static int input_entries(const ck_xray_case *xc, ck_st_entry *e, int64_t **keep,
         e[j].name = names[j];
         e[j].rank = 1;
         e[j].shape[0] = j < 2 ? n[j] : xc->tokens;
-        e[j].dtype = j < 2 ? CK_ST_I64 : CK_ST_I32;
+        e[j].dtype = j < 2 ? CK_DTYPE_I64 : CK_DTYPE_I32;
         e[j].data = xc->ids;
         if (j < 2 && (keep[j] = malloc(n[j] * sizeof **keep)) == NULL) {
             return CK_E_MEMORY;
@@ -277,7 +277,7 @@ static int write_capture(xrun *x, ck_error *err)
         for (size_t k = 0; rc == CK_OK && k < x->n_ids; k++) {
             if (x->rows[ci * x->n_ids + k] != NULL) {
                 snprintf(names[n], sizeof names[n], "%s.%s", xc->name, x->ids[k]);
-                ck_st_entry en = {names[n], CK_ST_F32, 2, {xc->n_rows, x->cols[k]},
+                ck_st_entry en = {names[n], CK_DTYPE_F32, 2, {xc->n_rows, x->cols[k]},
                                   x->rows[ci * x->n_ids + k], NULL, 0};
                 e[n++] = en;
             }

@@ -332,7 +332,7 @@ static void test_overflow_caught_before_copy_out(void)
     size_t n = ck_weights_count(w);
     for (size_t i = 0; i < n && i < 64; i++) {
         const ck_tensor *t = ck_weights_at(w, i);
-        entries[i] = (ck_st_entry){.name = t->name, .dtype = CK_ST_F32, .rank = t->rank,
+        entries[i] = (ck_st_entry){.name = t->name, .dtype = CK_DTYPE_F32, .rank = t->rank,
                                    .data = t->data};
         memcpy(entries[i].shape, t->shape, sizeof t->shape);
         if (strcmp(t->name, "bert_encoder.weight") == 0) {
