@@ -122,7 +122,8 @@ static int open_oracle(xrun *x, ck_error *err)
         rc = ck_st_open(&x->oracle, x->opt->oracle, err);
     }
     if (rc == CK_OK) {
-        rc = ck_xray_profile_load(&x->profile, x->opt->profile ? x->opt->profile : manifest, err);
+        rc = ck_xray_profile_load(&x->profile, x->opt->profile ? x->opt->profile : manifest,
+                                  x->opt->precision, err);
     }
     return rc;
 }
@@ -176,7 +177,8 @@ static int prepare(xrun *x, ck_error *err)
     }
     if (rc == CK_OK) {
         /* parity: one worker, so the scheduler and oneDNN's OpenMP team both run on one thread */
-        ck_executor_options eo = {1, max_tokens, x->circuit.max_positions, 0}; /* parity: unfused */
+        /* unfused, so every checkpoint is captured; bf16 changes only the linears */
+        ck_executor_options eo = {1, max_tokens, x->circuit.max_positions, 0, x->opt->precision};
         rc = ck_executor_init(&x->executor, &x->circuit, x->weights, &eo, err);
     }
     return rc;
@@ -284,7 +286,9 @@ static int write_capture(xrun *x, ck_error *err)
         }
     }
     if (rc == CK_OK) {
-        ck_st_meta meta[2] = {{"engine_version", CK_VERSION}, {"parity", "1"}};
+        int bf16 = x->opt->precision == CK_DTYPE_BF16;
+        ck_st_meta meta[2] = {{"engine_version", CK_VERSION},
+                              {bf16 ? "precision" : "parity", bf16 ? "bf16" : "1"}};
         rc = ck_st_write(x->opt->capture_out, e, n, meta, 2, err);
     }
     for (size_t i = 0; keep != NULL && i < 2 * x->n_cases; i++) {
@@ -303,7 +307,8 @@ static int finish(xrun *x, ck_xray_report *rep, ck_error *err)
     if (rc == CK_OK && x->opt->report != NULL) {
         char *oracle = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(x->manifest, "oracle"));
         ck_xray_identity id = {CK_VERSION, ck_xray_build_flags(), ck_weights_identity(x->weights),
-                               x->weights_hex, "(computed in this run)", x->opt->oracle, oracle, 1};
+                               x->weights_hex, "(computed in this run)", x->opt->oracle, oracle,
+                               x->opt->precision == CK_DTYPE_F32};
         rc = ck_xray_report_write(rep, &id, x->opt->report, err);
         free(oracle);
     }
@@ -323,8 +328,13 @@ int ck_xray_run_oracle(const ck_xray_run_options *opt, ck_error *err)
     memset(&x, 0, sizeof x);
     x.opt = opt;
     ck_xray_report rep = {0};
-    ck_log(opt->log, opt->log_ctx, CK_LOG_INFO,
-           "parity mode: 1 thread (scheduler and oneDNN), deterministic kernels");
+    if (opt->precision == CK_DTYPE_BF16) {
+        ck_log(opt->log, opt->log_ctx, CK_LOG_INFO, "X-Ray bf16: 1 thread, unfused kernels, bf16 "
+               "linears, against the FP32 oracle under the bf16 budget");
+    } else {
+        ck_log(opt->log, opt->log_ctx, CK_LOG_INFO,
+               "parity mode: 1 thread (scheduler and oneDNN), deterministic kernels");
+    }
     int rc = prepare(&x, err);
     for (size_t ci = 0; rc == CK_OK && ci < x.n_cases; ci++) {
         rc = run_case(&x, ci, err);
