@@ -78,7 +78,8 @@ int ck_linear_init_activation(ck_linear **out, ck_onednn *ctx, const float *weig
  *                  it otherwise: ck_linear_impl says which), each tile of x rounded to bf16 by
  *                  ck_bf16_from_f32_rows into a per-lane staging buffer, products accumulated in
  *                  f32, bias added and the activation applied in f32, y written f32.
- * A bf16 row's bits also depend only on that row of x (tests/kernels/test_linear.c).
+ * A bf16 row's bits also depend only on that row of x when the linear is made and run with one
+ * OpenMP thread per lane, as the executor does (tests/kernels/test_linear.c).
  * Same errors as ck_linear_init_activation, plus CK_E_ARG for another compute dtype. */
 int ck_linear_init_typed(ck_linear **out, ck_onednn *ctx, const float *weight, size_t weight_count,
                          const float *bias, size_t bias_count, size_t in_features,
