@@ -197,6 +197,26 @@ CK_API size_t ck_model_vocab_rows(const ck_model *model);
 CK_API const char *ck_model_precision(const ck_model *model);
 CK_API const char *ck_model_dispatch(const ck_model *model);
 
+/* Where a model's time goes: wall seconds per op class, summed over every batch since load or the
+ * last ck_model_reset_op_seconds (the clock is read around each op of a batch: two reads per op).
+ * CK_OP_CLASS_OTHER is the rest of each batch: filling the inputs, the finite check of the output
+ * and the copy-out. A linear fused with its GELU counts as linear. Only grows at the end. */
+typedef enum {
+    CK_OP_CLASS_EMBEDDING = 0,  /* embedding_three_table_layer_norm */
+    CK_OP_CLASS_LINEAR = 1,     /* oneDNN matmuls (with fused GELU) */
+    CK_OP_CLASS_ATTENTION = 2,  /* scores, softmax, context per (sequence, head) */
+    CK_OP_CLASS_LAYER_NORM = 3, /* residual add + LayerNorm */
+    CK_OP_CLASS_GELU = 4,       /* gelu_new when not fused (parity) */
+    CK_OP_CLASS_OTHER = 5,
+    CK_OP_CLASS_COUNT
+} ck_op_class;
+
+/* "embedding", "linear", "attention", "layer_norm", "gelu_new", "other"; "" outside the enum. */
+CK_API const char *ck_op_class_name(ck_op_class op_class);
+/* Seconds (see ck_op_class); 0 for NULL or a class outside the enum. */
+CK_API double ck_model_op_seconds(const ck_model *model, ck_op_class op_class);
+CK_API void ck_model_reset_op_seconds(ck_model *model);
+
 /* "sha256:<hex> (<file>)" of the loaded weights, or the demo weights' name and seed. */
 CK_API const char *ck_model_weights_identity(const ck_model *model);
 

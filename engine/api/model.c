@@ -211,6 +211,37 @@ void ck_model_free(ck_model *m)
     free(m);
 }
 
+/* The executor's op kind of each class (circuit.h); OTHER is the executor's extra slot. */
+static const ck_op_kind CLASS_KIND[CK_OP_CLASS_COUNT] = {
+    [CK_OP_CLASS_EMBEDDING] = CK_OP_EMBEDDING_THREE_TABLE_LAYER_NORM,
+    [CK_OP_CLASS_LINEAR] = CK_OP_LINEAR,
+    [CK_OP_CLASS_ATTENTION] = CK_OP_ATTENTION,
+    [CK_OP_CLASS_LAYER_NORM] = CK_OP_RESIDUAL_LAYER_NORM,
+    [CK_OP_CLASS_GELU] = CK_OP_GELU_NEW,
+    [CK_OP_CLASS_OTHER] = CK_OP_KIND_COUNT,
+};
+_Static_assert(CK_OP_CLASS_COUNT == CK_OP_KIND_COUNT + 1, "one class per op kind, plus other");
+
+const char *ck_op_class_name(ck_op_class c)
+{
+    static const char *const names[CK_OP_CLASS_COUNT] = {"embedding", "linear", "attention",
+                                                         "layer_norm", "gelu_new", "other"};
+    return (unsigned)c < CK_OP_CLASS_COUNT ? names[c] : "";
+}
+
+double ck_model_op_seconds(const ck_model *m, ck_op_class c)
+{
+    return m != NULL && (unsigned)c < CK_OP_CLASS_COUNT ? ck_executor_op_seconds(m->executor, CLASS_KIND[c])
+                                                        : 0.0;
+}
+
+void ck_model_reset_op_seconds(ck_model *m)
+{
+    if (m != NULL) {
+        ck_executor_reset_op_seconds(m->executor);
+    }
+}
+
 const char *ck_model_precision(const ck_model *m)
 {
     return m == NULL ? "" : m->params.precision == CK_PRECISION_BF16 ? "bf16" : "fp32";

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "executor_internal.h"
 #include "parallel.h"
@@ -258,13 +259,23 @@ static void fill_inputs(ck_executor *ex, const int32_t *ids)
     }
 }
 
+/* Monotonic seconds, for the per-op-kind times. */
+static double seconds_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 /* Runs every op of the circuit on the filled inputs, capture seeing each checkpoint. */
 static int run_ops(ck_executor *ex, ck_capture_fn capture, void *capture_ctx, ck_error *err)
 {
     const ck_circuit *c = ex->circuit;
     for (size_t i = 0; i < c->n_ops; i++) {
         const ck_op *op = &c->ops[i];
+        double t0 = seconds_now();
         int rc = ex->op_fused[i] == 2 ? CK_OK : ck_exec_op(ex, op);
+        ex->op_seconds[op->kind] += seconds_now() - t0;
         if (rc != CK_OK) {
             return ck_fail(err, rc, "%s: op %zu \"%s\" (application %d): %s", c->path,
                            op->decl_index, ck_op_kind_name(op->kind), op->repeat_index,
@@ -294,10 +305,13 @@ int ck_executor_run(ck_executor *ex, const int32_t *ids, const size_t *offsets, 
     ex->tokens = offsets[n_seqs];
     ex->offsets = offsets;
     ex->n_seqs = n_seqs;
+    double t0 = seconds_now();
     fill_inputs(ex, ids);
+    ex->op_seconds[CK_OP_KIND_COUNT] += seconds_now() - t0;
     /* oneDNN's OpenMP team follows the thread count: set it for the run, give the caller back its own */
     int caller_threads = ck_parallel_set_threads(ex->opt.threads);
     rc = run_ops(ex, capture, capture_ctx, err);
+    t0 = seconds_now();
     if (rc == CK_OK && ck_exec_check_finite(ex, output_buffer) != CK_OK) {
         rc = ck_fail(err, CK_E_NONFINITE, "%s: output \"%s\" holds NaN or Inf (overflow)",
                      c->path, c->buffers[output_buffer].name);
@@ -311,7 +325,20 @@ int ck_executor_run(ck_executor *ex, const int32_t *ids, const size_t *offsets, 
         memcpy(out, ck_exec_buffer(ex, output_buffer),
                ex->tokens * c->buffers[output_buffer].cols * sizeof(float));
     }
+    ex->op_seconds[CK_OP_KIND_COUNT] += seconds_now() - t0;
     return CK_OK;
+}
+
+double ck_executor_op_seconds(const ck_executor *ex, ck_op_kind kind)
+{
+    return ex != NULL && (unsigned)kind <= CK_OP_KIND_COUNT ? ex->op_seconds[kind] : 0.0;
+}
+
+void ck_executor_reset_op_seconds(ck_executor *ex)
+{
+    if (ex != NULL) {
+        memset(ex->op_seconds, 0, sizeof ex->op_seconds);
+    }
 }
 
 const float *ck_executor_rows(const ck_executor *ex, int buffer, size_t *tokens)

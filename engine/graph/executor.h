@@ -76,6 +76,12 @@ size_t ck_executor_cols(const ck_executor *ex, int buffer);
  * ops is f32: a bf16 linear rounds its input tile to bf16 itself (ck_linear_init_typed). */
 ck_dtype ck_executor_op_dtype(const ck_executor *ex, ck_op_kind kind);
 
+/* Wall seconds ex spent running ops of `kind` (a linear fused with its gelu_new counts as linear)
+ * since init or the last ck_executor_reset_op_seconds; kind CK_OP_KIND_COUNT: the rest of each run
+ * (inputs, the finite check of the output, the copy-out). 0 for other kinds. */
+double ck_executor_op_seconds(const ck_executor *ex, ck_op_kind kind);
+void ck_executor_reset_op_seconds(ck_executor *ex);
+
 /* The distinct oneDNN implementation strings of ex's linears, in first-use order, joined by ", "
  * into buf (NUL-terminated, truncated to cap > 0). */
 void ck_executor_linear_impls(const ck_executor *ex, char *buf, size_t cap);
