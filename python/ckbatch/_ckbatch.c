@@ -194,7 +194,7 @@ static void progress_cb(void *ctx, const ck_progress *p)
         return;
     }
     PyGILState_STATE g = PyGILState_Ensure();
-    PyObject *r = PyObject_CallFunction(self->progress, "KKKnnddii", p->input_bytes, p->bytes_done,
+    PyObject *r = PyObject_CallFunction(self->progress, "KKKnndddi", p->input_bytes, p->bytes_done,
                                         p->bytes_read, (Py_ssize_t)p->lines, (Py_ssize_t)p->tokens,
                                         p->seconds, p->tokens_per_second, p->eta_seconds, p->final);
     if (r == NULL) {
