@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test.sh - README command 2: set up, build (Release and ASan+UBSan) and run every test with ctest,
-# then the installed package (scripts/test-install.sh), the Python binding (scripts/test-python.sh), TSan (threaded tests at 2 and 4 threads),
+# then the installed package (scripts/test-install.sh), the Python binding (scripts/test-python.sh),
+# TSan (threaded tests at 2 and 4 threads),
 # a short libFuzzer stage and valgrind memcheck.
 set -euo pipefail
 cd "$(dirname "$0")/.."
