@@ -35,3 +35,12 @@ def test_stub_names_every_public_name():
     methods = {n.name for n in model.body if isinstance(n, ast.FunctionDef)}
     assert {m for m in vars(ckbatch.Model) if not m.startswith("_")} <= methods
     assert os.path.exists(os.path.join(os.path.dirname(stub), "py.typed"))
+
+
+def test_readme_example_is_examples_encode_text():
+    """The README's Python example is the file the set-up command and test-python.sh run."""
+    from conftest import SOURCE
+    readme = open(os.path.join(SOURCE, "README.md"), encoding="utf-8").read()
+    example = open(os.path.join(SOURCE, "examples", "encode_text.py"), encoding="utf-8").read()
+    assert "```python\n" + example + "```" in readme
+    assert len(example.splitlines()) <= 10
