@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test-python.sh - the Python binding's stage of scripts/test.sh: the pytest suite python/tests on
 # the build tree (fails when pytest ran no test, or skipped one: everything it needs is in
-# scripts/packages.txt), then the package installed into a temporary prefix runs the README's
+# scripts/packages.txt), the buffer-ownership script under valgrind, then the package installed into a temporary prefix runs the README's
 # Python example (examples/encode_text.py) from another directory, without PYTHONPATH tricks beyond
 # that prefix's site-packages. Needs a build configured with -DCK_PYTHON=ON and built.
 #   CK_BUILD_DIR=build bash scripts/test-python.sh
@@ -24,6 +24,15 @@ summary=$(tail -n 1 "$work/pytest.log")
 [[ $summary =~ ([0-9]+)\ passed ]] && [ "${BASH_REMATCH[1]}" -gt 0 ] || fail "no test passed: $summary"
 [[ $summary != *skipped* ]] || fail "tests were skipped (a package missing from packages.txt?): $summary"
 echo "test-python: ok: pytest $summary"
+
+# C26.1 under valgrind (PYTHONMALLOC=malloc: every Python allocation is seen): rows outlive the
+# next call, the model and a collection. Tiny circuit and portable kernels: valgrind runs neither
+# AVX-512 nor fast.
+ONEDNN_MAX_CPU_ISA=AVX2 CK_MAX_CPU_ISA=portable PYTHONMALLOC=malloc PYTHONPATH=$PWD/$build/python \
+    OMP_NUM_THREADS=2 valgrind --error-exitcode=3 -q --suppressions=tests/valgrind.supp \
+    "$py" python/tests/ownership_check.py tests/fixtures/circuits/tiny.json >"$work/vg.log" 2>&1 \
+    || { cat "$work/vg.log" >&2; fail "valgrind: the arrays' ownership (python/tests/ownership_check.py)"; }
+echo "test-python: ok: valgrind finds no error in the arrays' ownership"
 
 cmake --install "$build" --prefix "$work/prefix" >"$work/install.log" || { cat "$work/install.log" >&2; fail "cmake --install"; }
 site=$(sed -n 's/^CK_PYTHON_INSTALL_DIR:STRING=//p' "$build/CMakeCache.txt")

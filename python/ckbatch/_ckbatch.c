@@ -153,6 +153,7 @@ typedef struct {
     PyObject_HEAD
     ck_model *model;
     PyThread_type_lock lock;  /* one call at a time on a ck_model (ckbatch.h) */
+    unsigned long owner;      /* thread ident of the call holding lock, 0 when none */
     int check_signals;        /* this call runs on the main thread: cancel looks for Ctrl-C */
     int stopped;              /* an exception is kept in exc_*: stop at the next batch */
     PyObject *exc_type, *exc_value, *exc_tb;
@@ -222,6 +223,12 @@ static void log_cb(void *ctx, ck_log_level level, const char *message)
 /* Takes the model for one call (waiting with the GIL released while another thread has it). */
 static int begin_call(model_object *self)
 {
+    unsigned long me = PyThread_get_thread_ident();
+    if (self->owner == me) { /* a callback of this thread's own call: the lock would never come */
+        ck_error e = {CK_E_ARG, "model: called from a callback of its own running call"};
+        raise_ck(&e);
+        return -1;
+    }
     if (!PyThread_acquire_lock(self->lock, NOWAIT_LOCK)) {
         Py_BEGIN_ALLOW_THREADS
         PyThread_acquire_lock(self->lock, WAIT_LOCK);
@@ -233,7 +240,8 @@ static int begin_call(model_object *self)
         raise_ck(&e);
         return -1;
     }
-    self->check_signals = PyThread_get_thread_ident() == main_thread;
+    self->owner = me;
+    self->check_signals = me == main_thread;
     self->stopped = 0;
     return 0;
 }
@@ -243,6 +251,7 @@ static int begin_call(model_object *self)
 static int end_call(model_object *self, int rc, const ck_error *err)
 {
     self->progress = self->log = NULL;
+    self->owner = 0;
     PyThread_release_lock(self->lock);
     if (self->stopped) {
         PyErr_Restore(self->exc_type, self->exc_value, self->exc_tb);
@@ -321,6 +330,10 @@ static void model_dealloc(model_object *self)
 static PyObject *model_close(model_object *self, PyObject *unused)
 {
     (void)unused;
+    if (self->owner == PyThread_get_thread_ident()) {
+        ck_error e = {CK_E_ARG, "model: closed from a callback of its own running call"};
+        return raise_ck(&e);
+    }
     Py_BEGIN_ALLOW_THREADS
     PyThread_acquire_lock(self->lock, WAIT_LOCK);
     Py_END_ALLOW_THREADS

@@ -167,3 +167,14 @@ def test_log_callback(tmp_path):
     assert s.dropped_symbols == 1
     assert any(lv == 1 and "U+2717" in msg for lv, msg in seen)
     assert np.array_equal(ckbatch.load(tmp_path / "out.st").offsets, [0, 4])
+
+
+def test_callback_calling_its_own_model_raises(tmp_path):
+    src = run_cli(tmp_path, LONG[:2], "-t", "1").with_suffix(".txt")
+    with ckbatch.Model(threads=2) as m:
+        try:
+            m.run(src, tmp_path / "out.st", progress=lambda p: m.encode_phonemes([P11]))
+            raise AssertionError("the nested call did not raise")
+        except ckbatch.UsageError as e:
+            assert e.message == "model: called from a callback of its own running call"
+        assert m.encode_phonemes([P11]).offsets.tolist() == [0, 11]
