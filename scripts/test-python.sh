@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # test-python.sh - the Python binding's stage of scripts/test.sh: the pytest suite python/tests on
 # the build tree (fails when pytest ran no test, or skipped one: everything it needs is in
-# scripts/packages.txt), the buffer-ownership script under valgrind, then the package installed into a temporary prefix runs the README's
-# Python example (examples/encode_text.py) from another directory, without PYTHONPATH tricks beyond
-# that prefix's site-packages. Needs a build configured with -DCK_PYTHON=ON and built.
+# scripts/packages.txt), the buffer-ownership script under valgrind, then the package installed
+# into a temporary prefix runs the README's Python example (examples/encode_text.py) from another
+# directory, with only that prefix's site-packages on PYTHONPATH, and loads the prefix's
+# libckbatch.so. Needs a build configured with -DCK_PYTHON=ON and built.
 #   CK_BUILD_DIR=build bash scripts/test-python.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,7 +35,8 @@ ONEDNN_MAX_CPU_ISA=AVX2 CK_MAX_CPU_ISA=portable PYTHONMALLOC=malloc PYTHONPATH=$
     || { cat "$work/vg.log" >&2; fail "valgrind: the arrays' ownership (python/tests/ownership_check.py)"; }
 echo "test-python: ok: valgrind finds no error in the arrays' ownership"
 
-cmake --install "$build" --prefix "$work/prefix" >"$work/install.log" || { cat "$work/install.log" >&2; fail "cmake --install"; }
+cmake --install "$build" --prefix "$work/prefix" >"$work/install.log" \
+    || { cat "$work/install.log" >&2; fail "cmake --install"; }
 site=$(sed -n 's/^CK_PYTHON_INSTALL_DIR:STRING=//p' "$build/CMakeCache.txt")
 [[ $site == /* ]] || site=$work/prefix/$site
 (cd "$work" && PYTHONPATH=$site OMP_NUM_THREADS=2 "$py" "$OLDPWD/examples/encode_text.py" >"$work/example.out") \
