@@ -49,6 +49,7 @@ out = subprocess.run([sys.executable, "-c", "import ckbatch; print(ckbatch._ckba
 assert out.stdout.startswith(sys.argv[1]), out.stdout
 PY
 so=$(find "$site/ckbatch" -name '_ckbatch*.so' | head -n 1)
-ldd "$so" | grep -q "libckbatch.so.0 => $work/prefix/" \
-    || fail "$so does not load the prefix's libckbatch: $(ldd "$so" | grep ckbatch)"
+libs=$(ldd "$so")   # not piped into grep -q: its early exit would fail ldd under pipefail
+[[ $libs == *"libckbatch.so.0 => $work/prefix/"* ]] \
+    || fail "$so does not load the prefix's libckbatch: $(grep ckbatch <<<"$libs")"
 echo "test-python: ok: the installed package runs examples/encode_text.py"
