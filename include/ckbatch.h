@@ -6,7 +6,9 @@
  * OpenMP team of params.threads workers inside). Different models may be used from different threads
  * at once. ck_version, ck_status_name, the *_default_params functions and ck_error_clear are safe
  * from any thread; ck_model_tokenize is safe on one model from many threads for the phonemes and ids
- * formats (the text format serialises on espeak-ng's one global lock).
+ * formats and the text format (g2p "espeak" serialises on espeak-ng's one global lock; "misaki"
+ * shares read-only lexicons, loaded once per process, and takes that lock only for the rare words
+ * the lexicons lack).
  *
  * Process-wide state. The library never writes to stdout or stderr (everything it says goes through
  * the log and progress callbacks), never calls exit, installs no signal handler, leaves the
@@ -220,8 +222,14 @@ typedef struct {
     const char *lang;         /* text: "en-us" (default, NULL) or "en-gb" */
     int strict_symbols;       /* 1: a symbol outside the vocab (ids: an id it does not define) is
                                  an error; 0 (default): dropped (ids: kept) and warned */
-    ck_log_fn log;            /* warnings (dropped symbols); NULL: silent */
+    ck_log_fn log;            /* warnings (dropped symbols, words sent to espeak-ng); NULL: silent */
     void *log_ctx;
+    const char *g2p;          /* text: "misaki" (default, NULL): Kokoro's own English G2P (misaki
+                                 0.9.4's lexicons and rules, espeak-ng only for words they lack);
+                                 "espeak": espeak-ng on everything (the front end before misaki) */
+    const char *lexicon_dir;  /* misaki: a directory holding {us,gb}_{gold,silver}.json (e.g. an
+                                 installed misaki's data/); NULL: the copy shipped with ckbatch.
+                                 Each file's SHA-256 must be misaki 0.9.4's */
 } ck_lines_params;
 
 /* The defaults above. */
@@ -282,6 +290,8 @@ typedef struct {
     void *progress_ctx;
     double progress_interval;   /* seconds between progress calls at most (default 0.5; 0: at
                                    every line, batch and checkpoint) */
+    const char *g2p;            /* see ck_lines_params (default NULL: "misaki") */
+    const char *lexicon_dir;    /* see ck_lines_params */
 } ck_corpus_params;
 
 /* The defaults above (input and output NULL: both must be set). */
@@ -291,6 +301,8 @@ typedef struct {
     size_t lines, sequences, tokens, chunked_lines, skipped_lines, empty_lines, dropped_symbols;
     size_t resumed_tokens;      /* of tokens, those a resumed run found already done */
     double seconds;             /* wall time from the first line read to the file renamed */
+    double g2p_seconds;         /* text: of seconds, the time spent in the G2P */
+    size_t g2p_fallback_words;  /* text, misaki: words phonemized by espeak-ng (each warned) */
 } ck_corpus_summary;
 
 /* Encodes the corpus at params->input into params->output. Progress is committed (fsynced) after

@@ -177,10 +177,17 @@ static void options_identity(const session *s, char *buf, size_t cap)
     if (m->has_config) {
         snprintf(config, sizeof config, " config=sha256:%s", m->config.sha256);
     }
+    /* the misaki G2P changes the ids of text: a run resumes only under the same front end (the
+     * espeak path keeps the string it always had) */
+    char g2p[600] = "";
+    if (o->format == CK_INPUT_TEXT && (o->g2p == NULL || strcmp(o->g2p, "misaki") == 0)) {
+        snprintf(g2p, sizeof g2p, " g2p=misaki lexicons=%.500s",
+                 o->lexicon_dir != NULL ? o->lexicon_dir : "shipped");
+    }
     snprintf(buf, cap, "format=%s lang=%s strict_symbols=%d on_error=%s layer=%s parity=%d%s "
-             "circuit=%s", formats[o->format], o->lang, o->strict_symbols,
+             "circuit=%s%s", formats[o->format], o->lang, o->strict_symbols,
              o->skip_bad_lines ? "skip" : "stop", o->layer == CK_LAYER_HIDDEN ? "hidden" : "features",
-             m->parity, config, m->circuit_path ? m->circuit_path : "embedded");
+             m->parity, config, m->circuit_path ? m->circuit_path : "embedded", g2p);
 }
 
 /* With --resume: says where the run continues, and passes over the input lines before the mark
@@ -208,7 +215,7 @@ static int resume_at_mark(session *s, ck_error *err)
 static int open_output(session *s, int is_stdin, ck_error *err)
 {
     const ck_corpus_params *opt = s->opt;
-    char sha[65] = "", options[512];
+    char sha[65] = "", options[1200];
     struct stat st = {0};
     if (opt->resume && is_stdin) {
         return ck_fail(err, CK_E_ARG, "resume: needs a regular input file, not stdin");
@@ -245,7 +252,8 @@ static int open_io(session *s, ck_error *err)
     /* the longest sequence is the position table (boundaries included): a circuit with fewer
      * than 512 positions chunks (or, for ids, rejects) its lines shorter, as a line error */
     ck_reader_options ro = {opt->format, opt->lang, opt->strict_symbols, ck_model_max_phonemes(m),
-                            warn_log, s, m->has_config ? m->config.vocab : NULL, m->dims.word_rows};
+                            warn_log, s, m->has_config ? m->config.vocab : NULL, m->dims.word_rows,
+                            opt->g2p, opt->lexicon_dir};
     int rc = ck_reader_open(&s->reader, s->input, is_stdin ? "<stdin>" : opt->input, &ro, err);
     if (rc != CK_OK) {
         return rc;
@@ -265,6 +273,10 @@ static int open_io(session *s, ck_error *err)
     if (rc == CK_OK) rc = ck_output_meta(s->output, "weights", ck_weights_identity(m->weights), err);
     if (rc == CK_OK) rc = ck_output_meta(s->output, "source", is_stdin ? "<stdin>" : opt->input, err);
     if (rc == CK_OK && g2p != NULL) rc = ck_output_meta(s->output, "g2p", g2p, err);
+    const char *key = NULL, *value = NULL;
+    for (size_t i = 0; rc == CK_OK && ck_reader_g2p_meta(s->reader, i, &key, &value); i++) {
+        rc = ck_output_meta(s->output, key, value, err);
+    }
     if (rc == CK_OK && m->has_config) {
         char config[80];
         snprintf(config, sizeof config, "sha256:%s", m->config.sha256);
@@ -461,6 +473,8 @@ static void fill_summary(session *s)
     sum->empty_lines = st->empty_lines;
     sum->dropped_symbols = s->mark.dropped_symbols + st->dropped_symbols;
     sum->seconds = seconds_since(&s->start);
+    sum->g2p_seconds = st->g2p_seconds;
+    sum->g2p_fallback_words = st->g2p_fallback_words;
 }
 
 static void release(session *s)

@@ -438,7 +438,7 @@ int ck_model_tokenize(const ck_model *m, const char *const *lines, size_t n_line
     warn_sink sink = {p.log, p.log_ctx};
     ck_reader_options ro = {p.format, p.lang, p.strict_symbols, ck_model_max_phonemes(m),
                             warn_to_log, &sink, m->has_config ? m->config.vocab : NULL,
-                            m->dims.word_rows};
+                            m->dims.word_rows, p.g2p, p.lexicon_dir};
     ck_reader *r = NULL;
     rc = ck_reader_open(&r, in, "<lines>", &ro, err);
     if (rc == CK_OK && (out->offsets = calloc(1, sizeof *out->offsets)) == NULL) {
