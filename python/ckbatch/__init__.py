@@ -41,16 +41,20 @@ into the list passed to encode_*, or the input file's lines for load), `chunk` o
 longer than 510 phonemes is split), `tokens` (rows, boundaries included), `phonemes` (str)."""
 
 Dropped = collections.namedtuple("Dropped", "line column message")
-Dropped.__doc__ = """A symbol dropped (or an undefined id kept): `line` 0-based, `column` (or
-element, for ids) 1-based as in the message, and the library's `message`."""
+Dropped.__doc__ = """A warning of the library about one place of the input: a symbol dropped, an
+undefined id kept, a word misaki sent to espeak-ng. `line` 0-based, `column` (or element, for
+ids) 1-based as in the message, and the library's `message`."""
 
 Skipped = collections.namedtuple("Skipped", "line error")
 Skipped.__doc__ = """A line a corpus run skipped (on_error="skip"): its 1-based `line` number in
 the input file, and the `error` message."""
 
 Summary = collections.namedtuple("Summary", "lines sequences tokens chunked_lines skipped_lines "
-                                 "empty_lines dropped_symbols resumed_tokens seconds")
-Summary.__doc__ = "What Model.run did (ck_corpus_summary)."
+                                 "empty_lines dropped_symbols resumed_tokens seconds g2p_seconds "
+                                 "g2p_fallback_words")
+Summary.__doc__ = """What Model.run did (ck_corpus_summary): counts of lines, sequences, tokens,
+chunked, skipped and empty lines, dropped symbols, tokens a resumed run found done, wall seconds;
+text: seconds in the G2P and words misaki sent to espeak-ng."""
 
 Progress = collections.namedtuple("Progress", "input_bytes bytes_done bytes_read lines tokens "
                                   "seconds tokens_per_second eta_seconds final")
@@ -85,6 +89,8 @@ class Features:
         offsets: int64 [n + 1]: sequence i is rows offsets[i]:offsets[i+1].
         sequences: list of Sequence (line, chunk, chunks, tokens, phonemes), one per sequence.
         dropped: list of Dropped, the symbols dropped (ids: undefined ids kept) while encoding.
+        warnings: list of Dropped, every warning (dropped too, and the words the misaki G2P
+            sent to espeak-ng).
         skipped: list of Skipped (a corpus file written with on_error="skip"; else empty).
         layer: "features" or "hidden".
         metadata: dict of the file's metadata (load), or {"weights": identity} (encode).
@@ -93,14 +99,16 @@ class Features:
     view of ``features``. The arrays own their memory (encode) or keep the mapped file open (load).
     """
 
-    __slots__ = ("features", "offsets", "sequences", "dropped", "skipped", "layer", "metadata")
+    __slots__ = ("features", "offsets", "sequences", "dropped", "warnings", "skipped", "layer",
+                 "metadata")
 
-    def __init__(self, features, offsets, sequences, dropped=(), skipped=(), layer="features",
+    def __init__(self, features, offsets, sequences, warnings=(), skipped=(), layer="features",
                  metadata=None):
         self.features = features
         self.offsets = offsets
         self.sequences = list(sequences)
-        self.dropped = list(dropped)
+        self.warnings = list(warnings)
+        self.dropped = [w for w in self.warnings if w.message.endswith((", dropped", ", kept"))]
         self.skipped = list(skipped)
         self.layer = layer
         self.metadata = dict(metadata or {})
@@ -224,11 +232,11 @@ class Model:
         """Rows of the word-embedding table (ids 1..vocab_rows-1 are accepted)."""
         return self._info["vocab_rows"]
 
-    def _encode(self, lines, fmt, lang, layer, strict_symbols):
+    def _encode(self, lines, fmt, lang, layer, strict_symbols, g2p=None, lexicon_dir=None):
         lay = _choice("layer", layer, _LAYERS)
         rows, offsets, line, chunk, phonemes, warnings = self._m.encode_lines(
             _lines_of(lines), format=fmt, lang=lang, strict_symbols=bool(strict_symbols),
-            layer=lay)
+            layer=lay, g2p=g2p, lexicon_dir=lexicon_dir)
         return Features(rows, offsets, _records(line, chunk, phonemes, offsets),
                         _dropped(warnings), (), layer, {"weights": self.weights_identity})
 
@@ -241,11 +249,16 @@ class Model:
         """
         return self._encode(lines, 0, None, layer, strict_symbols)
 
-    def encode_text(self, lines, lang="en-us", *, layer="features", strict_symbols=False):
-        """Features of English text lines, through espeak-ng (lang "en-us" or "en-gb") and
-        Kokoro's rewrite rules. Returns Features (``sequences[i].phonemes`` is what was encoded).
+    def encode_text(self, lines, lang="en-us", *, g2p="misaki", lexicon_dir=None,
+                    layer="features", strict_symbols=False):
+        """Features of English text lines (lang "en-us" or "en-gb") through a G2P, as the CLI's
+        --format text: g2p="misaki" (Kokoro's own: misaki 0.9.4's lexicons and rules, espeak-ng
+        only for the words they lack, each listed in ``result.warnings``) or "espeak" (espeak-ng
+        on everything). lexicon_dir: a directory of misaki's {us,gb}_{gold,silver}.json (None:
+        the copy shipped with ckbatch). Returns Features (``sequences[i].phonemes`` is what was
+        encoded).
         """
-        return self._encode(lines, 2, lang, layer, strict_symbols)
+        return self._encode(lines, 2, lang, layer, strict_symbols, g2p, lexicon_dir)
 
     def encode_ids(self, seqs, *, layer="features", strict_symbols=False):
         """Features of token-id sequences (each an iterable of ints or an integer array, without
@@ -257,8 +270,8 @@ class Model:
         return self._encode([_ids_line(s) for s in seqs], 1, None, layer, strict_symbols)
 
     def run(self, input_path, output_path, resume=True, progress=None, *, format="phonemes",
-            lang="en-us", layer="features", on_error="stop", strict_symbols=False,
-            progress_interval=0.5, log=None):
+            lang="en-us", g2p="misaki", lexicon_dir=None, layer="features", on_error="stop",
+            strict_symbols=False, progress_interval=0.5, log=None):
         """The CLI's corpus job: encodes the file at input_path (one item per line) into the
         features file output_path (read it with ckbatch.load), committing progress as it goes.
 
@@ -266,7 +279,8 @@ class Model:
         the run starts from the beginning). progress: called as progress(Progress) at most every
         progress_interval seconds and once with final=True, on the calling thread with the GIL
         held; an exception it raises stops the run (and is raised). log: called as
-        log(level, message) (0 info, 1 warning). Ctrl-C stops between batches (KeyboardInterrupt);
+        log(level, message) (0 info, 1 warning). format "text" takes g2p and lexicon_dir as
+        encode_text does. Ctrl-C stops between batches (KeyboardInterrupt);
         the committed progress stays, so the same call with resume=True continues. Returns
         Summary.
         """
@@ -276,7 +290,7 @@ class Model:
                         strict_symbols=bool(strict_symbols),
                         skip_bad_lines=_choice("on_error", on_error, _ON_ERROR),
                         resume=bool(resume), progress=cb, progress_interval=progress_interval,
-                        log=log)
+                        log=log, g2p=g2p, lexicon_dir=lexicon_dir)
         return Summary(**s)
 
     def __repr__(self):

@@ -64,6 +64,8 @@ class Summary(NamedTuple):
     dropped_symbols: int
     resumed_tokens: int
     seconds: float
+    g2p_seconds: float
+    g2p_fallback_words: int
 
 class Progress(NamedTuple):
     input_bytes: int
@@ -81,6 +83,7 @@ class Features:
     offsets: npt.NDArray[np.int64]
     sequences: list[Sequence]
     dropped: list[Dropped]
+    warnings: list[Dropped]
     skipped: list[Skipped]
     layer: str
     metadata: dict[str, str]
@@ -108,13 +111,15 @@ class Model:
     def vocab_rows(self) -> int: ...
     def encode_phonemes(self, lines: Seq[str], *, layer: str = "features",
                         strict_symbols: bool = False) -> Features: ...
-    def encode_text(self, lines: Seq[str], lang: str = "en-us", *, layer: str = "features",
+    def encode_text(self, lines: Seq[str], lang: str = "en-us", *, g2p: str = "misaki",
+                    lexicon_dir: Optional[_Path] = None, layer: str = "features",
                     strict_symbols: bool = False) -> Features: ...
     def encode_ids(self, seqs: Iterable[Union[Iterable[int], npt.NDArray[np.integer]]], *,
                    layer: str = "features", strict_symbols: bool = False) -> Features: ...
     def run(self, input_path: _Path, output_path: _Path, resume: bool = True,
             progress: Optional[Callable[[Progress], object]] = None, *, format: str = "phonemes",
-            lang: str = "en-us", layer: str = "features", on_error: str = "stop",
+            lang: str = "en-us", g2p: str = "misaki", lexicon_dir: Optional[_Path] = None,
+            layer: str = "features", on_error: str = "stop",
             strict_symbols: bool = False, progress_interval: float = 0.5,
             log: Optional[Callable[[int, str], object]] = None) -> Summary: ...
 

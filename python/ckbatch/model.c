@@ -353,16 +353,18 @@ static const char **utf8_lines(PyObject *fast, Py_ssize_t n)
 
 static PyObject *model_encode_lines(model_object *self, PyObject *args, PyObject *kw)
 {
-    static char *names[] = {"lines", "format", "lang", "strict_symbols", "layer", NULL};
-    PyObject *seq;
+    static char *names[] = {"lines", "format", "lang", "strict_symbols", "layer", "g2p",
+                            "lexicon_dir", NULL};
+    PyObject *seq, *lexicon_dir = NULL;
     int format = CK_INPUT_PHONEMES, strict = 0, layer = CK_LAYER_FEATURES;
-    const char *lang = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|izpi", names, &seq, &format, &lang, &strict,
-                                     &layer)) {
+    const char *lang = NULL, *g2p = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|izpizO&", names, &seq, &format, &lang, &strict,
+                                     &layer, &g2p, ckpy_path_or_none, &lexicon_dir)) {
         return NULL;
     }
     PyObject *fast = PySequence_Fast(seq, "lines: expected a sequence of str");
     if (fast == NULL) {
+        Py_XDECREF(lexicon_dir);
         return NULL;
     }
     Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
@@ -370,6 +372,7 @@ static PyObject *model_encode_lines(model_object *self, PyObject *args, PyObject
     if (lines == NULL || begin_call(self) != 0) {
         PyMem_Free(lines);
         Py_DECREF(fast);
+        Py_XDECREF(lexicon_dir);
         return NULL;
     }
     msg_list warnings = {0};
@@ -377,6 +380,8 @@ static PyObject *model_encode_lines(model_object *self, PyObject *args, PyObject
     lp.format = (ck_input_format)format;
     lp.lang = lang;
     lp.strict_symbols = strict;
+    lp.g2p = g2p;
+    lp.lexicon_dir = ckpy_path_str(lexicon_dir);
     lp.log = collect_warning;
     lp.log_ctx = &warnings;
     ck_sequence_set s;
@@ -391,32 +396,38 @@ static PyObject *model_encode_lines(model_object *self, PyObject *args, PyObject
     msg_list_free(&warnings);
     PyMem_Free(lines);
     Py_DECREF(fast);
+    Py_XDECREF(lexicon_dir);
     return out;
 }
 
 static PyObject *summary_to_py(const ck_corpus_summary *s)
 {
-    return Py_BuildValue("{s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:d}", "lines", (Py_ssize_t)s->lines,
+    return Py_BuildValue("{s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:d,s:d,s:n}", "lines",
+                         (Py_ssize_t)s->lines,
                          "sequences", (Py_ssize_t)s->sequences, "tokens", (Py_ssize_t)s->tokens,
                          "chunked_lines", (Py_ssize_t)s->chunked_lines, "skipped_lines",
                          (Py_ssize_t)s->skipped_lines, "empty_lines", (Py_ssize_t)s->empty_lines,
                          "dropped_symbols", (Py_ssize_t)s->dropped_symbols, "resumed_tokens",
-                         (Py_ssize_t)s->resumed_tokens, "seconds", s->seconds);
+                         (Py_ssize_t)s->resumed_tokens, "seconds", s->seconds, "g2p_seconds",
+                         s->g2p_seconds, "g2p_fallback_words", (Py_ssize_t)s->g2p_fallback_words);
 }
 
 static PyObject *model_run(model_object *self, PyObject *args, PyObject *kw)
 {
     static char *names[] = {"input", "output", "format", "lang", "layer", "strict_symbols",
                             "skip_bad_lines", "resume", "progress", "progress_interval", "log",
-                            NULL};
+                            "g2p", "lexicon_dir", NULL};
     PyObject *input = NULL, *output = NULL, *progress = Py_None, *log = Py_None;
+    PyObject *lexicon_dir = NULL;
     int format = CK_INPUT_PHONEMES, layer = CK_LAYER_FEATURES, strict = 0, skip = 0, resume = 1;
-    const char *lang = NULL;
+    const char *lang = NULL, *g2p = NULL;
     double interval = 0.5;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&|izippiOdO", names, PyUnicode_FSConverter,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&|izippiOdOzO&", names, PyUnicode_FSConverter,
                                      &input, PyUnicode_FSConverter, &output, &format, &lang,
-                                     &layer, &strict, &skip, &resume, &progress, &interval, &log)) {
+                                     &layer, &strict, &skip, &resume, &progress, &interval, &log,
+                                     &g2p, ckpy_path_or_none, &lexicon_dir)) {
         Py_XDECREF(input);
+        Py_XDECREF(output);
         return NULL;
     }
     PyObject *result = NULL;
@@ -435,6 +446,8 @@ static PyObject *model_run(model_object *self, PyObject *args, PyObject *kw)
         cp.progress = progress_cb;
         cp.progress_ctx = self;
         cp.progress_interval = interval;
+        cp.g2p = g2p;
+        cp.lexicon_dir = ckpy_path_str(lexicon_dir);
         cp.log = log_cb;
         cp.log_ctx = self;
         ck_corpus_summary sum;
@@ -448,6 +461,7 @@ static PyObject *model_run(model_object *self, PyObject *args, PyObject *kw)
     }
     Py_DECREF(input);
     Py_DECREF(output);
+    Py_XDECREF(lexicon_dir);
     return result;
 }
 

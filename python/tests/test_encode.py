@@ -39,6 +39,7 @@ def test_shapes_dtypes_and_views(model):
     assert [s.line for s in r.sequences] == [0, 2, 3, 4]
     assert r.sequences[0] == ckbatch.Sequence(0, 0, 1, 11, P11)
     assert [d.line for d in r.dropped] == [3] and "U+2717" in r.dropped[0].message
+    assert r.warnings == r.dropped
     assert r.dropped[0].column == 14
     first = r[0]
     assert first.shape == (11, 512) and np.shares_memory(first, r.features)
@@ -139,3 +140,25 @@ def test_load_keeps_mapping_alive(tmp_path):
     gc.collect()
     assert sha(rows) == h and not rows.flags["WRITEABLE"]
     assert ckbatch.load(tmp_path / "out.st").metadata["format"] == "ckbatch.features.v2"
+
+
+@pytest.mark.parametrize("g2p", ["misaki", "espeak"])
+def test_text_g2p_equal_cli_file(model, tmp_path, g2p):
+    lines = ["Hello Zxqwvbn world.", "It costs $5 on 3 May."]
+    out = run_cli(tmp_path, lines, "-t", "2", "--format", "text", "--g2p", g2p)
+    r = model.encode_text(lines, g2p=g2p)
+    f = ckbatch.load(out)
+    assert f.features.tobytes() == r.features.tobytes()
+    assert [s.phonemes for s in f.sequences] == [s.phonemes for s in r.sequences]
+    fallback = [w for w in r.warnings if "phonemized by espeak-ng" in w.message]
+    assert r.dropped == [] and [(w.line, w.column) for w in fallback] == \
+        ([(0, 7)] if g2p == "misaki" else [])
+
+
+def test_run_text_equals_cli_file(model, tmp_path):
+    lines = ["Hello Zxqwvbn world.", "", "It costs $5 on 3 May."]
+    out = run_cli(tmp_path, lines, "-t", "2", "--format", "text")
+    s = model.run(out.with_suffix(".txt"), tmp_path / "py.st", format="text", resume=False)
+    assert (s.lines, s.sequences, s.empty_lines, s.g2p_fallback_words) == (3, 2, 1, 1)
+    assert s.g2p_seconds > 0
+    assert (tmp_path / "py.st").read_bytes() == out.read_bytes()
