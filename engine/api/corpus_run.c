@@ -321,9 +321,11 @@ static int flush_window(session *s, ck_output_mark next, ck_error *err)
             memcpy(s->batch_ids + s->batch_offsets[j], q->ids, q->n_ids * sizeof *q->ids);
             s->batch_offsets[j + 1] = s->batch_offsets[j] + q->n_ids;
         }
-        rc = ck_executor_run(s->model->executor, s->batch_ids, s->batch_offsets, count,
-                             s->output_buffer, NULL, 0, s->opt->progress ? progress_tick : NULL, s,
-                             err);
+        rc = ck_model_check_cancel(s->model, "corpus", ck_output_sequences(s->output), err);
+        rc = rc == CK_OK ? ck_executor_run(s->model->executor, s->batch_ids, s->batch_offsets,
+                                           count, s->output_buffer, NULL, 0,
+                                           s->opt->progress ? progress_tick : NULL, s, err)
+                         : rc;
         if (rc == CK_OK) {
             rc = put_batch_rows(s, members, count, err);
         }
