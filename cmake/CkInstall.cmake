@@ -29,6 +29,11 @@ install(TARGETS ckbatch_shared EXPORT ckbatchTargets
 get_target_property(ck_static_lib ckbatch_static CK_FILE)
 install(FILES ${ck_static_lib} DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS ckbatch RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# the misaki lexicons the text front end reads (engine/corpus/en_lexicon.c), with their notice
+install(FILES ${PROJECT_SOURCE_DIR}/data/misaki/us_gold.json ${PROJECT_SOURCE_DIR}/data/misaki/us_silver.json
+              ${PROJECT_SOURCE_DIR}/data/misaki/gb_gold.json ${PROJECT_SOURCE_DIR}/data/misaki/gb_silver.json
+              ${PROJECT_SOURCE_DIR}/data/misaki/NOTICE ${PROJECT_SOURCE_DIR}/data/misaki/MANIFEST
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/ckbatch/misaki)
 
 # ---- CMake package: ckbatchConfig.cmake, ckbatchConfigVersion.cmake, ckbatchTargets*.cmake ----
 

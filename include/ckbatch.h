@@ -6,7 +6,9 @@
  * OpenMP team of params.threads workers inside). Different models may be used from different threads
  * at once. ck_version, ck_status_name, the *_default_params functions and ck_error_clear are safe
  * from any thread; ck_model_tokenize is safe on one model from many threads for the phonemes and ids
- * formats (the text format serialises on espeak-ng's one global lock).
+ * formats and the text format (g2p "espeak" serialises on espeak-ng's one global lock; "misaki"
+ * shares read-only lexicons, loaded once per process, and takes that lock only for the rare words
+ * the lexicons lack).
  *
  * Process-wide state. The library never writes to stdout or stderr (everything it says goes through
  * the log and progress callbacks), never calls exit, installs no signal handler, leaves the
@@ -61,7 +63,9 @@ enum {
     CK_E_PARITY = -10,    /* X-Ray comparison failed, or a weight changed during a parity run */
     CK_E_INPUT = -11,     /* bad corpus line: invalid UTF-8, unknown symbol (strict), bad ids */
     CK_E_BACKEND = -12,   /* oneDNN or espeak-ng reported an error */
-    CK_E_WEIGHTS = -13    /* missing weight, shape or dtype mismatch against the circuit */
+    CK_E_WEIGHTS = -13,   /* missing weight, shape or dtype mismatch against the circuit */
+    CK_E_CANCELLED = -14  /* the caller's cancel callback (ck_model_params.cancel) stopped the call
+                             between two batches */
 };
 
 typedef struct {
@@ -119,6 +123,13 @@ typedef struct {
  * final = 1 when the corpus has been read to its end or the run stopped on an error. */
 typedef void (*ck_progress_fn)(void *ctx, const ck_progress *progress);
 
+/* Asked on the calling thread (never from a compute worker, never inside a parallel region) before
+ * each packed batch of ck_model_encode_ids, ck_model_encode_lines and ck_run_corpus: nonzero stops
+ * the call there with CK_E_CANCELLED, so it returns within one batch's time (at most
+ * max_batch_tokens tokens). What is left is what any error after that batch leaves (see each
+ * function); the model stays usable. A binding uses it to honour Ctrl-C. */
+typedef int (*ck_cancel_fn)(void *ctx);
+
 /* ---- the model ---- */
 
 typedef struct ck_model ck_model;
@@ -161,6 +172,9 @@ typedef struct {
                                      X-Ray contract); the weights are kept to be hashed by runs */
     ck_log_fn log;                /* model messages (weights identity, memory); NULL: silent */
     void *log_ctx;
+    ck_cancel_fn cancel;          /* asked before every batch of every call on this model;
+                                     NULL (default): never cancelled */
+    void *cancel_ctx;
     ck_precision precision;       /* CK_PRECISION_FP32 (default) or CK_PRECISION_BF16; parity runs
                                      only fp32 (CK_E_ARG otherwise) */
 } ck_model_params;
@@ -233,7 +247,8 @@ CK_API double ck_model_flops_per_token(const ck_model *model, size_t seq_len);
  * from a solo run by ~1e-6 (docs/isa.md). Errors: CK_E_ARG (null, unknown layer), CK_E_SIZE (a sequence
  * shorter than 2 or longer than ck_model_max_tokens, out_rows < offsets[S], offsets not
  * ascending), CK_E_RANGE (an id outside 0..ck_model_vocab_rows-1), CK_E_NONFINITE, CK_E_MEMORY,
- * CK_E_BACKEND; out is untouched on a check error before any batch ran. */
+ * CK_E_BACKEND, CK_E_CANCELLED (the model's cancel callback: the rows of the batches before it are
+ * written, the others untouched); out is untouched on a check error before any batch ran. */
 CK_API int ck_model_encode_ids(ck_model *model, const int32_t *ids, const size_t *offsets,
                                size_t n_seqs, ck_layer layer, float *out, size_t out_rows,
                                ck_error *err);
@@ -245,8 +260,14 @@ typedef struct {
     const char *lang;         /* text: "en-us" (default, NULL) or "en-gb" */
     int strict_symbols;       /* 1: a symbol outside the vocab (ids: an id it does not define) is
                                  an error; 0 (default): dropped (ids: kept) and warned */
-    ck_log_fn log;            /* warnings (dropped symbols); NULL: silent */
+    ck_log_fn log;            /* warnings (dropped symbols, words sent to espeak-ng); NULL: silent */
     void *log_ctx;
+    const char *g2p;          /* text: "misaki" (default, NULL): Kokoro's own English G2P (misaki
+                                 0.9.4's lexicons and rules, espeak-ng only for words they lack);
+                                 "espeak": espeak-ng on everything (the front end before misaki) */
+    const char *lexicon_dir;  /* misaki: a directory holding {us,gb}_{gold,silver}.json (e.g. an
+                                 installed misaki's data/); NULL: the copy shipped with ckbatch.
+                                 Each file's SHA-256 must be misaki 0.9.4's */
 } ck_lines_params;
 
 /* The defaults above. */
@@ -275,7 +296,8 @@ typedef struct {
 CK_API int ck_model_tokenize(const ck_model *model, const char *const *lines, size_t n_lines,
                              const ck_lines_params *params, ck_sequence_set *out, ck_error *err);
 
-/* ck_model_tokenize, then ck_model_encode_ids of every sequence into out->rows. */
+/* ck_model_tokenize, then ck_model_encode_ids of every sequence into out->rows. On any error
+ * (CK_E_CANCELLED included) *out is freed and zeroed. */
 CK_API int ck_model_encode_lines(ck_model *model, const char *const *lines, size_t n_lines,
                                  const ck_lines_params *params, ck_layer layer, ck_sequence_set *out,
                                  ck_error *err);
@@ -306,6 +328,8 @@ typedef struct {
     void *progress_ctx;
     double progress_interval;   /* seconds between progress calls at most (default 0.5; 0: at
                                    every line, batch and checkpoint) */
+    const char *g2p;            /* see ck_lines_params (default NULL: "misaki") */
+    const char *lexicon_dir;    /* see ck_lines_params */
 } ck_corpus_params;
 
 /* The defaults above (input and output NULL: both must be set). */
@@ -315,6 +339,8 @@ typedef struct {
     size_t lines, sequences, tokens, chunked_lines, skipped_lines, empty_lines, dropped_symbols;
     size_t resumed_tokens;      /* of tokens, those a resumed run found already done */
     double seconds;             /* wall time from the first line read to the file renamed */
+    double g2p_seconds;         /* text: of seconds, the time spent in the G2P */
+    size_t g2p_fallback_words;  /* text, misaki: words phonemized by espeak-ng (each warned) */
 } ck_corpus_summary;
 
 /* Encodes the corpus at params->input into params->output. Progress is committed (fsynced) after
@@ -324,7 +350,8 @@ typedef struct {
  * params->output (an existing one is left as it was); the progress files stay when a later run
  * can resume them (logged), else they are removed. Errors: every CK_E_* of the parts, err naming
  * the file, line and field; CK_E_ARG for resume with stdin or with another input, options or
- * weights; CK_E_FORMAT for a progress journal edited since its commit. */
+ * weights; CK_E_FORMAT for a progress journal edited since its commit; CK_E_CANCELLED from the
+ * model's cancel callback (the progress committed so far stays, so resume = 1 continues). */
 CK_API int ck_run_corpus(ck_model *model, const ck_corpus_params *params,
                          ck_corpus_summary *summary, ck_error *err);
 

@@ -177,10 +177,17 @@ static void options_identity(const session *s, char *buf, size_t cap)
     if (m->has_config) {
         snprintf(config, sizeof config, " config=sha256:%s", m->config.sha256);
     }
+    /* the misaki G2P changes the ids of text: a run resumes only under the same front end (the
+     * espeak path keeps the string it always had) */
+    char g2p[600] = "";
+    if (o->format == CK_INPUT_TEXT && (o->g2p == NULL || strcmp(o->g2p, "misaki") == 0)) {
+        snprintf(g2p, sizeof g2p, " g2p=misaki lexicons=%.500s",
+                 o->lexicon_dir != NULL ? o->lexicon_dir : "shipped");
+    }
     snprintf(buf, cap, "format=%s lang=%s strict_symbols=%d on_error=%s layer=%s parity=%d%s "
-             "circuit=%s", formats[o->format], o->lang, o->strict_symbols,
+             "circuit=%s%s", formats[o->format], o->lang, o->strict_symbols,
              o->skip_bad_lines ? "skip" : "stop", o->layer == CK_LAYER_HIDDEN ? "hidden" : "features",
-             m->parity, config, m->circuit_path ? m->circuit_path : "embedded");
+             m->parity, config, m->circuit_path ? m->circuit_path : "embedded", g2p);
     /* bf16 changes the bits; fp32 leaves the string as it always was (older records resume) */
     if (m->params.precision == CK_PRECISION_BF16) {
         size_t used = strlen(buf);
@@ -213,7 +220,7 @@ static int resume_at_mark(session *s, ck_error *err)
 static int open_output(session *s, int is_stdin, ck_error *err)
 {
     const ck_corpus_params *opt = s->opt;
-    char sha[65] = "", options[512];
+    char sha[65] = "", options[1200];
     struct stat st = {0};
     if (opt->resume && is_stdin) {
         return ck_fail(err, CK_E_ARG, "resume: needs a regular input file, not stdin");
@@ -250,7 +257,8 @@ static int open_io(session *s, ck_error *err)
     /* the longest sequence is the position table (boundaries included): a circuit with fewer
      * than 512 positions chunks (or, for ids, rejects) its lines shorter, as a line error */
     ck_reader_options ro = {opt->format, opt->lang, opt->strict_symbols, ck_model_max_phonemes(m),
-                            warn_log, s, m->has_config ? m->config.vocab : NULL, m->dims.word_rows};
+                            warn_log, s, m->has_config ? m->config.vocab : NULL, m->dims.word_rows,
+                            opt->g2p, opt->lexicon_dir};
     int rc = ck_reader_open(&s->reader, s->input, is_stdin ? "<stdin>" : opt->input, &ro, err);
     if (rc != CK_OK) {
         return rc;
@@ -274,6 +282,10 @@ static int open_io(session *s, ck_error *err)
     if (rc == CK_OK && m->params.precision == CK_PRECISION_BF16) {
         rc = ck_output_meta(s->output, "precision", "bf16", err);
         if (rc == CK_OK) rc = ck_output_meta(s->output, "dispatch", m->dispatch, err);
+    }
+    const char *key = NULL, *value = NULL;
+    for (size_t i = 0; rc == CK_OK && ck_reader_g2p_meta(s->reader, i, &key, &value); i++) {
+        rc = ck_output_meta(s->output, key, value, err);
     }
     if (rc == CK_OK && m->has_config) {
         char config[80];
@@ -319,9 +331,11 @@ static int flush_window(session *s, ck_output_mark next, ck_error *err)
             memcpy(s->batch_ids + s->batch_offsets[j], q->ids, q->n_ids * sizeof *q->ids);
             s->batch_offsets[j + 1] = s->batch_offsets[j] + q->n_ids;
         }
-        rc = ck_executor_run(s->model->executor, s->batch_ids, s->batch_offsets, count,
-                             s->output_buffer, NULL, 0, s->opt->progress ? progress_tick : NULL, s,
-                             err);
+        rc = ck_model_check_cancel(s->model, "corpus", ck_output_sequences(s->output), err);
+        rc = rc == CK_OK ? ck_executor_run(s->model->executor, s->batch_ids, s->batch_offsets,
+                                           count, s->output_buffer, NULL, 0,
+                                           s->opt->progress ? progress_tick : NULL, s, err)
+                         : rc;
         if (rc == CK_OK) {
             rc = put_batch_rows(s, members, count, err);
         }
@@ -469,6 +483,8 @@ static void fill_summary(session *s)
     sum->empty_lines = st->empty_lines;
     sum->dropped_symbols = s->mark.dropped_symbols + st->dropped_symbols;
     sum->seconds = seconds_since(&s->start);
+    sum->g2p_seconds = st->g2p_seconds;
+    sum->g2p_fallback_words = st->g2p_fallback_words;
 }
 
 static void release(session *s)

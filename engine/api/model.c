@@ -45,6 +45,15 @@ int ck_model_buffer(const ck_model *m, ck_layer layer)
     }
 }
 
+int ck_model_check_cancel(const ck_model *m, const char *what, size_t done, ck_error *err)
+{
+    if (m->params.cancel == NULL || m->params.cancel(m->params.cancel_ctx) == 0) {
+        return CK_OK;
+    }
+    return ck_fail(err, CK_E_CANCELLED, "%s: cancelled by the caller after %zu sequences", what,
+                   done);
+}
+
 size_t ck_model_max_phonemes(const ck_model *m)
 {
     size_t positions = m->circuit.max_positions;
@@ -350,8 +359,10 @@ int ck_model_encode_ids(ck_model *m, const int32_t *ids, const size_t *offsets, 
             count++;
             batch[count] = offsets[first + count] - base;
         }
-        rc = ck_executor_run(m->executor, ids + base, batch, count, buffer, out + base * cols,
-                             batch[count] * cols, NULL, NULL, err);
+        rc = ck_model_check_cancel(m, "encode", first, err);
+        rc = rc == CK_OK ? ck_executor_run(m->executor, ids + base, batch, count, buffer,
+                                           out + base * cols, batch[count] * cols, NULL, NULL, err)
+                         : rc;
         first += count;
     }
     free(batch);
@@ -498,7 +509,7 @@ int ck_model_tokenize(const ck_model *m, const char *const *lines, size_t n_line
     warn_sink sink = {p.log, p.log_ctx};
     ck_reader_options ro = {p.format, p.lang, p.strict_symbols, ck_model_max_phonemes(m),
                             warn_to_log, &sink, m->has_config ? m->config.vocab : NULL,
-                            m->dims.word_rows};
+                            m->dims.word_rows, p.g2p, p.lexicon_dir};
     ck_reader *r = NULL;
     rc = ck_reader_open(&r, in, "<lines>", &ro, err);
     if (rc == CK_OK && (out->offsets = calloc(1, sizeof *out->offsets)) == NULL) {

@@ -49,8 +49,14 @@ static const char *const usage_text[] = {
     "                            Kokoro-82M); boundaries are added; at most 510 per line; an id\n"
     "                            the vocabulary does not define is kept, reported like a dropped\n"
     "                            symbol and shown as U+FFFD in `phonemes`\n"
-    "                            text: plain text through espeak-ng\n"
+    "                            text: English text through a G2P (--g2p)\n"
     "  -l, --lang L              text language: en-us (default) or en-gb\n"
+    "      --g2p G               text front end: misaki (default): Kokoro's own English G2P\n"
+    "                            (misaki 0.9.4 lexicons and rules; espeak-ng only for words they\n"
+    "                            lack, each reported; tagger: a heuristic, not spaCy)\n"
+    "                            espeak: espeak-ng on everything (the front end before misaki)\n"
+    "      --lexicon-dir D       misaki: {us,gb}_{gold,silver}.json from D (e.g. an installed\n"
+    "                            misaki's data/), SHA-256 checked (default: the shipped copy)\n"
     "  -w, --weights F           Kokoro weights: kokoro-v1_0.pth (read without Python, no code runs)\n"
     "                            or .safetensors (flat bert./bert_encoder. names); by content\n"
     "      --weights-manifest M  verify every tensor against `ckbatch weights hash` output M\n"
@@ -173,7 +179,7 @@ static int parse_format(const char *s, ck_input_format *format)
 enum { OPT_SEED = 256, OPT_CIRCUIT, OPT_LAYER, OPT_MAX_BATCH, OPT_STRICT, OPT_ON_ERROR,
        OPT_PROGRESS, OPT_NO_PROGRESS, OPT_WEIGHTS_MANIFEST, OPT_PARITY, OPT_XRAY_ORACLE,
        OPT_REPORT, OPT_XRAY_CAPTURE, OPT_XRAY_OUT, OPT_RESUME, OPT_PROGRESS_INTERVAL, OPT_CONFIG,
-       OPT_PRECISION };
+       OPT_G2P, OPT_LEXICON_DIR, OPT_PRECISION };
 
 static const struct option long_options[] = {
     {"input", required_argument, NULL, 'i'},     {"output", required_argument, NULL, 'o'},
@@ -183,6 +189,7 @@ static const struct option long_options[] = {
     {"seed", required_argument, NULL, OPT_SEED}, {"circuit", required_argument, NULL, OPT_CIRCUIT},
     {"config", required_argument, NULL, OPT_CONFIG},
     {"precision", required_argument, NULL, OPT_PRECISION},
+    {"g2p", required_argument, NULL, OPT_G2P},    {"lexicon-dir", required_argument, NULL, OPT_LEXICON_DIR},
     {"layer", required_argument, NULL, OPT_LAYER},
     {"max-batch-tokens", required_argument, NULL, OPT_MAX_BATCH},
     {"strict-symbols", no_argument, NULL, OPT_STRICT},
@@ -296,6 +303,13 @@ static int apply_option(int ch, const char *arg, cli_options *o)
         }
         m->precision = strcmp(arg, "bf16") == 0 ? CK_PRECISION_BF16 : CK_PRECISION_FP32;
         return 0;
+    case OPT_G2P:
+        if (strcmp(arg, "misaki") != 0 && strcmp(arg, "espeak") != 0) {
+            return usage_error("--g2p %s: expected misaki or espeak", arg);
+        }
+        c->g2p = arg;
+        return 0;
+    case OPT_LEXICON_DIR: c->lexicon_dir = arg; return 0;
     case 'q': o->quiet = 1; return 0;
     case OPT_STRICT: c->strict_symbols = 1; return 0;
     case OPT_RESUME: c->resume = 1; return 0;
@@ -405,6 +419,11 @@ static void print_summary(const ck_corpus_summary *s)
             s->lines, s->sequences, s->chunked_lines, s->tokens, s->skipped_lines, s->empty_lines,
             s->dropped_symbols, s->seconds,
             s->seconds > 0 ? (double)(s->tokens - s->resumed_tokens) / s->seconds : 0.0);
+    if (s->g2p_seconds > 0) {
+        fprintf(stderr, "ckbatch: g2p %.3f s (%.3f ms per line), %zu words through espeak-ng\n",
+                s->g2p_seconds, s->lines > 0 ? 1e3 * s->g2p_seconds / (double)s->lines : 0.0,
+                s->g2p_fallback_words);
+    }
 }
 
 /* The process's allocator policy, the program's to set (the library changes no process-wide

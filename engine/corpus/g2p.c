@@ -321,6 +321,7 @@ struct ck_g2p {
     char lang[8];      /* "en-us" | "en-gb" */
     int british;
     char version[64];  /* "espeak-ng 1.51" */
+    int raw;           /* ck_g2p_espeak_raw: pieces are not rewritten */
 };
 
 #ifdef CK_HAVE_ESPEAK
@@ -407,12 +408,29 @@ static int espeak_piece(void *ctx, const char *piece, char **phonemes, ck_error 
     rc = sb_finish(&b, &raw, err);
     if (rc == CK_OK) {
         squeeze_spaces(raw);
-        rc = ck_g2p_rewrite(raw, g->british, phonemes, err);
+        rc = g->raw ? CK_OK : ck_g2p_rewrite(raw, g->british, phonemes, err);
+    }
+    if (rc == CK_OK && g->raw) {
+        *phonemes = raw;
+        raw = NULL;
     }
     free(raw);
     return rc;
 }
 #endif
+
+int ck_g2p_lang(const char *lang, int *british, ck_error *err)
+{
+    if (lang == NULL || strcmp(lang, "en-us") == 0) {
+        *british = 0;
+        return CK_OK;
+    }
+    if (strcmp(lang, "en-gb") == 0) {
+        *british = 1;
+        return CK_OK;
+    }
+    return ck_fail(err, CK_E_ARG, "g2p: lang \"%s\": expected \"en-us\" or \"en-gb\"", lang);
+}
 
 int ck_g2p_open(ck_g2p **out, const char *lang, ck_error *err)
 {
@@ -420,17 +438,18 @@ int ck_g2p_open(ck_g2p **out, const char *lang, ck_error *err)
         return ck_fail(err, CK_E_ARG, "g2p: null out");
     }
     *out = NULL;
-    lang = lang != NULL ? lang : "en-us";
-    if (strcmp(lang, "en-us") != 0 && strcmp(lang, "en-gb") != 0) {
-        return ck_fail(err, CK_E_ARG, "g2p: lang \"%s\": expected \"en-us\" or \"en-gb\"", lang);
+    int british = 0;
+    if (ck_g2p_lang(lang, &british, err) != CK_OK) {
+        return CK_E_ARG;
     }
+    lang = british ? "en-gb" : "en-us";
 #ifdef CK_HAVE_ESPEAK
     ck_g2p *g = calloc(1, sizeof *g);
     if (g == NULL) {
         return ck_fail(err, CK_E_MEMORY, "g2p: cannot allocate");
     }
     snprintf(g->lang, sizeof g->lang, "%s", lang);
-    g->british = strcmp(lang, "en-gb") == 0;
+    g->british = british;
     pthread_mutex_lock(&g_espeak_lock);
     int rc = espeak_ready(g, err);
     pthread_mutex_unlock(&g_espeak_lock);
@@ -452,6 +471,20 @@ int ck_g2p_phonemize(ck_g2p *g, const char *text, char **phonemes, ck_error *err
     }
 #ifdef CK_HAVE_ESPEAK
     return ck_g2p_punctuate(text, espeak_piece, g, phonemes, err);
+#else
+    return ck_fail(err, CK_E_BACKEND, "g2p: built without espeak-ng");
+#endif
+}
+
+int ck_g2p_espeak_raw(const ck_g2p *g, const char *text, char **raw, ck_error *err)
+{
+    if (g == NULL || text == NULL || raw == NULL) {
+        return ck_fail(err, CK_E_ARG, "g2p: null argument");
+    }
+#ifdef CK_HAVE_ESPEAK
+    ck_g2p copy = *g;
+    copy.raw = 1;
+    return ck_g2p_punctuate(text, espeak_piece, &copy, raw, err);
 #else
     return ck_fail(err, CK_E_BACKEND, "g2p: built without espeak-ng");
 #endif

@@ -7,6 +7,10 @@
 
 typedef struct ck_g2p ck_g2p;
 
+/* The one check of a text language, shared by every G2P and the reader: "en-us" (or NULL) gives
+ * *british 0, "en-gb" 1. Errors: CK_E_ARG "lang \"fr\": expected \"en-us\" or \"en-gb\"". */
+int ck_g2p_lang(const char *lang, int *british, ck_error *err);
+
 /* Opens a phonemizer for lang "en-us" or "en-gb" (NULL means "en-us"). The first open initialises
  * espeak-ng once for the process (it is never terminated: espeak-ng cannot be re-initialised safely).
  * Errors: CK_E_ARG (null out, unknown lang), CK_E_BACKEND (built without espeak-ng, espeak-ng data
@@ -21,6 +25,13 @@ int ck_g2p_open(ck_g2p **out, const char *lang, ck_error *err);
  * espeak-ng call holds one process-wide mutex. Text with no pronounceable content gives "".
  * Errors: CK_E_ARG (null), CK_E_INPUT (invalid UTF-8), CK_E_BACKEND (espeak-ng failed), CK_E_MEMORY. */
 int ck_g2p_phonemize(ck_g2p *g, const char *text, char **phonemes, ck_error *err);
+
+/* Raw espeak-ng output for text as misaki's fallback receives it from phonemizer (punctuation
+ * kept by ck_g2p_punctuate, IPA with stress marks and '^' ties, language-switch flags removed),
+ * before any rewrite rule; *raw malloc'd. Used by the misaki backend for out-of-lexicon words
+ * (ck_misaki_espeak_rewrite applies misaki's own rule order). Thread-safe like
+ * ck_g2p_phonemize. Errors: as ck_g2p_phonemize. */
+int ck_g2p_espeak_raw(const ck_g2p *g, const char *text, char **raw, ck_error *err);
 
 /* "espeak-ng <version>" of the library in use (e.g. "espeak-ng 1.51"), for output metadata; valid
  * until ck_g2p_close. NULL for a NULL g. */
@@ -51,5 +62,9 @@ int ck_g2p_punctuate(const char *text, ck_g2p_piece_fn piece, void *ctx, char **
  * ᵊX; US only: ː removed; then o->ɔ, ɾ->T, ʔ->t; finally the '^' ties removed. british: 0 for
  * en-us, 1 for en-gb. *out is malloc'd. Errors: CK_E_ARG (null), CK_E_MEMORY. */
 int ck_g2p_rewrite(const char *espeak, int british, char **out, ck_error *err);
+/* Known divergences from misaki's own EspeakFallback (MISAKI.md section 7), kept on purpose so that
+ * --g2p espeak stays byte-identical to earlier releases: no ʔn̩ -> ʔn rule (US "button": bˈʌtᵊn,
+ * misaki bˈʌtn) and the variant rules merged into the longest-first pass (GB "square": skwˈɛː,
+ * misaki skwˈAə). The misaki backend's fallback uses ck_misaki_espeak_rewrite, misaki's order. */
 
 #endif

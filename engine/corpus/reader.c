@@ -9,14 +9,29 @@
 #include <string.h>
 
 #include "chunk.h"
+#include "en_chars.h"
+#include "en_lexicon.h"
+#include "en_text.h"
 #include "g2p.h"
+#include "misaki.h"
 #include "line_reader.h"
 #include "utf8.h"
 #include "vocab.h"
 
+#include <time.h>
+
+#define G2P_META_MAX 8
+
 struct ck_reader {
     ck_line_reader *lines;
-    ck_g2p *g2p;             /* text format only */
+    ck_g2p *g2p;             /* text format: the espeak path, or misaki's fallback (may be NULL
+                                for misaki in a build without espeak-ng) */
+    int misaki_on;           /* text format with g2p misaki */
+    ck_misaki *misaki;
+    const ck_lexicon *lex;   /* process-wide (ck_lexicon_shared) */
+    char g2p_version[160];
+    char meta_key[G2P_META_MAX][48], meta_value[G2P_META_MAX][160];
+    size_t n_meta;
     ck_reader_options opt;   /* lang points at a literal; max_phonemes, vocab, id_rows resolved */
     ck_reader_stats stats;
     const char *source;      /* owned by `lines` */
@@ -35,8 +50,14 @@ static int check_options(const ck_reader_options *o, ck_error *err)
         return ck_fail(err, CK_E_ARG, "reader: max_phonemes %zu: expected 1..%d", o->max_phonemes,
                        CK_READER_MAX_PHONEMES);
     }
-    if (o->lang != NULL && strcmp(o->lang, "en-us") != 0 && strcmp(o->lang, "en-gb") != 0) {
-        return ck_fail(err, CK_E_ARG, "reader: lang \"%s\": expected \"en-us\" or \"en-gb\"", o->lang);
+    int british = 0;
+    ck_error lang_err = {CK_OK, ""};
+    if (ck_g2p_lang(o->lang, &british, &lang_err) != CK_OK) {
+        return ck_fail(err, CK_E_ARG, "reader: %s", lang_err.message + strlen("g2p: "));
+    }
+    if (o->g2p != NULL && strcmp(o->g2p, "misaki") != 0 && strcmp(o->g2p, "espeak") != 0) {
+        return ck_fail(err, CK_E_ARG, "reader: g2p \"%s\": expected \"misaki\" or \"espeak\"",
+                       o->g2p);
     }
     if (o->id_rows == 1 || o->id_rows > INT32_MAX) {
         return ck_fail(err, CK_E_ARG, "reader: id_rows %zu: expected 0 (the vocab's size) or "
@@ -45,6 +66,8 @@ static int check_options(const ck_reader_options *o, ck_error *err)
     return CK_OK;
 }
 
+static int open_misaki(ck_reader *r, ck_error *err);
+
 int ck_reader_open(ck_reader **out, FILE *in, const char *source_name, const ck_reader_options *opt,
                    ck_error *err)
 {
@@ -52,7 +75,7 @@ int ck_reader_open(ck_reader **out, FILE *in, const char *source_name, const ck_
         return ck_fail(err, CK_E_ARG, "reader: null %s", out == NULL ? "out" : "input stream");
     }
     *out = NULL;
-    ck_reader_options o = {CK_INPUT_PHONEMES, NULL, 0, 0, NULL, NULL, NULL, 0};
+    ck_reader_options o = {CK_INPUT_PHONEMES, NULL, 0, 0, NULL, NULL, NULL, 0, NULL, NULL};
     o = opt != NULL ? *opt : o;
     int rc = check_options(&o, err);
     if (rc != CK_OK) {
@@ -68,8 +91,12 @@ int ck_reader_open(ck_reader **out, FILE *in, const char *source_name, const ck_
     }
     r->opt = o;
     rc = ck_line_reader_open(&r->lines, in, source_name, err);
-    if (rc == CK_OK && o.format == CK_INPUT_TEXT) {
+    r->misaki_on = o.format == CK_INPUT_TEXT && (o.g2p == NULL || strcmp(o.g2p, "misaki") == 0);
+    if (rc == CK_OK && o.format == CK_INPUT_TEXT && !r->misaki_on) {
         rc = ck_g2p_open(&r->g2p, o.lang, err);
+    }
+    if (rc == CK_OK && r->misaki_on) {
+        rc = open_misaki(r, err);
     }
     if (rc != CK_OK) {
         ck_reader_close(r);
@@ -77,6 +104,53 @@ int ck_reader_open(ck_reader **out, FILE *in, const char *source_name, const ck_
     }
     r->source = ck_line_reader_source(r->lines);
     *out = r;
+    return CK_OK;
+}
+
+static int espeak_raw(void *ctx, const char *text, char **raw, ck_error *err)
+{
+    return ck_g2p_espeak_raw(ctx, text, raw, err);
+}
+
+static void add_meta(ck_reader *r, const char *key, const char *value)
+{
+    if (r->n_meta < G2P_META_MAX) {
+        snprintf(r->meta_key[r->n_meta], sizeof r->meta_key[0], "%s", key);
+        snprintf(r->meta_value[r->n_meta], sizeof r->meta_value[0], "%s", value);
+        r->n_meta++;
+    }
+}
+
+/* The misaki backend: shared lexicons, espeak-ng for the fallback words, the metadata. */
+static int open_misaki(ck_reader *r, ck_error *err)
+{
+    int british = strcmp(r->opt.lang, "en-gb") == 0;
+    int rc = ck_lexicon_shared(r->opt.lexicon_dir, british, 1, &r->lex, err);
+    if (rc != CK_OK) {
+        return rc;
+    }
+#ifdef CK_HAVE_ESPEAK
+    rc = ck_g2p_open(&r->g2p, r->opt.lang, err);
+    if (rc != CK_OK) {
+        return rc;
+    }
+#endif
+    ck_misaki_options mo = {british, r->lex, r->g2p != NULL ? espeak_raw : NULL, r->g2p};
+    rc = ck_misaki_open(&r->misaki, &mo, err);
+    if (rc != CK_OK) {
+        return rc;
+    }
+    snprintf(r->g2p_version, sizeof r->g2p_version, "misaki (%s)", CK_MISAKI_COMPAT);
+    add_meta(r, "g2p_backend", "misaki");
+    add_meta(r, "g2p_compat", CK_MISAKI_COMPAT);
+    add_meta(r, "g2p_tagger", ck_en_tagger_name(CK_TAGGER_HEURISTIC));
+    add_meta(r, "g2p_fallback", r->g2p != NULL ? ck_g2p_version(r->g2p) : "none (built without "
+                                                                          "espeak-ng)");
+    char key[48];
+    snprintf(key, sizeof key, "g2p_lexicon_%s_gold_sha256", british ? "gb" : "us");
+    add_meta(r, key, ck_lexicon_sha256(r->lex, CK_LEX_GOLD));
+    snprintf(key, sizeof key, "g2p_lexicon_%s_silver_sha256", british ? "gb" : "us");
+    add_meta(r, key, ck_lexicon_sha256(r->lex, CK_LEX_SILVER));
     return CK_OK;
 }
 
@@ -332,7 +406,7 @@ static int english_text(ck_reader *r, const char *s, size_t len, char **out, ck_
             break; /* the line was validated as UTF-8 before */
         }
         column++;
-        if (english_code_point(cp)) {
+        if (english_code_point(cp) || (r->misaki_on && ck_cp_ascii_form(cp))) {
             continue;
         }
         const char *why = cp < 0x20 || (cp >= 0x7F && cp <= 0x9F)
@@ -356,6 +430,122 @@ static int english_text(ck_reader *r, const char *s, size_t len, char **out, ck_
     return CK_OK;
 }
 
+/* 1-based column (code points, edge blanks included) of the first occurrence of word in the line
+ * at or after byte *from, whose column is *col; both move past it (one walk over the line for a
+ * whole left-to-right search). 0 when not found (nothing moves). */
+static size_t find_column(ck_reader *r, const char *line, size_t len, const char *word,
+                          size_t *from, size_t *col)
+{
+    size_t wl = strlen(word), column = *col;
+    for (size_t i = *from; wl > 0 && i + wl <= len; i++) {
+        if (memcmp(line + i, word, wl) == 0) {
+            size_t at = column + 1 + r->lead;
+            for (size_t k = i; k < i + wl; k++) {
+                column += ((unsigned char)line[k] & 0xC0) != 0x80;
+            }
+            *from = i + wl;
+            *col = column;
+            return at;
+        }
+        column += ((unsigned char)line[i] & 0xC0) != 0x80;
+    }
+    return 0;
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Text format, misaki: ck_en_g2p_line, words that reached espeak-ng and tokens left without
+ * phonemes reported, then each Kokoro chunk through the phonemes path. */
+static int misaki_line(ck_reader *r, const char *line, size_t len, const char *text,
+                       ck_sequence **seqs, size_t *n, ck_error *err)
+{
+    ck_misaki_result res;
+    ck_error g2p_err = {CK_OK, ""};
+    double t0 = now_seconds();
+    int rc = ck_en_g2p_line(r->misaki, CK_TAGGER_HEURISTIC, text, &res, &g2p_err);
+    r->stats.g2p_seconds += now_seconds() - t0;
+    if (rc != CK_OK) {
+        ck_misaki_result_free(&res);
+        return ck_fail(err, rc, "%s:%zu: %s", r->source, r->line_no, g2p_err.message);
+    }
+    size_t from = 0, col = 0;
+    for (size_t i = res.n_fallbacks; i-- > 0;) {  /* misaki's order is right to left */
+        const ck_misaki_fallback *f = &res.fallbacks[i];
+        r->stats.g2p_fallback_words++;
+        size_t column = find_column(r, line, len, f->text, &from, &col);
+        if (r->opt.warn != NULL) {
+            char msg[400];
+            snprintf(msg, sizeof msg, "%s:%zu: column %zu: \"%.80s\" is in no lexicon rule: "
+                     "phonemized by espeak-ng as /%.80s/", r->source, r->line_no, column, f->text,
+                     f->ps);
+            r->opt.warn(r->opt.warn_ctx, msg);
+        }
+    }
+    from = 0;
+    col = 0;
+    for (size_t i = 0; i < res.n_tokens; i++) {
+        if (res.tokens[i].phonemes != NULL) {
+            continue;
+        }
+        r->stats.g2p_unresolved++;
+        size_t column = find_column(r, line, len, res.tokens[i].text, &from, &col);
+        if (r->opt.warn != NULL) {
+            char msg[400];
+            snprintf(msg, sizeof msg, "%s:%zu: column %zu: \"%.80s\" got no phonemes, dropped",
+                     r->source, r->line_no, column, res.tokens[i].text);
+            r->opt.warn(r->opt.warn_ctx, msg);
+        }
+    }
+    ck_sequence *all = NULL;
+    size_t total = 0;
+    for (size_t c = 0; rc == CK_OK && c < res.n_chunks; c++) {
+        ck_sequence *part = NULL;
+        size_t np = 0;
+        rc = phonemes_line(r, res.chunks[c], strlen(res.chunks[c]), "phoneme column", 0, &part,
+                           &np, err);
+        if (rc == CK_E_INPUT && !r->opt.strict_symbols && np == 0 && res.n_chunks > 1) {
+            /* a chunk of symbols the vocab lacks only: the other chunks carry the line */
+            ck_error_clear(err);
+            rc = CK_OK;
+            continue;
+        }
+        if (rc == CK_OK) {
+            ck_sequence *grown = realloc(all, (total + np) * sizeof *all);
+            if (grown == NULL) {
+                ck_sequences_free(part, np);
+                rc = ck_fail(err, CK_E_MEMORY, "%s:%zu: cannot allocate", r->source, r->line_no);
+                break;
+            }
+            all = grown;
+            memcpy(all + total, part, np * sizeof *part);
+            total += np;
+            free(part);
+        }
+    }
+    if (rc == CK_OK && total == 0) {
+        rc = ck_fail(err, CK_E_INPUT, "%s:%zu: column 1: no phonemes left after the G2P",
+                     r->source, r->line_no);
+    }
+    for (size_t i = 0; rc == CK_OK && i < total; i++) {
+        all[i].chunk = i;
+        all[i].chunks = total;
+    }
+    if (rc != CK_OK) {
+        ck_sequences_free(all, total);
+        all = NULL;
+        total = 0;
+    }
+    *seqs = all;
+    *n = total;
+    ck_misaki_result_free(&res);
+    return rc;
+}
+
 /* Text format: espeak-ng G2P, then the phonemes path (columns are phoneme columns). */
 static int text_line(ck_reader *r, const char *s, size_t len, ck_sequence **seqs, size_t *n,
                      ck_error *err)
@@ -365,8 +555,15 @@ static int text_line(ck_reader *r, const char *s, size_t len, ck_sequence **seqs
     if (rc != CK_OK) {
         return rc;
     }
+    if (r->misaki_on) {
+        rc = misaki_line(r, s, len, text, seqs, n, err);
+        free(text);
+        return rc;
+    }
     ck_error g2p_err = {CK_OK, ""};
+    double t0 = now_seconds();
     rc = ck_g2p_phonemize(r->g2p, text, &phonemes, &g2p_err);
+    r->stats.g2p_seconds += now_seconds() - t0;
     if (rc != CK_OK) {
         rc = ck_fail(err, rc, "%s:%zu: %s", r->source, r->line_no, g2p_err.message);
     } else {
@@ -492,13 +689,27 @@ const ck_reader_stats *ck_reader_stats_get(const ck_reader *r)
 
 const char *ck_reader_g2p_version(const ck_reader *r)
 {
+    if (r != NULL && r->misaki_on) {
+        return r->g2p_version;
+    }
     return r != NULL && r->g2p != NULL ? ck_g2p_version(r->g2p) : NULL;
+}
+
+int ck_reader_g2p_meta(const ck_reader *r, size_t i, const char **key, const char **value)
+{
+    if (r == NULL || key == NULL || value == NULL || i >= r->n_meta) {
+        return 0;
+    }
+    *key = r->meta_key[i];
+    *value = r->meta_value[i];
+    return 1;
 }
 
 void ck_reader_close(ck_reader *r)
 {
     if (r != NULL) {
         ck_g2p_close(r->g2p);
+        ck_misaki_close(r->misaki);
         ck_line_reader_close(r->lines);
         free(r);
     }

@@ -31,6 +31,9 @@ typedef struct {
                               embedded Kokoro-82M v1.0 vocabulary */
     size_t id_rows;        /* ids format: rows of the loaded word-embedding table, so ids 1..
                               id_rows-1 are accepted; 0: the vocabulary's size */
+    const char *g2p;       /* text format: "misaki" (default, NULL) or "espeak" */
+    const char *lexicon_dir; /* misaki: directory of {us,gb}_{gold,silver}.json; NULL: the
+                              shipped copy (ck_lexicon_default_dir) */
 } ck_reader_options;
 
 typedef struct {
@@ -52,15 +55,25 @@ typedef struct {
                                 vocab does not define (kept) (non-strict) */
     size_t error_lines;      /* lines rejected with CK_E_INPUT */
     unsigned long long bytes; /* input bytes consumed: through the end of the last line read */
+    size_t g2p_fallback_words; /* misaki: words no lexicon rule resolved, phonemized by espeak-ng
+                                  (each warned with its line and column) */
+    size_t g2p_unresolved;   /* misaki: tokens left without phonemes (warned) */
+    double g2p_seconds;      /* text format: time spent in the G2P (wall clock) */
 } ck_reader_stats;
 
 typedef struct ck_reader ck_reader;
 
 /* Opens a reader over `in` (not owned, never closed here); source_name (copied, NULL: "<input>")
  * starts every message. opt NULL means defaults (phonemes, en-us, not strict, 510, the embedded
- * vocabulary, ids below its size). Text format opens espeak-ng (ck_g2p_open). Errors: CK_E_ARG
- * (null out/in, bad format, lang, max_phonemes or id_rows (1, or above INT32_MAX): the message
- * names the field), CK_E_BACKEND (espeak-ng), CK_E_MEMORY. */
+ * vocabulary, ids below its size). Text format: g2p "misaki" (the default) loads the variant's
+ * lexicons once per process (ck_lexicon_shared, SHA-256 pinned) and opens espeak-ng for the
+ * out-of-lexicon words when built with it; each line goes through ck_en_g2p_line and is chunked
+ * as Kokoro chunks (after the last . ! ? …, else : ;, else , — before 510 symbols), then each
+ * chunk by ck_chunk_split if max_phonemes is smaller. g2p "espeak" is the espeak-ng path of
+ * ck_g2p_phonemize (unchanged: byte-identical to before the misaki backend). Errors: CK_E_ARG
+ * (null out/in, bad format, lang, g2p, max_phonemes or id_rows (1, or above INT32_MAX): the
+ * message names the field), CK_E_BACKEND (espeak-ng), CK_E_IO/CK_E_HASH/CK_E_FORMAT (a missing,
+ * changed or bad lexicon: the file and entry named), CK_E_MEMORY. */
 int ck_reader_open(ck_reader **out, FILE *in, const char *source_name, const ck_reader_options *opt,
                    ck_error *err);
 
@@ -93,8 +106,14 @@ void ck_sequences_free(ck_sequence *seqs, size_t n);
 /* Counters so far (never NULL for a non-NULL r). */
 const ck_reader_stats *ck_reader_stats_get(const ck_reader *r);
 
-/* "espeak-ng <version>" for the text format, NULL otherwise. */
+/* The text format's G2P for output metadata: "espeak-ng <version>" (g2p espeak), or for misaki
+ * "misaki (<CK_MISAKI_COMPAT>)"; NULL for the other formats. */
 const char *ck_reader_g2p_version(const ck_reader *r);
+
+/* Metadata entry i (0, 1, ...) of the text format's G2P: *key and *value (valid until
+ * ck_reader_close), e.g. "g2p_backend" "misaki", "g2p_compat", "g2p_tagger", "g2p_fallback",
+ * "g2p_lexicon_us_gold_sha256". Returns 1, or 0 past the last entry (and for other formats). */
+int ck_reader_g2p_meta(const ck_reader *r, size_t i, const char **key, const char **value);
 
 /* Frees the reader (not the FILE); accepts NULL. */
 void ck_reader_close(ck_reader *r);

@@ -427,6 +427,79 @@ static void test_run_corpus_errors(void)
     ck_model_free(m);
 }
 
+/* The model's cancel callback: asked before each batch, it returns nonzero at call `stop_at`. */
+typedef struct {
+    int calls, stop_at;
+} cancel_state;
+
+static int cancel_at(void *ctx)
+{
+    cancel_state *c = ctx;
+    return ++c->calls >= c->stop_at;
+}
+
+/* Cancelling between batches: CK_E_CANCELLED with its message, the batches before it written and
+ * the others untouched, a corpus run leaving no output; the same model then encodes as before. */
+static void test_cancel_between_batches(void)
+{
+    cancel_state c = {0, 2};
+    ck_model_params p = ck_model_default_params();
+    p.threads = 2;
+    p.max_batch_tokens = 512; /* one 300-token sequence per batch: three batches */
+    p.cancel = cancel_at;
+    p.cancel_ctx = &c;
+    ck_model *m = NULL;
+    ck_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(ck_model_load(&m, &p, &err), CK_OK);
+    static int32_t ids[900];
+    size_t offsets[4] = {0, 300, 600, 900};
+    for (size_t i = 0; i < 900; i++) {
+        ids[i] = i % 300 == 0 || i % 300 == 299 ? 0 : (int32_t)(1 + i % 170);
+    }
+    float *want = malloc(900 * 512 * sizeof *want), *got = malloc(900 * 512 * sizeof *got);
+    CU_ASSERT_FATAL(want != NULL && got != NULL);
+    for (size_t i = 0; i < 900 * 512; i++) {
+        got[i] = -7.0f; /* canary */
+    }
+    CU_ASSERT_EQUAL(ck_model_encode_ids(m, ids, offsets, 3, CK_LAYER_FEATURES, got, 900, &err),
+                    CK_E_CANCELLED);
+    CU_ASSERT_STRING_EQUAL(err.message, "encode: cancelled by the caller after 1 sequences");
+    CU_ASSERT_STRING_EQUAL(ck_status_name(CK_E_CANCELLED), "CK_E_CANCELLED");
+    CU_ASSERT_EQUAL(c.calls, 2);
+    c = (cancel_state){0, 1000};
+    ck_error_clear(&err);
+    CU_ASSERT_EQUAL(ck_model_encode_ids(m, ids, offsets, 3, CK_LAYER_FEATURES, want, 900, &err),
+                    CK_OK);
+    CU_ASSERT_EQUAL(c.calls, 3);
+    CU_ASSERT_EQUAL(memcmp(got, want, 300 * 512 * sizeof *got), 0);
+    int untouched = 1;
+    for (size_t i = 300 * 512; i < 900 * 512; i++) {
+        untouched &= got[i] == -7.0f;
+    }
+    CU_ASSERT(untouched);
+
+    FILE *in = fopen(tmp("cancel.txt"), "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(in);
+    fputs("a\nb\n", in);
+    fclose(in);
+    ck_corpus_params cp = ck_corpus_default_params();
+    cp.input = tmp("cancel.txt");
+    cp.output = tmp("cancel.st");
+    ck_corpus_summary sum;
+    c = (cancel_state){0, 1};
+    ck_error_clear(&err);
+    CU_ASSERT_EQUAL(ck_run_corpus(m, &cp, &sum, &err), CK_E_CANCELLED);
+    CU_ASSERT_STRING_EQUAL(err.message, "corpus: cancelled by the caller after 0 sequences");
+    struct stat st;
+    CU_ASSERT_NOT_EQUAL(stat(tmp("cancel.st"), &st), 0);
+    c = (cancel_state){0, 1000};
+    CU_ASSERT_EQUAL(ck_run_corpus(m, &cp, &sum, NULL), CK_OK);
+    CU_ASSERT_EQUAL(sum.sequences, 2);
+    free(want);
+    free(got);
+    ck_model_free(m);
+}
+
 static void test_tools(void)
 {
     ck_error err = {0};
@@ -462,6 +535,7 @@ static int setup_and_run(void)
         {"load errors", test_load_errors},
         {"no process state changed, nothing printed", test_no_process_state_no_output},
         {"corpus run errors", test_run_corpus_errors},
+        {"cancel between batches", test_cancel_between_batches},
         {"weights tools", test_tools},
     };
     int rc = ck_test_run("api", cases, sizeof cases / sizeof cases[0]);

@@ -38,7 +38,7 @@ static void open_fixture(fixture *fx, const char *s, size_t n, ck_input_format f
                          size_t max)
 {
     memset(fx, 0, sizeof *fx);
-    ck_reader_options o = {format, NULL, strict, max, on_warn, &fx->w, NULL, 0};
+    ck_reader_options o = {format, NULL, strict, max, on_warn, &fx->w, NULL, 0, "espeak", NULL};
     fx->f = file_of(s, n);
     ck_error err = {CK_OK, ""};
     int rc = ck_reader_open(&fx->r, fx->f, "c.txt", &o, &err);
@@ -314,7 +314,7 @@ static void test_ids_bounded_by_embedding_rows(void)
 {
     const char s[] = "[199, 16]\n[200]\n[16]\n";
     warnings w = {0, ""};
-    ck_reader_options o = {CK_INPUT_IDS, NULL, 0, 0, on_warn, &w, NULL, 200};
+    ck_reader_options o = {CK_INPUT_IDS, NULL, 0, 0, on_warn, &w, NULL, 200, NULL, NULL};
     FILE *f = file_of(s, sizeof s - 1);
     ck_reader *r = NULL;
     CU_ASSERT_EQUAL_FATAL(ck_reader_open(&r, f, "c.txt", &o, NULL), CK_OK);
@@ -337,7 +337,7 @@ static void test_vocab_option(void)
     CU_ASSERT_EQUAL_FATAL(ck_vocab_add(v, "\xC9\x99", 1, NULL), CK_OK); /* ə */
     const char s[] = "h\xC9\x99x\n[3, 2, 1]\n[5]\n";
     warnings w = {0, ""};
-    ck_reader_options o = {CK_INPUT_PHONEMES, NULL, 0, 0, on_warn, &w, v, 0};
+    ck_reader_options o = {CK_INPUT_PHONEMES, NULL, 0, 0, on_warn, &w, v, 0, NULL, NULL};
     FILE *f = file_of(s, sizeof s - 1);
     ck_reader *r = NULL;
     CU_ASSERT_EQUAL_FATAL(ck_reader_open(&r, f, "c.txt", &o, NULL), CK_OK);
@@ -406,11 +406,11 @@ static void open_fails(ck_reader_options o, const char *field)
 
 static void test_open_rejections(void)
 {
-    open_fails((ck_reader_options){(ck_input_format)7, NULL, 0, 0, NULL, NULL, NULL, 0},
+    open_fails((ck_reader_options){(ck_input_format)7, NULL, 0, 0, NULL, NULL, NULL, 0, NULL, NULL},
                "format 7");
-    open_fails((ck_reader_options){CK_INPUT_TEXT, "fr", 0, 0, NULL, NULL, NULL, 0}, "lang \"fr\"");
-    open_fails((ck_reader_options){CK_INPUT_IDS, NULL, 0, 511, NULL, NULL, NULL, 0}, "max_phonemes 511");
-    open_fails((ck_reader_options){CK_INPUT_IDS, NULL, 0, 0, NULL, NULL, NULL, 1}, "id_rows 1");
+    open_fails((ck_reader_options){CK_INPUT_TEXT, "fr", 0, 0, NULL, NULL, NULL, 0, NULL, NULL}, "lang \"fr\"");
+    open_fails((ck_reader_options){CK_INPUT_IDS, NULL, 0, 511, NULL, NULL, NULL, 0, NULL, NULL}, "max_phonemes 511");
+    open_fails((ck_reader_options){CK_INPUT_IDS, NULL, 0, 0, NULL, NULL, NULL, 1, NULL, NULL}, "id_rows 1");
     ck_error err = {CK_OK, ""};
     ck_reader *r = NULL;
     CU_ASSERT_EQUAL(ck_reader_open(&r, NULL, "c.txt", NULL, &err), CK_E_ARG);
@@ -434,7 +434,7 @@ static void test_text_long_paragraph_is_chunked(void)
 {
     FILE *f = fopen(ck_test_path("tests/fixtures/corpus/frankenstein_long.txt"), "rb");
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    ck_reader_options o = {CK_INPUT_TEXT, "en-us", 1, 0, NULL, NULL, NULL, 0};
+    ck_reader_options o = {CK_INPUT_TEXT, "en-us", 1, 0, NULL, NULL, NULL, 0, "espeak", NULL};
     ck_reader *r = NULL;
     CU_ASSERT_EQUAL_FATAL(ck_reader_open(&r, f, "frankenstein_long.txt", &o, NULL), CK_OK);
     ck_sequence *seqs = NULL;

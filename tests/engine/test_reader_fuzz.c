@@ -9,12 +9,12 @@
 /* fuzz_reader crash-420a6681: Armenian + IPA schwa + Latin made espeak-ng 1.51 read freed memory
  * in espeak_TextToPhonemes. Non-Latin code points never reach espeak-ng: strict, the line is
  * refused; otherwise they are dropped (next test). */
-static void test_text_non_latin_rejected_before_espeak(void)
+static void test_text_non_latin_rejected_before_espeak_with(const char *g2p)
 {
     static const char corpus[] = "ui\xd5\x87\xc9\x99" "c???\r\r?\nhello\n";
     FILE *in = fmemopen((void *)corpus, sizeof corpus - 1, "rb");
     CU_ASSERT_PTR_NOT_NULL_FATAL(in);
-    ck_reader_options o = {CK_INPUT_TEXT, "en-us", 1, 0, NULL, NULL, NULL, 0};
+    ck_reader_options o = {CK_INPUT_TEXT, "en-us", 1, 0, NULL, NULL, NULL, 0, g2p, NULL};
     ck_reader *r = NULL;
     ck_error err = {0};
     CU_ASSERT_EQUAL_FATAL(ck_reader_open(&r, in, "fz.txt", &o, &err), CK_OK);
@@ -48,12 +48,12 @@ static void count_warning_control(void *ctx, const char *message)
     warnings += strstr(message, "is a control character, not text, dropped") != NULL;
 }
 
-static void test_text_non_latin_dropped_before_espeak(void)
+static void test_text_non_latin_dropped_before_espeak_with(const char *g2p)
 {
     static const char corpus[] = "ui\xd5\x87\xc9\x99" "c???\r\r?\n";
     FILE *in = fmemopen((void *)corpus, sizeof corpus - 1, "rb");
     CU_ASSERT_PTR_NOT_NULL_FATAL(in);
-    ck_reader_options o = {CK_INPUT_TEXT, "en-us", 0, 0, count_warning, NULL, NULL, 0};
+    ck_reader_options o = {CK_INPUT_TEXT, "en-us", 0, 0, count_warning, NULL, NULL, 0, g2p, NULL};
     ck_reader *r = NULL;
     ck_error err = {0};
     CU_ASSERT_EQUAL_FATAL(ck_reader_open(&r, in, "fz.txt", &o, &err), CK_OK);
@@ -70,12 +70,12 @@ static void test_text_non_latin_dropped_before_espeak(void)
 }
 
 /* IPA letters alone (U+0250..U+02AF) are outside Latin too: named with their column (strict). */
-static void test_text_ipa_letter_rejected_with_column(void)
+static void test_text_ipa_letter_rejected_with_column_with(const char *g2p)
 {
     static const char corpus[] = "  ab \xc9\x99\n";
     FILE *in = fmemopen((void *)corpus, sizeof corpus - 1, "rb");
     CU_ASSERT_PTR_NOT_NULL_FATAL(in);
-    ck_reader_options o = {CK_INPUT_TEXT, "en-us", 1, 0, NULL, NULL, NULL, 0};
+    ck_reader_options o = {CK_INPUT_TEXT, "en-us", 1, 0, NULL, NULL, NULL, 0, g2p, NULL};
     ck_reader *r = NULL;
     ck_error err = {0};
     CU_ASSERT_EQUAL_FATAL(ck_reader_open(&r, in, "fz.txt", &o, &err), CK_OK);
@@ -90,14 +90,14 @@ static void test_text_ipa_letter_rejected_with_column(void)
 /* fuzz_reader crash-5e755228: " d.\f?\x0f\x01B" made espeak-ng 1.51 read past the end of its input
  * (U+0001 opens an embedded command). Controls never reach espeak-ng: strict, the line is refused
  * at the first one (U+000F, column 6); otherwise both are dropped and the line is encoded. */
-static void test_text_control_characters_kept_from_espeak(void)
+static void test_text_control_characters_kept_from_espeak_with(const char *g2p)
 {
     static const char corpus[] = " d.\f?\x0f\x01" "B\n";
     for (int strict = 1; strict >= 0; strict--) {
         FILE *in = fmemopen((void *)corpus, sizeof corpus - 1, "rb");
         CU_ASSERT_PTR_NOT_NULL_FATAL(in);
         ck_reader_options o = {CK_INPUT_TEXT, "en-us", strict, 0, count_warning_control, NULL,
-                               NULL, 0};
+                               NULL, 0, g2p, NULL};
         ck_reader *r = NULL;
         ck_error err = {0};
         CU_ASSERT_EQUAL_FATAL(ck_reader_open(&r, in, "fz.txt", &o, &err), CK_OK);
@@ -119,6 +119,34 @@ static void test_text_control_characters_kept_from_espeak(void)
         ck_reader_close(r);
         fclose(in);
     }
+}
+
+/* the espeak path, and the misaki path, whose fallback words reach espeak-ng too */
+static void test_text_non_latin_rejected_before_espeak(void)
+{
+    test_text_non_latin_rejected_before_espeak_with("espeak");
+    test_text_non_latin_rejected_before_espeak_with("misaki");
+}
+
+/* the espeak path, and the misaki path, whose fallback words reach espeak-ng too */
+static void test_text_non_latin_dropped_before_espeak(void)
+{
+    test_text_non_latin_dropped_before_espeak_with("espeak");
+    test_text_non_latin_dropped_before_espeak_with("misaki");
+}
+
+/* the espeak path, and the misaki path, whose fallback words reach espeak-ng too */
+static void test_text_ipa_letter_rejected_with_column(void)
+{
+    test_text_ipa_letter_rejected_with_column_with("espeak");
+    test_text_ipa_letter_rejected_with_column_with("misaki");
+}
+
+/* the espeak path, and the misaki path, whose fallback words reach espeak-ng too */
+static void test_text_control_characters_kept_from_espeak(void)
+{
+    test_text_control_characters_kept_from_espeak_with("espeak");
+    test_text_control_characters_kept_from_espeak_with("misaki");
 }
 
 CK_TEST_MAIN("reader_fuzz", {"text: non-Latin rejected before espeak-ng",

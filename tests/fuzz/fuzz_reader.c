@@ -23,7 +23,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     ck_reader_options ro = {pick_format(data[0]), "en-us", (data[0] >> 4) & 1,
-                            (data[0] & 0x20) ? 16 : 510, NULL, NULL, NULL, 0};
+                            (data[0] & 0x20) ? 16 : 510, NULL, NULL, NULL, 0,
+                            (data[0] & 0x40) ? "espeak" : NULL, NULL};
     FILE *in = size > 1 ? fmemopen((void *)(data + 1), size - 1, "rb") : fopen("/dev/null", "rb");
     if (in == NULL) {
         return 0;
