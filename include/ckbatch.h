@@ -145,6 +145,15 @@ typedef enum {
     CK_LAYER_HIDDEN = 1    /* the ALBERT last hidden state, [T, 768] */
 } ck_layer;
 
+/* The compute precision of a model (docs/precision.md). Only grows at the end. */
+typedef enum {
+    CK_PRECISION_FP32 = 0, /* everything f32 (the default; what parity runs) */
+    CK_PRECISION_BF16 = 1  /* the linears take bf16 inputs and weights and accumulate in f32 (oneDNN
+                              on AMX or AVX512-BF16); embedding, attention, LayerNorm, GELU and the
+                              residual stream stay f32. Load refuses it (CK_E_BACKEND) on a CPU
+                              without native bf16 and when the start-up self-check fails */
+} ck_precision;
+
 typedef struct {
     const char *weights;          /* Kokoro .pth or .safetensors path; NULL: synthetic demo
                                      weights (NOT Kokoro's) from `seed` */
@@ -166,6 +175,8 @@ typedef struct {
     ck_cancel_fn cancel;          /* asked before every batch of every call on this model;
                                      NULL (default): never cancelled */
     void *cancel_ctx;
+    ck_precision precision;       /* CK_PRECISION_FP32 (default) or CK_PRECISION_BF16; parity runs
+                                     only fp32 (CK_E_ARG otherwise) */
 } ck_model_params;
 
 /* The defaults above: embedded circuit, demo weights, seed 20261129, threads 0, 2048 tokens. */
@@ -192,6 +203,33 @@ CK_API size_t ck_model_max_tokens(const ck_model *model);
 
 /* Rows of the word-embedding table: ids 1..rows-1 are accepted (178 for Kokoro-82M). */
 CK_API size_t ck_model_vocab_rows(const ck_model *model);
+
+/* What the model computes in, for output metadata and reports (C19: say what ran, not what was
+ * asked): "fp32" or "bf16" for precision; for dispatch one line
+ * "linear=bf16 attention=f32 layer_norm=f32 gelu_new=f32; onednn <version> <impl>[, <impl>...];
+ * cpu <features>; kernels <isa>". Both strings are owned by the model; "" for NULL. */
+CK_API const char *ck_model_precision(const ck_model *model);
+CK_API const char *ck_model_dispatch(const ck_model *model);
+
+/* Where a model's time goes: wall seconds per op class, summed over every batch since load or the
+ * last ck_model_reset_op_seconds (the clock is read around each op of a batch: two reads per op).
+ * CK_OP_CLASS_OTHER is the rest of each batch: filling the inputs, the finite check of the output
+ * and the copy-out. A linear fused with its GELU counts as linear. Only grows at the end. */
+typedef enum {
+    CK_OP_CLASS_EMBEDDING = 0,  /* embedding_three_table_layer_norm */
+    CK_OP_CLASS_LINEAR = 1,     /* oneDNN matmuls (with fused GELU) */
+    CK_OP_CLASS_ATTENTION = 2,  /* scores, softmax, context per (sequence, head) */
+    CK_OP_CLASS_LAYER_NORM = 3, /* residual add + LayerNorm */
+    CK_OP_CLASS_GELU = 4,       /* gelu_new when not fused (parity) */
+    CK_OP_CLASS_OTHER = 5,
+    CK_OP_CLASS_COUNT
+} ck_op_class;
+
+/* "embedding", "linear", "attention", "layer_norm", "gelu_new", "other"; "" outside the enum. */
+CK_API const char *ck_op_class_name(ck_op_class op_class);
+/* Seconds (see ck_op_class); 0 for NULL or a class outside the enum. */
+CK_API double ck_model_op_seconds(const ck_model *model, ck_op_class op_class);
+CK_API void ck_model_reset_op_seconds(ck_model *model);
 
 /* "sha256:<hex> (<file>)" of the loaded weights, or the demo weights' name and seed. */
 CK_API const char *ck_model_weights_identity(const ck_model *model);
@@ -382,6 +420,9 @@ typedef struct {
     uint64_t seed;           /* synthetic seed when the manifest gives none */
     ck_log_fn log;           /* notes (INFO) and the comparison table (REPORT); NULL: silent */
     void *log_ctx;
+    ck_precision precision;     /* CK_PRECISION_FP32 (default): the parity run; BF16: the same
+                                   cases with bf16 linears against the FP32 oracle, under the bf16
+                                   budget (docs/precision.md) unless `profile` gives one */
 } ck_xray_params;
 
 /* The defaults above (oracle NULL: must be set; seed 20261129). */

@@ -23,6 +23,7 @@ struct ck_model {
     ck_kokoro_config config;    /* params.config, zeroed when none */
     int has_config;
     ck_model_dims dims;         /* of the circuit the weights matched */
+    char dispatch[512];         /* ck_model_dispatch: what each op class ran on */
 };
 
 /* The circuit buffer of `layer` (features or hidden), or -1 when the circuit has none. */

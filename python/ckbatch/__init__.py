@@ -65,7 +65,7 @@ _LAYERS = {"features": 0, "hidden": 1}
 _FORMATS = {"phonemes": 0, "ids": 1, "text": 2}
 _ON_ERROR = {"stop": 0, "skip": 1}
 # precision -> the ck_model_params setting it needs; a mode the C library gains is one entry here
-_PRECISIONS = {"fp32": None, None: None}
+_PRECISIONS = {"fp32": 0, None: 0, "bf16": 1}  # CK_PRECISION_FP32, CK_PRECISION_BF16
 _DROPPED = re.compile(r"^(?:warning: )?<lines>:(\d+): (?:column|element) (\d+): ")
 
 
@@ -173,7 +173,9 @@ class Model:
     Args:
         weights: Kokoro .pth or .safetensors path; None: synthetic demo weights (NOT Kokoro's).
         config: Kokoro config.json path (its vocab and dims), or None.
-        precision: "fp32" (None means the same). Other modes are not in this build: UsageError.
+        precision: "fp32" (None means the same) or "bf16": the linears in bf16 with f32
+            accumulation on AMX or AVX512-BF16, the rest in f32 (docs/precision.md); on a CPU
+            without native bf16 loading raises ckbatch.Error (CK_E_BACKEND). Not with parity.
         threads: compute threads; 0: every CPU this process may run on.
         parity: one thread and the unfused kernels (bit-reproducible X-Ray contract).
         compiled: a generated kernel library; not available in this build (UsageError unless None).
@@ -190,15 +192,15 @@ class Model:
                  compiled=None, *, max_batch_tokens=2048, seed=20261129, circuit=None,
                  weights_manifest=None):
         if precision not in _PRECISIONS:
-            raise _usage(f"precision {precision!r}: not available in this build of ckbatch "
-                         f"(available: 'fp32')")
+            raise _usage(f"precision {precision!r}: expected 'fp32' or 'bf16'")
         if compiled is not None:
             raise _usage("compiled: generated kernel libraries are not available in this build "
                          "of ckbatch (pass compiled=None)")
-        self.precision = "fp32"
+        self.precision = "fp32" if precision is None else precision
         self._m = _ckbatch.Model(weights=weights, config=config, threads=operator.index(threads),
                                  parity=bool(parity), max_batch_tokens=max_batch_tokens,
-                                 seed=seed, circuit=circuit, weights_manifest=weights_manifest)
+                                 seed=seed, circuit=circuit, weights_manifest=weights_manifest,
+                                 precision=_PRECISIONS[precision])
         self._info = self._m.info()
 
     def __enter__(self):

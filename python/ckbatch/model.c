@@ -217,19 +217,19 @@ static int end_call(model_object *self, int rc, const ck_error *err)
 static int model_init(model_object *self, PyObject *args, PyObject *kw)
 {
     static char *names[] = {"weights", "config", "threads", "parity", "max_batch_tokens", "seed",
-                            "circuit", "weights_manifest", NULL};
+                            "circuit", "weights_manifest", "precision", NULL};
     PyObject *weights = NULL, *config = NULL, *circuit = NULL, *manifest = NULL;
-    int threads = 0, parity = 0;
+    int threads = 0, parity = 0, precision = CK_PRECISION_FP32;
     Py_ssize_t max_batch = 2048;
     unsigned long long seed = 20261129ULL;
     if (self->model != NULL) {
         PyErr_SetString(PyExc_RuntimeError, "model: already loaded");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|O&O&ipnKO&O&", names, ckpy_path_or_none,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|O&O&ipnKO&O&i", names, ckpy_path_or_none,
                                      &weights, ckpy_path_or_none, &config, &threads, &parity,
                                      &max_batch, &seed, ckpy_path_or_none, &circuit,
-                                     ckpy_path_or_none, &manifest)) {
+                                     ckpy_path_or_none, &manifest, &precision)) {
         return -1;
     }
     ck_model_params p = ck_model_default_params();
@@ -239,6 +239,7 @@ static int model_init(model_object *self, PyObject *args, PyObject *kw)
     p.weights_manifest = ckpy_path_str(manifest);
     p.threads = threads;
     p.parity = parity;
+    p.precision = (ck_precision)precision; /* checked by ck_model_load */
     p.max_batch_tokens = max_batch > 0 ? (size_t)max_batch : 0;
     p.seed = seed;
     p.cancel = cancel_cb;

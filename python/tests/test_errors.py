@@ -85,12 +85,35 @@ def test_weights_mismatch(tmp_path):
     assert e.value.code == ckbatch.CK_E_WEIGHTS and "w.word" in e.value.message
 
 
-def test_unavailable_options():
+def _native_bf16():
+    flags = open("/proc/cpuinfo").read().split()
+    return "amx_bf16" in flags or "avx512_bf16" in flags
+
+
+def test_precision():
     with pytest.raises(ckbatch.UsageError) as e:
-        ckbatch.Model(precision="bf16")
+        ckbatch.Model(precision="fp16")
     assert e.value.code == ckbatch.CK_E_ARG
-    assert e.value.message == ("precision 'bf16': not available in this build of ckbatch "
-                               "(available: 'fp32')")
+    assert e.value.message == "precision 'fp16': expected 'fp32' or 'bf16'"
+    with pytest.raises(ckbatch.UsageError) as e:
+        ckbatch.Model(precision="bf16", parity=True)
+    assert e.value.message.startswith("model: parity runs fp32 only")
+    if not _native_bf16():
+        with pytest.raises(ckbatch.Error) as e:
+            ckbatch.Model(precision="bf16")
+        assert "no native bf16 matmul" in e.value.message
+        return
+    lines = ["ði sˈʌn ɪz wˈɔɹm, ði skˈI ɪz blˈu.", "hˈɛlO"]
+    with ckbatch.Model(precision="bf16", threads=1) as b, ckbatch.Model(threads=1) as f:
+        assert b.precision == "bf16"
+        xb = b.encode_phonemes(lines).features
+        xf = f.encode_phonemes(lines).features
+    cos = float((xb * xf).sum() / ((xb * xb).sum() * (xf * xf).sum()) ** 0.5)
+    rel = float((((xb - xf) ** 2).sum() / (xf * xf).sum()) ** 0.5)
+    assert cos >= 0.9999 and 1e-4 < rel <= 0.01
+
+
+def test_unavailable_options():
     with pytest.raises(ckbatch.UsageError) as e:
         ckbatch.Model(compiled="kokoro.so")
     assert "not available in this build" in e.value.message

@@ -500,6 +500,54 @@ static void test_cancel_between_batches(void)
     ck_model_free(m);
 }
 
+/* Precision and where the time goes: fp32 by default, parity cannot be bf16, op-class seconds grow
+ * with a batch (linear most), reset to zero, and a bad precision or class is rejected. */
+static void test_precision_and_op_seconds(void)
+{
+    ck_model *m = load(2, 0, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    CU_ASSERT_STRING_EQUAL(ck_model_precision(m), "fp32");
+    const char *want = "linear=f32 attention=f32 layer_norm=f32 gelu_new=f32; onednn ";
+    CU_ASSERT_EQUAL(strncmp(ck_model_dispatch(m), want, strlen(want)), 0);
+    CU_ASSERT_STRING_EQUAL(ck_op_class_name(CK_OP_CLASS_LINEAR), "linear");
+    CU_ASSERT_STRING_EQUAL(ck_op_class_name(CK_OP_CLASS_OTHER), "other");
+    CU_ASSERT_STRING_EQUAL(ck_op_class_name(CK_OP_CLASS_COUNT), "");
+    ck_model_reset_op_seconds(m);
+    for (int c = 0; c < CK_OP_CLASS_COUNT; c++) {
+        CU_ASSERT_EQUAL(ck_model_op_seconds(m, (ck_op_class)c), 0.0);
+    }
+    ck_sequence_set s;
+    ck_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(ck_model_encode_lines(m, k_lines, N_LINES, NULL, CK_LAYER_FEATURES, &s, &err),
+                          CK_OK);
+    double linear = ck_model_op_seconds(m, CK_OP_CLASS_LINEAR);
+    CU_ASSERT(linear > 0.0);
+    CU_ASSERT(ck_model_op_seconds(m, CK_OP_CLASS_ATTENTION) > 0.0);
+    CU_ASSERT(ck_model_op_seconds(m, CK_OP_CLASS_LAYER_NORM) > 0.0);
+    CU_ASSERT(linear > ck_model_op_seconds(m, CK_OP_CLASS_ATTENTION));
+    CU_ASSERT_EQUAL(ck_model_op_seconds(m, CK_OP_CLASS_GELU), 0.0); /* fused into its linear */
+    CU_ASSERT_EQUAL(ck_model_op_seconds(m, CK_OP_CLASS_COUNT), 0.0);
+    CU_ASSERT_EQUAL(ck_model_op_seconds(NULL, CK_OP_CLASS_LINEAR), 0.0);
+    ck_sequence_set_free(&s);
+    ck_model_free(m);
+    ck_model_params p = ck_model_default_params();
+    CU_ASSERT_EQUAL(p.precision, CK_PRECISION_FP32);
+    ck_model *bad = NULL;
+    p.parity = 1;
+    p.precision = CK_PRECISION_BF16;
+    err = (ck_error){0};
+    CU_ASSERT_EQUAL(ck_model_load(&bad, &p, &err), CK_E_ARG);
+    CU_ASSERT_PTR_NULL(bad);
+    CU_ASSERT_STRING_EQUAL(err.message, "model: parity runs fp32 only (the X-Ray contract): precision "
+                                        "bf16 and parity cannot be combined");
+    p.parity = 0;
+    p.precision = (ck_precision)7;
+    err = (ck_error){0};
+    CU_ASSERT_EQUAL(ck_model_load(&bad, &p, &err), CK_E_ARG);
+    CU_ASSERT_STRING_EQUAL(err.message, "model: precision 7: expected CK_PRECISION_FP32 or CK_PRECISION_BF16");
+    CU_ASSERT_STRING_EQUAL(ck_model_precision(NULL), "");
+}
+
 static void test_tools(void)
 {
     ck_error err = {0};
@@ -536,6 +584,7 @@ static int setup_and_run(void)
         {"no process state changed, nothing printed", test_no_process_state_no_output},
         {"corpus run errors", test_run_corpus_errors},
         {"cancel between batches", test_cancel_between_batches},
+        {"precision and op seconds", test_precision_and_op_seconds},
         {"weights tools", test_tools},
     };
     int rc = ck_test_run("api", cases, sizeof cases / sizeof cases[0]);
