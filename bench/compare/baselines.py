@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """baselines.py - the PyTorch side of bench/compare.sh: prepares the shared workloads, times PyTorch on
-padded batches, exports the ONNX model and checks that ckbatch, PyTorch and ONNX Runtime agree on one
-batch; it must not measure ckbatch or ONNX Runtime itself (ckbench and ort_bench.js do).
+padded batches, exports the ONNX model and its INT8 twin (int8.py) and checks that ckbatch, PyTorch
+and ONNX Runtime agree on one batch; it must not measure ckbatch or ONNX Runtime itself (ckbench and
+ort_bench.js do).
 
 Run with Debian's interpreter and OpenBLAS (compare.sh sets this up):
     LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-openmp OPENBLAS_CORETYPE=Cooperlake \
@@ -19,6 +20,7 @@ import numpy as np
 import torch
 
 import common
+import int8
 
 def cmd_prepare(a):
     loads = [common.fixed_workload(n, a.tokens) for n in a.lengths]
@@ -98,6 +100,12 @@ def cmd_export(a):
     return 0
 
 
+def cmd_quantize(a):
+    counts = int8.quantize_file(a.model, a.out)
+    print(f"baselines: {a.out}: INT8 {counts['MatMul']} MatMul, {counts['Gather']} Gather", file=sys.stderr)
+    return 0
+
+
 def read_ckbatch(path):
     """(features float32 [T,O], offsets int64 [S+1]) from ckbatch's safetensors output."""
     with open(path, "rb") as f:
@@ -154,6 +162,9 @@ def main():
     s.add_argument("--json", required=True)
     s = sub.add_parser("export", help="torch.onnx.export the encoder (dynamic batch and sequence)")
     s.add_argument("--out", required=True)
+    s = sub.add_parser("quantize", help="ORT-style dynamic INT8 (quantize_dynamic defaults; int8.py)")
+    s.add_argument("--model", required=True)
+    s.add_argument("--out", required=True)
     s = sub.add_parser("agree", help="max abs diff of PyTorch and ORT features vs ckbatch")
     s.add_argument("--workloads", required=True)
     s.add_argument("--ckbatch", required=True)
@@ -162,7 +173,8 @@ def main():
     s.add_argument("--tolerance", type=float, default=1e-4)
     s.add_argument("--json", required=True)
     a = p.parse_args()
-    return {"prepare": cmd_prepare, "torch": cmd_torch, "export": cmd_export, "agree": cmd_agree}[a.cmd](a)
+    return {"prepare": cmd_prepare, "torch": cmd_torch, "export": cmd_export,
+            "quantize": cmd_quantize, "agree": cmd_agree}[a.cmd](a)
 
 
 if __name__ == "__main__":
