@@ -2,6 +2,7 @@
  * scratchpad per lane) and the plain reference loop. No threads of its own, no I/O. */
 #include "linear.h"
 
+#include <immintrin.h>
 #include <oneapi/dnnl/dnnl.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -567,10 +568,30 @@ static void bf16_rows_portable(const float *x, size_t x_stride, uint16_t *y, siz
     bf16_rows_loop(x, x_stride, y, y_stride, rows, cols);
 }
 
+/* The same rounding, 16 values per step in AVX-512F integer lanes (no AVX512-BF16 instruction:
+ * VCVTNEPS2BF16 treats denormal inputs as zero, ck_bf16_from_f32 does not), so both paths give the
+ * same bits (tests/kernels/test_linear.c compares them). */
 CK_TARGET_AVX512 static void bf16_rows_avx512(const float *x, size_t x_stride, uint16_t *y,
                                               size_t y_stride, size_t rows, size_t cols)
 {
-    bf16_rows_loop(x, x_stride, y, y_stride, rows, cols);
+    const __m512i abs_mask = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000);
+    const __m512i bias = _mm512_set1_epi32(0x7fff), one = _mm512_set1_epi32(1);
+    const __m512i quiet = _mm512_set1_epi32(0x0040);
+    for (size_t r = 0; r < rows; r++) {
+        const float *xr = x + r * x_stride;
+        uint16_t *yr = y + r * y_stride;
+        size_t c = 0;
+        for (; c + 16 <= cols; c += 16) {
+            __m512i u = _mm512_loadu_si512((const void *)(xr + c));
+            __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), one);
+            __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(u, bias), lsb), 16);
+            __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, abs_mask), inf);
+            __m512i q = _mm512_or_si512(_mm512_srli_epi32(u, 16), quiet);
+            __m512i h = _mm512_mask_blend_epi32(nan, rounded, q);
+            _mm256_storeu_si256((__m256i *)(void *)(yr + c), _mm512_cvtepi32_epi16(h));
+        }
+        bf16_rows_loop(xr + c, x_stride, yr + c, y_stride, 1, cols - c);
+    }
 }
 
 void ck_bf16_from_f32_rows(const float *x, size_t x_stride, uint16_t *y, size_t y_stride, size_t rows,

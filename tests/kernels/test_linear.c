@@ -448,6 +448,17 @@ static void test_bf16_rounding(void)
         ck_bf16_from_f32_rows(&f, 1, &row, 1, 1, 1);
         CU_ASSERT_EQUAL(row, cases[i].h);
     }
+    /* the same cases 16 at a time, through the vector path of the rows converter */
+    enum { N_CASES = sizeof cases / sizeof cases[0], LANES = 3 * 16 };
+    float many[LANES];
+    uint16_t got[LANES];
+    for (size_t i = 0; i < LANES; i++) {
+        memcpy(&many[i], &cases[i % N_CASES].f, sizeof many[i]);
+    }
+    ck_bf16_from_f32_rows(many, LANES, got, LANES, 1, LANES);
+    for (size_t i = 0; i < LANES; i++) {
+        CU_ASSERT_EQUAL(got[i], cases[i % N_CASES].h);
+    }
     /* bf16 -> f32 is exact: every finite bf16 survives a round trip */
     for (uint32_t h = 0; h < 0x10000u; h++) {
         float f = ck_bf16_to_f32((uint16_t)h);
