@@ -6,6 +6,8 @@
 
 #include "ckbatch.h"
 
+_Static_assert(CK_BENCH_OP_CLASSES == CK_OP_CLASS_COUNT, "one column per op class");
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -22,23 +24,25 @@ void ck_bench_stats(const double *v, int n, double *median, double *min, double 
     *max = s[n - 1];
 }
 
-static double peak_median(const ck_bench_peak *peaks, size_t n_peaks, int threads)
+/* The median of the peak a result is held to: sgemm for fp32, the bf16 matmul for bf16. */
+static double peak_median(const ck_bench_peak *peaks, size_t n_peaks, int threads, int bf16)
 {
     for (size_t i = 0; i < n_peaks; i++) {
         if (peaks[i].threads == threads) {
             double med, lo, hi;
-            ck_bench_stats(peaks[i].gflops, peaks[i].runs, &med, &lo, &hi);
+            ck_bench_stats(bf16 ? peaks[i].bf16_gflops : peaks[i].gflops, peaks[i].runs, &med, &lo, &hi);
             return med;
         }
     }
     return 0.0;
 }
 
-/* Median tokens/s of the same workload at one thread, for the scaling ratio. */
-static double one_thread_median(const ck_bench_result *results, size_t n, const char *workload)
+/* Median tokens/s of the same workload and precision at one thread, for the scaling ratio. */
+static double one_thread_median(const ck_bench_result *results, size_t n, const ck_bench_result *r)
 {
     for (size_t i = 0; i < n; i++) {
-        if (results[i].threads == 1 && strcmp(results[i].workload, workload) == 0) {
+        if (results[i].threads == 1 && strcmp(results[i].workload, r->workload) == 0 &&
+            strcmp(results[i].precision, r->precision) == 0) {
             double med, lo, hi;
             ck_bench_stats(results[i].tokens_per_s, results[i].runs, &med, &lo, &hi);
             return med;
@@ -59,8 +63,8 @@ static row_figures figures(const ck_bench_peak *peaks, size_t n_peaks,
     row_figures f;
     ck_bench_stats(r->tokens_per_s, r->runs, &f.median, &f.min, &f.max);
     f.gflops = f.median * r->mflop_per_token * 1e-3;
-    double peak = peak_median(peaks, n_peaks, r->threads);
-    double one = one_thread_median(results, n_results, r->workload);
+    double peak = peak_median(peaks, n_peaks, r->threads, strcmp(r->precision, "bf16") == 0);
+    double one = one_thread_median(results, n_results, r);
     f.peak_fraction = peak > 0 ? f.gflops / peak : 0.0;
     f.speedup = one > 0 ? f.median / one : 0.0;
     f.seq_per_s = f.median * (double)r->sequences / (double)r->tokens;
@@ -95,19 +99,33 @@ void ck_bench_write_json(FILE *f, const ck_bench_peak *peaks, size_t n_peaks,
     for (size_t i = 0; i < n_peaks; i++) {
         double med, lo, hi;
         ck_bench_stats(peaks[i].gflops, peaks[i].runs, &med, &lo, &hi);
-        fprintf(f, "%s\n    {\"threads\": %d, \"gflops_median\": %.1f, \"min\": %.1f, \"max\": %.1f}",
-                i ? "," : "", peaks[i].threads, med, lo, hi);
+        double bmed, blo, bhi;
+        ck_bench_stats(peaks[i].bf16_gflops, peaks[i].runs, &bmed, &blo, &bhi);
+        fprintf(f, "%s\n    {\"threads\": %d, \"gflops_median\": %.1f, \"min\": %.1f, \"max\": %.1f, "
+                "\"bf16_matmul_gflops_median\": %.1f}", i ? "," : "", peaks[i].threads, med, lo, hi, bmed);
     }
     fprintf(f, "\n  ],\n  \"results\": [");
     for (size_t i = 0; i < n_results; i++) {
         const ck_bench_result *r = &results[i];
         row_figures x = figures(peaks, n_peaks, results, n_results, i);
-        fprintf(f, "%s\n    {\"workload\": \"%s\", \"threads\": %d, \"sequences\": %zu, "
+        fprintf(f, "%s\n    {\"workload\": \"%s\", \"precision\": \"%s\", \"threads\": %d, "
+                "\"sequences\": %zu, "
                 "\"tokens\": %zu, \"runs\": %d, \"tokens_per_s_median\": %.1f, \"min\": %.1f, "
                 "\"max\": %.1f, \"sequences_per_s_median\": %.2f, \"mflop_per_token\": %.2f, "
-                "\"gflops\": %.1f, \"fraction_of_sgemm_peak\": %.3f, \"speedup_vs_1_thread\": %.3f}",
-                i ? "," : "", r->workload, r->threads, r->sequences, r->tokens, r->runs, x.median,
-                x.min, x.max, x.seq_per_s, r->mflop_per_token, x.gflops, x.peak_fraction, x.speedup);
+                "\"gflops\": %.1f, \"fraction_of_peak\": %.3f, \"speedup_vs_1_thread\": %.3f, "
+                "\"op_share\": {",
+                i ? "," : "", r->workload, r->precision, r->threads, r->sequences, r->tokens, r->runs,
+                x.median, x.min, x.max, x.seq_per_s, r->mflop_per_token, x.gflops, x.peak_fraction,
+                x.speedup);
+        double total = 0;
+        for (int c = 0; c < CK_BENCH_OP_CLASSES; c++) {
+            total += r->op_seconds[c];
+        }
+        for (int c = 0; c < CK_BENCH_OP_CLASSES; c++) {
+            fprintf(f, "%s\"%s\": %.4f", c ? ", " : "", ck_op_class_name((ck_op_class)c),
+                    total > 0 ? r->op_seconds[c] / total : 0.0);
+        }
+        fprintf(f, "}}");
     }
     fprintf(f, "\n  ]\n}\n");
 }
@@ -119,18 +137,34 @@ void ck_bench_write_markdown(FILE *f, const ck_bench_peak *peaks, size_t n_peaks
     cpu_model(cpu, sizeof cpu);
     fprintf(f, "CPU: %s; kernels: %s (CK_MAX_CPU_ISA); peak RSS %.1f MiB\n\n", cpu, ck_kernels_isa(),
             (double)peak_rss_kb / 1024.0);
-    fprintf(f, "| threads | oneDNN sgemm peak GFLOP/s (median, min-max) |\n|---|---|\n");
+    fprintf(f, "| threads | oneDNN sgemm peak GFLOP/s (median, min-max) | oneDNN bf16 matmul GFLOP/s "
+               "(median, min-max) |\n|---|---|---|\n");
     for (size_t i = 0; i < n_peaks; i++) {
-        double med, lo, hi;
+        double med, lo, hi, bmed, blo, bhi;
         ck_bench_stats(peaks[i].gflops, peaks[i].runs, &med, &lo, &hi);
-        fprintf(f, "| %d | %.1f (%.1f-%.1f) |\n", peaks[i].threads, med, lo, hi);
+        ck_bench_stats(peaks[i].bf16_gflops, peaks[i].runs, &bmed, &blo, &bhi);
+        fprintf(f, "| %d | %.1f (%.1f-%.1f) | %.1f (%.1f-%.1f) |\n", peaks[i].threads, med, lo, hi,
+                bmed, blo, bhi);
     }
-    fprintf(f, "\n| workload | threads | tokens/s median (min-max) | seq/s | GFLOP/s | of peak | "
-               "vs 1 thread |\n|---|---|---|---|---|---|---|\n");
+    fprintf(f, "\nof peak: against the sgemm peak for fp32 rows, the bf16 matmul peak for bf16 rows. "
+               "Time per op class: share of the encoder's wall time over the timed runs.\n\n");
+    fprintf(f, "| workload | precision | threads | tokens/s median (min-max) | seq/s | GFLOP/s | of peak "
+               "| vs 1 thread | linear | attention | layer_norm | embedding | gelu | other |\n"
+               "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (size_t i = 0; i < n_results; i++) {
+        const ck_bench_result *r = &results[i];
         row_figures x = figures(peaks, n_peaks, results, n_results, i);
-        fprintf(f, "| %s | %d | %.0f (%.0f-%.0f) | %.1f | %.1f | %.0f%% | %.2fx |\n",
-                results[i].workload, results[i].threads, x.median, x.min, x.max, x.seq_per_s,
-                x.gflops, 100.0 * x.peak_fraction, x.speedup);
+        double total = 0;
+        for (int c = 0; c < CK_BENCH_OP_CLASSES; c++) {
+            total += r->op_seconds[c];
+        }
+        total = total > 0 ? total / 100.0 : 1.0;
+        fprintf(f, "| %s | %s | %d | %.0f (%.0f-%.0f) | %.1f | %.1f | %.0f%% | %.2fx | %.1f%% | %.1f%% "
+                "| %.1f%% | %.1f%% | %.1f%% | %.1f%% |\n",
+                r->workload, r->precision, r->threads, x.median, x.min, x.max, x.seq_per_s, x.gflops,
+                100.0 * x.peak_fraction, x.speedup, r->op_seconds[CK_OP_CLASS_LINEAR] / total,
+                r->op_seconds[CK_OP_CLASS_ATTENTION] / total, r->op_seconds[CK_OP_CLASS_LAYER_NORM] / total,
+                r->op_seconds[CK_OP_CLASS_EMBEDDING] / total, r->op_seconds[CK_OP_CLASS_GELU] / total,
+                r->op_seconds[CK_OP_CLASS_OTHER] / total);
     }
 }

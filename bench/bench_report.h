@@ -5,21 +5,27 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#define CK_BENCH_OP_CLASSES 6 /* CK_OP_CLASS_COUNT of ckbatch.h */
+
 #define CK_BENCH_MAX_RUNS 64
 
 /* One workload at one thread count: runs of tokens/s, and what a token costs. */
 typedef struct {
     char workload[32];          /* "len36", "len128", "len512", "corpus" */
+    char precision[8];          /* "fp32" or "bf16" */
     int threads;
     size_t sequences, tokens;   /* per run */
     double mflop_per_token;     /* linears + attention, from the circuit and the lengths */
     double tokens_per_s[CK_BENCH_MAX_RUNS];
     int runs;
+    double op_seconds[CK_BENCH_OP_CLASSES]; /* summed over the timed runs (ck_model_op_seconds) */
 } ck_bench_result;
 
 typedef struct {
     int threads;
-    double gflops[CK_BENCH_MAX_RUNS];  /* oneDNN sgemm 2048x768x2048 */
+    double gflops[CK_BENCH_MAX_RUNS];      /* oneDNN sgemm 2048x768x2048 */
+    double bf16_gflops[CK_BENCH_MAX_RUNS]; /* oneDNN bf16 matmul 2048x768x2048 (AMX here), 0 if
+                                              bf16 was not measured */
     int runs;
 } ck_bench_peak;
 

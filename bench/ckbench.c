@@ -16,7 +16,7 @@
 #include "ckbatch.h"
 
 #define MAX_LIST 16
-#define MAX_RESULTS 128
+#define MAX_RESULTS 256
 
 typedef struct {
     size_t first_seq, count, tokens;  /* a run of `order` positions: one window */
@@ -35,6 +35,8 @@ typedef struct {
 
 typedef struct {
     int threads[MAX_LIST], n_threads;
+    ck_precision precisions[2];
+    int n_precisions;
     size_t lengths[MAX_LIST];
     int n_lengths;
     const char *corpus, *json, *markdown;
@@ -269,14 +271,83 @@ static double sgemm_gflops(int threads)
     return gflops;
 }
 
+/* oneDNN's bf16 matmul primitive (bf16 x and W in its preferred layout, f32 y, its OpenMP team of
+ * `threads`) at M=2048, K=768, N=2048, GFLOP/s: the AMX bf16 peak as oneDNN reaches it here. 0 when
+ * oneDNN cannot make it. */
+static double bf16_matmul_gflops(int threads)
+{
+    const dnnl_dim_t m = 2048, k = 768, n = 2048;
+    dnnl_engine_t eng = NULL;
+    dnnl_stream_t st = NULL;
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_primitive_t prim = NULL;
+    dnnl_memory_t src = NULL, wei = NULL, dst = NULL;
+    double gflops = 0;
+    omp_set_num_threads(threads);
+    dnnl_memory_desc_t src_md, wei_md, dst_md;
+    const dnnl_dims_t sd = {m, k}, wd = {k, n}, dd = {m, n};
+    dnnl_matmul_desc_t desc;
+    if (dnnl_engine_create(&eng, dnnl_cpu, 0) == dnnl_success &&
+        dnnl_stream_create(&st, eng, dnnl_stream_default_flags) == dnnl_success &&
+        dnnl_memory_desc_init_by_tag(&src_md, 2, sd, dnnl_bf16, dnnl_ab) == dnnl_success &&
+        dnnl_memory_desc_init_by_tag(&wei_md, 2, wd, dnnl_bf16, dnnl_format_tag_any) == dnnl_success &&
+        dnnl_memory_desc_init_by_tag(&dst_md, 2, dd, dnnl_f32, dnnl_ab) == dnnl_success &&
+        dnnl_matmul_desc_init(&desc, &src_md, &wei_md, NULL, &dst_md) == dnnl_success &&
+        dnnl_primitive_desc_create(&pd, &desc, NULL, eng, NULL) == dnnl_success &&
+        dnnl_primitive_create(&prim, pd) == dnnl_success &&
+        dnnl_memory_create(&src, &src_md, eng, DNNL_MEMORY_ALLOCATE) == dnnl_success &&
+        dnnl_memory_create(&wei, dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0), eng,
+                           DNNL_MEMORY_ALLOCATE) == dnnl_success &&
+        dnnl_memory_create(&dst, &dst_md, eng, DNNL_MEMORY_ALLOCATE) == dnnl_success) {
+        void *p = NULL;
+        /* zeros (bf16 0x0000) in x and W: the timing does not depend on the values */
+        if (dnnl_memory_get_data_handle(src, &p) == dnnl_success) {
+            memset(p, 0, (size_t)(m * k) * 2);
+        }
+        if (dnnl_memory_get_data_handle(wei, &p) == dnnl_success) {
+            memset(p, 0, dnnl_memory_desc_get_size(dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0)));
+        }
+        const dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
+        if (dnnl_primitive_execute(prim, st, 3, args) == dnnl_success && dnnl_stream_wait(st) == dnnl_success) {
+            double t0 = now();
+            for (int r = 0; r < 10; r++) {
+                dnnl_primitive_execute(prim, st, 3, args);
+            }
+            dnnl_stream_wait(st);
+            gflops = 10.0 * 2.0 * (double)(m * k * n) / (now() - t0) * 1e-9;
+        }
+    }
+    dnnl_memory_t mems[3] = {src, wei, dst};
+    for (int i = 0; i < 3; i++) {
+        if (mems[i] != NULL) {
+            dnnl_memory_destroy(mems[i]);
+        }
+    }
+    if (prim != NULL) {
+        dnnl_primitive_destroy(prim);
+    }
+    if (pd != NULL) {
+        dnnl_primitive_desc_destroy(pd);
+    }
+    if (st != NULL) {
+        dnnl_stream_destroy(st);
+    }
+    if (eng != NULL) {
+        dnnl_engine_destroy(eng);
+    }
+    return gflops;
+}
+
 static const char usage[] =
     "usage: ckbench [--threads 1,2] [--lengths 36,128,512] [--corpus FILE [--corpus-format F]]\n"
-    "               [--runs N] [--tokens N] [--max-batch-tokens N] [--json F] [--markdown F]\n"
+    "               [--runs N] [--tokens N] [--max-batch-tokens N] [--precision fp32,bf16]\n"
+    "               [--json F] [--markdown F]\n"
     "Times the encoder through ck_model_encode_ids (synthetic demo weights; inputs prepared before\n"
     "timing)\n"
     "for each thread count and workload, and oneDNN's sgemm peak in the same run. Defaults: threads\n"
     "1..the CPUs this process may run on (affinity), lengths 36,128,512, 5 runs, 16384 tokens per fixed-length run, batches of 2048\n"
-    "tokens, corpus format text (espeak-ng).\n";
+    "tokens, corpus format text, precision fp32. With bf16, oneDNN's bf16 matmul peak is measured\n"
+    "too and bf16 rows are held to it; every row reports its time per op class.\n";
 
 static int parse_options(int argc, char **argv, options *o)
 {
@@ -307,6 +378,22 @@ static int parse_options(int argc, char **argv, options *o)
             o->tokens = list[0];
         } else if (strcmp(a, "--max-batch-tokens") == 0 && parse_list(v, list) == 1 && list[0] >= 512) {
             o->max_batch_tokens = list[0];
+        } else if (strcmp(a, "--precision") == 0) {
+            o->n_precisions = 0;
+            for (const char *p = v; *p && o->n_precisions < 2;) {
+                size_t len = strcspn(p, ",");
+                if (len == 4 && strncmp(p, "fp32", 4) == 0) {
+                    o->precisions[o->n_precisions++] = CK_PRECISION_FP32;
+                } else if (len == 4 && strncmp(p, "bf16", 4) == 0) {
+                    o->precisions[o->n_precisions++] = CK_PRECISION_BF16;
+                } else {
+                    return -1;
+                }
+                p += len + (p[len] == ',');
+            }
+            if (o->n_precisions == 0) {
+                return -1;
+            }
         } else if (strcmp(a, "--json") == 0) {
             o->json = v;
         } else if (strcmp(a, "--markdown") == 0) {
@@ -330,42 +417,61 @@ static int measure(const options *o, workload *loads, int n_loads, ck_bench_resu
     int32_t *ids = calloc(cap, sizeof *ids);
     size_t *offsets = calloc(cap + 1, sizeof *offsets);
     float *out = calloc(cap * 512, sizeof *out);
-    ck_model *ex[MAX_LIST] = {NULL};
-    int rc = ids && offsets && out ? 0 : -1;
-    for (int t = 0; rc == 0 && t < o->n_threads; t++) {
-        ck_error err = {0};
-        ck_model_params mp = ck_model_default_params();
-        mp.threads = o->threads[t];
-        mp.max_batch_tokens = o->max_batch_tokens;
-        peaks[t].threads = o->threads[t];
-        if (ck_model_load(&ex[t], &mp, &err) != CK_OK) {
-            fprintf(stderr, "ckbench: %s\n", err.message);
-            rc = -1;
-        }
-        for (int l = 0; rc == 0 && l < n_loads; l++) {
-            ck_bench_result *res = &results[(size_t)t * (size_t)n_loads + (size_t)l];
-            *res = (ck_bench_result){.threads = o->threads[t], .sequences = loads[l].n_seqs,
-                                     .tokens = loads[l].tokens,
-                                     .mflop_per_token = loads[l].mflop_per_token};
-            memcpy(res->workload, loads[l].name, sizeof res->workload); /* both char[32] */
-            time_pass(ex[t], &loads[l], ids, offsets, out, cap); /* warm-up */
+    ck_model *ex[2][MAX_LIST] = {{NULL}};
+    int rc = ids && offsets && out ? 0 : -1, want_bf16 = 0;
+    for (int p = 0; p < o->n_precisions; p++) {
+        want_bf16 |= o->precisions[p] == CK_PRECISION_BF16;
+    }
+    size_t per_precision = (size_t)o->n_threads * (size_t)n_loads;
+    for (int p = 0; rc == 0 && p < o->n_precisions; p++) {
+        for (int t = 0; rc == 0 && t < o->n_threads; t++) {
+            ck_error err = {0};
+            ck_model_params mp = ck_model_default_params();
+            mp.threads = o->threads[t];
+            mp.max_batch_tokens = o->max_batch_tokens;
+            mp.precision = o->precisions[p];
+            peaks[t].threads = o->threads[t];
+            if (ck_model_load(&ex[p][t], &mp, &err) != CK_OK) {
+                fprintf(stderr, "ckbench: %s\n", err.message);
+                rc = -1;
+            }
+            for (int l = 0; rc == 0 && l < n_loads; l++) {
+                ck_bench_result *res = &results[(size_t)p * per_precision + (size_t)t * (size_t)n_loads + (size_t)l];
+                *res = (ck_bench_result){.threads = o->threads[t], .sequences = loads[l].n_seqs,
+                                         .tokens = loads[l].tokens,
+                                         .mflop_per_token = loads[l].mflop_per_token};
+                memcpy(res->workload, loads[l].name, sizeof res->workload); /* both char[32] */
+                snprintf(res->precision, sizeof res->precision, "%s", ck_model_precision(ex[p][t]));
+                time_pass(ex[p][t], &loads[l], ids, offsets, out, cap); /* warm-up */
+            }
         }
     }
     for (int r = 0; rc == 0 && r < o->runs; r++) {
         for (int t = 0; rc == 0 && t < o->n_threads; t++) {
-            peaks[t].gflops[peaks[t].runs++] = sgemm_gflops(o->threads[t]);
-            for (int l = 0; rc == 0 && l < n_loads; l++) {
-                ck_bench_result *res = &results[(size_t)t * (size_t)n_loads + (size_t)l];
-                double tps = time_pass(ex[t], &loads[l], ids, offsets, out, cap);
-                rc = tps > 0 ? 0 : -1;
-                res->tokens_per_s[res->runs++] = tps;
+            peaks[t].gflops[peaks[t].runs] = sgemm_gflops(o->threads[t]);
+            peaks[t].bf16_gflops[peaks[t].runs] = want_bf16 ? bf16_matmul_gflops(o->threads[t]) : 0.0;
+            peaks[t].runs++;
+            /* precisions alternate inside each run, so their ratio sees the same machine */
+            for (int p = 0; rc == 0 && p < o->n_precisions; p++) {
+                for (int l = 0; rc == 0 && l < n_loads; l++) {
+                    ck_bench_result *res = &results[(size_t)p * per_precision + (size_t)t * (size_t)n_loads + (size_t)l];
+                    ck_model_reset_op_seconds(ex[p][t]);
+                    double tps = time_pass(ex[p][t], &loads[l], ids, offsets, out, cap);
+                    rc = tps > 0 ? 0 : -1;
+                    res->tokens_per_s[res->runs++] = tps;
+                    for (int c = 0; c < CK_OP_CLASS_COUNT; c++) {
+                        res->op_seconds[c] += ck_model_op_seconds(ex[p][t], (ck_op_class)c);
+                    }
+                }
             }
         }
         fprintf(stderr, "ckbench: run %d of %d done\n", r + 1, o->runs);
     }
-    *n_results = rc == 0 ? (size_t)o->n_threads * (size_t)n_loads : 0;
-    for (int t = 0; t < o->n_threads; t++) {
-        ck_model_free(ex[t]);
+    *n_results = rc == 0 ? (size_t)o->n_precisions * per_precision : 0;
+    for (int p = 0; p < o->n_precisions; p++) {
+        for (int t = 0; t < o->n_threads; t++) {
+            ck_model_free(ex[p][t]);
+        }
     }
     free(ids);
     free(offsets);
@@ -394,6 +500,7 @@ int main(int argc, char **argv)
 {
     int cpus = ck_available_cpus();
     options o = {.n_lengths = 3, .lengths = {36, 128, 512}, .corpus_format = CK_INPUT_TEXT,
+                 .precisions = {CK_PRECISION_FP32}, .n_precisions = 1,
                  .runs = 5, .tokens = 16384, .max_batch_tokens = 2048};
     for (o.n_threads = 0; o.n_threads < cpus && o.n_threads < MAX_LIST; o.n_threads++) {
         o.threads[o.n_threads] = o.n_threads + 1;

@@ -63,7 +63,9 @@ enum {
     CK_E_PARITY = -10,    /* X-Ray comparison failed, or a weight changed during a parity run */
     CK_E_INPUT = -11,     /* bad corpus line: invalid UTF-8, unknown symbol (strict), bad ids */
     CK_E_BACKEND = -12,   /* oneDNN or espeak-ng reported an error */
-    CK_E_WEIGHTS = -13    /* missing weight, shape or dtype mismatch against the circuit */
+    CK_E_WEIGHTS = -13,   /* missing weight, shape or dtype mismatch against the circuit */
+    CK_E_CANCELLED = -14  /* the caller's cancel callback (ck_model_params.cancel) stopped the call
+                             between two batches */
 };
 
 typedef struct {
@@ -121,6 +123,13 @@ typedef struct {
  * final = 1 when the corpus has been read to its end or the run stopped on an error. */
 typedef void (*ck_progress_fn)(void *ctx, const ck_progress *progress);
 
+/* Asked on the calling thread (never from a compute worker, never inside a parallel region) before
+ * each packed batch of ck_model_encode_ids, ck_model_encode_lines and ck_run_corpus: nonzero stops
+ * the call there with CK_E_CANCELLED, so it returns within one batch's time (at most
+ * max_batch_tokens tokens). What is left is what any error after that batch leaves (see each
+ * function); the model stays usable. A binding uses it to honour Ctrl-C. */
+typedef int (*ck_cancel_fn)(void *ctx);
+
 /* ---- the model ---- */
 
 typedef struct ck_model ck_model;
@@ -135,6 +144,15 @@ typedef enum {
     CK_LAYER_FEATURES = 0, /* bert_encoder output, [T, 512]: what Kokoro's predictor reads */
     CK_LAYER_HIDDEN = 1    /* the ALBERT last hidden state, [T, 768] */
 } ck_layer;
+
+/* The compute precision of a model (docs/precision.md). Only grows at the end. */
+typedef enum {
+    CK_PRECISION_FP32 = 0, /* everything f32 (the default; what parity runs) */
+    CK_PRECISION_BF16 = 1  /* the linears take bf16 inputs and weights and accumulate in f32 (oneDNN
+                              on AMX or AVX512-BF16); embedding, attention, LayerNorm, GELU and the
+                              residual stream stay f32. Load refuses it (CK_E_BACKEND) on a CPU
+                              without native bf16 and when the start-up self-check fails */
+} ck_precision;
 
 typedef struct {
     const char *weights;          /* Kokoro .pth or .safetensors path; NULL: synthetic demo
@@ -154,6 +172,11 @@ typedef struct {
                                      X-Ray contract); the weights are kept to be hashed by runs */
     ck_log_fn log;                /* model messages (weights identity, memory); NULL: silent */
     void *log_ctx;
+    ck_cancel_fn cancel;          /* asked before every batch of every call on this model;
+                                     NULL (default): never cancelled */
+    void *cancel_ctx;
+    ck_precision precision;       /* CK_PRECISION_FP32 (default) or CK_PRECISION_BF16; parity runs
+                                     only fp32 (CK_E_ARG otherwise) */
 } ck_model_params;
 
 /* The defaults above: embedded circuit, demo weights, seed 20261129, threads 0, 2048 tokens. */
@@ -181,6 +204,33 @@ CK_API size_t ck_model_max_tokens(const ck_model *model);
 /* Rows of the word-embedding table: ids 1..rows-1 are accepted (178 for Kokoro-82M). */
 CK_API size_t ck_model_vocab_rows(const ck_model *model);
 
+/* What the model computes in, for output metadata and reports (C19: say what ran, not what was
+ * asked): "fp32" or "bf16" for precision; for dispatch one line
+ * "linear=bf16 attention=f32 layer_norm=f32 gelu_new=f32; onednn <version> <impl>[, <impl>...];
+ * cpu <features>; kernels <isa>". Both strings are owned by the model; "" for NULL. */
+CK_API const char *ck_model_precision(const ck_model *model);
+CK_API const char *ck_model_dispatch(const ck_model *model);
+
+/* Where a model's time goes: wall seconds per op class, summed over every batch since load or the
+ * last ck_model_reset_op_seconds (the clock is read around each op of a batch: two reads per op).
+ * CK_OP_CLASS_OTHER is the rest of each batch: filling the inputs, the finite check of the output
+ * and the copy-out. A linear fused with its GELU counts as linear. Only grows at the end. */
+typedef enum {
+    CK_OP_CLASS_EMBEDDING = 0,  /* embedding_three_table_layer_norm */
+    CK_OP_CLASS_LINEAR = 1,     /* oneDNN matmuls (with fused GELU) */
+    CK_OP_CLASS_ATTENTION = 2,  /* scores, softmax, context per (sequence, head) */
+    CK_OP_CLASS_LAYER_NORM = 3, /* residual add + LayerNorm */
+    CK_OP_CLASS_GELU = 4,       /* gelu_new when not fused (parity) */
+    CK_OP_CLASS_OTHER = 5,
+    CK_OP_CLASS_COUNT
+} ck_op_class;
+
+/* "embedding", "linear", "attention", "layer_norm", "gelu_new", "other"; "" outside the enum. */
+CK_API const char *ck_op_class_name(ck_op_class op_class);
+/* Seconds (see ck_op_class); 0 for NULL or a class outside the enum. */
+CK_API double ck_model_op_seconds(const ck_model *model, ck_op_class op_class);
+CK_API void ck_model_reset_op_seconds(ck_model *model);
+
 /* "sha256:<hex> (<file>)" of the loaded weights, or the demo weights' name and seed. */
 CK_API const char *ck_model_weights_identity(const ck_model *model);
 
@@ -197,7 +247,8 @@ CK_API double ck_model_flops_per_token(const ck_model *model, size_t seq_len);
  * from a solo run by ~1e-6 (docs/isa.md). Errors: CK_E_ARG (null, unknown layer), CK_E_SIZE (a sequence
  * shorter than 2 or longer than ck_model_max_tokens, out_rows < offsets[S], offsets not
  * ascending), CK_E_RANGE (an id outside 0..ck_model_vocab_rows-1), CK_E_NONFINITE, CK_E_MEMORY,
- * CK_E_BACKEND; out is untouched on a check error before any batch ran. */
+ * CK_E_BACKEND, CK_E_CANCELLED (the model's cancel callback: the rows of the batches before it are
+ * written, the others untouched); out is untouched on a check error before any batch ran. */
 CK_API int ck_model_encode_ids(ck_model *model, const int32_t *ids, const size_t *offsets,
                                size_t n_seqs, ck_layer layer, float *out, size_t out_rows,
                                ck_error *err);
@@ -245,7 +296,8 @@ typedef struct {
 CK_API int ck_model_tokenize(const ck_model *model, const char *const *lines, size_t n_lines,
                              const ck_lines_params *params, ck_sequence_set *out, ck_error *err);
 
-/* ck_model_tokenize, then ck_model_encode_ids of every sequence into out->rows. */
+/* ck_model_tokenize, then ck_model_encode_ids of every sequence into out->rows. On any error
+ * (CK_E_CANCELLED included) *out is freed and zeroed. */
 CK_API int ck_model_encode_lines(ck_model *model, const char *const *lines, size_t n_lines,
                                  const ck_lines_params *params, ck_layer layer, ck_sequence_set *out,
                                  ck_error *err);
@@ -304,7 +356,8 @@ typedef struct {
  * params->output (an existing one is left as it was); the progress files stay when a later run
  * can resume them (logged), else they are removed. Errors: every CK_E_* of the parts, err naming
  * the file, line and field; CK_E_ARG for resume with stdin or with another input, options or
- * weights; CK_E_FORMAT for a progress journal edited since its commit. */
+ * weights; CK_E_FORMAT for a progress journal edited since its commit; CK_E_CANCELLED from the
+ * model's cancel callback (the progress committed so far stays, so resume = 1 continues). */
 CK_API int ck_run_corpus(ck_model *model, const ck_corpus_params *params,
                          ck_corpus_summary *summary, ck_error *err);
 
@@ -428,6 +481,9 @@ typedef struct {
     uint64_t seed;           /* synthetic seed when the manifest gives none */
     ck_log_fn log;           /* notes (INFO) and the comparison table (REPORT); NULL: silent */
     void *log_ctx;
+    ck_precision precision;     /* CK_PRECISION_FP32 (default): the parity run; BF16: the same
+                                   cases with bf16 linears against the FP32 oracle, under the bf16
+                                   budget (docs/precision.md) unless `profile` gives one */
 } ck_xray_params;
 
 /* The defaults above (oracle NULL: must be set; seed 20261129). */

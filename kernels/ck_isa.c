@@ -1,6 +1,7 @@
 /* ck_isa.c - the run-time choice of kernel instruction set (ck_isa.h). Reads CK_MAX_CPU_ISA, nothing else. */
 #include "ck_isa.h"
 
+#include <cpuid.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,4 +37,42 @@ const char *ck_kernels_isa(void)
 ck_isa ck_isa_clamp(ck_isa want)
 {
     return want == CK_ISA_AVX512 ? ck_cpu_isa() : CK_ISA_PORTABLE;
+}
+
+const char *ck_cpu_features(void)
+{
+    static char text[96];
+    static atomic_int ready;
+    if (atomic_load_explicit(&ready, memory_order_acquire)) {
+        return text;
+    }
+    /* Intel SDM vol. 2A, CPUID leaf 7: subleaf 0 EBX bit 5 AVX2, bit 16 AVX512F; EDX bit 22
+     * AMX-BF16, bit 24 AMX-TILE, bit 25 AMX-INT8; subleaf 1 EAX bit 5 AVX512_BF16. FMA: leaf 1 ECX
+     * bit 12. */
+    unsigned a = 0, b = 0, c = 0, d = 0, a1 = 0, b1 = 0, c1 = 0, d1 = 0, fa = 0, fb = 0, fc = 0, fd = 0;
+    int has7 = __get_cpuid_count(7, 0, &a, &b, &c, &d);
+    int has71 = has7 && a >= 1 && __get_cpuid_count(7, 1, &a1, &b1, &c1, &d1);
+    int has1 = __get_cpuid(1, &fa, &fb, &fc, &fd);
+    struct {
+        int on;
+        const char *name;
+    } f[] = {{has7 && (b >> 5 & 1), "avx2"},       {has1 && (fc >> 12 & 1), "fma"},
+             {has7 && (b >> 16 & 1), "avx512f"},   {has71 && (a1 >> 5 & 1), "avx512_bf16"},
+             {has7 && (d >> 24 & 1), "amx_tile"},  {has7 && (d >> 22 & 1), "amx_bf16"},
+             {has7 && (d >> 25 & 1), "amx_int8"}};
+    char local[96] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+        if (f[i].on) {
+            size_t n = strlen(f[i].name);
+            if (used > 0) {
+                local[used++] = ' ';
+            }
+            memcpy(local + used, f[i].name, n + 1);
+            used += n;
+        }
+    }
+    memcpy(text, local, sizeof text);
+    atomic_store_explicit(&ready, 1, memory_order_release);
+    return text;
 }

@@ -34,6 +34,11 @@ ck_isa ck_kernels_isa_level(void);
 
 /* ck_kernels_isa() (ckbatch.h) is ck_kernels_isa_level() by name: "avx512" or "portable". */
 
+/* The CPU's features that decide ckbatch's paths, from CPUID, space-separated in this order when
+ * present: "avx2 fma avx512f avx512_bf16 amx_tile amx_bf16 amx_int8" ("" when none). The string is
+ * static; thread-safe (concurrent first calls write the same bytes before the flag is published). */
+const char *ck_cpu_features(void);
+
 /* min(want, ck_cpu_isa()): a level that is safe to run on this CPU. */
 ck_isa ck_isa_clamp(ck_isa want);
 

@@ -2,11 +2,16 @@
  * scratchpad per lane) and the plain reference loop. No threads of its own, no I/O. */
 #include "linear.h"
 
+#include <immintrin.h>
 #include <oneapi/dnnl/dnnl.h>
+#include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ck_check.h"
+#include "ck_isa.h"
 
 /* Rows of tile j: CK_LINEAR_TILE_ROWS down to CK_LINEAR_ROW_BLOCK by halves, then single rows (for
  * strided rows and for the remainder of a count that is not a multiple of CK_LINEAR_ROW_BLOCK).
@@ -17,18 +22,30 @@ static const int64_t TILE_ROWS[] = {CK_LINEAR_TILE_ROWS, 128, 64, 32, CK_LINEAR_
 _Static_assert(CK_LINEAR_TILE_ROWS == 256 && CK_LINEAR_ROW_BLOCK == 16,
                "TILE_ROWS lists the halvings from CK_LINEAR_TILE_ROWS to CK_LINEAR_ROW_BLOCK");
 
+/* bf16 runs only the tiles of 256 and 128 rows: oneDNN 2.6's AMX bf16 brgemm blocks K differently
+ * below 128 rows for K = 2048 (the FFN output), so a 64-row tile gives other bits than a 128-row
+ * one (tests/kernels/test_linear.c, "bf16 rows do not depend on the tile"). Fewer rows are staged
+ * into a zero-padded 128-row tile whose extra output rows are dropped. */
+#define BF16_TAIL_ROWS 128
+#define BF16_TAIL_TILE 1 /* TILE_ROWS[1] */
+
 struct ck_onednn {
     dnnl_engine_t engine;
     int lanes;
     dnnl_stream_t *streams;       /* [lanes] */
     dnnl_memory_t *scratchpads;   /* [lanes] user scratchpads of scratchpad_bytes, or NULL while 0 */
     size_t scratchpad_bytes;      /* the largest any primitive made on this context asked for */
+    uint16_t **staging;           /* [lanes] bf16 copies of one tile of x, or NULL while 0 */
+    size_t staging_elems;         /* the largest tile (rows x K) any bf16 linear on it needs */
+    float **staging_y;            /* [lanes] one BF16_TAIL_ROWS tile of y for padded tails */
+    size_t staging_y_elems;
 };
 
 struct ck_linear {
     ck_onednn *ctx;
     size_t in, out;                       /* K, N */
     ck_linear_activation activation;
+    ck_dtype compute;                     /* F32: f32 x and W; BF16: bf16 x and W, f32 accumulation */
     dnnl_primitive_t prim[TILE_KINDS];    /* matmul of exactly TILE_ROWS[j] dense rows */
     dnnl_memory_t weights;                /* [K,N] in the layout every tile primitive asked for */
     dnnl_memory_t bias;                   /* [1,N] oneDNN-owned copy, or NULL */
@@ -60,7 +77,10 @@ int ck_onednn_init(ck_onednn **out, int lanes)
     ctx->lanes = lanes;
     ctx->streams = calloc((size_t)lanes, sizeof *ctx->streams);
     ctx->scratchpads = calloc((size_t)lanes, sizeof *ctx->scratchpads);
-    if (ctx->streams == NULL || ctx->scratchpads == NULL) {
+    ctx->staging = calloc((size_t)lanes, sizeof *ctx->staging);
+    ctx->staging_y = calloc((size_t)lanes, sizeof *ctx->staging_y);
+    if (ctx->streams == NULL || ctx->scratchpads == NULL || ctx->staging == NULL ||
+        ctx->staging_y == NULL) {
         rc = CK_E_MEMORY;
         goto done;
     }
@@ -98,6 +118,14 @@ void ck_onednn_free(ck_onednn *ctx)
     if (ctx->scratchpads != NULL) {
         free_scratchpads(ctx);
     }
+    for (int l = 0; ctx->staging != NULL && l < ctx->lanes; l++) {
+        free(ctx->staging[l]);
+    }
+    for (int l = 0; ctx->staging_y != NULL && l < ctx->lanes; l++) {
+        free(ctx->staging_y[l]);
+    }
+    free(ctx->staging);
+    free(ctx->staging_y);
     if (ctx->engine != NULL) {
         dnnl_engine_destroy(ctx->engine);
     }
@@ -127,6 +155,25 @@ done:
         ctx->scratchpad_bytes = 0;
     }
     return rc;
+}
+
+/* Grows every lane's buffer bufs[l] of `size`-byte elements to `elems` (at init only). */
+static int reserve_lane_buffers(ck_onednn *ctx, void **bufs, size_t *have, size_t elems, size_t size)
+{
+    if (elems <= *have) {
+        return 0;
+    }
+    size_t bytes = (elems * size + 63) / 64 * 64;
+    for (int l = 0; l < ctx->lanes; l++) {
+        void *b = aligned_alloc(64, bytes);
+        if (b == NULL) {
+            return CK_E_MEMORY;
+        }
+        free(bufs[l]);
+        bufs[l] = b;
+    }
+    *have = elems;
+    return 0;
 }
 
 /* 1 when v fits a oneDNN dimension (int64). */
@@ -172,11 +219,19 @@ static int check_io(const float *x, size_t x_count, size_t x_stride, const float
     return 0;
 }
 
-/* A [rows, cols] f32 descriptor with row stride `stride` (DNNL_RUNTIME_DIM_VAL allowed). */
-static dnnl_status_t plain_md(dnnl_memory_desc_t *md, int64_t rows, int64_t cols, int64_t stride)
+/* A [rows, cols] descriptor of f32 or bf16 with row stride `stride`. */
+static dnnl_status_t typed_md(dnnl_memory_desc_t *md, int64_t rows, int64_t cols, int64_t stride,
+                              ck_dtype dtype)
 {
     const dnnl_dims_t dims = {rows, cols}, strides = {stride, 1};
-    return dnnl_memory_desc_init_by_strides(md, 2, dims, dnnl_f32, strides);
+    return dnnl_memory_desc_init_by_strides(md, 2, dims, dtype == CK_DTYPE_BF16 ? dnnl_bf16 : dnnl_f32,
+                                            strides);
+}
+
+/* A [rows, cols] f32 descriptor with row stride `stride`. */
+static dnnl_status_t plain_md(dnnl_memory_desc_t *md, int64_t rows, int64_t cols, int64_t stride)
+{
+    return typed_md(md, rows, cols, stride, CK_DTYPE_F32);
 }
 
 /* Copies the user buffer described by src_md into new oneDNN-owned memory of layout dst_md. */
@@ -207,14 +262,17 @@ done:
     return rc;
 }
 
-/* The primitive attributes: a user scratchpad (each lane brings its own), and optionally GELU (tanh
- * form) applied to y by oneDNN as a post-op. */
+/* The primitive attributes: a user scratchpad (each lane brings its own), fpmath mode strict (set
+ * explicitly, so ONEDNN_DEFAULT_FPMATH_MODE=BF16 in the environment, or a newer oneDNN's implicit
+ * down-conversion, can never make an f32 matmul round its inputs: test_linear runs with it set), and
+ * optionally GELU (tanh form) applied to y by oneDNN as a post-op. */
 static int make_attr(ck_linear_activation activation, dnnl_primitive_attr_t *attr)
 {
     int rc = 0;
     dnnl_post_ops_t po = NULL;
     DNNL_TRY(dnnl_primitive_attr_create(attr));
     DNNL_TRY(dnnl_primitive_attr_set_scratchpad_mode(*attr, dnnl_scratchpad_mode_user));
+    DNNL_TRY(dnnl_primitive_attr_set_fpmath_mode(*attr, dnnl_fpmath_mode_strict));
     if (activation == CK_LINEAR_GELU_TANH) {
         DNNL_TRY(dnnl_post_ops_create(&po));
         DNNL_TRY(dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_gelu_tanh, 0.0f, 0.0f));
@@ -238,10 +296,11 @@ static int build_tile(ck_linear *lin, int j, const dnnl_primitive_attr_t attr, i
     dnnl_memory_desc_t src_md, dst_md, w_any, b_md;
     dnnl_matmul_desc_t desc;
     dnnl_primitive_desc_t pd = NULL;
-    DNNL_TRY(plain_md(&src_md, m, k, k));
+    const dnnl_data_type_t wt = lin->compute == CK_DTYPE_BF16 ? dnnl_bf16 : dnnl_f32;
+    DNNL_TRY(typed_md(&src_md, m, k, k, lin->compute));
     DNNL_TRY(plain_md(&dst_md, m, n, n));
     DNNL_TRY(plain_md(&b_md, 1, n, n));
-    DNNL_TRY(dnnl_memory_desc_init_by_tag(&w_any, 2, wdims, dnnl_f32, dnnl_format_tag_any));
+    DNNL_TRY(dnnl_memory_desc_init_by_tag(&w_any, 2, wdims, wt, dnnl_format_tag_any));
     DNNL_TRY(dnnl_matmul_desc_init(&desc, &src_md, &w_any, with_bias ? &b_md : NULL, &dst_md));
     DNNL_TRY(dnnl_primitive_desc_create(&pd, &desc, attr, lin->ctx->engine, NULL));
     DNNL_TRY(dnnl_primitive_create(&lin->prim[j], pd));
@@ -253,6 +312,14 @@ static int build_tile(ck_linear *lin, int j, const dnnl_primitive_attr_t attr, i
     }
     *w_md = *w;
     rc = reserve_scratchpad(lin->ctx, sp != NULL ? dnnl_memory_desc_get_size(sp) : 0);
+    if (rc == 0 && lin->compute == CK_DTYPE_BF16) {
+        rc = reserve_lane_buffers(lin->ctx, (void **)lin->ctx->staging, &lin->ctx->staging_elems,
+                                  (size_t)m * lin->in, sizeof(uint16_t));
+    }
+    if (rc == 0 && lin->compute == CK_DTYPE_BF16 && m == BF16_TAIL_ROWS) {
+        rc = reserve_lane_buffers(lin->ctx, (void **)lin->ctx->staging_y, &lin->ctx->staging_y_elems,
+                                  (size_t)m * lin->out, sizeof(float));
+    }
 done:
     if (pd != NULL) {
         dnnl_primitive_desc_destroy(pd);
@@ -304,11 +371,20 @@ int ck_linear_init_activation(ck_linear **out, ck_onednn *ctx, const float *weig
                               size_t in_features, size_t out_features,
                               ck_linear_activation activation)
 {
+    return ck_linear_init_typed(out, ctx, weight, weight_count, bias, bias_count, in_features,
+                                out_features, activation, CK_DTYPE_F32);
+}
+
+int ck_linear_init_typed(ck_linear **out, ck_onednn *ctx, const float *weight, size_t weight_count,
+                         const float *bias, size_t bias_count, size_t in_features,
+                         size_t out_features, ck_linear_activation activation, ck_dtype compute)
+{
     if (out == NULL) {
         return CK_E_ARG;
     }
     *out = NULL;
-    if (ctx == NULL || (activation != CK_LINEAR_PLAIN && activation != CK_LINEAR_GELU_TANH)) {
+    if (ctx == NULL || (activation != CK_LINEAR_PLAIN && activation != CK_LINEAR_GELU_TANH) ||
+        (compute != CK_DTYPE_F32 && compute != CK_DTYPE_BF16)) {
         return CK_E_ARG;
     }
     int rc = check_weights(weight, weight_count, bias, bias_count, in_features, out_features);
@@ -323,6 +399,7 @@ int ck_linear_init_activation(ck_linear **out, ck_onednn *ctx, const float *weig
     lin->in = in_features;
     lin->out = out_features;
     lin->activation = activation;
+    lin->compute = compute;
     rc = build(lin, weight, bias);
     if (rc != 0) {
         ck_linear_free(lin);
@@ -352,14 +429,14 @@ void ck_linear_free(ck_linear *lin)
 }
 
 /* One tile: m = TILE_ROWS[j] rows, dense, on `lane`. */
-static int run_tile(const ck_linear *lin, int lane, int j, const float *x, float *y)
+static int run_tile(const ck_linear *lin, int lane, int j, const void *x, float *y)
 {
     int rc = 0;
     const int64_t m = TILE_ROWS[j];
     dnnl_memory_desc_t src_md, dst_md;
     dnnl_memory_t src = NULL, dst = NULL;
     const ck_onednn *ctx = lin->ctx;
-    DNNL_TRY(plain_md(&src_md, m, (int64_t)lin->in, (int64_t)lin->in));
+    DNNL_TRY(typed_md(&src_md, m, (int64_t)lin->in, (int64_t)lin->in, lin->compute));
     DNNL_TRY(plain_md(&dst_md, m, (int64_t)lin->out, (int64_t)lin->out));
     DNNL_TRY(dnnl_memory_create(&src, &src_md, ctx->engine, (void *)(uintptr_t)x)); /* read only */
     DNNL_TRY(dnnl_memory_create(&dst, &dst_md, ctx->engine, y));
@@ -384,6 +461,33 @@ done:
     return rc;
 }
 
+/* The bf16 forward: tiles of 256 rows, then 128, each staged to bf16 (dense) on the lane; the last
+ * rows (fewer than 128, or all rows when y is strided) through a zero-padded 128-row tile into the
+ * lane's f32 output staging, copied out row by row. */
+static int forward_bf16(ck_linear *lin, int lane, const float *x, size_t x_stride, float *y,
+                        size_t y_stride, size_t rows)
+{
+    uint16_t *xs = lin->ctx->staging[lane];
+    float *ys = lin->ctx->staging_y[lane];
+    int rc = 0;
+    for (size_t done = 0; rc == 0 && done < rows;) {
+        size_t left = rows - done;
+        int j = left >= (size_t)TILE_ROWS[0] ? 0 : BF16_TAIL_TILE;
+        size_t m = left < (size_t)TILE_ROWS[j] ? left : (size_t)TILE_ROWS[j];
+        int direct = m == (size_t)TILE_ROWS[j] && y_stride == lin->out;
+        ck_bf16_from_f32_rows(x + done * x_stride, x_stride, xs, lin->in, m, lin->in);
+        if (m < (size_t)TILE_ROWS[j]) {
+            memset(xs + m * lin->in, 0, ((size_t)TILE_ROWS[j] - m) * lin->in * sizeof *xs);
+        }
+        rc = run_tile(lin, lane, j, xs, direct ? y + done * y_stride : ys);
+        for (size_t r = 0; rc == 0 && !direct && r < m; r++) {
+            memcpy(y + (done + r) * y_stride, ys + r * lin->out, lin->out * sizeof *y);
+        }
+        done += m;
+    }
+    return rc;
+}
+
 int ck_linear_forward_f32(ck_linear *lin, int lane, const float *x, size_t x_count,
                           size_t x_stride, float *y, size_t y_count, size_t y_stride, size_t rows)
 {
@@ -394,6 +498,9 @@ int ck_linear_forward_f32(ck_linear *lin, int lane, const float *x, size_t x_cou
         return 0;
     }
     int rc = check_io(x, x_count, x_stride, y, y_count, y_stride, rows, lin->in, lin->out);
+    if (rc == 0 && lin->compute == CK_DTYPE_BF16) {
+        return forward_bf16(lin, lane, x, x_stride, y, y_stride, rows);
+    }
     int dense = x_stride == lin->in && y_stride == lin->out;
     for (size_t done = 0; rc == 0 && done < rows;) {
         /* The largest tile that fits what is left; strided rows go one at a time. */
@@ -405,6 +512,96 @@ int ck_linear_forward_f32(ck_linear *lin, int lane, const float *x, size_t x_cou
         done += (size_t)TILE_ROWS[j];
     }
     return rc;
+}
+
+const char *ck_onednn_version(void)
+{
+    static char text[32];
+    static atomic_int ready;
+    if (!atomic_load_explicit(&ready, memory_order_acquire)) {
+        const dnnl_version_t *v = dnnl_version();
+        char local[32];
+        snprintf(local, sizeof local, "%d.%d.%d", v->major, v->minor, v->patch);
+        memcpy(text, local, sizeof text);
+        atomic_store_explicit(&ready, 1, memory_order_release);
+    }
+    return text;
+}
+
+ck_dtype ck_linear_compute_dtype(const ck_linear *lin)
+{
+    return lin != NULL ? lin->compute : CK_DTYPE_OTHER;
+}
+
+const char *ck_linear_impl(const ck_linear *lin)
+{
+    const_dnnl_primitive_desc_t pd = NULL;
+    const char *impl = NULL;
+    if (lin == NULL || lin->prim[0] == NULL || dnnl_primitive_get_primitive_desc(lin->prim[0], &pd) !=
+        dnnl_success || dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success) {
+        return "unknown";
+    }
+    return impl != NULL ? impl : "unknown";
+}
+
+/* Rows of x (stride x_stride) rounded to bf16 into y (stride y_stride), cols each, by
+ * ck_bf16_from_f32 written branch-free so it vectorizes; the AVX-512 twin gives the same bits. */
+CK_ALWAYS_INLINE void bf16_rows_loop(const float *x, size_t x_stride, uint16_t *y, size_t y_stride,
+                                     size_t rows, size_t cols)
+{
+    for (size_t r = 0; r < rows; r++) {
+        const float *xr = x + r * x_stride;
+        uint16_t *yr = y + r * y_stride;
+        for (size_t c = 0; c < cols; c++) {
+            uint32_t u;
+            memcpy(&u, &xr[c], sizeof u);
+            uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+            uint32_t quiet = (u >> 16) | 0x0040u;
+            yr[c] = (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? quiet : rounded);
+        }
+    }
+}
+
+static void bf16_rows_portable(const float *x, size_t x_stride, uint16_t *y, size_t y_stride,
+                               size_t rows, size_t cols)
+{
+    bf16_rows_loop(x, x_stride, y, y_stride, rows, cols);
+}
+
+/* The same rounding, 16 values per step in AVX-512F integer lanes (no AVX512-BF16 instruction:
+ * VCVTNEPS2BF16 treats denormal inputs as zero, ck_bf16_from_f32 does not), so both paths give the
+ * same bits (tests/kernels/test_linear.c compares them). */
+CK_TARGET_AVX512 static void bf16_rows_avx512(const float *x, size_t x_stride, uint16_t *y,
+                                              size_t y_stride, size_t rows, size_t cols)
+{
+    const __m512i abs_mask = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000);
+    const __m512i bias = _mm512_set1_epi32(0x7fff), one = _mm512_set1_epi32(1);
+    const __m512i quiet = _mm512_set1_epi32(0x0040);
+    for (size_t r = 0; r < rows; r++) {
+        const float *xr = x + r * x_stride;
+        uint16_t *yr = y + r * y_stride;
+        size_t c = 0;
+        for (; c + 16 <= cols; c += 16) {
+            __m512i u = _mm512_loadu_si512((const void *)(xr + c));
+            __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), one);
+            __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(u, bias), lsb), 16);
+            __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, abs_mask), inf);
+            __m512i q = _mm512_or_si512(_mm512_srli_epi32(u, 16), quiet);
+            __m512i h = _mm512_mask_blend_epi32(nan, rounded, q);
+            _mm256_storeu_si256((__m256i *)(void *)(yr + c), _mm512_cvtepi32_epi16(h));
+        }
+        bf16_rows_loop(xr + c, x_stride, yr + c, y_stride, 1, cols - c);
+    }
+}
+
+void ck_bf16_from_f32_rows(const float *x, size_t x_stride, uint16_t *y, size_t y_stride, size_t rows,
+                           size_t cols)
+{
+    if (ck_kernels_isa_level() == CK_ISA_AVX512) {
+        bf16_rows_avx512(x, x_stride, y, y_stride, rows, cols);
+    } else {
+        bf16_rows_portable(x, x_stride, y, y_stride, rows, cols);
+    }
 }
 
 int ck_linear_ref_f32(const float *x, size_t x_count, size_t x_stride, const float *weight,

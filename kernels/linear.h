@@ -3,6 +3,9 @@
 #define CK_LINEAR_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+#include "ck_dtype.h"
 
 /* Legend: T rows (tokens of the packed batch), K in_features, N out_features.
  * Shapes used by Kokoro: 128->768, 768->768 (q, k, v, dense), 768->2048, 2048->768, 768->512. */
@@ -67,6 +70,35 @@ int ck_linear_init_activation(ck_linear **out, ck_onednn *ctx, const float *weig
                               size_t weight_count, const float *bias, size_t bias_count,
                               size_t in_features, size_t out_features,
                               ck_linear_activation activation);
+
+/* ck_linear_init_activation computing in `compute`:
+ *   CK_DTYPE_F32   f32 x and W, f32 accumulation (fpmath mode strict), as ck_linear_init;
+ *   CK_DTYPE_BF16  W rounded to bf16 once here (round to nearest even) into oneDNN's blocked layout
+ *                  for the bf16 matmul (AMX or AVX512-BF16 where the CPU has them; oneDNN emulates
+ *                  it otherwise: ck_linear_impl says which), each tile of x rounded to bf16 by
+ *                  ck_bf16_from_f32_rows into a per-lane staging buffer, products accumulated in
+ *                  f32, bias added and the activation applied in f32, y written f32.
+ * A bf16 row's bits also depend only on that row of x when the linear is made and run with one
+ * OpenMP thread per lane, as the executor does (tests/kernels/test_linear.c).
+ * Same errors as ck_linear_init_activation, plus CK_E_ARG for another compute dtype. */
+int ck_linear_init_typed(ck_linear **out, ck_onednn *ctx, const float *weight, size_t weight_count,
+                         const float *bias, size_t bias_count, size_t in_features,
+                         size_t out_features, ck_linear_activation activation, ck_dtype compute);
+
+/* oneDNN's version as "2.6.3" (dnnl_version), static. */
+const char *ck_onednn_version(void);
+
+/* The compute dtype lin was made with (CK_DTYPE_OTHER for NULL). */
+ck_dtype ck_linear_compute_dtype(const ck_linear *lin);
+
+/* oneDNN's implementation string for lin's largest tile ("brg:avx512_core_amx_bf16",
+ * "brg:avx512_core", ...), owned by lin; "unknown" when oneDNN does not say or lin is NULL. */
+const char *ck_linear_impl(const ck_linear *lin);
+
+/* y[r, c] = bf16(x[r, c]) for r < rows, c < cols (round to nearest even, ck_bf16_from_f32);
+ * strides in elements. No checks: callers pass buffers they sized. */
+void ck_bf16_from_f32_rows(const float *x, size_t x_stride, uint16_t *y, size_t y_stride, size_t rows,
+                           size_t cols);
 
 /* y[t, n] = sum_k x[t, k] W[n, k] + b[n] for t < rows (torch.nn.functional.linear), on `lane`.
  * x [T,K] row stride x_stride >= K; y [T,N] row stride y_stride >= N (oneDNN writes only columns

@@ -6,7 +6,9 @@
 #   4. the CLI (engine/cli), the benchmark (bench/ckbench.c) and the API tests (tests/api) include
 #      only the public include/ckbatch.h of the library (plus their own cli.h, bench_report.h,
 #      ck_test.h);
-#   5. the library never prints or exits: no stdout/stderr, exit() or abort() outside engine/cli.
+#   5. the library never prints or exits: no stdout/stderr, exit() or abort() outside engine/cli;
+#   6. the Python extension (python/ckbatch/*.c, *.h) includes ckbatch.h and nothing else of
+#      ckbatch (its own ckpy.h, Python's, numpy's and the C library's headers besides).
 # Prints each violation as file:line and exits 1 if there is any.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,6 +37,11 @@ while IFS= read -r hit; do
     bad=1
 done < <(grep -nE '#include "' engine/cli/*.c engine/cli/*.h bench/ckbench.c tests/api/*.c |
          grep -vE '#include "(ckbatch|cli|bench_report|ck_test)\.h"' || true)
+while IFS= read -r hit; do
+    echo "check-rooms: ${hit}: the Python extension includes only ckbatch.h of ckbatch"
+    bad=1
+done < <(grep -nE '#include' python/ckbatch/*.c python/ckbatch/*.h |
+         grep -vE '#include (<(ckbatch|Python|pythread|numpy/arrayobject|std[a-z]+|string)|"ckpy)\.h[>"]' || true)
 if grep -rnE '\b(stdout|stderr)\b|[^_a-z]exit *\(|\babort *\(' engine kernels scheduler \
         --include='*.c' --include='*.h' | grep -v '^engine/cli/' | grep -vE ':[0-9]+: *(/\*|\*)'; then
     echo "check-rooms: the library prints or exits (only engine/cli may)"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test.sh - README command 2: set up, build (Release and ASan+UBSan) and run every test with ctest,
-# then the installed package (scripts/test-install.sh), TSan (threaded tests at 2 and 4 threads),
+# then the installed package (scripts/test-install.sh), the Python binding (scripts/test-python.sh),
+# TSan (threaded tests at 2 and 4 threads),
 # a short libFuzzer stage and valgrind memcheck.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,12 +10,16 @@ bash scripts/bootstrap.sh
 jobs=$(nproc)
 
 echo "== Release build + tests"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DCK_TESTS=ON >/dev/null
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DCK_TESTS=ON -DCK_PYTHON=ON >/dev/null
 cmake --build build -j"$jobs"
 (cd build && ctest --output-on-failure --no-tests=error -j"$jobs")
 
 echo "== installed package: pkg-config and CMake consumers"
 CK_BUILD_DIR=build bash scripts/test-install.sh
+
+echo "== Python binding (pytest)"
+# fails when pytest ran no test or skipped one; then the installed package runs the README example
+CK_BUILD_DIR=build bash scripts/test-python.sh
 
 echo "== ASan+UBSan build + tests"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCK_SANITIZE=ON -DCK_TESTS=ON >/dev/null

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """baselines.py - the PyTorch side of bench/compare.sh: prepares the shared workloads, times PyTorch on
-padded batches, exports the ONNX model and checks that ckbatch, PyTorch and ONNX Runtime agree on one
-batch; it must not measure ckbatch or ONNX Runtime itself (ckbench and ort_bench.js do).
+padded batches, exports the ONNX model and its INT8 twin (int8.py) and checks that ckbatch, PyTorch
+and ONNX Runtime agree on one batch, and how far each reduced-precision engine is from FP32; it must
+not measure ckbatch or ONNX Runtime itself (ckbench and ort_bench.js do).
 
 Run with Debian's interpreter and OpenBLAS (compare.sh sets this up):
     LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-openmp OPENBLAS_CORETYPE=Cooperlake \
@@ -19,6 +20,7 @@ import numpy as np
 import torch
 
 import common
+import int8
 
 def cmd_prepare(a):
     loads = [common.fixed_workload(n, a.tokens) for n in a.lengths]
@@ -98,6 +100,12 @@ def cmd_export(a):
     return 0
 
 
+def cmd_quantize(a):
+    counts = int8.quantize_file(a.model, a.out)
+    print(f"baselines: {a.out}: INT8 {counts['MatMul']} MatMul, {counts['Gather']} Gather", file=sys.stderr)
+    return 0
+
+
 def read_ckbatch(path):
     """(features float32 [T,O], offsets int64 [S+1]) from ckbatch's safetensors output."""
     with open(path, "rb") as f:
@@ -116,25 +124,58 @@ def unpad(features, seqs):
     return np.concatenate([features[b, :len(s)] for b, s in enumerate(seqs)])
 
 
+def accuracy(candidate, reference):
+    """How far packed features [T,O] are from a reference: the lowest per-token cosine (and where),
+    relative RMSE over the whole batch (RMSE / RMS of the reference, as X-Ray's rel_rmse), max abs."""
+    c, r = candidate.astype(np.float64), reference.astype(np.float64)
+    cos = (c * r).sum(1) / (np.linalg.norm(c, axis=1) * np.linalg.norm(r, axis=1))
+    rel = np.sqrt(((c - r) ** 2).mean()) / np.sqrt((r ** 2).mean())
+    return {"cosine_min": float(cos.min()), "cosine_min_token": int(cos.argmin()),
+            "rel_rmse": float(rel), "max_abs": float(np.abs(c - r).max())}
+
+
+def read_check(path, offsets, seqs):
+    """Packed features [T,O] of the check batch from ckbatch's safetensors (offsets must match) or
+    from ORT's raw padded f32 [B,T_max,O] (any other suffix)."""
+    if path.endswith(".safetensors"):
+        features, got = read_ckbatch(path)
+        if got.tolist() != offsets:
+            raise SystemExit(f"baselines: {path}: offsets {got.tolist()} differ from the check batch")
+        return features
+    t_max = max(len(s) for s in seqs)
+    return unpad(np.fromfile(path, dtype="<f4").reshape(len(seqs), t_max, -1), seqs)
+
+
+# (engine, its check features' argument, reference engine, reference's argument); the FP32 row of
+# ORT against ckbatch gives the scale: what two FP32 engines differ by.
+ACCURACY = [("ckbatch bf16", "ckbatch_bf16", "ckbatch fp32", "ckbatch"),
+            ("ORT INT8", "ort_int8", "ORT FP32", "ort"),
+            ("ORT INT8", "ort_int8", "ckbatch fp32", "ckbatch"),
+            ("ORT FP32", "ort", "ckbatch fp32", "ckbatch")]
+
+
 def cmd_agree(a):
     with open(a.workloads, encoding="utf-8") as f:
         corpus = [w for w in json.load(f) if w["name"] == "corpus"][0]
     seqs = [np.array(s, dtype=np.int64) for s in corpus["seqs"][:a.sequences]]
+    offsets = np.cumsum([0] + [len(s) for s in seqs]).tolist()
     ids, mask = common.padded(seqs, range(len(seqs)))
     with torch.inference_mode():
         torch_out = common.Encoder().eval()(torch.from_numpy(ids), torch.from_numpy(mask)).numpy()
-    ck, offsets = read_ckbatch(a.ckbatch)
-    if offsets.tolist() != np.cumsum([0] + [len(s) for s in seqs]).tolist():
-        print(f"baselines: ckbatch offsets {offsets.tolist()} differ from the check batch", file=sys.stderr)
-        return 1
-    ort_out = np.fromfile(a.ort, dtype="<f4").reshape(len(seqs), ids.shape[1], -1)
+    got = {k: read_check(getattr(a, k), offsets, seqs) for k in ("ckbatch", "ckbatch_bf16", "ort", "ort_int8")}
+    ck = got["ckbatch"]
     diffs = {"pytorch": float(np.abs(unpad(torch_out, seqs) - ck).max()),
-             "onnxruntime": float(np.abs(unpad(ort_out, seqs) - ck).max())}
-    doc = {"sequences": len(seqs), "tokens": int(offsets[-1]), "tolerance": a.tolerance,
-           "max_abs_diff_vs_ckbatch": diffs, "pass": all(d <= a.tolerance for d in diffs.values())}
+             "onnxruntime": float(np.abs(got["ort"] - ck).max())}
+    rows = [{"engine": e, "reference": ref, **accuracy(got[k], got[rk])} for e, k, ref, rk in ACCURACY]
+    doc = {"sequences": len(seqs), "tokens": offsets[-1], "tolerance": a.tolerance,
+           "max_abs_diff_vs_ckbatch": diffs, "pass": all(d <= a.tolerance for d in diffs.values()),
+           "accuracy": rows}
     with open(a.json, "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=1)
     print(f"baselines: agreement on {len(seqs)} sequences: {diffs}", file=sys.stderr)
+    for r in rows:
+        print(f"baselines: {r['engine']} vs {r['reference']}: cosine min {r['cosine_min']:.6f}, "
+              f"relative RMSE {r['rel_rmse']:.3%}", file=sys.stderr)
     return 0 if doc["pass"] else 1
 
 
@@ -154,15 +195,22 @@ def main():
     s.add_argument("--json", required=True)
     s = sub.add_parser("export", help="torch.onnx.export the encoder (dynamic batch and sequence)")
     s.add_argument("--out", required=True)
-    s = sub.add_parser("agree", help="max abs diff of PyTorch and ORT features vs ckbatch")
+    s = sub.add_parser("quantize", help="ORT-style dynamic INT8 (quantize_dynamic defaults; int8.py)")
+    s.add_argument("--model", required=True)
+    s.add_argument("--out", required=True)
+    s = sub.add_parser("agree", help="max abs diff of PyTorch and ORT features vs ckbatch; bf16 and "
+                       "INT8 accuracy against FP32")
     s.add_argument("--workloads", required=True)
-    s.add_argument("--ckbatch", required=True)
-    s.add_argument("--ort", required=True, help="raw f32 [B,T_max,O] of the check batch")
+    s.add_argument("--ckbatch", required=True, help="ckbatch fp32 features (safetensors)")
+    s.add_argument("--ckbatch-bf16", required=True, help="ckbatch --precision bf16 features")
+    s.add_argument("--ort", required=True, help="ORT FP32: raw f32 [B,T_max,O] of the check batch")
+    s.add_argument("--ort-int8", required=True, help="ORT INT8, the same form")
     s.add_argument("--sequences", type=int, required=True, help="the corpus's first N, one padded batch")
     s.add_argument("--tolerance", type=float, default=1e-4)
     s.add_argument("--json", required=True)
     a = p.parse_args()
-    return {"prepare": cmd_prepare, "torch": cmd_torch, "export": cmd_export, "agree": cmd_agree}[a.cmd](a)
+    return {"prepare": cmd_prepare, "torch": cmd_torch, "export": cmd_export,
+            "quantize": cmd_quantize, "agree": cmd_agree}[a.cmd](a)
 
 
 if __name__ == "__main__":

@@ -1,9 +1,14 @@
-// ort_bench.js - the ONNX Runtime side of bench/compare.sh: times the exported encoder on the shared
-// workloads (padded batches in input order, and equal-length batches with no padding) and writes the
-// agreement batch's features; it must not build workloads or models (baselines.py does).
+// ort_bench.js - the ONNX Runtime side of bench/compare.sh: times the exported encoder (FP32) and its
+// INT8 twin on the shared workloads (padded batches in input order, and equal-length batches with no
+// padding) and writes the agreement batch's features of each; it must not build workloads or models
+// (baselines.py does).
 //
-// usage: node ort_bench.js --model M.onnx --workloads W.json --threads 1,2 --runs N --json OUT
-//                          [--check-out F32.bin --check-sequences 8]
+// usage: node ort_bench.js --models fp32=M.onnx[,int8=Q.onnx] --workloads W.json --threads 1,2
+//                          --runs N --json OUT [--check-prefix P --check-sequences 8]
+// Each label's check features go to P.<label>.f32. Sessions use ORT's default CPU execution provider,
+// which fuses the INT8 chains (DynamicQuantizeMatMul, MatMulIntegerToFloat) and picks its own GEMM
+// kernels for the CPU; the models' runs alternate inside each timed run, so their ratio sees the same
+// machine.
 'use strict';
 const fs = require('fs');
 const ort = require('onnxruntime-node');
@@ -14,11 +19,18 @@ function parseArgs(argv) {
         const key = argv[i].replace(/^--/, '').replace(/-(\w)/g, (_, c) => c.toUpperCase());
         a[key] = argv[i + 1];
     }
-    for (const k of ['model', 'workloads', 'threads', 'runs', 'json']) {
+    for (const k of ['models', 'workloads', 'threads', 'runs', 'json']) {
         if (a[k] === undefined) {
             throw new Error(`missing --${k}`);
         }
     }
+    a.models = a.models.split(',').map((m) => {
+        const [precision, path] = m.split('=');
+        if (!path) {
+            throw new Error(`--models: expected label=path, got ${m}`);
+        }
+        return { precision, path };
+    });
     a.threads = a.threads.split(',').map(Number);
     a.runs = Number(a.runs);
     a.checkSequences = Number(a.checkSequences);
@@ -42,8 +54,8 @@ function paddedFeeds(seqs, members) {
 
 async function session(model, threads) {
     return ort.InferenceSession.create(model, {
-        intraOpNumThreads: threads, interOpNumThreads: 1, executionMode: 'sequential',
-        graphOptimizationLevel: 'all',
+        executionProviders: ['cpu'], intraOpNumThreads: threads, interOpNumThreads: 1,
+        executionMode: 'sequential', graphOptimizationLevel: 'all',
     });
 }
 
@@ -61,23 +73,31 @@ function median(v) {
     return n % 2 ? s[(n - 1) / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
 }
 
-async function measure(sess, w, batching, threads, runs) {
+// One result per model: a warm-up pass of each, then `runs` rounds in which every model runs once.
+async function measure(sessions, w, batching, threads, runs) {
     const plan = w.plans[batching];
     const feeds = plan.map((m) => paddedFeeds(w.seqs, m));
     const tokens = w.seqs.reduce((n, s) => n + s.length, 0);
     const positions = plan.reduce((n, m) => n + m.length * Math.max(...m.map((i) => w.seqs[i].length)), 0);
-    await timePass(sess, feeds); // warm-up, as ckbench does
-    const rates = [];
-    for (let r = 0; r < runs; r++) {
-        rates.push(tokens / await timePass(sess, feeds));
+    for (const s of sessions) {
+        await timePass(s.sess, feeds); // warm-up, as ckbench does
     }
-    const med = median(rates);
-    process.stderr.write(`onnxruntime ${batching} ${w.name} threads ${threads}: ${med.toFixed(0)} tokens/s\n`);
-    return {
-        engine: 'onnxruntime', batching, workload: w.name, threads, sequences: w.seqs.length, tokens,
-        padded_positions: positions, runs, tokens_per_s: rates, tokens_per_s_median: med,
-        min: Math.min(...rates), max: Math.max(...rates),
-    };
+    const rates = sessions.map(() => []);
+    for (let r = 0; r < runs; r++) {
+        for (const [i, s] of sessions.entries()) {
+            rates[i].push(tokens / await timePass(s.sess, feeds));
+        }
+    }
+    return sessions.map((s, i) => {
+        const med = median(rates[i]);
+        process.stderr.write(`onnxruntime ${s.precision} ${batching} ${w.name} threads ${threads}: `
+            + `${med.toFixed(0)} tokens/s\n`);
+        return {
+            engine: 'onnxruntime', precision: s.precision, batching, workload: w.name, threads,
+            sequences: w.seqs.length, tokens, padded_positions: positions, runs, tokens_per_s: rates[i],
+            tokens_per_s_median: med, min: Math.min(...rates[i]), max: Math.max(...rates[i]),
+        };
+    });
 }
 
 // Equal-length plans of fixed-length workloads are the padded plans (nothing to pad): timed once.
@@ -91,18 +111,23 @@ async function main() {
     const loads = JSON.parse(fs.readFileSync(a.workloads, 'utf8'));
     const results = [];
     for (const threads of a.threads) {
-        const sess = await session(a.model, threads);
+        const sessions = [];
+        for (const m of a.models) {
+            sessions.push({ precision: m.precision, sess: await session(m.path, threads) });
+        }
         for (const w of loads) {
             for (const b of batchings(w)) {
-                results.push(await measure(sess, w, b, threads, a.runs));
+                results.push(...await measure(sessions, w, b, threads, a.runs));
             }
         }
     }
-    if (a.checkOut !== undefined) {
+    if (a.checkPrefix !== undefined) {
         const corpus = loads.find((w) => w.name === 'corpus');
         const members = [...Array(Math.min(a.checkSequences, corpus.seqs.length)).keys()];
-        const out = await (await session(a.model, 1)).run(paddedFeeds(corpus.seqs, members));
-        fs.writeFileSync(a.checkOut, Buffer.from(out.features.data.buffer));
+        for (const m of a.models) {
+            const out = await (await session(m.path, 1)).run(paddedFeeds(corpus.seqs, members));
+            fs.writeFileSync(`${a.checkPrefix}.${m.precision}.f32`, Buffer.from(out.features.data.buffer));
+        }
     }
     const doc = { engine: 'onnxruntime', version: ort.env.versions.node, results };
     fs.writeFileSync(a.json, JSON.stringify(doc, null, 1));

@@ -194,6 +194,11 @@ static void options_identity(const session *s, char *buf, size_t cap)
              "circuit=%s%s", formats[o->format], o->lang, o->strict_symbols,
              o->skip_bad_lines ? "skip" : "stop", o->layer == CK_LAYER_HIDDEN ? "hidden" : "features",
              m->parity, config, m->circuit_path ? m->circuit_path : "embedded", g2p);
+    /* bf16 changes the bits; fp32 leaves the string as it always was (older records resume) */
+    if (m->params.precision == CK_PRECISION_BF16) {
+        size_t used = strlen(buf);
+        snprintf(buf + used, cap - used, " precision=bf16");
+    }
 }
 
 /* With --resume: says where the run continues, and passes over the input lines before the mark
@@ -315,6 +320,11 @@ static int open_io(session *s, ck_error *err)
     if (rc == CK_OK) rc = ck_output_meta(s->output, "weights", ck_weights_identity(m->weights), err);
     if (rc == CK_OK) rc = ck_output_meta(s->output, "source", is_stdin ? "<stdin>" : opt->input, err);
     if (rc == CK_OK && g2p != NULL) rc = ck_output_meta(s->output, "g2p", g2p, err);
+    /* fp32 files keep today's bytes: no precision key means fp32 (docs/precision.md) */
+    if (rc == CK_OK && m->params.precision == CK_PRECISION_BF16) {
+        rc = ck_output_meta(s->output, "precision", "bf16", err);
+        if (rc == CK_OK) rc = ck_output_meta(s->output, "dispatch", m->dispatch, err);
+    }
     const char *key = NULL, *value = NULL;
     for (size_t i = 0; rc == CK_OK && ck_reader_g2p_meta(s->reader, i, &key, &value); i++) {
         rc = ck_output_meta(s->output, key, value, err);
@@ -363,9 +373,11 @@ static int flush_window(session *s, ck_output_mark next, ck_error *err)
             memcpy(s->batch_ids + s->batch_offsets[j], q->ids, q->n_ids * sizeof *q->ids);
             s->batch_offsets[j + 1] = s->batch_offsets[j] + q->n_ids;
         }
-        rc = ck_executor_run(s->model->executor, s->batch_ids, s->batch_offsets, count,
-                             s->output_buffer, NULL, 0, s->opt->progress ? progress_tick : NULL, s,
-                             err);
+        rc = ck_model_check_cancel(s->model, "corpus", ck_output_sequences(s->output), err);
+        rc = rc == CK_OK ? ck_executor_run(s->model->executor, s->batch_ids, s->batch_offsets,
+                                           count, s->output_buffer, NULL, 0,
+                                           s->opt->progress ? progress_tick : NULL, s, err)
+                         : rc;
         if (rc == CK_OK) {
             rc = put_batch_rows(s, members, count, err);
         }

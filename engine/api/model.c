@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "circuit_default.h"
+#include "ck_isa.h"
+#include "linear.h"
 #include "parallel.h"
 #include "reader.h"
 #include "synth_weights.h"
@@ -41,6 +43,15 @@ int ck_model_buffer(const ck_model *m, ck_layer layer)
     case CK_LAYER_HIDDEN: return m->circuit.hidden_buffer;
     default: return -1;
     }
+}
+
+int ck_model_check_cancel(const ck_model *m, const char *what, size_t done, ck_error *err)
+{
+    if (m->params.cancel == NULL || m->params.cancel(m->params.cancel_ctx) == 0) {
+        return CK_OK;
+    }
+    return ck_fail(err, CK_E_CANCELLED, "%s: cancelled by the caller after %zu sequences", what,
+                   done);
 }
 
 size_t ck_model_max_phonemes(const ck_model *m)
@@ -93,6 +104,21 @@ static void log_memory(const ck_model *m)
            ck_weights_count(m->weights), (double)arena / mib, m->workers, (double)scratch / mib);
 }
 
+/* m->dispatch: the dtype each op class computes in, then oneDNN's version and the implementation
+ * of the linears, the CPU's features and the native kernels' ISA (ck_model_dispatch). */
+static void describe_dispatch(ck_model *m)
+{
+    char impls[256];
+    ck_executor_linear_impls(m->executor, impls, sizeof impls);
+    snprintf(m->dispatch, sizeof m->dispatch,
+             "linear=%s attention=%s layer_norm=%s gelu_new=%s; onednn %s %s; cpu %s; kernels %s",
+             ck_dtype_info(ck_executor_op_dtype(m->executor, CK_OP_LINEAR))->lower,
+             ck_dtype_info(ck_executor_op_dtype(m->executor, CK_OP_ATTENTION))->lower,
+             ck_dtype_info(ck_executor_op_dtype(m->executor, CK_OP_RESIDUAL_LAYER_NORM))->lower,
+             ck_dtype_info(ck_executor_op_dtype(m->executor, CK_OP_GELU_NEW))->lower,
+             ck_onednn_version(), impls, ck_cpu_features(), ck_kernels_isa());
+}
+
 /* Everything that can reject the model, in the order the CLI has always checked it: config,
  * circuit, weights, manifest, batch size, binding, config dims. */
 static int prepare(ck_model *m, ck_error *err)
@@ -118,7 +144,8 @@ static int prepare(ck_model *m, ck_error *err)
                        "sequence, %zu", p->max_batch_tokens, max_seq);
     }
     /* parity: one worker, so the scheduler and oneDNN's OpenMP team both run on one thread */
-    ck_executor_options eo = {m->workers, p->max_batch_tokens, max_seq, !m->parity};
+    ck_executor_options eo = {m->workers, p->max_batch_tokens, max_seq, !m->parity,
+                              p->precision == CK_PRECISION_BF16 ? CK_DTYPE_BF16 : CK_DTYPE_F32};
     rc = ck_executor_init(&m->executor, &m->circuit, m->weights, &eo, err);
     /* the executor has bound every weight to the circuit's shapes: these dims are the weights' */
     ck_model_dims_of_circuit(&m->circuit, &m->dims);
@@ -143,6 +170,14 @@ int ck_model_load(ck_model **out, const ck_model_params *params, ck_error *err)
         return ck_fail(err, CK_E_ARG, "model: threads %d: expected 0 (the available CPUs) or more",
                        params->threads);
     }
+    if (params->precision != CK_PRECISION_FP32 && params->precision != CK_PRECISION_BF16) {
+        return ck_fail(err, CK_E_ARG, "model: precision %d: expected CK_PRECISION_FP32 or "
+                       "CK_PRECISION_BF16", (int)params->precision);
+    }
+    if (params->parity && params->precision != CK_PRECISION_FP32) {
+        return ck_fail(err, CK_E_ARG, "model: parity runs fp32 only (the X-Ray contract): precision "
+                       "bf16 and parity cannot be combined");
+    }
     ck_model *m = calloc(1, sizeof *m);
     if (m == NULL) {
         return ck_fail(err, CK_E_MEMORY, "model: cannot allocate");
@@ -163,6 +198,10 @@ int ck_model_load(ck_model **out, const ck_model_params *params, ck_error *err)
         return rc;
     }
     ck_log(params->log, params->log_ctx, CK_LOG_INFO, "weights: %s", ck_weights_identity(m->weights));
+    describe_dispatch(m);
+    if (params->precision == CK_PRECISION_BF16) {
+        ck_log(params->log, params->log_ctx, CK_LOG_INFO, "precision: bf16 (%s)", m->dispatch);
+    }
     log_memory(m);
     *out = m;
     return CK_OK;
@@ -179,6 +218,47 @@ void ck_model_free(ck_model *m)
     ck_kokoro_config_free(&m->config);
     free(m->circuit_path);
     free(m);
+}
+
+/* The executor's op kind of each class (circuit.h); OTHER is the executor's extra slot. */
+static const ck_op_kind CLASS_KIND[CK_OP_CLASS_COUNT] = {
+    [CK_OP_CLASS_EMBEDDING] = CK_OP_EMBEDDING_THREE_TABLE_LAYER_NORM,
+    [CK_OP_CLASS_LINEAR] = CK_OP_LINEAR,
+    [CK_OP_CLASS_ATTENTION] = CK_OP_ATTENTION,
+    [CK_OP_CLASS_LAYER_NORM] = CK_OP_RESIDUAL_LAYER_NORM,
+    [CK_OP_CLASS_GELU] = CK_OP_GELU_NEW,
+    [CK_OP_CLASS_OTHER] = CK_OP_KIND_COUNT,
+};
+_Static_assert(CK_OP_CLASS_COUNT == CK_OP_KIND_COUNT + 1, "one class per op kind, plus other");
+
+const char *ck_op_class_name(ck_op_class c)
+{
+    static const char *const names[CK_OP_CLASS_COUNT] = {"embedding", "linear", "attention",
+                                                         "layer_norm", "gelu_new", "other"};
+    return (unsigned)c < CK_OP_CLASS_COUNT ? names[c] : "";
+}
+
+double ck_model_op_seconds(const ck_model *m, ck_op_class c)
+{
+    return m != NULL && (unsigned)c < CK_OP_CLASS_COUNT ? ck_executor_op_seconds(m->executor, CLASS_KIND[c])
+                                                        : 0.0;
+}
+
+void ck_model_reset_op_seconds(ck_model *m)
+{
+    if (m != NULL) {
+        ck_executor_reset_op_seconds(m->executor);
+    }
+}
+
+const char *ck_model_precision(const ck_model *m)
+{
+    return m == NULL ? "" : m->params.precision == CK_PRECISION_BF16 ? "bf16" : "fp32";
+}
+
+const char *ck_model_dispatch(const ck_model *m)
+{
+    return m == NULL ? "" : m->dispatch;
 }
 
 size_t ck_model_cols(const ck_model *m, ck_layer layer)
@@ -279,8 +359,10 @@ int ck_model_encode_ids(ck_model *m, const int32_t *ids, const size_t *offsets, 
             count++;
             batch[count] = offsets[first + count] - base;
         }
-        rc = ck_executor_run(m->executor, ids + base, batch, count, buffer, out + base * cols,
-                             batch[count] * cols, NULL, NULL, err);
+        rc = ck_model_check_cancel(m, "encode", first, err);
+        rc = rc == CK_OK ? ck_executor_run(m->executor, ids + base, batch, count, buffer,
+                                           out + base * cols, batch[count] * cols, NULL, NULL, err)
+                         : rc;
         first += count;
     }
     free(batch);

@@ -23,10 +23,16 @@ struct ck_model {
     ck_kokoro_config config;    /* params.config, zeroed when none */
     int has_config;
     ck_model_dims dims;         /* of the circuit the weights matched */
+    char dispatch[512];         /* ck_model_dispatch: what each op class ran on */
 };
 
 /* The circuit buffer of `layer` (features or hidden), or -1 when the circuit has none. */
 int ck_model_buffer(const ck_model *m, ck_layer layer);
+
+/* CK_E_CANCELLED (err: "<what>: cancelled by the caller after <done> sequences") when the model's
+ * cancel callback returns nonzero, else CK_OK. Called on the calling thread before a batch,
+ * outside any parallel region. */
+int ck_model_check_cancel(const ck_model *m, const char *what, size_t done, ck_error *err);
 
 /* The longest phoneme run one sequence may hold: the position table minus the two boundaries,
  * at most 510. */

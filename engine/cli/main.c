@@ -77,6 +77,10 @@ static const char *const usage_text[] = {
     "      --layer L             features (default: tensor features [T,512]) or hidden (tensor\n"
     "                            hidden [T,768], the last hidden state)\n"
     "      --max-batch-tokens N  tokens per packed batch (default 2048, at least 512)\n"
+    "      --precision P         fp32 (default) or bf16: the linears in bf16 with f32 accumulation\n"
+    "                            (oneDNN on AMX or AVX512-BF16; refused on a CPU without them),\n"
+    "                            the rest in f32; recorded in the output metadata with what ran\n"
+    "                            (docs/precision.md); not with --parity\n"
     "      --strict-symbols      a symbol outside the vocabulary (ids: an id it does not define)\n"
     "                            is a line error (default: dropped (ids: kept) and reported with\n"
     "                            line and column or element)\n"
@@ -204,7 +208,7 @@ static int parse_format(const char *s, ck_input_format *format)
 enum { OPT_SEED = 256, OPT_CIRCUIT, OPT_LAYER, OPT_MAX_BATCH, OPT_STRICT, OPT_ON_ERROR,
        OPT_PROGRESS, OPT_NO_PROGRESS, OPT_WEIGHTS_MANIFEST, OPT_PARITY, OPT_XRAY_ORACLE,
        OPT_REPORT, OPT_XRAY_CAPTURE, OPT_XRAY_OUT, OPT_RESUME, OPT_PROGRESS_INTERVAL, OPT_CONFIG,
-       OPT_G2P, OPT_LEXICON_DIR, OPT_SHARD };
+       OPT_G2P, OPT_LEXICON_DIR, OPT_PRECISION, OPT_SHARD };
 
 static const struct option long_options[] = {
     {"input", required_argument, NULL, 'i'},     {"output", required_argument, NULL, 'o'},
@@ -213,6 +217,7 @@ static const struct option long_options[] = {
     {"weights-manifest", required_argument, NULL, OPT_WEIGHTS_MANIFEST},
     {"seed", required_argument, NULL, OPT_SEED}, {"circuit", required_argument, NULL, OPT_CIRCUIT},
     {"config", required_argument, NULL, OPT_CONFIG},
+    {"precision", required_argument, NULL, OPT_PRECISION},
     {"g2p", required_argument, NULL, OPT_G2P},    {"lexicon-dir", required_argument, NULL, OPT_LEXICON_DIR},
     {"layer", required_argument, NULL, OPT_LAYER},
     {"max-batch-tokens", required_argument, NULL, OPT_MAX_BATCH},
@@ -295,6 +300,7 @@ static int run_xray(cli_options *o)
     o->xray.circuit = o->model.circuit;
     o->xray.weights = o->model.weights;
     o->xray.seed = o->model.seed;
+    o->xray.precision = o->model.precision;
     o->xray.log = log_stderr;
     o->xray.log_ctx = o;
     ck_error err = {0};
@@ -321,6 +327,12 @@ static int apply_option(int ch, const char *arg, cli_options *o)
     case OPT_WEIGHTS_MANIFEST: m->weights_manifest = arg; return 0;
     case OPT_CIRCUIT: m->circuit = arg; return 0;
     case OPT_CONFIG: m->config = arg; return 0;
+    case OPT_PRECISION:
+        if (strcmp(arg, "fp32") != 0 && strcmp(arg, "bf16") != 0) {
+            return usage_error("--precision %s: expected fp32 or bf16", arg);
+        }
+        m->precision = strcmp(arg, "bf16") == 0 ? CK_PRECISION_BF16 : CK_PRECISION_FP32;
+        return 0;
     case OPT_G2P:
         if (strcmp(arg, "misaki") != 0 && strcmp(arg, "espeak") != 0) {
             return usage_error("--g2p %s: expected misaki or espeak", arg);
@@ -518,6 +530,9 @@ int main(int argc, char **argv)
     }
     if (o.quiet && o.progress == 1) {
         o.progress = 0; /* the terminal default yields to -q; an explicit --progress does not */
+    }
+    if (o.model.parity && o.model.precision != CK_PRECISION_FP32) {
+        return usage_error("%s", "--precision bf16 and --parity cannot be combined: parity runs fp32");
     }
     if (o.xray.oracle != NULL && o.model.config != NULL) {
         return usage_error("%s", "--config is for corpus runs: X-Ray cases carry their ids");

@@ -1911,7 +1911,9 @@ static int chunk(run *r)
         ck_strbuf_free(&chunks);
         return ck_fail(r->err, CK_E_MEMORY, "misaki: cannot allocate chunks");
     }
-    memcpy(res->chunks, list, kept * sizeof *list);
+    if (kept > 0) { /* list is NULL when no chunk was appended: memcpy wants a pointer even for 0 */
+        memcpy(res->chunks, list, kept * sizeof *list);
+    }
     ck_strbuf_free(&chunks);
     return CK_OK;
 }

@@ -86,7 +86,7 @@ static int check_byteorder(const ck_pth_file *f, ck_error *err)
 /* Shape, contiguity, bounds and storage size of tensor t whose storage is s. */
 static int check_view(const ck_pth_file *f, ck_pth_tensor *t, const ck_pv *s, ck_error *err)
 {
-    size_t elements = 1, expect = 1, esize = ck_st_dtype_size(t->dtype);
+    size_t elements = 1, expect = 1, esize = ck_dtype_size(t->dtype);
     for (size_t d = t->rank; d-- > 0;) {
         if (t->shape[d] != 1 && t->stride[d] != expect) {
             return ck_fail(err, CK_E_FORMAT, "%s: tensor \"%s\": stride[%zu] = %zu, expected %zu "
@@ -119,10 +119,10 @@ static int bind_storage(const ck_pth_file *f, ck_pth_tensor *t, const ck_pv *s, 
         return ck_fail(err, CK_E_FORMAT, "%s: tensor \"%s\": storage key \"%s\" has no entry %s%s",
                        f->path, t->name, rest + 5, f->dir, rest);
     }
-    if (e->size != s->numel * ck_st_dtype_size(t->dtype)) {
+    if (e->size != s->numel * ck_dtype_size(t->dtype)) {
         return ck_fail(err, CK_E_FORMAT, "%s: tensor \"%s\": storage %s holds %zu bytes, its %zu "
                        "elements need %zu", f->path, t->name, e->name, e->size, s->numel,
-                       s->numel * ck_st_dtype_size(t->dtype));
+                       s->numel * ck_dtype_size(t->dtype));
     }
     t->storage = e->name;
     return CK_OK;
@@ -300,8 +300,8 @@ int ck_pth_view(ck_pth_file *f, size_t i, ck_st_tensor *view, ck_error *err)
     view->rank = t->rank;
     memcpy(view->shape, t->shape, sizeof view->shape);
     view->elements = t->elements;
-    view->bytes = t->elements * ck_st_dtype_size(t->dtype);
-    view->data = e->data + t->offset * ck_st_dtype_size(t->dtype);
+    view->bytes = t->elements * ck_dtype_size(t->dtype);
+    view->data = e->data + t->offset * ck_dtype_size(t->dtype);
     return CK_OK;
 }
 

@@ -19,7 +19,7 @@
 typedef struct {
     char *name;               /* dict keys joined by ".", e.g. "bert.module.embeddings.LayerNorm.weight" */
     char *group;              /* top-level key when the tensor sits in a sub-dict, else NULL */
-    ck_st_dtype dtype;        /* F32, F16, BF16 or I64 (Float/Half/BFloat16/LongStorage) */
+    ck_dtype dtype;        /* F32, F16, BF16 or I64 (Float/Half/BFloat16/LongStorage) */
     size_t rank;
     size_t shape[CK_ST_MAX_RANK];
     size_t stride[CK_ST_MAX_RANK]; /* in elements; always the row-major strides (checked) */

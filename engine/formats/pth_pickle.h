@@ -44,7 +44,7 @@ struct ck_pv {
     ck_pv **items;           /* TUPLE, LIST: [n]; DICT: key, value, key, value ... [n], n even */
     size_t n, cap;
     ck_pv_global global;     /* GLOBAL */
-    ck_st_dtype dtype;       /* STORAGE, TENSOR: F32, F16, BF16 or I64 */
+    ck_dtype dtype;       /* STORAGE, TENSOR: F32, F16, BF16 or I64 */
     const ck_pv *key;        /* STORAGE: the storage key (STR); TENSOR: its storage (STORAGE) */
     size_t numel;            /* STORAGE: elements */
     size_t offset;           /* TENSOR: storage offset in elements */

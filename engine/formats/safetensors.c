@@ -27,30 +27,20 @@ struct ck_st_file {
     size_t n_meta;
 };
 
-/* The format's dtype strings; those not in ck_st_dtype map to CK_ST_OTHER with their true size.
- * The first six rows are in ck_st_dtype order: ck_st_dtype_name/size index them by the enum. */
+/* The format's dtype strings; those not in ck_dtype map to CK_DTYPE_OTHER with their true size.
+ * Sizes of the known ones agree with ck_dtype_size (test_safetensors). */
 static const struct {
     const char *name;
-    ck_st_dtype dtype;
+    ck_dtype dtype;
     size_t size;
 } DTYPES[] = {
-    {"F32", CK_ST_F32, 4},     {"F16", CK_ST_F16, 2},   {"BF16", CK_ST_BF16, 2},
-    {"I32", CK_ST_I32, 4},     {"I64", CK_ST_I64, 8},   {"U8", CK_ST_U8, 1},
-    {"F64", CK_ST_OTHER, 8},   {"I8", CK_ST_OTHER, 1},  {"I16", CK_ST_OTHER, 2},
-    {"U16", CK_ST_OTHER, 2},   {"U32", CK_ST_OTHER, 4}, {"U64", CK_ST_OTHER, 8},
-    {"BOOL", CK_ST_OTHER, 1},  {"F8_E4M3", CK_ST_OTHER, 1}, {"F8_E5M2", CK_ST_OTHER, 1},
+    {"F32", CK_DTYPE_F32, 4},     {"F16", CK_DTYPE_F16, 2},   {"BF16", CK_DTYPE_BF16, 2},
+    {"I32", CK_DTYPE_I32, 4},     {"I64", CK_DTYPE_I64, 8},   {"U8", CK_DTYPE_U8, 1},
+    {"F64", CK_DTYPE_OTHER, 8},   {"I8", CK_DTYPE_OTHER, 1},  {"I16", CK_DTYPE_OTHER, 2},
+    {"U16", CK_DTYPE_OTHER, 2},   {"U32", CK_DTYPE_OTHER, 4}, {"U64", CK_DTYPE_OTHER, 8},
+    {"BOOL", CK_DTYPE_OTHER, 1},  {"F8_E4M3", CK_DTYPE_OTHER, 1}, {"F8_E5M2", CK_DTYPE_OTHER, 1},
 };
 #define N_DTYPES (sizeof DTYPES / sizeof DTYPES[0])
-
-const char *ck_st_dtype_name(ck_st_dtype d)
-{
-    return d < CK_ST_OTHER ? DTYPES[d].name : "OTHER";
-}
-
-size_t ck_st_dtype_size(ck_st_dtype d)
-{
-    return d < CK_ST_OTHER ? DTYPES[d].size : 0;
-}
 
 /* ---- reader: header fields ---------------------------------------------------------------- */
 
@@ -432,23 +422,23 @@ int ck_st_to_f32(const ck_st_tensor *t, float *out, size_t out_count, ck_error *
     if (t == NULL || out == NULL || (t->data == NULL && t->elements > 0)) {
         return ck_fail(err, CK_E_ARG, "safetensors: to_f32: null tensor, data or output");
     }
-    if (t->dtype != CK_ST_F32 && t->dtype != CK_ST_F16 && t->dtype != CK_ST_BF16) {
+    if (t->dtype != CK_DTYPE_F32 && t->dtype != CK_DTYPE_F16 && t->dtype != CK_DTYPE_BF16) {
         return ck_fail(err, CK_E_ARG, "tensor \"%s\": dtype: %s cannot convert to f32", t->name,
-                       ck_st_dtype_name(t->dtype));
+                       ck_dtype_name(t->dtype));
     }
     if (out_count < t->elements) {
         return ck_fail(err, CK_E_SIZE, "tensor \"%s\": output holds %zu floats, needs %zu", t->name,
                        out_count, t->elements);
     }
     const unsigned char *src = t->data;
-    if (t->dtype == CK_ST_F32) {
+    if (t->dtype == CK_DTYPE_F32) {
         memcpy(out, src, t->elements * sizeof(float));  /* the mapping may be unaligned */
         return CK_OK;
     }
     for (size_t i = 0; i < t->elements; i++) {
         uint16_t h;
         memcpy(&h, src + 2 * i, sizeof h);
-        if (t->dtype == CK_ST_F16) {
+        if (t->dtype == CK_DTYPE_F16) {
             out[i] = half_to_f32(h);
         } else {
             uint32_t bits = (uint32_t)h << 16;

@@ -10,20 +10,20 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "ck_dtype.h"
 #include "ck_error.h"
 
 #define CK_ST_MAX_RANK 8
 
-/* Element types. U8 carries raw bytes (e.g. JSON Lines text). CK_ST_OTHER is any other dtype the
- * format defines (F64, I8, I16, U16, U32, U64, BOOL, F8_E4M3, F8_E5M2): readable and
- * bounds-checked, never converted, not writable. CK_ST_OTHER stays last. */
-typedef enum { CK_ST_F32, CK_ST_F16, CK_ST_BF16, CK_ST_I32, CK_ST_I64, CK_ST_U8, CK_ST_OTHER } ck_st_dtype;
+/* Element types are ck_dtype (kernels/ck_dtype.h). U8 carries raw bytes (e.g. JSON Lines text).
+ * CK_DTYPE_OTHER is any other dtype the format defines (F64, I8, I16, U16, U32, U64, BOOL,
+ * F8_E4M3, F8_E5M2): readable and bounds-checked, never converted, not writable. */
 
 /* One tensor of an open file. `data` points into the read-only mapping (NOT necessarily aligned
  * to the element size) and lives until ck_st_close. Rank 0 means a scalar (elements 1). */
 typedef struct {
     const char *name;
-    ck_st_dtype dtype;
+    ck_dtype dtype;
     size_t rank;
     size_t shape[CK_ST_MAX_RANK];
     size_t elements;   /* product of shape */
@@ -71,11 +71,6 @@ int ck_st_metadata_at(const ck_st_file *f, size_t i, const char **key, const cha
 /* Byte offset in the file of tensor t's data (8 + header length + its begin offset). */
 unsigned long long ck_st_file_offset(const ck_st_file *f, const ck_st_tensor *t);
 
-/* The format's dtype string of d ("F32", "F16", "BF16", "I32", "I64", "U8"), "OTHER" for CK_ST_OTHER. */
-const char *ck_st_dtype_name(ck_st_dtype d);
-
-/* Bytes per element of d (4, 2, 2, 4, 8, 1), 0 for CK_ST_OTHER. */
-size_t ck_st_dtype_size(ck_st_dtype d);
 
 /* Converts t (F32, F16 or BF16, little-endian) to f32 into out[0 .. t->elements). F16 is exact for
  * every half value (subnormals, +-inf, NaN payload kept in the high mantissa bits); BF16 is the high
@@ -87,7 +82,7 @@ int ck_st_to_f32(const ck_st_tensor *t, float *out, size_t out_count, ck_error *
  * from `spool` starting at byte `spool_offset` (the writer seeks there and reads exactly that many). */
 typedef struct {
     const char *name;
-    ck_st_dtype dtype;  /* CK_ST_F32 .. CK_ST_U8; CK_ST_OTHER is rejected */
+    ck_dtype dtype;  /* CK_DTYPE_F32 .. CK_DTYPE_U8; CK_DTYPE_OTHER is rejected */
     size_t rank;
     size_t shape[CK_ST_MAX_RANK];
     const void *data;

@@ -50,7 +50,7 @@ static int check_entry(const char *path, const ck_st_entry *e, int segmented, si
     if (e->name == NULL || e->name[0] == '\0' || strcmp(e->name, "__metadata__") == 0) {
         return ck_fail(err, CK_E_ARG, "%s: tensor \"%s\": name: null, empty or reserved", path, name);
     }
-    if (e->dtype >= CK_ST_OTHER || e->rank > CK_ST_MAX_RANK) {
+    if (e->dtype >= CK_DTYPE_OTHER || e->rank > CK_ST_MAX_RANK) {
         return ck_fail(err, CK_E_ARG, "%s: tensor \"%s\": dtype or rank: not writable", path, name);
     }
     if (!segmented && e->data == NULL && (e->spool == NULL || e->spool_offset < 0)) {
@@ -66,7 +66,7 @@ static int check_entry(const char *path, const ck_st_entry *e, int segmented, si
     if (elements > SIZE_MAX / 8) {
         return ck_fail(err, CK_E_SIZE, "%s: tensor \"%s\": shape: bytes overflow", path, name);
     }
-    *bytes = elements * ck_st_dtype_size(e->dtype);
+    *bytes = elements * ck_dtype_size(e->dtype);
     return CK_OK;
 }
 
@@ -134,7 +134,7 @@ static void build_header(ck_strbuf *b, const ck_st_entry *entries, size_t n, con
         ck_strbuf_puts(b, i ? "," : "");
         buf_put_string(b, entries[i].name);
         ck_strbuf_puts(b, ":{\"dtype\":");
-        buf_put_string(b, ck_st_dtype_name(entries[i].dtype));
+        buf_put_string(b, ck_dtype_name(entries[i].dtype));
         ck_strbuf_puts(b, ",\"shape\":[");
         for (size_t d = 0; d < entries[i].rank; d++) {
             ck_strbuf_puts(b, d ? "," : "");

@@ -194,13 +194,11 @@ static int parse_shape(ck_loader *l, const cJSON *shape, const char *what, int i
 
 static int parse_dtype(ck_loader *l, const cJSON *item, const char *what, ck_dtype *dtype)
 {
-    if (cJSON_IsString(item) && strcmp(item->valuestring, "f32") == 0) {
-        *dtype = CK_DTYPE_F32;
-    } else if (cJSON_IsString(item) && strcmp(item->valuestring, "i32") == 0) {
-        *dtype = CK_DTYPE_I32;
-    } else {
+    ck_dtype d = cJSON_IsString(item) ? ck_dtype_from_lower(item->valuestring) : CK_DTYPE_OTHER;
+    if (d != CK_DTYPE_F32 && d != CK_DTYPE_I32) {
         return ck_loader_fail(l, "%s: dtype: expected \"f32\" or \"i32\"", what);
     }
+    *dtype = d;
     return CK_OK;
 }
 

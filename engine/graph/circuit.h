@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 
+#include "ck_dtype.h"
 #include "ck_error.h"
 
 #define CK_MAX_RANK 4
@@ -15,8 +16,6 @@
 #define CK_NAME_MAX 64
 #define CK_CHECKPOINT_MAX 128
 #define CK_WEIGHT_NAME_MAX 192
-
-typedef enum { CK_DTYPE_F32 = 0, CK_DTYPE_I32 = 1 } ck_dtype;
 
 /* Op kinds; the JSON "op" string equals the kernel file name. Only grows at the end. */
 typedef enum {

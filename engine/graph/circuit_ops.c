@@ -28,11 +28,6 @@ static const ck_op_spec specs[CK_OP_KIND_COUNT] = {
     [CK_OP_GELU_NEW] = {{"x", NULL}, {NULL}, {NULL}},
 };
 
-static const char *dtype_name(ck_dtype dtype)
-{
-    return dtype == CK_DTYPE_I32 ? "i32" : "f32";
-}
-
 /* Resolves the slots of one "in" or "weights" object into indices, in spec order. */
 static int parse_slots(ck_loader *l, const cJSON *obj, const char *field, const char *const *names,
                        int is_weight, int *out)
@@ -147,7 +142,7 @@ static int want_buffer(ck_loader *l, const char *field, const char *slot, int b,
     }
     if (buf->dtype != dtype) {
         return ck_loader_fail(l, "%s%s: buffer \"%s\" has dtype %s, expected %s", field, where,
-                              buf->name, dtype_name(buf->dtype), dtype_name(dtype));
+                              buf->name, ck_dtype_info(buf->dtype)->lower, ck_dtype_info(dtype)->lower);
     }
     if (cols != 0 && buf->cols != cols) {
         return ck_loader_fail(l, "%s%s: buffer \"%s\" has %zu cols, expected %zu", field, where,

@@ -2,8 +2,11 @@
  * Allocates only at init; a batch allocates nothing. */
 #include "executor.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "executor_internal.h"
 #include "parallel.h"
@@ -57,8 +60,8 @@ static int linear_for(ck_executor *ex, size_t i, ck_linear_activation act, ck_er
                                               : &ex->gelu_linears[op->weights[0]];
     if (*slot == NULL) {
         const ck_tensor *w = ex->weights[op->weights[0]], *b = ex->weights[op->weights[1]];
-        int rc = ck_linear_init_activation(slot, ex->onednn, w->data, w->elements, b->data,
-                                           b->elements, w->shape[1], w->shape[0], act);
+        int rc = ck_linear_init_typed(slot, ex->onednn, w->data, w->elements, b->data, b->elements,
+                                      w->shape[1], w->shape[0], act, ex->opt.precision);
         if (rc != CK_OK) {
             return ck_fail(err, rc, "%s: op %zu \"linear\": oneDNN matmul for \"%s\" [%zu,%zu]: %s",
                            c->path, op->decl_index, c->weights[op->weights[0]].name, w->shape[0],
@@ -92,6 +95,40 @@ static int schedule_ops(ck_executor *ex, ck_error *err)
         rc = linear_for(ex, i, ex->op_fused[i] ? CK_LINEAR_GELU_TANH : CK_LINEAR_PLAIN, err);
     }
     return rc;
+}
+
+/* 1 when oneDNN's implementation string names a native bf16 kernel (AMX or AVX512-BF16): oneDNN
+ * 2.6 emulates bf16 on plain AVX-512 ("brg:avx512_core"), slower than f32, and says so only there. */
+static int native_bf16(const char *impl)
+{
+    return strstr(impl, "bf16") != NULL;
+}
+
+/* bf16 runs only where it is native and sane: every linear's kernel is a bf16 one, and the fixed
+ * self-check is finite with cosine >= 0.9999 against the f32 reference. */
+static int check_bf16(ck_executor *ex, ck_error *err)
+{
+    const ck_circuit *c = ex->circuit;
+    for (size_t i = 0; i < c->n_ops; i++) {
+        const char *impl = ex->op_linear[i] != NULL ? ck_linear_impl(ex->op_linear[i]) : NULL;
+        if (impl != NULL && !native_bf16(impl)) {
+            return ck_fail(err, CK_E_BACKEND, "precision bf16: oneDNN has no native bf16 matmul here "
+                           "(it chose \"%s\", which emulates bf16 and runs slower than fp32): the CPU "
+                           "(or ONEDNN_MAX_CPU_ISA) lacks AVX512-BF16 and AMX-BF16; use precision fp32",
+                           impl);
+        }
+    }
+    double cosine = 0.0;
+    const char *impl = "unknown";
+    int rc = ck_executor_bf16_self_check(ex, &cosine, &impl);
+    if (rc != CK_OK) {
+        return ck_fail(err, rc, "precision bf16: self-check matmul failed: %s", ck_status_name(rc));
+    }
+    if (!(cosine >= 0.9999)) { /* also NaN */
+        return ck_fail(err, CK_E_BACKEND, "precision bf16: self-check 64x768x768 matmul (%s) has "
+                       "cosine %.6f against f32, below 0.9999: refusing to run in bf16", impl, cosine);
+    }
+    return CK_OK;
 }
 
 static int setup(ck_executor *ex, const ck_weights *w, ck_error *err)
@@ -137,6 +174,9 @@ static int setup(ck_executor *ex, const ck_weights *w, ck_error *err)
     /* Every worker runs its own rows' matmuls single-threaded (linear.h): made for one thread. */
     int threads = ck_parallel_set_threads(1);
     rc = schedule_ops(ex, err);
+    if (rc == CK_OK && ex->opt.precision == CK_DTYPE_BF16) {
+        rc = check_bf16(ex, err);
+    }
     ck_parallel_set_threads(threads);
     return rc;
 }
@@ -148,6 +188,10 @@ int ck_executor_init(ck_executor **out, const ck_circuit *c, const ck_weights *w
         return ck_fail(err, CK_E_ARG, "executor: null argument");
     }
     *out = NULL;
+    if (opt->precision != CK_DTYPE_F32 && opt->precision != CK_DTYPE_BF16) {
+        return ck_fail(err, CK_E_ARG, "executor: precision %s: expected f32 or bf16",
+                       ck_dtype_info(opt->precision)->lower);
+    }
     if (opt->threads < 1 || opt->max_batch_tokens == 0 || opt->max_seq_len == 0) {
         return ck_fail(err, CK_E_ARG, "executor: threads %d, max batch tokens %zu, max sequence "
                        "length %zu: each must be at least 1", opt->threads, opt->max_batch_tokens,
@@ -215,13 +259,26 @@ static void fill_inputs(ck_executor *ex, const int32_t *ids)
     }
 }
 
+/* Monotonic seconds, for the per-op-kind times. */
+static double seconds_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 /* Runs every op of the circuit on the filled inputs, capture seeing each checkpoint. */
 static int run_ops(ck_executor *ex, ck_capture_fn capture, void *capture_ctx, ck_error *err)
 {
     const ck_circuit *c = ex->circuit;
     for (size_t i = 0; i < c->n_ops; i++) {
         const ck_op *op = &c->ops[i];
-        int rc = ex->op_fused[i] == 2 ? CK_OK : ck_exec_op(ex, op);
+        int rc = CK_OK;
+        if (ex->op_fused[i] != 2) { /* a fused gelu_new ran inside its linear */
+            double t0 = seconds_now();
+            rc = ck_exec_op(ex, op);
+            ex->op_seconds[op->kind] += seconds_now() - t0;
+        }
         if (rc != CK_OK) {
             return ck_fail(err, rc, "%s: op %zu \"%s\" (application %d): %s", c->path,
                            op->decl_index, ck_op_kind_name(op->kind), op->repeat_index,
@@ -251,10 +308,13 @@ int ck_executor_run(ck_executor *ex, const int32_t *ids, const size_t *offsets, 
     ex->tokens = offsets[n_seqs];
     ex->offsets = offsets;
     ex->n_seqs = n_seqs;
+    double t0 = seconds_now();
     fill_inputs(ex, ids);
+    ex->op_seconds[CK_OP_KIND_COUNT] += seconds_now() - t0;
     /* oneDNN's OpenMP team follows the thread count: set it for the run, give the caller back its own */
     int caller_threads = ck_parallel_set_threads(ex->opt.threads);
     rc = run_ops(ex, capture, capture_ctx, err);
+    t0 = seconds_now();
     if (rc == CK_OK && ck_exec_check_finite(ex, output_buffer) != CK_OK) {
         rc = ck_fail(err, CK_E_NONFINITE, "%s: output \"%s\" holds NaN or Inf (overflow)",
                      c->path, c->buffers[output_buffer].name);
@@ -268,7 +328,20 @@ int ck_executor_run(ck_executor *ex, const int32_t *ids, const size_t *offsets, 
         memcpy(out, ck_exec_buffer(ex, output_buffer),
                ex->tokens * c->buffers[output_buffer].cols * sizeof(float));
     }
+    ex->op_seconds[CK_OP_KIND_COUNT] += seconds_now() - t0;
     return CK_OK;
+}
+
+double ck_executor_op_seconds(const ck_executor *ex, ck_op_kind kind)
+{
+    return ex != NULL && (unsigned)kind <= CK_OP_KIND_COUNT ? ex->op_seconds[kind] : 0.0;
+}
+
+void ck_executor_reset_op_seconds(ck_executor *ex)
+{
+    if (ex != NULL) {
+        memset(ex->op_seconds, 0, sizeof ex->op_seconds);
+    }
 }
 
 const float *ck_executor_rows(const ck_executor *ex, int buffer, size_t *tokens)
@@ -304,6 +377,77 @@ size_t ck_executor_arena_bytes(const ck_executor *ex, size_t *scratch)
         *scratch = ex->arenas.workers > 0 ? ex->arenas.scratch[0].bytes : 0;
     }
     return ex->arenas.activations.bytes;
+}
+
+ck_dtype ck_executor_op_dtype(const ck_executor *ex, ck_op_kind kind)
+{
+    return kind == CK_OP_LINEAR ? ex->opt.precision : CK_DTYPE_F32;
+}
+
+void ck_executor_linear_impls(const ck_executor *ex, char *buf, size_t cap)
+{
+    const char *seen[16];
+    size_t n_seen = 0, used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < ex->circuit->n_ops && n_seen < 16; i++) {
+        const char *impl = ex->op_linear[i] != NULL ? ck_linear_impl(ex->op_linear[i]) : NULL;
+        int dup = impl == NULL;
+        for (size_t j = 0; !dup && j < n_seen; j++) {
+            dup = strcmp(seen[j], impl) == 0;
+        }
+        if (dup) {
+            continue;
+        }
+        seen[n_seen++] = impl;
+        int n = snprintf(buf + used, cap - used, "%s%s", used > 0 ? ", " : "", impl);
+        if (n < 0 || (size_t)n >= cap - used) {
+            return; /* truncated, still terminated */
+        }
+        used += (size_t)n;
+    }
+}
+
+/* splitmix64 (Steele, Lea, Flood 2014) as a uniform in [-1, 1): the self-check's fixed data. */
+static float splitmix_uniform(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return (float)((double)(z >> 40) / 8388608.0 - 1.0);
+}
+
+int ck_executor_bf16_self_check(const ck_executor *ex, double *cosine, const char **impl)
+{
+    enum { M = 64, K = 768, N = 768 };
+    float *x = malloc(sizeof(float) * (M * K + K * N + 2 * M * N));
+    ck_linear *lin = NULL;
+    if (x == NULL) {
+        return CK_E_MEMORY;
+    }
+    float *w = x + M * K, *y = w + K * N, *ref = y + M * N;
+    uint64_t state = 20261201;
+    for (size_t i = 0; i < (size_t)M * K + (size_t)K * N; i++) {
+        x[i] = splitmix_uniform(&state);
+    }
+    int rc = ck_linear_init_typed(&lin, ex->onednn, w, (size_t)K * N, NULL, 0, K, N, CK_LINEAR_PLAIN,
+                                  CK_DTYPE_BF16);
+    rc = rc ? rc : ck_linear_forward_f32(lin, 0, x, (size_t)M * K, K, y, (size_t)M * N, N, M);
+    rc = rc ? rc : ck_linear_ref_f32(x, (size_t)M * K, K, w, (size_t)K * N, NULL, 0, ref,
+                                     (size_t)M * N, N, M, K, N);
+    if (rc == CK_OK) {
+        double dot = 0.0, yy = 0.0, rr = 0.0;
+        for (size_t i = 0; i < (size_t)M * N; i++) {
+            dot += (double)y[i] * ref[i];
+            yy += (double)y[i] * y[i];
+            rr += (double)ref[i] * ref[i];
+        }
+        *cosine = dot / sqrt(yy * rr); /* NaN when y is not finite */
+        *impl = ck_linear_impl(lin);
+    }
+    ck_linear_free(lin);
+    free(x);
+    return rc;
 }
 
 size_t ck_executor_cols(const ck_executor *ex, int buffer)

@@ -21,6 +21,10 @@ typedef struct {
                                  matmul with a GELU post-op (faster; the linear's own checkpoint,
                                  e.g. layer.NN.ffn, is then not captured). 0 (parity): every op runs
                                  its own kernel */
+    ck_dtype precision;       /* CK_DTYPE_F32 (0, the default) or CK_DTYPE_BF16: the compute dtype
+                                 of the linears (ck_executor_op_dtype says per op kind what runs).
+                                 bf16 refuses to start (CK_E_BACKEND) unless oneDNN runs every bf16
+                                 linear natively (AMX or AVX512-BF16) and the self-check passes */
 } ck_executor_options;
 
 /* Called after an op that carries an X-Ray checkpoint id: data is that op's output, token-major
@@ -66,6 +70,28 @@ size_t ck_executor_arena_bytes(const ck_executor *ex, size_t *scratch);
 
 /* Columns of a buffer (features 512, hidden 768). */
 size_t ck_executor_cols(const ck_executor *ex, int buffer);
+
+/* The dtype ops of `kind` compute in under ex's precision: the linears' (f32 or bf16); f32 for the
+ * embedding, attention, LayerNorm and gelu_new (docs/precision.md says why). Every buffer between
+ * ops is f32: a bf16 linear rounds its input tile to bf16 itself (ck_linear_init_typed). */
+ck_dtype ck_executor_op_dtype(const ck_executor *ex, ck_op_kind kind);
+
+/* Wall seconds ex spent running ops of `kind` (a linear fused with its gelu_new counts as linear)
+ * since init or the last ck_executor_reset_op_seconds; kind CK_OP_KIND_COUNT: the rest of each run
+ * (inputs, the finite check of the output, the copy-out). 0 for other kinds. */
+double ck_executor_op_seconds(const ck_executor *ex, ck_op_kind kind);
+void ck_executor_reset_op_seconds(ck_executor *ex);
+
+/* The distinct oneDNN implementation strings of ex's linears, in first-use order, joined by ", "
+ * into buf (NUL-terminated, truncated to cap > 0). */
+void ck_executor_linear_impls(const ck_executor *ex, char *buf, size_t cap);
+
+/* The bf16 start-up self-check: a fixed 64x768x768 linear (splitmix64-uniform inputs and weights,
+ * no bias) in bf16 on ex's oneDNN engine against the f32 reference loop; *cosine gets the cosine
+ * of the two results (over all 64 x 768 values) and *impl oneDNN's implementation string.
+ * Errors: CK_E_BACKEND (oneDNN), CK_E_MEMORY. A finite result with cosine < 0.9999 is not an error
+ * here: ck_executor_init refuses it. */
+int ck_executor_bf16_self_check(const ck_executor *ex, double *cosine, const char **impl);
 
 /* Releases everything init built; accepts NULL. */
 void ck_executor_free(ck_executor *ex);

@@ -31,7 +31,7 @@ int ck_features_open(ck_features_file **out, const char *path, ck_error *err)
         const ck_st_tensor *t = ck_st_at(f->st, i);
         ck_tensor_view *v = &f->views[i];
         v->name = t->name;
-        v->dtype = ck_st_dtype_name(t->dtype);
+        v->dtype = ck_dtype_name(t->dtype);
         v->rank = t->rank;
         memcpy(v->shape, t->shape, sizeof v->shape);
         v->elements = t->elements;

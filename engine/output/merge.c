@@ -94,10 +94,10 @@ static int find_tensors(shard *sh, ck_error *err)
     sh->offsets = ck_st_find(sh->st, "offsets");
     sh->seqs = ck_st_find(sh->st, "sequences");
     sh->skipped = ck_st_find(sh->st, "skipped");
-    if (sh->rows == NULL || sh->rows->dtype != CK_ST_F32 || sh->rows->rank != 2 ||
-        sh->offsets == NULL || sh->offsets->dtype != CK_ST_I64 || sh->offsets->rank != 1 ||
-        sh->offsets->elements == 0 || sh->seqs == NULL || sh->seqs->dtype != CK_ST_U8 ||
-        sh->skipped == NULL || sh->skipped->dtype != CK_ST_U8) {
+    if (sh->rows == NULL || sh->rows->dtype != CK_DTYPE_F32 || sh->rows->rank != 2 ||
+        sh->offsets == NULL || sh->offsets->dtype != CK_DTYPE_I64 || sh->offsets->rank != 1 ||
+        sh->offsets->elements == 0 || sh->seqs == NULL || sh->seqs->dtype != CK_DTYPE_U8 ||
+        sh->skipped == NULL || sh->skipped->dtype != CK_DTYPE_U8) {
         return ck_fail(err, CK_E_FORMAT, "%s: not a features file: expected features (or hidden) "
                        "F32 [T, cols], offsets I64 [S + 1], sequences and skipped U8", sh->path);
     }
@@ -343,11 +343,11 @@ static int write_merged(const char *output, const shard *s, size_t n, FILE *offs
     if (rc == CK_OK) {
         ck_st_segment offs = {fileno(offsets_tmp), 0, (total[1] + 1) * 8};
         ck_st_entry e[4] = {
-            {.name = s[0].rows->name, .dtype = CK_ST_F32, .rank = 2,
+            {.name = s[0].rows->name, .dtype = CK_DTYPE_F32, .rank = 2,
              .shape = {total[0], s[0].rows->shape[1]}},
-            {.name = "offsets", .dtype = CK_ST_I64, .rank = 1, .shape = {total[1] + 1}},
-            {.name = "sequences", .dtype = CK_ST_U8, .rank = 1, .shape = {total[2]}},
-            {.name = "skipped", .dtype = CK_ST_U8, .rank = 1, .shape = {total[3]}},
+            {.name = "offsets", .dtype = CK_DTYPE_I64, .rank = 1, .shape = {total[1] + 1}},
+            {.name = "sequences", .dtype = CK_DTYPE_U8, .rank = 1, .shape = {total[2]}},
+            {.name = "skipped", .dtype = CK_DTYPE_U8, .rank = 1, .shape = {total[3]}},
         };
         ck_st_segments segs[4] = {{seg, n}, {&offs, 1}, {seg + n, n}, {seg + 2 * n, n}};
         rc = ck_st_write_segments(output, e, segs, 4, meta, n_meta, err);

@@ -322,7 +322,7 @@ int ck_output_meta(ck_output *o, const char *key, const char *value, ck_error *e
 }
 
 /* A tensor [rows] (cols 0) or [rows, cols] whose bytes are journal jr from its start. */
-static ck_st_entry spooled(const char *name, ck_st_dtype dtype, const ck_journal *jr, size_t rows,
+static ck_st_entry spooled(const char *name, ck_dtype dtype, const ck_journal *jr, size_t rows,
                            size_t cols)
 {
     ck_st_entry e = {.name = name, .dtype = dtype, .rank = cols ? 2 : 1, .shape = {rows, cols},
@@ -345,10 +345,10 @@ int ck_output_finish(ck_output *o, ck_error *err)
     meta[o->n_meta] = (ck_st_meta){"sequences_format", "jsonl"};
     meta[o->n_meta + 1] = (ck_st_meta){"skipped_format", "jsonl"};
     ck_st_entry entries[4] = {
-        spooled(o->rows_name, CK_ST_F32, &o->j[CK_J_ROWS], o->tokens, o->cols),
-        spooled("offsets", CK_ST_I64, &o->j[CK_J_OFFSETS], o->n_seqs + 1, 0),
-        spooled("sequences", CK_ST_U8, &o->j[CK_J_SEQS], o->j[CK_J_SEQS].bytes, 0),
-        spooled("skipped", CK_ST_U8, &o->j[CK_J_SKIPPED], o->j[CK_J_SKIPPED].bytes, 0),
+        spooled(o->rows_name, CK_DTYPE_F32, &o->j[CK_J_ROWS], o->tokens, o->cols),
+        spooled("offsets", CK_DTYPE_I64, &o->j[CK_J_OFFSETS], o->n_seqs + 1, 0),
+        spooled("sequences", CK_DTYPE_U8, &o->j[CK_J_SEQS], o->j[CK_J_SEQS].bytes, 0),
+        spooled("skipped", CK_DTYPE_U8, &o->j[CK_J_SKIPPED], o->j[CK_J_SKIPPED].bytes, 0),
     };
     int rc = ck_st_write(o->path, entries, 4, meta, o->n_meta + 2, err);
     if (rc == CK_OK) {

@@ -98,7 +98,7 @@ static int bind_tensor(ck_weights *w, const char *path, const ck_st_tensor *t, c
     dst->rank = t->rank;
     memcpy(dst->shape, t->shape, sizeof dst->shape);
     dst->elements = t->elements;
-    if (t->dtype == CK_ST_F32 && (uintptr_t)t->data % sizeof(float) == 0) {
+    if (t->dtype == CK_DTYPE_F32 && (uintptr_t)t->data % sizeof(float) == 0) {
         dst->data = t->data;
     } else {
         float *copy = malloc(t->elements ? t->elements * sizeof(float) : 1);
@@ -175,7 +175,7 @@ static int load_safetensors(ck_weights **w, const char *path, ck_error *err)
     (*w)->file = f;
     for (size_t i = 0; i < ck_st_count(f) && rc == CK_OK; i++) {
         const ck_st_tensor *t = ck_st_at(f, i);
-        if (t->dtype == CK_ST_F32 || t->dtype == CK_ST_F16 || t->dtype == CK_ST_BF16) {
+        if (t->dtype == CK_DTYPE_F32 || t->dtype == CK_DTYPE_F16 || t->dtype == CK_DTYPE_BF16) {
             rc = add_file_tensor(*w, path, t, err);
         }
     }
@@ -201,7 +201,7 @@ static int load_pth(ck_weights **w, const char *path, ck_error *err)
     for (size_t i = 0; i < ck_pth_count(f) && rc == CK_OK; i++) {
         ck_st_tensor view;
         const ck_pth_tensor *t = ck_pth_at(f, i);
-        if (ck_pth_kokoro_encoder_wants(t) && t->dtype != CK_ST_I64) {
+        if (ck_pth_kokoro_encoder_wants(t) && t->dtype != CK_DTYPE_I64) {
             rc = ck_pth_view(f, i, &view, err);
             rc = rc == CK_OK ? add_file_tensor(*w, path, &view, err) : rc;
         }
@@ -344,7 +344,7 @@ int ck_weights_save(const ck_weights *w, const char *path, ck_error *err)
     }
     for (size_t i = 0; i < w->n; i++) {
         e[i].name = w->tensors[i].name;
-        e[i].dtype = CK_ST_F32;
+        e[i].dtype = CK_DTYPE_F32;
         e[i].rank = w->tensors[i].rank;
         memcpy(e[i].shape, w->tensors[i].shape, sizeof e[i].shape);
         e[i].data = w->tensors[i].data;

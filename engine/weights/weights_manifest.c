@@ -195,12 +195,12 @@ int ck_weights_inspect(FILE *out, const char *path, ck_error *err)
     int rc = ck_pth_sniff(path) ? ck_pth_open(&p, path, err) : ck_st_open(&s, path, err);
     for (size_t i = 0; rc == CK_OK && i < ck_pth_count(p); i++) {
         const ck_pth_tensor *t = ck_pth_at(p, i);
-        rc = print_line(out, t->name, ck_st_dtype_name(t->dtype), t->shape, t->rank,
-                        t->elements * ck_st_dtype_size(t->dtype));
+        rc = print_line(out, t->name, ck_dtype_name(t->dtype), t->shape, t->rank,
+                        t->elements * ck_dtype_size(t->dtype));
     }
     for (size_t i = 0; rc == CK_OK && i < ck_st_count(s); i++) {
         const ck_st_tensor *t = ck_st_at(s, i);
-        rc = print_line(out, t->name, ck_st_dtype_name(t->dtype), t->shape, t->rank, t->bytes);
+        rc = print_line(out, t->name, ck_dtype_name(t->dtype), t->shape, t->rank, t->bytes);
     }
     if (rc == CK_E_IO) {
         ck_fail(err, CK_E_IO, "inspect %s: write failed", path);

@@ -9,6 +9,10 @@
 
 #include "file.h"
 
+/* circuits/kokoro_phoneme_encoder.bf16_budget.json, embedded by cmake/EmbedFile.cmake (NUL-terminated) */
+extern const unsigned char ck_xray_bf16_budget_bytes[];
+#define ck_xray_bf16_budget_json ((const char *)ck_xray_bf16_budget_bytes)
+
 static const char build_flags[] = "compiler " __VERSION__
 #ifdef __OPTIMIZE__
     ", optimized"
@@ -53,6 +57,19 @@ static int read_budget(const cJSON *obj, ck_xray_budget *b, const char *path, co
     return CK_OK;
 }
 
+/* The budget object of p's dtype inside a per-dtype object {"F32": B, "BF16": B}, or NULL. */
+static const cJSON *dtype_item(const ck_xray_profile *p, const cJSON *obj)
+{
+    return cJSON_GetObjectItemCaseSensitive(obj, ck_dtype_name(p->dtype));
+}
+
+/* 1 when obj is per dtype ({"F32": ..., "BF16": ...}) rather than a bare budget. */
+static int per_dtype(const cJSON *obj)
+{
+    return cJSON_GetObjectItemCaseSensitive(obj, "F32") != NULL ||
+           cJSON_GetObjectItemCaseSensitive(obj, "BF16") != NULL;
+}
+
 static int read_overrides(ck_xray_profile *p, const cJSON *cps, const char *path, ck_error *err)
 {
     size_t n = (size_t)cJSON_GetArraySize(cps);
@@ -66,9 +83,14 @@ static int read_overrides(ck_xray_profile *p, const cJSON *cps, const char *path
         if (strlen(item->string) >= sizeof o->checkpoint) {
             return ck_fail(err, CK_E_FORMAT, "%s: checkpoints: id too long", path);
         }
+        /* a bare budget is F32's (the format before dtypes); per-dtype objects give each theirs */
+        const cJSON *b = per_dtype(item) ? dtype_item(p, item) : p->dtype == CK_DTYPE_F32 ? item : NULL;
+        if (b == NULL) {
+            continue;
+        }
         strcpy(o->checkpoint, item->string);
-        o->budget = p->f32;
-        int rc = read_budget(item, &o->budget, path, item->string, err);
+        o->budget = p->base;
+        int rc = read_budget(b, &o->budget, path, item->string, err);
         if (rc != CK_OK) {
             return rc;
         }
@@ -81,14 +103,15 @@ static int parse_profile(ck_xray_profile *p, const cJSON *root, const char *path
 {
     const cJSON *th = cJSON_GetObjectItemCaseSensitive(root, "thresholds");
     const cJSON *prof = th != NULL ? th : root;
-    const cJSON *f32 = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(prof, "dtypes"), "F32");
+    const cJSON *dtypes = cJSON_GetObjectItemCaseSensitive(prof, "dtypes");
+    const cJSON *base = dtype_item(p, dtypes);
     const cJSON *cps = cJSON_GetObjectItemCaseSensitive(prof, "checkpoints");
-    if (!cJSON_IsObject(prof) || (f32 == NULL && cps == NULL)) {
-        return ck_fail(err, CK_E_FORMAT, "%s: expected \"dtypes\".\"F32\" and/or \"checkpoints\"",
-                       path);
+    if (!cJSON_IsObject(prof) || (dtypes == NULL && cps == NULL)) {
+        return ck_fail(err, CK_E_FORMAT, "%s: expected \"dtypes\" and/or \"checkpoints\"", path);
     }
-    int rc = f32 != NULL ? read_budget(f32, &p->f32, path, "dtypes.F32", err) : CK_OK;
+    char where[32];
+    snprintf(where, sizeof where, "dtypes.%s", ck_dtype_name(p->dtype));
+    int rc = base != NULL ? read_budget(base, &p->base, path, where, err) : CK_OK;
     if (rc == CK_OK && cps != NULL) {
         rc = cJSON_IsObject(cps) ? read_overrides(p, cps, path, err)
                                  : ck_fail(err, CK_E_FORMAT, "%s: \"checkpoints\" must be an object",
@@ -99,26 +122,56 @@ static int parse_profile(ck_xray_profile *p, const cJSON *root, const char *path
 
 #define CK_XRAY_PROFILE_MAX (1u << 20) /* budgets per checkpoint: a few KiB in practice */
 
-int ck_xray_profile_load(ck_xray_profile *p, const char *path, ck_error *err)
+static int parse_text(ck_xray_profile *p, const char *text, const char *path, ck_error *err)
+{
+    cJSON *root = cJSON_Parse(text);
+    int rc = root == NULL ? ck_fail(err, CK_E_FORMAT, "%s: not valid JSON", path)
+                          : parse_profile(p, root, path, err);
+    cJSON_Delete(root);
+    return rc;
+}
+
+int ck_xray_profile_load(ck_xray_profile *p, const char *path, ck_dtype dtype, ck_error *err)
 {
     if (p == NULL) {
         return ck_fail(err, CK_E_ARG, "profile: null");
     }
     memset(p, 0, sizeof *p);
-    p->f32 = ck_xray_default_budget();
-    if (path == NULL) {
-        return CK_OK;
+    if (dtype != CK_DTYPE_F32 && dtype != CK_DTYPE_BF16) {
+        return ck_fail(err, CK_E_ARG, "profile: no budgets for dtype %s", ck_dtype_name(dtype));
     }
-    char *text = NULL;
-    int rc = ck_file_read_all(path, "X-Ray profile", CK_XRAY_PROFILE_MAX, &text, NULL, err);
-    if (rc != CK_OK) {
-        return rc;
+    p->dtype = dtype;
+    p->base = ck_xray_default_budget();
+    int rc = CK_OK;
+    if (dtype == CK_DTYPE_BF16) {
+        /* the published bf16 budget is the default a file's own keys refine */
+        rc = parse_text(p, ck_xray_bf16_budget_json, "kokoro_phoneme_encoder.bf16_budget.json", err);
     }
-    cJSON *root = cJSON_Parse(text);
-    free(text);
-    rc = root == NULL ? ck_fail(err, CK_E_FORMAT, "%s: not valid JSON", path)
-                      : parse_profile(p, root, path, err);
-    cJSON_Delete(root);
+    if (rc == CK_OK && path != NULL) {
+        char *text = NULL;
+        rc = ck_file_read_all(path, "X-Ray profile", CK_XRAY_PROFILE_MAX, &text, NULL, err);
+        if (rc == CK_OK) {
+            /* a file's overrides come first, so they win over the embedded ones */
+            ck_xray_profile embedded = *p;
+            p->overrides = NULL;
+            p->n_overrides = 0;
+            rc = parse_text(p, text, path, err);
+            free(text);
+            if (rc == CK_OK && embedded.n_overrides > 0) {
+                ck_xray_override *all = realloc(p->overrides, (p->n_overrides + embedded.n_overrides + 1) *
+                                                                  sizeof *all);
+                if (all == NULL) {
+                    rc = ck_fail(err, CK_E_MEMORY, "%s: out of memory", path);
+                } else {
+                    memcpy(all + p->n_overrides, embedded.overrides,
+                           embedded.n_overrides * sizeof *all);
+                    p->overrides = all;
+                    p->n_overrides += embedded.n_overrides;
+                }
+            }
+            free(embedded.overrides);
+        }
+    }
     if (rc != CK_OK) {
         ck_xray_profile_free(p);
     }
@@ -132,7 +185,7 @@ ck_xray_budget ck_xray_profile_budget(const ck_xray_profile *p, const char *chec
             return p->overrides[i].budget;
         }
     }
-    return p->f32;
+    return p->base;
 }
 
 void ck_xray_profile_free(ck_xray_profile *p)

@@ -37,9 +37,11 @@ typedef struct {
     ck_xray_budget budget;
 } ck_xray_override;
 
-/* Thresholds: the FP32 default and per-checkpoint overrides (captures hold only F32). */
+/* Thresholds of one compute dtype (the candidate's: F32 for parity, BF16 for a bf16 run; the
+ * oracle is always the FP32 capture): the default and per-checkpoint overrides. */
 typedef struct {
-    ck_xray_budget f32;
+    ck_dtype dtype;
+    ck_xray_budget base;
     ck_xray_override *overrides; /* [n_overrides], owned */
     size_t n_overrides;
 } ck_xray_profile;
@@ -80,13 +82,18 @@ const char *ck_xray_build_flags(void);
 /* The default FP32 contract (DESIGN.md 8): cosine >= 0.99999, RMSE, relative RMSE, max abs <= 2e-5. */
 ck_xray_budget ck_xray_default_budget(void);
 
-/* Loads a profile: a JSON object {"dtypes": {"F32": B}, "checkpoints": {"id": B, ...}} with
- * B = {"cosine_min", "rmse", "rel_rmse", "max_abs"} (numbers; a missing key keeps the default), or a
- * capture manifest holding that object under "thresholds". path NULL gives the default profile.
- * Errors: CK_E_IO, CK_E_FORMAT (bad JSON, a non-number; message names the file and key), CK_E_MEMORY. */
-int ck_xray_profile_load(ck_xray_profile *p, const char *path, ck_error *err);
+/* Loads the budgets of `dtype` (CK_DTYPE_F32 or CK_DTYPE_BF16) from a profile: a JSON object
+ * {"dtypes": {"F32": B, "BF16": B}, "checkpoints": {"id": B | {"F32": B, "BF16": B}, ...}} with
+ * B = {"cosine_min", "rmse", "rel_rmse", "max_abs"} (numbers; a missing key keeps the default; a bare
+ * B under "checkpoints" is an F32 budget), or a capture manifest holding that object under
+ * "thresholds". Defaults, and the whole profile when path is NULL: for F32 the FP32 contract
+ * (ck_xray_default_budget); for BF16 the published bf16 budget
+ * (circuits/kokoro_phoneme_encoder.bf16_budget.json, embedded; docs/precision.md).
+ * Errors: CK_E_IO, CK_E_FORMAT (bad JSON, a non-number; message names the file and key), CK_E_MEMORY,
+ * CK_E_ARG (another dtype). */
+int ck_xray_profile_load(ck_xray_profile *p, const char *path, ck_dtype dtype, ck_error *err);
 
-/* Budget of `checkpoint`: its override, else the F32 default. */
+/* Budget of `checkpoint`: its override, else the dtype's default. */
 ck_xray_budget ck_xray_profile_budget(const ck_xray_profile *p, const char *checkpoint);
 
 /* Frees the overrides; accepts a zeroed profile. */
@@ -165,6 +172,9 @@ typedef struct {
     unsigned long long seed; /* synthetic seed when the manifest gives none */
     ck_log_fn log;           /* the parity note (INFO) and the table (REPORT); NULL: silent */
     void *log_ctx;
+    ck_dtype precision;      /* CK_DTYPE_F32 (0): the parity run; CK_DTYPE_BF16: the same cases
+                                on one thread with bf16 linears, against the FP32 oracle under the
+                                bf16 budget (docs/precision.md) */
 } ck_xray_run_options;
 
 /* Parity run: verifies the oracle against its manifest (before reading it), runs each of its cases

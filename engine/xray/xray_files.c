@@ -78,14 +78,14 @@ int ck_xray_case_name(const ck_st_file *f, size_t i, char out[CK_XRAY_CASE_MAX])
 
 /* <case>.<suffix> must exist with the dtype and rank 1; returns it or NULL with err set. */
 static const ck_st_tensor *case_tensor(const ck_st_file *f, const char *path, const char *name,
-                                       const char *suffix, ck_st_dtype dtype, ck_error *err)
+                                       const char *suffix, ck_dtype dtype, ck_error *err)
 {
     char key[CK_XRAY_CASE_MAX + 16];
     snprintf(key, sizeof key, "%s.%s", name, suffix);
     const ck_st_tensor *t = ck_st_find(f, key);
     if (t == NULL || t->dtype != dtype || t->rank != 1 || t->elements == 0) {
         ck_fail(err, CK_E_FORMAT, "%s: tensor \"%s\": missing, not %s or not a non-empty vector",
-                path, key, ck_st_dtype_name(dtype));
+                path, key, ck_dtype_name(dtype));
         return NULL;
     }
     return t;
@@ -130,9 +130,9 @@ int ck_xray_case_load(ck_xray_case *xc, const ck_st_file *f, const char *path, c
         return ck_fail(err, CK_E_ARG, "%s: case name \"%s\" too long", path, name);
     }
     strcpy(xc->name, name);
-    const ck_st_tensor *off = case_tensor(f, path, name, "offsets", CK_ST_I64, err);
-    const ck_st_tensor *rows = off ? case_tensor(f, path, name, "rows", CK_ST_I64, err) : NULL;
-    const ck_st_tensor *ids = rows ? case_tensor(f, path, name, "ids", CK_ST_I32, err) : NULL;
+    const ck_st_tensor *off = case_tensor(f, path, name, "offsets", CK_DTYPE_I64, err);
+    const ck_st_tensor *rows = off ? case_tensor(f, path, name, "rows", CK_DTYPE_I64, err) : NULL;
+    const ck_st_tensor *ids = rows ? case_tensor(f, path, name, "ids", CK_DTYPE_I32, err) : NULL;
     if (ids == NULL) {
         return CK_E_FORMAT;
     }
@@ -180,7 +180,7 @@ static float *tensor_f32(const ck_st_tensor *t)
 
 static int shape_ok(const ck_st_tensor *t, size_t rows)
 {
-    return t->dtype == CK_ST_F32 && t->rank == 2 && t->shape[0] == rows && t->shape[1] > 0;
+    return t->dtype == CK_DTYPE_F32 && t->rank == 2 && t->shape[0] == rows && t->shape[1] > 0;
 }
 
 int ck_xray_compare_tensors(const ck_xray_case *xc, const char *checkpoint,

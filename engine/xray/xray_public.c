@@ -23,7 +23,8 @@ int ck_xray_run(const ck_xray_params *p, ck_error *err)
         return ck_fail(err, CK_E_ARG, "xray: null params");
     }
     ck_xray_run_options o = {p->oracle, p->manifest, p->profile, p->report, p->capture_out,
-                             p->capture_ids, p->circuit, p->weights, p->seed, p->log, p->log_ctx};
+                             p->capture_ids, p->circuit, p->weights, p->seed, p->log, p->log_ctx,
+                             p->precision == CK_PRECISION_BF16 ? CK_DTYPE_BF16 : CK_DTYPE_F32};
     return ck_xray_run_oracle(&o, err);
 }
 
@@ -61,7 +62,10 @@ static int compare(const char *candidate, const char *oracle_path, const char *p
         rc = ck_st_open(&oracle, oracle_path, err);
     }
     if (rc == CK_OK) {
-        rc = ck_xray_profile_load(&profile, profile_path, err);
+        /* a bf16 run's capture says so: it is held to the bf16 budget */
+        const char *prec = ck_st_metadata(cand, "precision");
+        ck_dtype dtype = prec != NULL && strcmp(prec, "bf16") == 0 ? CK_DTYPE_BF16 : CK_DTYPE_F32;
+        rc = ck_xray_profile_load(&profile, profile_path, dtype, err);
     }
     if (rc == CK_OK) {
         rc = ck_circuit_load_default(&c, NULL, err);

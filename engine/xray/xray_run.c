@@ -122,7 +122,8 @@ static int open_oracle(xrun *x, ck_error *err)
         rc = ck_st_open(&x->oracle, x->opt->oracle, err);
     }
     if (rc == CK_OK) {
-        rc = ck_xray_profile_load(&x->profile, x->opt->profile ? x->opt->profile : manifest, err);
+        rc = ck_xray_profile_load(&x->profile, x->opt->profile ? x->opt->profile : manifest,
+                                  x->opt->precision, err);
     }
     return rc;
 }
@@ -176,7 +177,8 @@ static int prepare(xrun *x, ck_error *err)
     }
     if (rc == CK_OK) {
         /* parity: one worker, so the scheduler and oneDNN's OpenMP team both run on one thread */
-        ck_executor_options eo = {1, max_tokens, x->circuit.max_positions, 0}; /* parity: unfused */
+        /* unfused, so every checkpoint is captured; bf16 changes only the linears */
+        ck_executor_options eo = {1, max_tokens, x->circuit.max_positions, 0, x->opt->precision};
         rc = ck_executor_init(&x->executor, &x->circuit, x->weights, &eo, err);
     }
     return rc;
@@ -187,7 +189,7 @@ static ck_st_tensor view(const char *name, const float *data, size_t rows, size_
     ck_st_tensor t;
     memset(&t, 0, sizeof t);
     t.name = name;
-    t.dtype = CK_ST_F32;
+    t.dtype = CK_DTYPE_F32;
     t.rank = 2;
     t.shape[0] = rows;
     t.shape[1] = cols;
@@ -246,7 +248,7 @@ static int input_entries(const ck_xray_case *xc, ck_st_entry *e, int64_t **keep,
         e[j].name = names[j];
         e[j].rank = 1;
         e[j].shape[0] = j < 2 ? n[j] : xc->tokens;
-        e[j].dtype = j < 2 ? CK_ST_I64 : CK_ST_I32;
+        e[j].dtype = j < 2 ? CK_DTYPE_I64 : CK_DTYPE_I32;
         e[j].data = xc->ids;
         if (j < 2 && (keep[j] = malloc(n[j] * sizeof **keep)) == NULL) {
             return CK_E_MEMORY;
@@ -277,14 +279,16 @@ static int write_capture(xrun *x, ck_error *err)
         for (size_t k = 0; rc == CK_OK && k < x->n_ids; k++) {
             if (x->rows[ci * x->n_ids + k] != NULL) {
                 snprintf(names[n], sizeof names[n], "%s.%s", xc->name, x->ids[k]);
-                ck_st_entry en = {names[n], CK_ST_F32, 2, {xc->n_rows, x->cols[k]},
+                ck_st_entry en = {names[n], CK_DTYPE_F32, 2, {xc->n_rows, x->cols[k]},
                                   x->rows[ci * x->n_ids + k], NULL, 0};
                 e[n++] = en;
             }
         }
     }
     if (rc == CK_OK) {
-        ck_st_meta meta[2] = {{"engine_version", CK_VERSION}, {"parity", "1"}};
+        int bf16 = x->opt->precision == CK_DTYPE_BF16;
+        ck_st_meta meta[2] = {{"engine_version", CK_VERSION},
+                              {bf16 ? "precision" : "parity", bf16 ? "bf16" : "1"}};
         rc = ck_st_write(x->opt->capture_out, e, n, meta, 2, err);
     }
     for (size_t i = 0; keep != NULL && i < 2 * x->n_cases; i++) {
@@ -303,7 +307,8 @@ static int finish(xrun *x, ck_xray_report *rep, ck_error *err)
     if (rc == CK_OK && x->opt->report != NULL) {
         char *oracle = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(x->manifest, "oracle"));
         ck_xray_identity id = {CK_VERSION, ck_xray_build_flags(), ck_weights_identity(x->weights),
-                               x->weights_hex, "(computed in this run)", x->opt->oracle, oracle, 1};
+                               x->weights_hex, "(computed in this run)", x->opt->oracle, oracle,
+                               x->opt->precision == CK_DTYPE_F32};
         rc = ck_xray_report_write(rep, &id, x->opt->report, err);
         free(oracle);
     }
@@ -323,8 +328,13 @@ int ck_xray_run_oracle(const ck_xray_run_options *opt, ck_error *err)
     memset(&x, 0, sizeof x);
     x.opt = opt;
     ck_xray_report rep = {0};
-    ck_log(opt->log, opt->log_ctx, CK_LOG_INFO,
-           "parity mode: 1 thread (scheduler and oneDNN), deterministic kernels");
+    if (opt->precision == CK_DTYPE_BF16) {
+        ck_log(opt->log, opt->log_ctx, CK_LOG_INFO, "X-Ray bf16: 1 thread, unfused kernels, bf16 "
+               "linears, against the FP32 oracle under the bf16 budget");
+    } else {
+        ck_log(opt->log, opt->log_ctx, CK_LOG_INFO,
+               "parity mode: 1 thread (scheduler and oneDNN), deterministic kernels");
+    }
     int rc = prepare(&x, err);
     for (size_t ci = 0; rc == CK_OK && ci < x.n_cases; ci++) {
         rc = run_case(&x, ci, err);

@@ -427,6 +427,127 @@ static void test_run_corpus_errors(void)
     ck_model_free(m);
 }
 
+/* The model's cancel callback: asked before each batch, it returns nonzero at call `stop_at`. */
+typedef struct {
+    int calls, stop_at;
+} cancel_state;
+
+static int cancel_at(void *ctx)
+{
+    cancel_state *c = ctx;
+    return ++c->calls >= c->stop_at;
+}
+
+/* Cancelling between batches: CK_E_CANCELLED with its message, the batches before it written and
+ * the others untouched, a corpus run leaving no output; the same model then encodes as before. */
+static void test_cancel_between_batches(void)
+{
+    cancel_state c = {0, 2};
+    ck_model_params p = ck_model_default_params();
+    p.threads = 2;
+    p.max_batch_tokens = 512; /* one 300-token sequence per batch: three batches */
+    p.cancel = cancel_at;
+    p.cancel_ctx = &c;
+    ck_model *m = NULL;
+    ck_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(ck_model_load(&m, &p, &err), CK_OK);
+    static int32_t ids[900];
+    size_t offsets[4] = {0, 300, 600, 900};
+    for (size_t i = 0; i < 900; i++) {
+        ids[i] = i % 300 == 0 || i % 300 == 299 ? 0 : (int32_t)(1 + i % 170);
+    }
+    float *want = malloc(900 * 512 * sizeof *want), *got = malloc(900 * 512 * sizeof *got);
+    CU_ASSERT_FATAL(want != NULL && got != NULL);
+    for (size_t i = 0; i < 900 * 512; i++) {
+        got[i] = -7.0f; /* canary */
+    }
+    CU_ASSERT_EQUAL(ck_model_encode_ids(m, ids, offsets, 3, CK_LAYER_FEATURES, got, 900, &err),
+                    CK_E_CANCELLED);
+    CU_ASSERT_STRING_EQUAL(err.message, "encode: cancelled by the caller after 1 sequences");
+    CU_ASSERT_STRING_EQUAL(ck_status_name(CK_E_CANCELLED), "CK_E_CANCELLED");
+    CU_ASSERT_EQUAL(c.calls, 2);
+    c = (cancel_state){0, 1000};
+    ck_error_clear(&err);
+    CU_ASSERT_EQUAL(ck_model_encode_ids(m, ids, offsets, 3, CK_LAYER_FEATURES, want, 900, &err),
+                    CK_OK);
+    CU_ASSERT_EQUAL(c.calls, 3);
+    CU_ASSERT_EQUAL(memcmp(got, want, 300 * 512 * sizeof *got), 0);
+    int untouched = 1;
+    for (size_t i = 300 * 512; i < 900 * 512; i++) {
+        untouched &= got[i] == -7.0f;
+    }
+    CU_ASSERT(untouched);
+
+    FILE *in = fopen(tmp("cancel.txt"), "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(in);
+    fputs("a\nb\n", in);
+    fclose(in);
+    ck_corpus_params cp = ck_corpus_default_params();
+    cp.input = tmp("cancel.txt");
+    cp.output = tmp("cancel.st");
+    ck_corpus_summary sum;
+    c = (cancel_state){0, 1};
+    ck_error_clear(&err);
+    CU_ASSERT_EQUAL(ck_run_corpus(m, &cp, &sum, &err), CK_E_CANCELLED);
+    CU_ASSERT_STRING_EQUAL(err.message, "corpus: cancelled by the caller after 0 sequences");
+    struct stat st;
+    CU_ASSERT_NOT_EQUAL(stat(tmp("cancel.st"), &st), 0);
+    c = (cancel_state){0, 1000};
+    CU_ASSERT_EQUAL(ck_run_corpus(m, &cp, &sum, NULL), CK_OK);
+    CU_ASSERT_EQUAL(sum.sequences, 2);
+    free(want);
+    free(got);
+    ck_model_free(m);
+}
+
+/* Precision and where the time goes: fp32 by default, parity cannot be bf16, op-class seconds grow
+ * with a batch (linear most), reset to zero, and a bad precision or class is rejected. */
+static void test_precision_and_op_seconds(void)
+{
+    ck_model *m = load(2, 0, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    CU_ASSERT_STRING_EQUAL(ck_model_precision(m), "fp32");
+    const char *want = "linear=f32 attention=f32 layer_norm=f32 gelu_new=f32; onednn ";
+    CU_ASSERT_EQUAL(strncmp(ck_model_dispatch(m), want, strlen(want)), 0);
+    CU_ASSERT_STRING_EQUAL(ck_op_class_name(CK_OP_CLASS_LINEAR), "linear");
+    CU_ASSERT_STRING_EQUAL(ck_op_class_name(CK_OP_CLASS_OTHER), "other");
+    CU_ASSERT_STRING_EQUAL(ck_op_class_name(CK_OP_CLASS_COUNT), "");
+    ck_model_reset_op_seconds(m);
+    for (int c = 0; c < CK_OP_CLASS_COUNT; c++) {
+        CU_ASSERT_EQUAL(ck_model_op_seconds(m, (ck_op_class)c), 0.0);
+    }
+    ck_sequence_set s;
+    ck_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(ck_model_encode_lines(m, k_lines, N_LINES, NULL, CK_LAYER_FEATURES, &s, &err),
+                          CK_OK);
+    double linear = ck_model_op_seconds(m, CK_OP_CLASS_LINEAR);
+    CU_ASSERT(linear > 0.0);
+    CU_ASSERT(ck_model_op_seconds(m, CK_OP_CLASS_ATTENTION) > 0.0);
+    CU_ASSERT(ck_model_op_seconds(m, CK_OP_CLASS_LAYER_NORM) > 0.0);
+    CU_ASSERT(linear > ck_model_op_seconds(m, CK_OP_CLASS_ATTENTION));
+    CU_ASSERT_EQUAL(ck_model_op_seconds(m, CK_OP_CLASS_GELU), 0.0); /* fused into its linear */
+    CU_ASSERT_EQUAL(ck_model_op_seconds(m, CK_OP_CLASS_COUNT), 0.0);
+    CU_ASSERT_EQUAL(ck_model_op_seconds(NULL, CK_OP_CLASS_LINEAR), 0.0);
+    ck_sequence_set_free(&s);
+    ck_model_free(m);
+    ck_model_params p = ck_model_default_params();
+    CU_ASSERT_EQUAL(p.precision, CK_PRECISION_FP32);
+    ck_model *bad = NULL;
+    p.parity = 1;
+    p.precision = CK_PRECISION_BF16;
+    err = (ck_error){0};
+    CU_ASSERT_EQUAL(ck_model_load(&bad, &p, &err), CK_E_ARG);
+    CU_ASSERT_PTR_NULL(bad);
+    CU_ASSERT_STRING_EQUAL(err.message, "model: parity runs fp32 only (the X-Ray contract): precision "
+                                        "bf16 and parity cannot be combined");
+    p.parity = 0;
+    p.precision = (ck_precision)7;
+    err = (ck_error){0};
+    CU_ASSERT_EQUAL(ck_model_load(&bad, &p, &err), CK_E_ARG);
+    CU_ASSERT_STRING_EQUAL(err.message, "model: precision 7: expected CK_PRECISION_FP32 or CK_PRECISION_BF16");
+    CU_ASSERT_STRING_EQUAL(ck_model_precision(NULL), "");
+}
+
 static void test_tools(void)
 {
     ck_error err = {0};
@@ -462,6 +583,8 @@ static int setup_and_run(void)
         {"load errors", test_load_errors},
         {"no process state changed, nothing printed", test_no_process_state_no_output},
         {"corpus run errors", test_run_corpus_errors},
+        {"cancel between batches", test_cancel_between_batches},
+        {"precision and op seconds", test_precision_and_op_seconds},
         {"weights tools", test_tools},
     };
     int rc = ck_test_run("api", cases, sizeof cases / sizeof cases[0]);

@@ -121,7 +121,7 @@ static void check_file(const char *path, size_t n, size_t skips)
     const ck_st_tensor *feat = ck_st_find(f, "features"), *offs = ck_st_find(f, "offsets");
     const ck_st_tensor *seqs = ck_st_find(f, "sequences"), *skipped = ck_st_find(f, "skipped");
     CU_ASSERT_FATAL(feat && offs && seqs && skipped);
-    CU_ASSERT(seqs->dtype == CK_ST_U8 && skipped->dtype == CK_ST_U8 && offs->dtype == CK_ST_I64);
+    CU_ASSERT(seqs->dtype == CK_DTYPE_U8 && skipped->dtype == CK_DTYPE_U8 && offs->dtype == CK_DTYPE_I64);
     CU_ASSERT_EQUAL_FATAL(offs->elements, n + 1);
     cJSON *s = parse_lines(seqs), *k = parse_lines(skipped);
     CU_ASSERT_FATAL(s != NULL && k != NULL);

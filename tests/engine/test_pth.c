@@ -86,11 +86,11 @@ static void test_layout_described(void)
     const ck_pth_tensor *t = ck_pth_at(f, 0);
     CU_ASSERT_STRING_EQUAL(t->name, "bert.module.embeddings.word_embeddings.weight");
     CU_ASSERT_STRING_EQUAL(t->group, "bert");
-    CU_ASSERT(t->dtype == CK_ST_F32 && t->rank == 2 && t->shape[0] == 7 && t->shape[1] == 4);
+    CU_ASSERT(t->dtype == CK_DTYPE_F32 && t->rank == 2 && t->shape[0] == 7 && t->shape[1] == 4);
     CU_ASSERT(t->stride[0] == 4 && t->stride[1] == 1 && t->offset == 0 && t->elements == 28);
     const ck_pth_tensor *ids = ck_pth_at(f, 13);
     CU_ASSERT_STRING_EQUAL(ids->name, "bert.module.embeddings.position_ids");
-    CU_ASSERT(ids->dtype == CK_ST_I64 && ids->rank == 2 && ids->shape[1] == 6);
+    CU_ASSERT(ids->dtype == CK_DTYPE_I64 && ids->rank == 2 && ids->shape[1] == 6);
     const ck_pth_tensor *bias = ck_pth_at(f, N_ENCODER_TENSORS);
     CU_ASSERT_STRING_EQUAL(bias->name, "bert_encoder.module.bias");
     CU_ASSERT_EQUAL(bias->offset, 3);  /* a slice of a larger storage */

@@ -262,10 +262,10 @@ static void test_read_hand_made(void)
     CU_ASSERT_EQUAL(ck_st_count(f), 3);
     const ck_st_tensor *b = ck_st_at(f, 0), *a = ck_st_find(f, "a"), *e = ck_st_at(f, 2);
     CU_ASSERT_STRING_EQUAL(b->name, "b");
-    CU_ASSERT_EQUAL(b->dtype, CK_ST_OTHER);
+    CU_ASSERT_EQUAL(b->dtype, CK_DTYPE_OTHER);
     CU_ASSERT(b->rank == 2 && b->shape[0] == 2 && b->shape[1] == 2 && b->elements == 4);
     CU_ASSERT_EQUAL(((const unsigned char *)b->data)[0], 4);  /* data byte i holds i */
-    CU_ASSERT(a->dtype == CK_ST_BF16 && a->bytes == 4 && ((const unsigned char *)a->data)[3] == 3);
+    CU_ASSERT(a->dtype == CK_DTYPE_BF16 && a->bytes == 4 && ((const unsigned char *)a->data)[3] == 3);
     CU_ASSERT(e->elements == 0 && e->bytes == 0);
     CU_ASSERT_PTR_NULL(ck_st_at(f, 3));
     CU_ASSERT_PTR_NULL(ck_st_find(f, "zz"));
@@ -290,7 +290,7 @@ static void test_f16_exact_including_subnormals(void)
     for (size_t i = 0; i < 65536; i++) {
         h[i] = (uint16_t)i;
     }
-    ck_st_tensor t = {"h", CK_ST_F16, 1, {65536}, 65536, h, sizeof h};
+    ck_st_tensor t = {"h", CK_DTYPE_F16, 1, {65536}, 65536, h, sizeof h};
     CU_ASSERT_EQUAL_FATAL(ck_st_to_f32(&t, out, 65536, NULL), CK_OK);
     size_t bad = 0;
     for (size_t i = 0; i < 65536; i++) {
@@ -312,7 +312,7 @@ static void test_bf16_is_high_half(void)
 {
     uint16_t h[3] = {0x3f80, 0xc040, 0x7f80};
     float out[3];
-    ck_st_tensor t = {"b", CK_ST_BF16, 1, {3}, 3, h, sizeof h};
+    ck_st_tensor t = {"b", CK_DTYPE_BF16, 1, {3}, 3, h, sizeof h};
     CU_ASSERT_EQUAL_FATAL(ck_st_to_f32(&t, out, 3, NULL), CK_OK);
     CU_ASSERT(out[0] == 1.0f && out[1] == -3.0f && isinf(out[2]));
 }
@@ -320,7 +320,7 @@ static void test_bf16_is_high_half(void)
 static void test_to_f32_rejects_small_output(void)
 {
     float src[4] = {1, 2, 3, 4}, out[4];
-    ck_st_tensor t = {"w", CK_ST_F32, 1, {4}, 4, src, sizeof src};
+    ck_st_tensor t = {"w", CK_DTYPE_F32, 1, {4}, 4, src, sizeof src};
     ck_error err = {0};
     ck_test_fill_canary(out, 4);
     CU_ASSERT_EQUAL(ck_st_to_f32(&t, out, 3, &err), CK_E_SIZE);
@@ -332,7 +332,7 @@ static void test_to_f32_rejects_int_dtype(void)
 {
     int32_t src[1] = {7};
     float out[1];
-    ck_st_tensor t = {"ids", CK_ST_I32, 1, {1}, 1, src, sizeof src};
+    ck_st_tensor t = {"ids", CK_DTYPE_I32, 1, {1}, 1, src, sizeof src};
     ck_error err = {0};
     ck_test_fill_canary(out, 1);
     CU_ASSERT_EQUAL(ck_st_to_f32(&t, out, 1, &err), CK_E_ARG);
@@ -351,7 +351,7 @@ static void test_write_exact_bytes(void)
         "{\"__metadata__\":{\"k\":\"v\"},\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}} "
         "\x00\x00\x80\x3f\x00\x00\x00\xc0";
     const float data[2] = {1.0f, -2.0f};
-    ck_st_entry e = {"a", CK_ST_F32, 1, {2}, data, NULL, 0};
+    ck_st_entry e = {"a", CK_DTYPE_F32, 1, {2}, data, NULL, 0};
     ck_st_meta m = {"k", "v"};
     const char *path = ck_test_tmp_path("exact.safetensors");
     size_t n = 0;
@@ -372,10 +372,10 @@ static void test_round_trip_all_dtypes(void)
     const int64_t i64[1] = {-9000000000LL};
     const unsigned char u8[3] = {'{', '\n', 0xff};
     const ck_st_entry e[] = {
-        {"f32", CK_ST_F32, 2, {1, 3}, f32, NULL, 0},   {"f16", CK_ST_F16, 1, {2}, f16, NULL, 0},
-        {"bf16", CK_ST_BF16, 1, {2}, bf16, NULL, 0},   {"i32", CK_ST_I32, 1, {2}, i32, NULL, 0},
-        {"i64", CK_ST_I64, 0, {0}, i64, NULL, 0},      {"empty", CK_ST_F32, 1, {0}, f32, NULL, 0},
-        {"u8", CK_ST_U8, 1, {3}, u8, NULL, 0},
+        {"f32", CK_DTYPE_F32, 2, {1, 3}, f32, NULL, 0},   {"f16", CK_DTYPE_F16, 1, {2}, f16, NULL, 0},
+        {"bf16", CK_DTYPE_BF16, 1, {2}, bf16, NULL, 0},   {"i32", CK_DTYPE_I32, 1, {2}, i32, NULL, 0},
+        {"i64", CK_DTYPE_I64, 0, {0}, i64, NULL, 0},      {"empty", CK_DTYPE_F32, 1, {0}, f32, NULL, 0},
+        {"u8", CK_DTYPE_U8, 1, {3}, u8, NULL, 0},
     };
     const ck_st_meta m[] = {{"quote", "say \"hi\"\\ \n\t"}, {"unicode", "\xc9\x99 \xe2\x80\x94 ok"}};
     const char *path = ck_test_tmp_path("round.safetensors");
@@ -385,7 +385,7 @@ static void test_round_trip_all_dtypes(void)
     CU_ASSERT_EQUAL(ck_st_count(f), 7);
     for (size_t i = 0; i < 7; i++) {
         const ck_st_tensor *t = ck_st_at(f, i);
-        size_t bytes = ck_st_dtype_size(e[i].dtype) * (e[i].rank == 0 ? 1 : e[i].shape[0]) *
+        size_t bytes = ck_dtype_size(e[i].dtype) * (e[i].rank == 0 ? 1 : e[i].shape[0]) *
                        (e[i].rank == 2 ? e[i].shape[1] : 1);
         CU_ASSERT_STRING_EQUAL(t->name, e[i].name);
         CU_ASSERT(t->dtype == e[i].dtype && t->rank == e[i].rank && t->bytes == bytes);
@@ -410,8 +410,8 @@ static void test_segment_entries(void)
     CU_ASSERT_FATAL(fwrite(a, sizeof a, 1, fa) == 1 && fwrite(b, sizeof b, 1, fb) == 1);
     CU_ASSERT_FATAL(fflush(fa) == 0 && fflush(fb) == 0);
     const ck_st_segment g[3] = {{fileno(fa), 4, 12}, {fileno(fb), 0, 0}, {fileno(fb), 0, 8}};
-    const ck_st_entry e[2] = {{"joined", CK_ST_F32, 1, {5}, NULL, NULL, 0},
-                              {"tail", CK_ST_F32, 1, {1}, NULL, NULL, 0}};
+    const ck_st_entry e[2] = {{"joined", CK_DTYPE_F32, 1, {5}, NULL, NULL, 0},
+                              {"tail", CK_DTYPE_F32, 1, {1}, NULL, NULL, 0}};
     const ck_st_segments segs[2] = {{g, 3}, {g + 2, 1}};
     const ck_st_segments short_segs[2] = {{g, 2}, {g + 2, 1}};
     const ck_st_meta m[2] = {{"z", "1"}, {"a", "2"}};
@@ -421,7 +421,7 @@ static void test_segment_entries(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "tensor \"joined\": segments hold 12 bytes, its "
                                                "shape 20"));
     CU_ASSERT_EQUAL(access(path, F_OK), -1);
-    const ck_st_entry e2[2] = {e[0], {"tail", CK_ST_F32, 1, {2}, NULL, NULL, 0}};
+    const ck_st_entry e2[2] = {e[0], {"tail", CK_DTYPE_F32, 1, {2}, NULL, NULL, 0}};
     ck_st_file *f = NULL;
     CU_ASSERT_EQUAL_FATAL(ck_st_write_segments(path, e2, segs, 2, m, 2, NULL), CK_OK);
     CU_ASSERT_EQUAL_FATAL(ck_st_open(&f, path, NULL), CK_OK);
@@ -454,9 +454,9 @@ static void test_spool_entries(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(spool);
     fwrite(&junk, sizeof junk, 1, spool);
     fwrite(spooled, sizeof spooled, 1, spool);
-    const ck_st_entry e[] = {{"head", CK_ST_F32, 1, {1}, head, NULL, 0},
-                             {"spooled", CK_ST_F32, 1, {3}, NULL, spool, (long)sizeof junk},
-                             {"tail", CK_ST_F32, 1, {1}, head, NULL, 0}};
+    const ck_st_entry e[] = {{"head", CK_DTYPE_F32, 1, {1}, head, NULL, 0},
+                             {"spooled", CK_DTYPE_F32, 1, {3}, NULL, spool, (long)sizeof junk},
+                             {"tail", CK_DTYPE_F32, 1, {1}, head, NULL, 0}};
     const char *path = ck_test_tmp_path("spool.safetensors");
     ck_st_file *f = NULL;
     CU_ASSERT_EQUAL_FATAL(ck_st_write(path, e, 3, NULL, 0, NULL), CK_OK);
@@ -471,7 +471,7 @@ static void test_spool_entries(void)
 static void test_write_into_missing_directory(void)
 {
     const float x = 1.0f;
-    ck_st_entry e = {"x", CK_ST_F32, 1, {1}, &x, NULL, 0};
+    ck_st_entry e = {"x", CK_DTYPE_F32, 1, {1}, &x, NULL, 0};
     ck_error err = {0};
     char path[300];
     snprintf(path, sizeof path, "%s/no_such_dir/out.safetensors", ck_test_tmp_dir());
@@ -488,7 +488,7 @@ static void test_failed_write_keeps_previous_file(void)
     const char *path = ck_test_tmp_path("keep.safetensors");
     char keep[300], tmp[320];
     size_t n0 = 0, n1 = 0;
-    ck_st_entry good = {"x", CK_ST_F32, 1, {2}, x, NULL, 0};
+    ck_st_entry good = {"x", CK_DTYPE_F32, 1, {2}, x, NULL, 0};
     ck_error err = {0};
     snprintf(keep, sizeof keep, "%s", path);
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", keep, (long)getpid());
@@ -496,7 +496,7 @@ static void test_failed_write_keeps_previous_file(void)
     unsigned char *before = read_bytes(keep, &n0);
     FILE *spool = tmpfile();
     fwrite(x, sizeof x[0], 1, spool);  /* one float where 1000 are needed */
-    ck_st_entry bad[] = {good, {"big", CK_ST_F32, 1, {1000}, NULL, spool, 0}};
+    ck_st_entry bad[] = {good, {"big", CK_DTYPE_F32, 1, {1000}, NULL, spool, 0}};
     bad[0].name = "y";
     CU_ASSERT_EQUAL(ck_st_write(keep, bad, 2, NULL, 0, &err), CK_E_IO);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "tensor \"big\": data"));
@@ -512,7 +512,7 @@ static void test_failed_write_keeps_previous_file(void)
 static void test_write_rejects_duplicate_name(void)
 {
     const float x = 1.0f;
-    ck_st_entry e[2] = {{"x", CK_ST_F32, 1, {1}, &x, NULL, 0}, {"x", CK_ST_F32, 1, {1}, &x, NULL, 0}};
+    ck_st_entry e[2] = {{"x", CK_DTYPE_F32, 1, {1}, &x, NULL, 0}, {"x", CK_DTYPE_F32, 1, {1}, &x, NULL, 0}};
     ck_error err = {0};
     CU_ASSERT_EQUAL(ck_st_write(ck_test_tmp_path("dup.safetensors"), e, 2, NULL, 0, &err), CK_E_ARG);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "tensor \"x\": name: duplicate"));
@@ -522,7 +522,7 @@ static void test_write_rejects_duplicate_name(void)
 static void test_write_rejects_other_dtype(void)
 {
     const float x = 1.0f;
-    ck_st_entry e = {"x", CK_ST_OTHER, 1, {1}, &x, NULL, 0};
+    ck_st_entry e = {"x", CK_DTYPE_OTHER, 1, {1}, &x, NULL, 0};
     ck_error err = {0};
     CU_ASSERT_EQUAL(ck_st_write(ck_test_tmp_path("other.safetensors"), &e, 1, NULL, 0, &err), CK_E_ARG);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "tensor \"x\": dtype or rank"));
@@ -530,7 +530,7 @@ static void test_write_rejects_other_dtype(void)
 
 static void test_write_rejects_missing_data(void)
 {
-    ck_st_entry e = {"x", CK_ST_F32, 1, {1}, NULL, NULL, 0};
+    ck_st_entry e = {"x", CK_DTYPE_F32, 1, {1}, NULL, NULL, 0};
     ck_error err = {0};
     CU_ASSERT_EQUAL(ck_st_write(ck_test_tmp_path("nodata.safetensors"), &e, 1, NULL, 0, &err), CK_E_ARG);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "tensor \"x\": data: neither memory nor a spool"));

@@ -179,9 +179,9 @@ static void test_synthetic_rejects_overflow(void)
 static void test_module_segments_dropped(void)
 {
     const float x[1] = {0.5f};
-    const ck_st_entry e[] = {{"module.bert.x", CK_ST_F32, 1, {1}, x, NULL, 0},
-                             {"bert.module.y", CK_ST_F32, 1, {1}, x, NULL, 0},
-                             {"modules.z", CK_ST_F32, 1, {1}, x, NULL, 0}};
+    const ck_st_entry e[] = {{"module.bert.x", CK_DTYPE_F32, 1, {1}, x, NULL, 0},
+                             {"bert.module.y", CK_DTYPE_F32, 1, {1}, x, NULL, 0},
+                             {"modules.z", CK_DTYPE_F32, 1, {1}, x, NULL, 0}};
     const char *path = write_file("module.safetensors", e, 3);
     ck_weights *w = NULL;
     CU_ASSERT_EQUAL_FATAL(ck_weights_load(&w, path, NULL), CK_OK);
@@ -196,8 +196,8 @@ static void test_module_segments_dropped(void)
 static void test_duplicate_after_normalising_rejected(void)
 {
     const float x[1] = {0.5f};
-    const ck_st_entry e[] = {{"a.w", CK_ST_F32, 1, {1}, x, NULL, 0},
-                             {"module.a.w", CK_ST_F32, 1, {1}, x, NULL, 0}};
+    const ck_st_entry e[] = {{"a.w", CK_DTYPE_F32, 1, {1}, x, NULL, 0},
+                             {"module.a.w", CK_DTYPE_F32, 1, {1}, x, NULL, 0}};
     const char *path = write_file("dupnorm.safetensors", e, 2);
     expect_load_fails(path, CK_E_FORMAT, "tensor \"module.a.w\": name: duplicate");
     unlink(path);
@@ -207,7 +207,7 @@ static void test_duplicate_after_normalising_rejected(void)
 static void test_f16_and_bf16_converted(void)
 {
     const uint16_t h[4] = {0x3c00, 0xc000, 0x0001, 0x7bff}, b[3] = {0x3f80, 0xc040, 0x0080};
-    const ck_st_entry e[] = {{"h", CK_ST_F16, 1, {4}, h, NULL, 0}, {"b", CK_ST_BF16, 1, {3}, b, NULL, 0}};
+    const ck_st_entry e[] = {{"h", CK_DTYPE_F16, 1, {4}, h, NULL, 0}, {"b", CK_DTYPE_BF16, 1, {3}, b, NULL, 0}};
     const float want_h[4] = {1.0f, -2.0f, 0x1p-24f, 65504.0f}, want_b[3] = {1.0f, -3.0f, 0x1p-126f};
     const char *path = write_file("half.safetensors", e, 2);
     ck_weights *w = NULL;
@@ -221,7 +221,7 @@ static void test_f16_and_bf16_converted(void)
 static void test_nan_weight_rejected(void)
 {
     const float x[4] = {0.0f, 1.0f, NAN, 2.0f};
-    const ck_st_entry e = {"bert.w", CK_ST_F32, 2, {2, 2}, x, NULL, 0};
+    const ck_st_entry e = {"bert.w", CK_DTYPE_F32, 2, {2, 2}, x, NULL, 0};
     const char *path = write_file("nan.safetensors", &e, 1);
     expect_load_fails(path, CK_E_NONFINITE, "tensor \"bert.w\": element 2 is NaN");
     unlink(path);
@@ -230,7 +230,7 @@ static void test_nan_weight_rejected(void)
 static void test_f16_inf_rejected(void)
 {
     const uint16_t h[2] = {0x3c00, 0xfc00};
-    const ck_st_entry e = {"h", CK_ST_F16, 1, {2}, h, NULL, 0};
+    const ck_st_entry e = {"h", CK_DTYPE_F16, 1, {2}, h, NULL, 0};
     const char *path = write_file("inf.safetensors", &e, 1);
     expect_load_fails(path, CK_E_NONFINITE, "tensor \"h\": element 1 is Inf");
     unlink(path);
@@ -240,8 +240,8 @@ static void test_integer_tensors_skipped(void)
 {
     const int64_t ids[3] = {0, 1, 2};
     const float x[1] = {3.0f};
-    const ck_st_entry e[] = {{"bert.embeddings.position_ids", CK_ST_I64, 2, {1, 3}, ids, NULL, 0},
-                             {"bert.w", CK_ST_F32, 1, {1}, x, NULL, 0}};
+    const ck_st_entry e[] = {{"bert.embeddings.position_ids", CK_DTYPE_I64, 2, {1, 3}, ids, NULL, 0},
+                             {"bert.w", CK_DTYPE_F32, 1, {1}, x, NULL, 0}};
     const char *path = write_file("i64.safetensors", e, 2);
     ck_weights *w = NULL;
     CU_ASSERT_EQUAL_FATAL(ck_weights_load(&w, path, NULL), CK_OK);
@@ -337,8 +337,8 @@ static void test_release_drops_mapped_pages(void)
     for (size_t i = 0; i < BIG; i++) {
         big[i] = (float)i;
     }
-    const ck_st_entry e[2] = {{"big", CK_ST_F32, 1, {BIG}, big, NULL, 0},
-                              {"small", CK_ST_F32, 1, {3}, small, NULL, 0}};
+    const ck_st_entry e[2] = {{"big", CK_DTYPE_F32, 1, {BIG}, big, NULL, 0},
+                              {"small", CK_DTYPE_F32, 1, {3}, small, NULL, 0}};
     const char *path = write_file("release.safetensors", e, 2);
     ck_weights *w = NULL;
     CU_ASSERT_EQUAL_FATAL(ck_weights_load(&w, path, NULL), CK_OK);

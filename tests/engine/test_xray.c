@@ -195,7 +195,7 @@ static void test_perturbed_candidate_named(void)
     CU_ASSERT_EQUAL_FATAL(ck_circuit_load_default(&c, NULL, &err), CK_OK);
     CU_ASSERT_EQUAL_FATAL(ck_xray_circuit_checkpoints(&c, &ids, &n_ids, &err), CK_OK);
     CU_ASSERT_EQUAL(n_ids, N_CHECKPOINTS);
-    CU_ASSERT_EQUAL_FATAL(ck_xray_profile_load(&p, NULL, &err), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_xray_profile_load(&p, NULL, CK_DTYPE_F32, &err), CK_OK);
     CU_ASSERT_EQUAL_FATAL(ck_xray_compare_files(cand, oracle, ids, n_ids, &p, &rep, &err), CK_OK);
     CU_ASSERT_EQUAL(ck_xray_report_status(&rep), CK_E_PARITY);
     CU_ASSERT_EQUAL(rep.failed, 1);
@@ -269,7 +269,7 @@ static void test_profile_override_and_rejection(void)
     fclose(f);
     ck_error err = {0};
     ck_xray_profile p;
-    CU_ASSERT_EQUAL_FATAL(ck_xray_profile_load(&p, path, &err), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_xray_profile_load(&p, path, CK_DTYPE_F32, &err), CK_OK);
     CU_ASSERT_DOUBLE_EQUAL(ck_xray_profile_budget(&p, "x").max_abs_max, 3e-5, 0);
     CU_ASSERT_DOUBLE_EQUAL(ck_xray_profile_budget(&p, "kokoro.bert_encoder.features").rmse_max,
                            1e-4, 0);
@@ -279,7 +279,7 @@ static void test_profile_override_and_rejection(void)
     f = fopen(path, "wb");
     fputs("{\"dtypes\": {\"F32\": {\"rmse\": \"small\"}}}", f);
     fclose(f);
-    CU_ASSERT_EQUAL(ck_xray_profile_load(&p, path, &err), CK_E_FORMAT);
+    CU_ASSERT_EQUAL(ck_xray_profile_load(&p, path, CK_DTYPE_F32, &err), CK_E_FORMAT);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "\"rmse\""));
     remove(path);
 }

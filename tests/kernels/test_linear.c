@@ -1,5 +1,7 @@
 /* test_linear.c - the oneDNN linear against a double reference over Kokoro's shapes, its determinism, the reference loop, rejections. */
 #include <float.h>
+#include <math.h>
+#include <string.h>
 #include <omp.h>
 #include <stdint.h>
 
@@ -418,6 +420,130 @@ static void test_reference_loop_y_count_one_short(void)
     problem_free(&p);
 }
 
+/* ck_bf16_from_f32: round to nearest, ties to even (PyTorch's c10::BFloat16 round_to_nearest_even):
+ * exact values, ties both ways, the largest finite rounding up to Inf, Inf, NaN kept quiet. */
+static void test_bf16_rounding(void)
+{
+    static const struct {
+        uint32_t f;
+        uint16_t h;
+    } cases[] = {
+        {0x3f800000u, 0x3f80u}, /* 1.0 exact */
+        {0x3f808000u, 0x3f80u}, /* 1.00390625: tie, 0x3f80 is even: down */
+        {0x3f818000u, 0x3f82u}, /* tie, 0x3f81 is odd: up */
+        {0x3f808001u, 0x3f81u}, /* just above the tie: up */
+        {0xbf807fffu, 0xbf80u}, /* just below the tie, negative: down in magnitude */
+        {0x7f7fffffu, 0x7f80u}, /* FLT_MAX rounds to +Inf */
+        {0x7f800000u, 0x7f80u}, /* +Inf */
+        {0xff800000u, 0xff80u}, /* -Inf */
+        {0x00000001u, 0x0000u}, /* smallest subnormal rounds to +0 */
+        {0x7f800001u, 0x7fc0u}, /* signalling NaN becomes quiet */
+        {0xffc00000u, 0xffc0u}, /* negative quiet NaN keeps its sign */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        float f;
+        memcpy(&f, &cases[i].f, sizeof f);
+        CU_ASSERT_EQUAL(ck_bf16_from_f32(f), cases[i].h);
+        uint16_t row = 0;
+        ck_bf16_from_f32_rows(&f, 1, &row, 1, 1, 1);
+        CU_ASSERT_EQUAL(row, cases[i].h);
+    }
+    /* the same cases 16 at a time, through the vector path of the rows converter */
+    enum { N_CASES = sizeof cases / sizeof cases[0], LANES = 3 * 16 };
+    float many[LANES];
+    uint16_t got[LANES];
+    for (size_t i = 0; i < LANES; i++) {
+        memcpy(&many[i], &cases[i % N_CASES].f, sizeof many[i]);
+    }
+    ck_bf16_from_f32_rows(many, LANES, got, LANES, 1, LANES);
+    for (size_t i = 0; i < LANES; i++) {
+        CU_ASSERT_EQUAL(got[i], cases[i % N_CASES].h);
+    }
+    /* bf16 -> f32 is exact: every finite bf16 survives a round trip */
+    for (uint32_t h = 0; h < 0x10000u; h++) {
+        float f = ck_bf16_to_f32((uint16_t)h);
+        if ((h & 0x7f80u) != 0x7f80u) {
+            CU_ASSERT_EQUAL(ck_bf16_from_f32(f), (uint16_t)h);
+        }
+    }
+}
+
+/* The rows converter gives ck_bf16_from_f32's bits for every value of a strided block. */
+static void test_bf16_rows_match_scalar(void)
+{
+    enum { R = 7, C = 131, XS = 140, YS = 133 };
+    float *x = malloc(R * XS * sizeof *x);
+    uint16_t *y = malloc(R * YS * sizeof *y);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(x);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+    fill(x, R * XS, 99, 1e3);
+    memset(y, 0xab, R * YS * sizeof *y);
+    ck_bf16_from_f32_rows(x, XS, y, YS, R, C);
+    size_t bad = 0;
+    for (size_t r = 0; r < R; r++) {
+        for (size_t c = 0; c < YS; c++) {
+            uint16_t want = c < C ? ck_bf16_from_f32(x[r * XS + c]) : 0xababu;
+            bad += y[r * YS + c] != want;
+        }
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    free(x);
+    free(y);
+}
+
+/* bf16: a row's bits do not depend on how many rows are computed with it (1 row, tails of 17, 64,
+ * 127 rows, full tiles), for every Kokoro shape, plain and with the GELU post-op, on one thread per
+ * lane as the executor runs them (a bf16 primitive made for two threads may split K between them);
+ * the error against the f32 reference is a bf16 one (relative RMSE between 1e-4 and 1%). */
+static void test_bf16_rows_do_not_depend_on_tiles(void)
+{
+    static const size_t shapes[][2] = {{128, 768}, {768, 768}, {768, 2048}, {2048, 768}, {768, 512}};
+    const size_t T = 300;
+    int before = omp_get_max_threads();
+    omp_set_num_threads(1);
+    ck_onednn *ctx = NULL;
+    CU_ASSERT_EQUAL_FATAL(ck_onednn_init(&ctx, 1), CK_OK);
+    for (size_t si = 0; si < 5; si++) {
+        for (int act = 0; act < 2; act++) {
+            size_t K = shapes[si][0], N = shapes[si][1];
+            float *x = malloc(T * K * sizeof *x), *w = malloc(K * N * sizeof *w), *b = malloc(N * sizeof *b);
+            float *all = malloc(T * N * sizeof *all), *part = malloc(T * N * sizeof *part);
+            float *ref = malloc(T * N * sizeof *ref);
+            CU_ASSERT_FATAL(x && w && b && all && part && ref);
+            fill(x, T * K, K + 1, 2.0);
+            fill(w, K * N, K * 7 + N, 0.05);
+            fill(b, N, N, 0.05);
+            ck_linear *lin = NULL;
+            CU_ASSERT_EQUAL_FATAL(ck_linear_init_typed(&lin, ctx, w, K * N, b, N, K, N,
+                                                       (ck_linear_activation)act, CK_DTYPE_BF16), CK_OK);
+            CU_ASSERT_EQUAL(ck_linear_compute_dtype(lin), CK_DTYPE_BF16);
+            CU_ASSERT_EQUAL_FATAL(ck_linear_forward_f32(lin, 0, x, T * K, K, all, T * N, N, T), CK_OK);
+            static const size_t chunks[] = {1, 17, 64, 127, 128, 256};
+            for (size_t ci = 0; ci < 6; ci++) {
+                for (size_t t = 0; t < T; t += chunks[ci]) {
+                    size_t m = T - t < chunks[ci] ? T - t : chunks[ci];
+                    CU_ASSERT_EQUAL_FATAL(ck_linear_forward_f32(lin, 0, x + t * K, m * K, K, part + t * N,
+                                                                m * N, N, m), CK_OK);
+                }
+                CU_ASSERT_EQUAL(memcmp(part, all, T * N * sizeof *all), 0);
+            }
+            if (act == 0) {
+                CU_ASSERT_EQUAL(ck_linear_ref_f32(x, T * K, K, w, K * N, b, N, ref, T * N, N, T, K, N), CK_OK);
+                double d = 0, r = 0;
+                for (size_t i = 0; i < T * N; i++) {
+                    d += ((double)all[i] - ref[i]) * ((double)all[i] - ref[i]);
+                    r += (double)ref[i] * ref[i];
+                }
+                CU_ASSERT(sqrt(d / r) > 1e-4 && sqrt(d / r) < 0.01);
+            }
+            ck_linear_free(lin);
+            free(x), free(w), free(b), free(all), free(part), free(ref);
+        }
+    }
+    ck_onednn_free(ctx);
+    omp_set_num_threads(before);
+}
+
 static void test_free_accepts_null(void)
 {
     ck_linear_free(NULL);
@@ -445,4 +571,6 @@ CK_TEST_MAIN("linear", {"128 -> 768", test_128_to_768}, {"768 -> 768", test_768_
              {"forward x_count one short", test_forward_x_count_one_short},
              {"forward NaN in x poisons its row only", test_forward_nan_in_x_poisons_its_row_only}, {"forward x overlaps y", test_forward_x_overlaps_y},
              {"reference loop y_count one short", test_reference_loop_y_count_one_short},
+             {"bf16 rounding", test_bf16_rounding}, {"bf16 rows match the scalar", test_bf16_rows_match_scalar},
+             {"bf16 rows do not depend on the tile", test_bf16_rows_do_not_depend_on_tiles},
              {"free accepts NULL", test_free_accepts_null})
