@@ -16,6 +16,7 @@
 #include "byte_order.h"
 #include "ck_error.h"
 #include "ck_log.h"
+#include "output_internal.h"
 #include "safetensors.h"
 
 #define SHARD_KEY "shard" /* the metadata entry a shard run adds (engine/api/corpus_shard.h) */
@@ -154,20 +155,6 @@ static const char *shard_base(const char *output, const shard *sh)
     return output;
 }
 
-/* Where strings a and b part: the start of the space-separated word holding their first
- * difference (a message shows "on_error=stop" against "on_error=skip", not a common prefix). */
-static size_t parting_word(const char *a, const char *b)
-{
-    size_t i = 0;
-    while (a[i] != '\0' && a[i] == b[i]) {
-        i++;
-    }
-    while (i > 0 && a[i - 1] != ' ') {
-        i--;
-    }
-    return i;
-}
-
 /* Every sorted shard has the same count, none is given twice, none is missing; a missing one is
  * named with the input bytes and lines no given shard covers, and whether its partial files show
  * an unfinished run. */
@@ -218,7 +205,7 @@ static int check_same(const shard *s, const shard *r, ck_error *err)
     const char *theirs[] = {r->input_sha256, r->options, r->isa};
     for (size_t i = 0; i < 3; i++) {
         if (strcmp(mine[i], theirs[i]) != 0) {
-            size_t at = parting_word(mine[i], theirs[i]);
+            size_t at = ck_output_parting_word(mine[i], theirs[i]);
             return ck_fail(err, CK_E_ARG, "merge: %s: field \"%s\" differs from %s's (\"%.60s\", "
                            "not \"%.60s\")", who(s, a), fields[i], who(r, b), mine[i] + at,
                            theirs[i] + at);

@@ -50,6 +50,11 @@ cJSON *ck_output_identity_json(const ck_output_identity *id);
 /* Starts each journal's running SHA-256 (empty). CK_OK, CK_E_MEMORY or CK_E_BACKEND, with err set. */
 int ck_output_begin_hashes(ck_output *o, ck_error *err);
 
+/* Where strings a and b part: the start of the space-separated word holding their first
+ * difference, so a refusal shows "threads=2" against "threads=1" (or "on_error=stop" against
+ * "on_error=skip"), not a cut-off common prefix. Used by resume and by merge. */
+size_t ck_output_parting_word(const char *a, const char *b);
+
 /* Reopens o's partial files from its record (see ck_output_open, CK_OUTPUT_RESUME); the record must
  * exist. */
 int ck_output_resume(ck_output *o, ck_output_mark *mark, ck_error *err);

@@ -222,9 +222,7 @@ static int record_size(const ck_output *o, const cJSON *r, const char *key, size
     return CK_OK;
 }
 
-/* Where strings a and b part: the start of the space-separated word holding their first
- * difference (so a message shows "threads=2" against "threads=1", not a cut-off common prefix). */
-static size_t parting_word(const char *a, const char *b)
+size_t ck_output_parting_word(const char *a, const char *b)
 {
     size_t i = 0;
     while (a[i] != '\0' && a[i] == b[i]) {
@@ -248,7 +246,7 @@ static int check_identity(const ck_output *o, const cJSON *r, ck_error *err)
         const cJSON *a = cJSON_GetObjectItemCaseSensitive(had, fields[i]);
         const cJSON *b = cJSON_GetObjectItemCaseSensitive(o->identity, fields[i]);
         if (cJSON_IsString(a) && cJSON_IsString(b) && strcmp(a->valuestring, b->valuestring) != 0) {
-            size_t at = parting_word(a->valuestring, b->valuestring);
+            size_t at = ck_output_parting_word(a->valuestring, b->valuestring);
             return ck_fail(err, CK_E_ARG, "--resume: identity field \"%s\" differs from the "
                            "interrupted run's from \"%.60s\" on (now \"%.60s\"): start again without "
                            "--resume", fields[i], a->valuestring + at, b->valuestring + at);
