@@ -1,9 +1,14 @@
 /* cli_test.h - what the CLI suites share: a private work directory, paths in it, the binary under
- * test, the text of an output's JSON Lines tensors, and a main that makes and removes the directory around the CUnit run. Tests only. */
+ * test, the text of an output's JSON Lines tensors, writing a file, killing a run after its first commit, and a main that makes and removes the directory around the CUnit run. Tests only. */
 #ifndef CK_CLI_TEST_H
 #define CK_CLI_TEST_H
 
+#include <signal.h>
+#include <stdio.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "ck_test.h"
 #include "ckbatch.h"
@@ -61,6 +66,39 @@ static inline int ck_cli_exists(const char *path)
 {
     struct stat sb;
     return stat(path, &sb) == 0;
+}
+
+/* Writes text to path (replacing it). */
+static inline void ck_cli_write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* Starts the shell command `cmd` (which must exec ckbatch writing `out`) and SIGKILLs it as soon
+ * as its first progress record exists; asserts the record is there and `out` is not. */
+static inline void ck_cli_kill_after_first_commit(const char *cmd, const char *out)
+{
+    char record[600];
+    snprintf(record, sizeof record, "%s.partial.json", out);
+    pid_t pid = fork();
+    CU_ASSERT_FATAL(pid >= 0);
+    if (pid == 0) {
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    struct timespec nap = {0, 2000000};
+    for (int i = 0; i < 30000 && !ck_cli_exists(record); i++) {
+        nanosleep(&nap, NULL);
+    }
+    kill(pid, SIGKILL);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    CU_ASSERT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+    CU_ASSERT_TRUE(ck_cli_exists(record));
+    CU_ASSERT_FALSE(ck_cli_exists(out));
 }
 
 /* Runs the cases in a fresh work directory, then removes it (unmounting a test tmpfs at work/disk

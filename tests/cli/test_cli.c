@@ -11,14 +11,6 @@
 #include "cli_test.h"
 #include "ckbatch.h"
 
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "wb");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 /* Runs ckbatch with args (a shell fragment); stderr goes to ck_cli_work/stderr. Returns the exit code. */
 static int run(const char *args)
 {
@@ -50,7 +42,7 @@ static int error_lines(const char *must_contain)
 
 static void test_phonemes_run_writes_features(void)
 {
-    write_file(ck_cli_tmp("p.txt"), "h\xc9\x99l\xcb\x88O\n\nw\xcb\x88\xc9\x9c\xc9\xb9ld\n");
+    ck_cli_write_file(ck_cli_tmp("p.txt"), "h\xc9\x99l\xcb\x88O\n\nw\xcb\x88\xc9\x9c\xc9\xb9ld\n");
     char args[1024];
     snprintf(args, sizeof args, "--threads 2 --input %s --output %s", ck_cli_tmp("p.txt"), ck_cli_tmp("p.st"));
     CU_ASSERT_EQUAL_FATAL(run(args), 0);
@@ -78,7 +70,7 @@ static void test_phonemes_run_writes_features(void)
 
 static void test_empty_corpus_gives_empty_output(void)
 {
-    write_file(ck_cli_tmp("empty.txt"), "");
+    ck_cli_write_file(ck_cli_tmp("empty.txt"), "");
     char args[1024];
     snprintf(args, sizeof args, "--input %s --output %s", ck_cli_tmp("empty.txt"), ck_cli_tmp("empty.st"));
     CU_ASSERT_EQUAL_FATAL(run(args), 0);
@@ -95,7 +87,7 @@ static void test_stdin_and_hidden_layer(void)
     char args[1024];
     snprintf(args, sizeof args, "--format ids --layer hidden --input - --output %s <%s",
              ck_cli_tmp("h.st"), ck_cli_tmp("ids.txt"));
-    write_file(ck_cli_tmp("ids.txt"), "[50, 83, 156]\n");
+    ck_cli_write_file(ck_cli_tmp("ids.txt"), "[50, 83, 156]\n");
     CU_ASSERT_EQUAL_FATAL(run(args), 0);
     ck_features_file *f = NULL;
     ck_error err = {0};
@@ -114,7 +106,7 @@ static void test_stdin_and_hidden_layer(void)
 static void expect_failure(const char *args_fmt, const char *input, const char *what)
 {
     char args[2048];
-    write_file(ck_cli_tmp("keep.st"), "previous contents");
+    ck_cli_write_file(ck_cli_tmp("keep.st"), "previous contents");
     snprintf(args, sizeof args, args_fmt, input, ck_cli_tmp("fail.st"));
     CU_ASSERT_EQUAL(run(args), 1);
     CU_ASSERT_EQUAL(error_lines(what), 1);
@@ -131,7 +123,7 @@ static void expect_failure(const char *args_fmt, const char *input, const char *
 
 static void test_id_178_fails_cleanly(void)
 {
-    write_file(ck_cli_tmp("bad_ids.txt"), "[5, 6]\n[5, 178]\n");
+    ck_cli_write_file(ck_cli_tmp("bad_ids.txt"), "[5, 6]\n[5, 178]\n");
     expect_failure("--format ids --input %s --output %s", ck_cli_tmp("bad_ids.txt"),
                    ":2: element 2: id 178 out of range 1..177");
 }
@@ -141,7 +133,7 @@ static void test_id_178_fails_cleanly(void)
  * counted as a dropped symbol; the run succeeds. */
 static void test_undefined_id_kept_and_reported(void)
 {
-    write_file(ck_cli_tmp("undef.txt"), "[50, 83]\n[50, 7, 83]\n");
+    ck_cli_write_file(ck_cli_tmp("undef.txt"), "[50, 83]\n[50, 7, 83]\n");
     char args[1024], warning[600];
     snprintf(args, sizeof args, "--format ids --input %s --output %s", ck_cli_tmp("undef.txt"),
              ck_cli_tmp("undef.st"));
@@ -172,14 +164,14 @@ static void test_undefined_id_kept_and_reported(void)
 
 static void test_undefined_id_strict_fails_cleanly(void)
 {
-    write_file(ck_cli_tmp("undef.txt"), "[50, 83]\n[50, 7, 83]\n");
+    ck_cli_write_file(ck_cli_tmp("undef.txt"), "[50, 83]\n[50, 7, 83]\n");
     expect_failure("--strict-symbols --format ids --input %s --output %s", ck_cli_tmp("undef.txt"),
                    ":2: element 2: id 7 names no vocab symbol");
 }
 
 static void test_unknown_symbol_strict_fails_cleanly(void)
 {
-    write_file(ck_cli_tmp("sym.txt"), "h\xc9\x99l\xcb\x88O\nab#c\n");
+    ck_cli_write_file(ck_cli_tmp("sym.txt"), "h\xc9\x99l\xcb\x88O\nab#c\n");
     expect_failure("--strict-symbols --input %s --output %s", ck_cli_tmp("sym.txt"), ":2:");
     char args[1024];
     snprintf(args, sizeof args, "--input %s --output %s", ck_cli_tmp("sym.txt"), ck_cli_tmp("sym.st"));
@@ -189,8 +181,8 @@ static void test_unknown_symbol_strict_fails_cleanly(void)
 
 static void test_malformed_circuit_fails_cleanly(void)
 {
-    write_file(ck_cli_tmp("bad.json"), "{\"name\": \"x\", \"dims\": {\"T\": \"runtime\"}, \"ops\": [");
-    write_file(ck_cli_tmp("one.txt"), "h\xc9\x99l\xcb\x88O\n");
+    ck_cli_write_file(ck_cli_tmp("bad.json"), "{\"name\": \"x\", \"dims\": {\"T\": \"runtime\"}, \"ops\": [");
+    ck_cli_write_file(ck_cli_tmp("one.txt"), "h\xc9\x99l\xcb\x88O\n");
     char fmt[600];
     snprintf(fmt, sizeof fmt, "--circuit %s --input %%s --output %%s", ck_cli_tmp("bad.json"));
     expect_failure(fmt, ck_cli_tmp("one.txt"), "bad.json");
@@ -251,7 +243,7 @@ static void test_missing_weight_fails_cleanly(void)
     CU_ASSERT_EQUAL_FATAL(ck_demo_weights_write(ck_cli_tmp("demo.st"), 7, NULL, &err), CK_OK);
     const char *missing = drop_first_tensor(ck_cli_tmp("demo.st"), ck_cli_tmp("partial.st"));
     CU_ASSERT_PTR_NOT_NULL(strstr(missing, "bert."));
-    write_file(ck_cli_tmp("one.txt"), "h\xc9\x99l\xcb\x88O\n");
+    ck_cli_write_file(ck_cli_tmp("one.txt"), "h\xc9\x99l\xcb\x88O\n");
     char fmt[600];
     snprintf(fmt, sizeof fmt, "--weights %s --input %%s --output %%s", ck_cli_tmp("partial.st"));
     expect_failure(fmt, ck_cli_tmp("one.txt"), missing);
@@ -267,7 +259,7 @@ static void test_usage_errors_exit_2(void)
     CU_ASSERT_EQUAL(error_lines("option '-o' needs a value"), 0);
     CU_ASSERT_EQUAL(error_lines("requires an argument"), -1);
     char args[1024];
-    write_file(ck_cli_tmp("corpus.txt"), "h\xc9\x99l\xcb\x88O\n");
+    ck_cli_write_file(ck_cli_tmp("corpus.txt"), "h\xc9\x99l\xcb\x88O\n");
     snprintf(args, sizeof args, "--input %s --output %s", ck_cli_tmp("corpus.txt"), ck_cli_tmp("corpus.txt"));
     CU_ASSERT_EQUAL(run(args), 2);             /* the output would destroy the input */
     FILE *f = fopen(ck_cli_tmp("corpus.txt"), "rb");
@@ -299,7 +291,7 @@ static void test_demo_weights_file_equals_embedded(void)
     char args[1024];
     snprintf(args, sizeof args, "make-demo-weights %s", ck_cli_tmp("demo.safetensors"));
     CU_ASSERT_EQUAL_FATAL(run(args), 0);
-    write_file(ck_cli_tmp("two.txt"), "h\xc9\x99l\xcb\x88O\nw\xcb\x88\xc9\x9c\xc9\xb9ld\n");
+    ck_cli_write_file(ck_cli_tmp("two.txt"), "h\xc9\x99l\xcb\x88O\nw\xcb\x88\xc9\x9c\xc9\xb9ld\n");
     snprintf(args, sizeof args, "--input %s --output %s", ck_cli_tmp("two.txt"), ck_cli_tmp("a.st"));
     CU_ASSERT_EQUAL_FATAL(run(args), 0);
     snprintf(args, sizeof args, "--weights %s --input %s --output %s", ck_cli_tmp("demo.safetensors"),

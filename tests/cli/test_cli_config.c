@@ -13,14 +13,6 @@
 #define FIXTURE_SHA "1608a9d7b19dbbfe32e44a74e2c794271707cfe837bde6f3b352f4324f4fc2ef"
 #define HELLO "h\xc9\x99l\xcb\x88O"   /* h ə l ˈ O = 50 83 54 156 31 */
 
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "wb");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 static char *read_file(const char *path, size_t *n)
 {
     FILE *f = fopen(path, "rb");
@@ -70,7 +62,7 @@ static const char *variant(const char *name, const char *object, const char *key
     static int next;
     char *path = paths[next++ % 4];
     snprintf(path, sizeof paths[0], "%s", ck_cli_tmp(name));
-    write_file(path, out);
+    ck_cli_write_file(path, out);
     cJSON_free(out);
     cJSON_Delete(root);
     return path;
@@ -110,7 +102,7 @@ static void st_free(st_bytes *b)
  * byte the same, and the header differs only by "config": "sha256:<the file's>". */
 static void test_kokoro_config_changes_only_the_metadata(void)
 {
-    write_file(ck_cli_tmp("p.txt"), HELLO "\nw\xcb\x88\xc9\x9c\xc9\xb9ld.\n[x\n");
+    ck_cli_write_file(ck_cli_tmp("p.txt"), HELLO "\nw\xcb\x88\xc9\x9c\xc9\xb9ld.\n[x\n");
     char args[2048];
     snprintf(args, sizeof args, "-t 2 --on-error skip -i %s -o %s", ck_cli_tmp("p.txt"),
              ck_cli_tmp("plain.st"));
@@ -142,8 +134,8 @@ static void test_kokoro_config_changes_only_the_metadata(void)
 static void test_remapped_symbol_changes_the_ids(void)
 {
     const char *remapped = variant("remapped.json", "vocab", "h", "7");
-    write_file(ck_cli_tmp("hello.txt"), HELLO "\n");
-    write_file(ck_cli_tmp("hello_ids.txt"), "[7, 83, 54, 156, 31]\n");
+    ck_cli_write_file(ck_cli_tmp("hello.txt"), HELLO "\n");
+    ck_cli_write_file(ck_cli_tmp("hello_ids.txt"), "[7, 83, 54, 156, 31]\n");
     char args[2048];
     snprintf(args, sizeof args, "--config %s -i %s -o %s", remapped, ck_cli_tmp("hello.txt"),
              ck_cli_tmp("remapped.st"));
@@ -172,7 +164,7 @@ static void test_remapped_symbol_changes_the_ids(void)
     ck_features_close(i);
     ck_features_close(d);
 
-    write_file(ck_cli_tmp("ids2.txt"), "[7, 83]\n[50]\n");
+    ck_cli_write_file(ck_cli_tmp("ids2.txt"), "[7, 83]\n[50]\n");
     snprintf(args, sizeof args, "--config %s -f ids -i %s -o %s", remapped, ck_cli_tmp("ids2.txt"),
              ck_cli_tmp("ids2.st"));
     CU_ASSERT_EQUAL_FATAL(run(args), 0);
@@ -194,7 +186,7 @@ static void test_remapped_symbol_changes_the_ids(void)
 static void config_fails(const char *config, const char *message)
 {
     char args[2048], line[2048], want[1024];
-    write_file(ck_cli_tmp("one.txt"), HELLO "\n");
+    ck_cli_write_file(ck_cli_tmp("one.txt"), HELLO "\n");
     snprintf(args, sizeof args, "--config %s -i %s -o %s", config, ck_cli_tmp("one.txt"),
              ck_cli_tmp("fail.st"));
     CU_ASSERT_EQUAL(run(args), 1);
@@ -235,7 +227,7 @@ static void test_malformed_config_names_the_file(void)
 {
     char message[1024];
     const char *p = ck_cli_tmp("broken.json");
-    write_file(p, "{\"n_token\": 178,\n \"vocab\": {\"a\": 43,\n");
+    ck_cli_write_file(p, "{\"n_token\": 178,\n \"vocab\": {\"a\": 43,\n");
     snprintf(message, sizeof message, "%s: JSON syntax error at byte 36 (line 2)", p);
     config_fails(p, message);
     p = variant("two_symbols.json", "vocab", "ab", "7");

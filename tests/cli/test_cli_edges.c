@@ -9,14 +9,6 @@
 #include "cli_test.h"
 #include "ckbatch.h"
 
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "wb");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 /* Runs `prefix ckbatch args` (shell fragments); stderr goes to work/stderr. Returns the exit code. */
 static int run_with(const char *prefix, const char *args)
 {
@@ -53,7 +45,7 @@ static char *stderr_text(void)
  * without it, leaves stderr empty; an error still gets its one line. */
 static void test_quiet_prints_errors_only(void)
 {
-    write_file(ck_cli_tmp("q.txt"), "h\xc9\x99l\xcb\x88O\nab#c\n");
+    ck_cli_write_file(ck_cli_tmp("q.txt"), "h\xc9\x99l\xcb\x88O\nab#c\n");
     char args[1024];
     snprintf(args, sizeof args, "--input %s --output %s", ck_cli_tmp("q.txt"), ck_cli_tmp("q.st"));
     CU_ASSERT_EQUAL_FATAL(run_with("", args), 0);
@@ -102,7 +94,7 @@ static void test_quiet_prints_errors_only(void)
  * names the worker count ("scratch N x"). */
 static void test_default_threads_follow_affinity(void)
 {
-    write_file(ck_cli_tmp("t.txt"), "h\xc9\x99l\xcb\x88O\n");
+    ck_cli_write_file(ck_cli_tmp("t.txt"), "h\xc9\x99l\xcb\x88O\n");
     char args[1024];
     snprintf(args, sizeof args, "--input %s --output %s", ck_cli_tmp("t.txt"), ck_cli_tmp("t.st"));
     CU_ASSERT_EQUAL_FATAL(run_with("taskset -c 0", args), 0);
@@ -218,7 +210,7 @@ static void test_progress_moves_and_follows_bytes(void)
 static void test_short_position_table_limits_lines(void)
 {
     const char *src = getenv("CK_SOURCE_DIR") ? getenv("CK_SOURCE_DIR") : ".";
-    write_file(ck_cli_tmp("p20.txt"), ";;;;;;;;;;;;;;;;;;;;\n;\n"); /* 20 symbols */
+    ck_cli_write_file(ck_cli_tmp("p20.txt"), ";;;;;;;;;;;;;;;;;;;;\n;\n"); /* 20 symbols */
     char args[2048];
     snprintf(args, sizeof args, "-q --circuit %s/tests/fixtures/circuits/tiny.json --input %s "
              "--output %s", src, ck_cli_tmp("p20.txt"), ck_cli_tmp("p20.st"));
@@ -230,7 +222,7 @@ static void test_short_position_table_limits_lines(void)
     free(seqs);
     ck_features_close(f);
 
-    write_file(ck_cli_tmp("i15.txt"), "[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1]\n[1,1,1,1,1,1,1,1,1,1,1,1,1,1]\n");
+    ck_cli_write_file(ck_cli_tmp("i15.txt"), "[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1]\n[1,1,1,1,1,1,1,1,1,1,1,1,1,1]\n");
     snprintf(args, sizeof args, "-q -f ids --on-error skip --circuit %s/tests/fixtures/circuits/"
              "tiny.json --input %s --output %s", src, ck_cli_tmp("i15.txt"), ck_cli_tmp("i15.st"));
     CU_ASSERT_EQUAL(run_with("", args), 0);
@@ -248,7 +240,7 @@ static void test_short_position_table_limits_lines(void)
 static void test_symbol_past_the_embedding_table_is_dropped(void)
 {
     const char *src = getenv("CK_SOURCE_DIR") ? getenv("CK_SOURCE_DIR") : ".";
-    write_file(ck_cli_tmp("t10.txt"), ";a,\n");
+    ck_cli_write_file(ck_cli_tmp("t10.txt"), ";a,\n");
     char args[2048], want[1024];
     snprintf(args, sizeof args, "--circuit %s/tests/fixtures/circuits/tiny.json --input %s "
              "--output %s", src, ck_cli_tmp("t10.txt"), ck_cli_tmp("t10.st"));

@@ -7,14 +7,6 @@
 #include "cli_test.h"
 #include "ckbatch.h"
 
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "wb");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 /* Runs ckbatch with args; stderr goes to work/stderr. Returns the exit code. */
 static int run(const char *args)
 {
@@ -34,7 +26,7 @@ static void test_bad_g2p_is_a_usage_error(void)
 static void test_missing_lexicon_dir_names_the_file(void)
 {
     char args[1024];
-    write_file(ck_cli_tmp("t.txt"), "the letter\n");
+    ck_cli_write_file(ck_cli_tmp("t.txt"), "the letter\n");
     snprintf(args, sizeof args, "-q -f text --lexicon-dir %s --input %s --output %s",
              ck_cli_tmp("nolex"), ck_cli_tmp("t.txt"), ck_cli_tmp("t.st"));
     CU_ASSERT_EQUAL(run(args), 1);
@@ -45,7 +37,7 @@ static void test_missing_lexicon_dir_names_the_file(void)
 static void test_misaki_is_the_default(void)
 {
     char args[1024];
-    write_file(ck_cli_tmp("t.txt"), "the letter\nNo, it wasn\xE2\x80\x99t.\nWe met Kokoro-based folks.\n");
+    ck_cli_write_file(ck_cli_tmp("t.txt"), "the letter\nNo, it wasn\xE2\x80\x99t.\nWe met Kokoro-based folks.\n");
     snprintf(args, sizeof args, "-t 2 --no-progress -f text --input %s --output %s",
              ck_cli_tmp("t.txt"), ck_cli_tmp("m.st"));
     CU_ASSERT_EQUAL_FATAL(run(args), 0);
@@ -71,7 +63,7 @@ static void test_misaki_is_the_default(void)
 static void test_espeak_path(void)
 {
     char args[1024];
-    write_file(ck_cli_tmp("t.txt"), "the letter\n");
+    ck_cli_write_file(ck_cli_tmp("t.txt"), "the letter\n");
     snprintf(args, sizeof args, "-q -t 2 -f text --g2p espeak --input %s --output %s",
              ck_cli_tmp("t.txt"), ck_cli_tmp("e.st"));
     CU_ASSERT_EQUAL_FATAL(run(args), 0);

@@ -121,30 +121,6 @@ static const char *stderr_line(const char *what, char line[2048])
     return at;
 }
 
-/* Starts the shell command `cmd` (which must exec ckbatch writing `out`) and SIGKILLs it as soon
- * as its first progress record exists. */
-static void kill_after_first_commit(const char *cmd, const char *out)
-{
-    char record[600];
-    snprintf(record, sizeof record, "%s.partial.json", out);
-    pid_t pid = fork();
-    CU_ASSERT_FATAL(pid >= 0);
-    if (pid == 0) {
-        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-        _exit(127);
-    }
-    struct timespec nap = {0, 2000000};
-    for (int i = 0; i < 30000 && !ck_cli_exists(record); i++) {
-        nanosleep(&nap, NULL);
-    }
-    kill(pid, SIGKILL);
-    int st = 0;
-    waitpid(pid, &st, 0);
-    CU_ASSERT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
-    CU_ASSERT_TRUE(ck_cli_exists(record));
-    CU_ASSERT_FALSE(ck_cli_exists(out));
-}
-
 /* Starts a skip-policy run (common arguments, then `extra`) into out and SIGKILLs it as soon as
  * its first progress record exists. */
 static void run_and_kill_with(const char *extra, const char *input, const char *out)
@@ -153,7 +129,7 @@ static void run_and_kill_with(const char *extra, const char *input, const char *
     snprintf(cmd, sizeof cmd, "exec %s " CK_ARGS " --on-error skip %s -i %s -o %s 2>/dev/null",
              ck_cli_binary(), getenv("CK_SOURCE_DIR") ? getenv("CK_SOURCE_DIR") : ".", extra,
              input, out);
-    kill_after_first_commit(cmd, out);
+    ck_cli_kill_after_first_commit(cmd, out);
 }
 
 static void run_and_kill(const char *input, const char *out)
@@ -339,7 +315,7 @@ static void test_resume_inside_a_chunked_line(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(full, "(1 long lines chunked)"));
     snprintf(cmd, sizeof cmd, "exec %s -q %s -i %s -o %s 2>/dev/null", ck_cli_binary(), common,
              ck_cli_tmp("k.txt"), ck_cli_tmp("k.st"));
-    kill_after_first_commit(cmd, ck_cli_tmp("k.st"));
+    ck_cli_kill_after_first_commit(cmd, ck_cli_tmp("k.st"));
     CU_ASSERT_EQUAL(record_field(ck_cli_tmp("k.st.partial.json"), "next_line"), 1);
     CU_ASSERT_EQUAL(record_field(ck_cli_tmp("k.st.partial.json"), "next_chunk"), 4);
     snprintf(cmd, sizeof cmd, "%s %s --resume -i %s -o %s 2>%s", ck_cli_binary(), common,

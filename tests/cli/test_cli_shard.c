@@ -214,30 +214,6 @@ static void test_more_shards_than_lines(void)
     CU_ASSERT_TRUE(same_bytes(ck_cli_tmp("fw.st"), ck_cli_tmp("fs.st")));
 }
 
-/* Starts `cmd` (which must exec ckbatch writing `out`) and SIGKILLs it once its first progress
- * record exists. */
-static void kill_after_first_commit(const char *cmd, const char *out)
-{
-    char record[600];
-    snprintf(record, sizeof record, "%s.partial.json", out);
-    pid_t pid = fork();
-    CU_ASSERT_FATAL(pid >= 0);
-    if (pid == 0) {
-        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-        _exit(127);
-    }
-    struct timespec nap = {0, 2000000};
-    for (int i = 0; i < 30000 && !ck_cli_exists(record); i++) {
-        nanosleep(&nap, NULL);
-    }
-    kill(pid, SIGKILL);
-    int st = 0;
-    waitpid(pid, &st, 0);
-    CU_ASSERT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
-    CU_ASSERT_TRUE(ck_cli_exists(record));
-    CU_ASSERT_FALSE(ck_cli_exists(out));
-}
-
 /* Shard 1/2 killed after its first commit: merge names it unfinished; --resume (other threads
  * and batch size) finishes it and the merge equals the single run. A requeued shard run again
  * from the start replaces its file with the same bytes. */
@@ -251,7 +227,7 @@ static void test_killed_shard_resumes(void)
     snprintf(cmd, sizeof cmd, "exec %s " CK_ARGS " -t 1 --max-batch-tokens 512 --on-error skip "
              "--shard 1/2 -i %s -o %s 2>/dev/null", ck_cli_binary(), src ? src : ".",
              ck_cli_tmp("k.txt"), ck_cli_tmp("ks.st"));
-    kill_after_first_commit(cmd, shard_file("ks.st", 1, 2));
+    ck_cli_kill_after_first_commit(cmd, shard_file("ks.st", 1, 2));
     CU_ASSERT_EQUAL(merge(ck_cli_tmp("ks.st"), ""), 1);
     CU_ASSERT_TRUE(stderr_has("ckbatch: error: merge: shard 1/2 missing: input bytes "));
     CU_ASSERT_TRUE(stderr_has("is unfinished: run that shard again with --resume)"));
