@@ -3,9 +3,11 @@
 
 #include <math.h>
 #include <immintrin.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "ck_check.h"
+#include "ck_dtype.h"
 #include "ck_exp.h"
 #include "ck_isa.h"
 
@@ -235,16 +237,19 @@ static int view_bytes(size_t rows, size_t cols, size_t stride, size_t count, siz
     return 0;
 }
 
+/* The scratch size function of one kernel (ck_attention_scratch, ck_attention_scratch_bf16). */
+typedef int (*scratch_fn)(size_t seq_len, size_t head_dim, size_t *elements);
+
 static int check_geometry(const float *q, size_t q_count, const float *k, size_t k_count, const float *v,
                           size_t v_count, size_t qkv_stride, const float *context, size_t context_count,
                           size_t context_stride, const float *scratch, size_t scratch_count, size_t seq_len,
-                          size_t head, size_t head_dim, attention_geometry *g)
+                          size_t head, size_t head_dim, scratch_fn scratch_of, attention_geometry *g)
 {
     size_t need, b;
     if (seq_len > 0 && (q == NULL || k == NULL || v == NULL || context == NULL || scratch == NULL)) {
         return CK_E_ARG;
     }
-    if (ck_attention_scratch(seq_len, head_dim, &need) != 0 || head > SIZE_MAX / head_dim - 1 ||
+    if (scratch_of(seq_len, head_dim, &need) != 0 || head > SIZE_MAX / head_dim - 1 ||
         scratch_count < need) {
         return CK_E_SIZE;
     }
@@ -416,7 +421,8 @@ int ck_attention_head_f32_isa(ck_isa isa, const float *q, size_t q_count, const 
 {
     attention_geometry g;
     int rc = check_geometry(q, q_count, k, k_count, v, v_count, qkv_stride, context, context_count,
-                            context_stride, scratch, scratch_count, seq_len, head, head_dim, &g);
+                            context_stride, scratch, scratch_count, seq_len, head, head_dim,
+                            ck_attention_scratch, &g);
     if (rc != 0) {
         return rc;
     }
@@ -458,4 +464,318 @@ int ck_attention_head_f32(const float *q, size_t q_count, const float *k, size_t
     return ck_attention_head_f32_isa(ck_kernels_isa_level(), q, q_count, k, k_count, v, v_count, qkv_stride,
                                      context, context_count, context_stride, scratch, scratch_count, seq_len,
                                      head, head_dim, scale);
+}
+
+/* ---- bf16 on AMX (ck_attention_head_bf16) ----
+ *
+ * q, k and v are rounded to bf16 once per call; q k^T and p v run as AMX tile products (TDPBF16PS:
+ * bf16 pairs, f32 accumulation); the scale, the row max, the softmax and the context stay f32, as
+ * in the f32 kernel (the same row_max and softmax_row). The probabilities are rounded to bf16
+ * before p v. Every tile operation runs in the same order for a given (L, D), so a head's bits
+ * depend on its q, k and v only. */
+
+/* Rows of every tile, and the bf16 elements of one tile row (64 bytes) along the reduction. */
+#define AMX_ROWS 16
+#define AMX_K 32
+#define AMX_TILE_WORDS (AMX_ROWS * AMX_K / 2) /* uint32 pairs in one 16 x 64-byte tile */
+
+/* n rounded up to a multiple of m (callers keep n far below SIZE_MAX). */
+static size_t round_up(size_t n, size_t m)
+{
+    return (n + m - 1) / m * m;
+}
+
+int ck_attention_scratch_bf16(size_t seq_len, size_t head_dim, size_t *elements)
+{
+    if (elements == NULL) {
+        return CK_E_ARG;
+    }
+    if (head_dim == 0 || head_dim % AMX_K != 0 || seq_len > SIZE_MAX / 4) {
+        return CK_E_SIZE;
+    }
+    size_t lq = round_up(seq_len, AMX_ROWS), lk = round_up(seq_len, AMX_K);
+    /* (lq + lq + lk) D / 2 + 16 lk + 8 lk + lq D <= lk (3 D + 24), kept below SIZE_MAX bytes */
+    if (lk > SIZE_MAX / sizeof(float) / (3 * head_dim + 24)) {
+        return CK_E_SIZE;
+    }
+    *elements = (2 * lq + lk) * head_dim / 2 + 24 * lk + lq * head_dim;
+    return 0;
+}
+
+/* The scratch of one bf16 call, in this order (each part a multiple of 64 bytes). */
+typedef struct {
+    uint16_t *q;      /* [lq, D] query rows in bf16; rows [L, lq) zero */
+    uint32_t *kt;     /* key tiles [lq / 16][D / 32]: tile (n, s) row r, column j holds the bf16 pair
+                         (k[16n + j, 32s + 2r], k[16n + j, 32s + 2r + 1]); keys [L, lq) zero */
+    uint32_t *vt;     /* value tiles [lk / 32][D / 16]: tile (t, c) row r, column j holds the pair
+                         (v[32t + 2r, 16c + j], v[32t + 2r + 1, 16c + j]); keys [L, lk) zero */
+    float *scores;    /* [16, lk] one block of query rows: scores, then probabilities */
+    uint16_t *p;      /* [16, lk] the probabilities in bf16; keys [L, lk) and rows past L zero */
+    float *out;       /* [lq, D] the staged context (first used to stage k and v in bf16) */
+    size_t lq, lk;
+} amx_scratch;
+
+/* AMX tile configuration (Intel SDM vol. 1, 3.2 "TILECFG"): palette 1, every tile used here is
+ * 16 rows of 64 bytes. */
+typedef struct {
+    uint8_t palette;
+    uint8_t start_row;
+    uint8_t reserved[14];
+    uint16_t colsb[16];
+    uint8_t rows[16];
+} amx_config;
+
+/* GCC's tile intrinsics are asm statements that do not tell the compiler which memory they read or
+ * write: a compiler barrier orders them against the plain loads and stores around them. */
+#define AMX_BARRIER() __asm__ __volatile__("" ::: "memory")
+
+#define CK_TARGET_AMX __attribute__((target("avx2,fma,avx512f,avx512bw,avx512vl,avx512bf16,amx-tile,amx-bf16")))
+
+/* kt and vt from the head's k and v columns, staged through s->out. */
+CK_TARGET_AMX static void amx_pack_keys_values(const float *k, const float *v, size_t stride, size_t seq_len,
+                                               size_t head_dim, const amx_scratch *s)
+{
+    uint16_t *rows = (uint16_t *)(void *)s->out; /* [32, D] bf16: 64 D bytes, within out's 64 D lq */
+    const size_t steps = head_dim / AMX_K, col_blocks = head_dim / 16;
+    for (size_t n = 0; n < s->lq / AMX_ROWS; n++) {
+        size_t first = n * AMX_ROWS, count = seq_len - first < AMX_ROWS ? seq_len - first : AMX_ROWS;
+        ck_bf16_from_f32_rows(k + first * stride, stride, rows, head_dim, count, head_dim);
+        memset(rows + count * head_dim, 0, (AMX_ROWS - count) * head_dim * sizeof *rows);
+        for (size_t st = 0; st < steps; st++) { /* a 16 x 16 block of pairs, transposed */
+            transpose_block16((const float *)(const void *)(rows + st * AMX_K), head_dim / 2,
+                              (float *)(void *)(s->kt + (n * steps + st) * AMX_TILE_WORDS), AMX_ROWS);
+        }
+    }
+    for (size_t t = 0; t < s->lk / AMX_K; t++) {
+        size_t first = t * AMX_K, count = seq_len - first < AMX_K ? seq_len - first : AMX_K;
+        ck_bf16_from_f32_rows(v + first * stride, stride, rows, head_dim, count, head_dim);
+        memset(rows + count * head_dim, 0, (AMX_K - count) * head_dim * sizeof *rows);
+        for (size_t c = 0; c < col_blocks; c++) {
+            uint32_t *tile = s->vt + (t * col_blocks + c) * AMX_TILE_WORDS;
+            for (size_t r = 0; r < AMX_ROWS; r++) {
+                const uint16_t *even = rows + 2 * r * head_dim + 16 * c, *odd = even + head_dim;
+                for (size_t j = 0; j < 16; j++) {
+                    tile[r * 16 + j] = (uint32_t)even[j] | (uint32_t)odd[j] << 16;
+                }
+            }
+        }
+    }
+}
+
+/* Scores of query rows [i0, i0 + 16) against every key block: s->scores[r, j] = q_i0+r . k_j. */
+CK_TARGET_AMX static void amx_scores(const amx_scratch *s, size_t i0, size_t head_dim)
+{
+    const size_t steps = head_dim / AMX_K, blocks = s->lq / AMX_ROWS;
+    const long q_stride = (long)(head_dim * sizeof *s->q), sc_stride = (long)(s->lk * sizeof *s->scores);
+    size_t n = 0;
+    if (steps == 2) { /* D = 64: both query tiles stay loaded, two key blocks in flight */
+        _tile_loadd(1, s->q + i0 * head_dim, q_stride);
+        _tile_loadd(2, s->q + i0 * head_dim + AMX_K, q_stride);
+        for (; n + 2 <= blocks; n += 2) {
+            const uint32_t *kt = s->kt + n * 2 * AMX_TILE_WORDS;
+            _tile_zero(0);
+            _tile_zero(5);
+            _tile_loadd(3, kt, 64);
+            _tile_loadd(6, kt + 2 * AMX_TILE_WORDS, 64);
+            _tile_dpbf16ps(0, 1, 3);
+            _tile_dpbf16ps(5, 1, 6);
+            _tile_loadd(4, kt + AMX_TILE_WORDS, 64);
+            _tile_loadd(7, kt + 3 * AMX_TILE_WORDS, 64);
+            _tile_dpbf16ps(0, 2, 4);
+            _tile_dpbf16ps(5, 2, 7);
+            _tile_stored(0, s->scores + n * AMX_ROWS, sc_stride);
+            _tile_stored(5, s->scores + (n + 1) * AMX_ROWS, sc_stride);
+        }
+    }
+    for (; n < blocks; n++) { /* the same sums, one key block at a time */
+        _tile_zero(0);
+        for (size_t st = 0; st < steps; st++) {
+            _tile_loadd(1, s->q + i0 * head_dim + st * AMX_K, q_stride);
+            _tile_loadd(2, s->kt + (n * steps + st) * AMX_TILE_WORDS, 64);
+            _tile_dpbf16ps(0, 1, 2);
+        }
+        _tile_stored(0, s->scores + n * AMX_ROWS, sc_stride);
+    }
+}
+
+/* s->out rows [i0, i0 + 16) = s->p v, four 16-column blocks per pass over the keys. */
+CK_TARGET_AMX static void amx_context(const amx_scratch *s, size_t i0, size_t head_dim)
+{
+    const size_t col_blocks = head_dim / 16, p_stride = s->lk * sizeof *s->p;
+    const long out_stride = (long)(head_dim * sizeof(float));
+    for (size_t c0 = 0; c0 < col_blocks; c0 += 4) {
+        const size_t nc = col_blocks - c0 < 4 ? col_blocks - c0 : 4; /* 2 or 4: D is a multiple of 32 */
+        _tile_zero(0);
+        _tile_zero(1);
+        _tile_zero(2);
+        _tile_zero(3);
+        for (size_t t = 0; t < s->lk / AMX_K; t++) {
+            const uint32_t *vt = s->vt + (t * col_blocks + c0) * AMX_TILE_WORDS;
+            _tile_loadd(4, s->p + t * AMX_K, (long)p_stride);
+            _tile_loadd(5, vt, 64);
+            _tile_dpbf16ps(0, 4, 5);
+            _tile_loadd(6, vt + AMX_TILE_WORDS, 64);
+            _tile_dpbf16ps(1, 4, 6);
+            if (nc == 4) {
+                _tile_loadd(7, vt + 2 * AMX_TILE_WORDS, 64);
+                _tile_dpbf16ps(2, 4, 7);
+                _tile_loadd(5, vt + 3 * AMX_TILE_WORDS, 64);
+                _tile_dpbf16ps(3, 4, 5);
+            }
+        }
+        float *out = s->out + i0 * head_dim + c0 * 16;
+        _tile_stored(0, out, out_stride);
+        _tile_stored(1, out + 16, out_stride);
+        if (nc == 4) {
+            _tile_stored(2, out + 32, out_stride);
+            _tile_stored(3, out + 48, out_stride);
+        }
+    }
+}
+
+/* 2^f for f in [-0.5, 0.5] times 2^n: Taylor series of e^(f ln 2) to degree 5 (relative error
+ * <= 0.347^6 / 720 = 2.4e-6, far below bf16's 2^-9 rounding), in FMA steps. */
+CK_TARGET_AMX static inline __m512 amx_exp2(__m512 x)
+{
+    const __m512 n = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m512 f = _mm512_sub_ps(x, n);
+    __m512 p = _mm512_set1_ps(1.3333558146e-3f);                    /* ln2^5 / 120 */
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(9.6181291076e-3f));    /* ln2^4 / 24 */
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.5504108665e-2f));    /* ln2^3 / 6 */
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.4022650696e-1f));    /* ln2^2 / 2 */
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.9314718056e-1f));    /* ln2 */
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
+    return _mm512_scalef_ps(p, n);
+}
+
+/* One row of raw scores s[0..L): its max m (CK_E_NONFINITE when a score is NaN or Inf), then
+ * p[j] = bf16(e^(scale (s[j] - m))) and *sum = the sum of those e in f32 (16 lanes, then
+ * _mm512_reduce_add_ps's fixed tree). The probabilities are left unnormalised: the context row
+ * is divided by the sum after p v (L D multiplies fewer; the largest p is exactly 1). */
+CK_TARGET_AMX static int amx_softmax_row(const float *s, size_t seq_len, float scale, uint16_t *p, float *sum)
+{
+    __m512 vmax = _mm512_set1_ps(s[0]), bad = _mm512_setzero_ps();
+    size_t j = 0;
+    for (; j + 16 <= seq_len; j += 16) {
+        __m512 x = _mm512_loadu_ps(s + j);
+        vmax = _mm512_max_ps(vmax, x);
+        bad = _mm512_add_ps(bad, _mm512_sub_ps(x, x));
+    }
+    __mmask16 tail = (__mmask16)((1u << (seq_len - j)) - 1u);
+    if (tail != 0) {
+        __m512 x = _mm512_mask_loadu_ps(_mm512_set1_ps(s[0]), tail, s + j);
+        vmax = _mm512_max_ps(vmax, x);
+        bad = _mm512_add_ps(bad, _mm512_sub_ps(x, x));
+    }
+    if (_mm512_reduce_add_ps(bad) != 0.0f) { /* NaN for a NaN or an infinite score */
+        return CK_E_NONFINITE;
+    }
+    const float m = _mm512_reduce_max_ps(vmax);
+    const __m512 vm = _mm512_set1_ps(m), k = _mm512_set1_ps(scale * 1.44269504088896341f);
+    __m512 acc = _mm512_setzero_ps();
+    for (j = 0; j + 16 <= seq_len; j += 16) {
+        __m512 e = amx_exp2(_mm512_mul_ps(_mm512_sub_ps(_mm512_loadu_ps(s + j), vm), k));
+        acc = _mm512_add_ps(acc, e);
+        _mm256_storeu_si256((__m256i *)(void *)(p + j), (__m256i)_mm512_cvtneps_pbh(e));
+    }
+    if (tail != 0) {
+        __m512 e = amx_exp2(_mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(tail, s + j), vm), k));
+        e = _mm512_maskz_mov_ps(tail, e);
+        acc = _mm512_add_ps(acc, e);
+        _mm256_mask_storeu_epi16(p + j, tail, (__m256i)_mm512_cvtneps_pbh(e));
+    }
+    *sum = _mm512_reduce_add_ps(acc);
+    return 0;
+}
+
+/* Every query block: scores on AMX, the softmax per row, p v on AMX, each context row divided by
+ * its sum. */
+CK_TARGET_AMX static int amx_attend(const float *q, const float *k, const float *v, size_t stride, size_t seq_len,
+                                    size_t head_dim, float scale, const amx_scratch *s)
+{
+    amx_config saved, cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.palette = 1;
+    for (int t = 0; t < 8; t++) {
+        cfg.colsb[t] = 64;
+        cfg.rows[t] = AMX_ROWS;
+    }
+    ck_bf16_from_f32_rows(q, stride, s->q, head_dim, seq_len, head_dim);
+    memset(s->q + seq_len * head_dim, 0, (s->lq - seq_len) * head_dim * sizeof *s->q);
+    amx_pack_keys_values(k, v, stride, seq_len, head_dim, s);
+    memset(s->p, 0, AMX_ROWS * s->lk * sizeof *s->p);
+    AMX_BARRIER();
+    _tile_storeconfig(&saved); /* oneDNN's kernels configure tiles too: give them back theirs */
+    _tile_loadconfig(&cfg);
+    int rc = 0;
+    float sums[AMX_ROWS];
+    for (size_t i0 = 0; rc == 0 && i0 < seq_len; i0 += AMX_ROWS) {
+        size_t nr = seq_len - i0 < AMX_ROWS ? seq_len - i0 : AMX_ROWS;
+        amx_scores(s, i0, head_dim);
+        AMX_BARRIER();
+        for (size_t r = 0; rc == 0 && r < nr; r++) {
+            rc = amx_softmax_row(s->scores + r * s->lk, seq_len, scale, s->p + r * s->lk, &sums[r]);
+        }
+        AMX_BARRIER();
+        if (rc == 0) {
+            amx_context(s, i0, head_dim);
+        }
+        AMX_BARRIER();
+        for (size_t r = 0; rc == 0 && r < nr; r++) {
+            const __m512 inv = _mm512_set1_ps(1.0f / sums[r]);
+            float *row = s->out + (i0 + r) * head_dim;
+            for (size_t d = 0; d < head_dim; d += 16) {
+                _mm512_storeu_ps(row + d, _mm512_mul_ps(_mm512_loadu_ps(row + d), inv));
+            }
+        }
+    }
+    if (saved.palette != 0) {
+        _tile_loadconfig(&saved);
+    } else {
+        _tile_release();
+    }
+    if (rc != 0) {
+        return CK_E_NONFINITE;
+    }
+    return ck_all_finite(s->out, seq_len, head_dim, head_dim) ? 0 : CK_E_NONFINITE;
+}
+
+int ck_attention_head_bf16(const float *q, size_t q_count, const float *k, size_t k_count, const float *v,
+                           size_t v_count, size_t qkv_stride, float *context, size_t context_count,
+                           size_t context_stride, float *scratch, size_t scratch_count, size_t seq_len,
+                           size_t head, size_t head_dim, float scale)
+{
+    attention_geometry g;
+    if (!ck_kernels_amx_bf16()) {
+        return CK_E_ARG;
+    }
+    int rc = check_geometry(q, q_count, k, k_count, v, v_count, qkv_stride, context, context_count,
+                            context_stride, scratch, scratch_count, seq_len, head, head_dim,
+                            ck_attention_scratch_bf16, &g);
+    if (rc != 0) {
+        return rc;
+    }
+    if (!(scale > 0.0f) || !isfinite(scale)) {
+        return CK_E_ARG;
+    }
+    if (seq_len == 0) {
+        return 0;
+    }
+    amx_scratch s;
+    s.lq = round_up(seq_len, AMX_ROWS);
+    s.lk = round_up(seq_len, AMX_K);
+    s.q = (uint16_t *)(void *)scratch;
+    s.kt = (uint32_t *)(void *)(s.q + s.lq * head_dim);
+    s.vt = s.kt + s.lq * head_dim / 2;
+    s.scores = (float *)(void *)(s.vt + s.lk * head_dim / 2);
+    s.p = (uint16_t *)(void *)(s.scores + AMX_ROWS * s.lk);
+    s.out = (float *)(void *)(s.p + AMX_ROWS * s.lk);
+    rc = amx_attend(q + g.col0, k + g.col0, v + g.col0, qkv_stride, seq_len, head_dim, scale, &s);
+    if (rc != 0) {
+        return rc;
+    }
+    for (size_t i = 0; i < seq_len; i++) {
+        memcpy(context + i * context_stride + g.col0, s.out + i * head_dim, head_dim * sizeof(float));
+    }
+    return 0;
 }

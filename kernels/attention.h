@@ -48,4 +48,26 @@ int ck_attention_head_f32_isa(ck_isa isa, const float *q, size_t q_count, const 
                               size_t context_count, size_t context_stride, float *scratch, size_t scratch_count,
                               size_t seq_len, size_t head, size_t head_dim, float scale);
 
+/* Floats of scratch ck_attention_head_bf16 needs for (L, D), D a multiple of 32: with Lq = L rounded
+ * up to 16 and Lk = L rounded up to 32, (2 Lq + Lk) D / 2 + 24 Lk + Lq D (bf16 q, key and value
+ * tiles, one block of 16 score and bf16 probability rows, the staged [Lq, D] context). For L = 512,
+ * D = 64: 94208 floats (368 KiB). Errors: CK_E_ARG (elements null), CK_E_SIZE (D == 0, D not a
+ * multiple of 32, overflow). */
+int ck_attention_scratch_bf16(size_t seq_len, size_t head_dim, size_t *elements);
+
+/* ck_attention_head_f32's contract (arguments, context columns, errors, no batch or thread
+ * dependence) with bf16 products on AMX tiles: q, k and v are rounded to bf16 (nearest even,
+ * ck_bf16_from_f32), q k^T accumulates in f32 on TDPBF16PS tiles (16 queries x 16 keys x 32
+ * dims per step, dims in order), then in f32 exactly as the f32 kernel: times scale, the row max,
+ * ck_exp_f32, the 16-lane sum, times 1/sum; the probabilities are rounded to bf16 and p v
+ * accumulates in f32 on tiles (32 keys per step, keys in order). Keys and queries past L are zero
+ * in the tiles and never reach a probability. The tile configuration found on entry (oneDNN's, or
+ * none) is restored before return. D must be a multiple of 32 (CK_E_SIZE otherwise); scratch_count
+ * >= ck_attention_scratch_bf16(L, D). CK_E_ARG also when ck_kernels_amx_bf16() is 0 (no AMX-BF16
+ * here, or CK_MAX_CPU_ISA turned it off). Error budget: docs/precision.md. */
+int ck_attention_head_bf16(const float *q, size_t q_count, const float *k, size_t k_count, const float *v,
+                           size_t v_count, size_t qkv_stride, float *context, size_t context_count,
+                           size_t context_stride, float *scratch, size_t scratch_count, size_t seq_len,
+                           size_t head, size_t head_dim, float scale);
+
 #endif

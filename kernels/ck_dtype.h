@@ -65,4 +65,9 @@ static inline float ck_bf16_to_f32(uint16_t h)
     return v.f;
 }
 
+/* y[r, c] = bf16(x[r, c]) for r < rows, c < cols (round to nearest even, ck_bf16_from_f32);
+ * strides in elements. No checks: callers pass buffers they sized. */
+void ck_bf16_from_f32_rows(const float *x, size_t x_stride, uint16_t *y, size_t y_stride, size_t rows,
+                           size_t cols);
+
 #endif

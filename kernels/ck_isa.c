@@ -1,10 +1,14 @@
-/* ck_isa.c - the run-time choice of kernel instruction set (ck_isa.h). Reads CK_MAX_CPU_ISA, nothing else. */
+/* ck_isa.c - the run-time choice of kernel instruction set (ck_isa.h). Reads CK_MAX_CPU_ISA and asks
+ * Linux for the AMX tile state, nothing else. */
+#define _DEFAULT_SOURCE /* syscall(2) */
 #include "ck_isa.h"
 
 #include <cpuid.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 /* 0 while unresolved, else level + 1. */
 static atomic_int resolved_level;
@@ -32,6 +36,36 @@ ck_isa ck_kernels_isa_level(void)
 const char *ck_kernels_isa(void)
 {
     return ck_kernels_isa_level() == CK_ISA_AVX512 ? "avx512" : "portable";
+}
+
+/* Linux's arch_prctl code and xstate feature number for AMX tile data (arch/x86/include/uapi/asm/
+ * prctl.h ARCH_REQ_XCOMP_PERM, asm/fpu/types.h XFEATURE_XTILEDATA). */
+#define CK_ARCH_REQ_XCOMP_PERM 0x1023
+#define CK_XFEATURE_XTILEDATA 18
+
+/* 0 while unresolved, else 1 + (AMX-BF16 usable). */
+static atomic_int resolved_amx;
+
+int ck_kernels_amx_bf16(void)
+{
+    int v = atomic_load_explicit(&resolved_amx, memory_order_relaxed);
+    if (v == 0) {
+        unsigned a = 0, b = 0, c = 0, d = 0;
+        const char *cap = getenv("CK_MAX_CPU_ISA");
+        int on = ck_kernels_isa_level() == CK_ISA_AVX512 && !(cap != NULL && strcmp(cap, "avx512") == 0) &&
+                 __get_cpuid_count(7, 0, &a, &b, &c, &d) && (d >> 24 & 1) && (d >> 22 & 1) &&
+                 (b >> 30 & 1) && (b >> 31 & 1); /* AVX512BW, AVX512VL */
+        unsigned a1 = 0, b1 = 0, c1 = 0, d1 = 0; /* leaf 7 subleaf 1 EAX bit 5: AVX512_BF16 */
+        on = on && a >= 1 && __get_cpuid_count(7, 1, &a1, &b1, &c1, &d1) && (a1 >> 5 & 1);
+#ifdef SYS_arch_prctl
+        on = on && syscall(SYS_arch_prctl, CK_ARCH_REQ_XCOMP_PERM, CK_XFEATURE_XTILEDATA) == 0;
+#else
+        on = 0;
+#endif
+        v = 1 + on;
+        atomic_store_explicit(&resolved_amx, v, memory_order_relaxed);
+    }
+    return v - 1;
 }
 
 ck_isa ck_isa_clamp(ck_isa want)

@@ -39,6 +39,15 @@ ck_isa ck_kernels_isa_level(void);
  * static; thread-safe (concurrent first calls write the same bytes before the flag is published). */
 const char *ck_cpu_features(void);
 
+/* 1 when the kernels may use AMX-BF16 tiles (ck_attention_head_bf16): the CPU has AMX-TILE and
+ * AMX-BF16 (CPUID leaf 7 EDX bits 24 and 22) with AVX512BW, AVX512VL and AVX512_BF16 (every CPU
+ * with AMX has them), the kernels run AVX-512, CK_MAX_CPU_ISA is neither
+ * `portable` nor `avx512` (`avx512` keeps AVX-512 and turns AMX off), and Linux granted this
+ * process the tile data state (arch_prctl ARCH_REQ_XCOMP_PERM for XTILEDATA, asked once; Linux
+ * 5.16+, the same request oneDNN makes for its own AMX kernels). Thread-safe; resolved on the
+ * first call. */
+int ck_kernels_amx_bf16(void);
+
 /* min(want, ck_cpu_isa()): a level that is safe to run on this CPU. */
 ck_isa ck_isa_clamp(ck_isa want);
 

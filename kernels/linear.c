@@ -544,66 +544,6 @@ const char *ck_linear_impl(const ck_linear *lin)
     return impl != NULL ? impl : "unknown";
 }
 
-/* Rows of x (stride x_stride) rounded to bf16 into y (stride y_stride), cols each, by
- * ck_bf16_from_f32 written branch-free so it vectorizes; the AVX-512 twin gives the same bits. */
-CK_ALWAYS_INLINE void bf16_rows_loop(const float *x, size_t x_stride, uint16_t *y, size_t y_stride,
-                                     size_t rows, size_t cols)
-{
-    for (size_t r = 0; r < rows; r++) {
-        const float *xr = x + r * x_stride;
-        uint16_t *yr = y + r * y_stride;
-        for (size_t c = 0; c < cols; c++) {
-            uint32_t u;
-            memcpy(&u, &xr[c], sizeof u);
-            uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-            uint32_t quiet = (u >> 16) | 0x0040u;
-            yr[c] = (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? quiet : rounded);
-        }
-    }
-}
-
-static void bf16_rows_portable(const float *x, size_t x_stride, uint16_t *y, size_t y_stride,
-                               size_t rows, size_t cols)
-{
-    bf16_rows_loop(x, x_stride, y, y_stride, rows, cols);
-}
-
-/* The same rounding, 16 values per step in AVX-512F integer lanes (no AVX512-BF16 instruction:
- * VCVTNEPS2BF16 treats denormal inputs as zero, ck_bf16_from_f32 does not), so both paths give the
- * same bits (tests/kernels/test_linear.c compares them). */
-CK_TARGET_AVX512 static void bf16_rows_avx512(const float *x, size_t x_stride, uint16_t *y,
-                                              size_t y_stride, size_t rows, size_t cols)
-{
-    const __m512i abs_mask = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000);
-    const __m512i bias = _mm512_set1_epi32(0x7fff), one = _mm512_set1_epi32(1);
-    const __m512i quiet = _mm512_set1_epi32(0x0040);
-    for (size_t r = 0; r < rows; r++) {
-        const float *xr = x + r * x_stride;
-        uint16_t *yr = y + r * y_stride;
-        size_t c = 0;
-        for (; c + 16 <= cols; c += 16) {
-            __m512i u = _mm512_loadu_si512((const void *)(xr + c));
-            __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), one);
-            __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(u, bias), lsb), 16);
-            __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, abs_mask), inf);
-            __m512i q = _mm512_or_si512(_mm512_srli_epi32(u, 16), quiet);
-            __m512i h = _mm512_mask_blend_epi32(nan, rounded, q);
-            _mm256_storeu_si256((__m256i *)(void *)(yr + c), _mm512_cvtepi32_epi16(h));
-        }
-        bf16_rows_loop(xr + c, x_stride, yr + c, y_stride, 1, cols - c);
-    }
-}
-
-void ck_bf16_from_f32_rows(const float *x, size_t x_stride, uint16_t *y, size_t y_stride, size_t rows,
-                           size_t cols)
-{
-    if (ck_kernels_isa_level() == CK_ISA_AVX512) {
-        bf16_rows_avx512(x, x_stride, y, y_stride, rows, cols);
-    } else {
-        bf16_rows_portable(x, x_stride, y, y_stride, rows, cols);
-    }
-}
-
 int ck_linear_ref_f32(const float *x, size_t x_count, size_t x_stride, const float *weight,
                       size_t weight_count, const float *bias, size_t bias_count, float *y, size_t y_count,
                       size_t y_stride, size_t rows, size_t in_features, size_t out_features)

@@ -95,11 +95,6 @@ ck_dtype ck_linear_compute_dtype(const ck_linear *lin);
  * "brg:avx512_core", ...), owned by lin; "unknown" when oneDNN does not say or lin is NULL. */
 const char *ck_linear_impl(const ck_linear *lin);
 
-/* y[r, c] = bf16(x[r, c]) for r < rows, c < cols (round to nearest even, ck_bf16_from_f32);
- * strides in elements. No checks: callers pass buffers they sized. */
-void ck_bf16_from_f32_rows(const float *x, size_t x_stride, uint16_t *y, size_t y_stride, size_t rows,
-                           size_t cols);
-
 /* y[t, n] = sum_k x[t, k] W[n, k] + b[n] for t < rows (torch.nn.functional.linear), on `lane`.
  * x [T,K] row stride x_stride >= K; y [T,N] row stride y_stride >= N (oneDNN writes only columns
  * [0, N): pad columns stay untouched). Dense rows (strides K and N) go in tiles of up to

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ck_isa.h"
 #include "executor_internal.h"
 #include "parallel.h"
 
@@ -131,6 +132,18 @@ static int check_bf16(ck_executor *ex, ck_error *err)
     return CK_OK;
 }
 
+/* BF16 when bf16 precision can run the heads on AMX tiles: the CPU has AMX-BF16 (and
+ * CK_MAX_CPU_ISA allows it) and every attention op's head dim is a multiple of 32. */
+static ck_dtype attention_dtype(const ck_executor *ex)
+{
+    const ck_circuit *c = ex->circuit;
+    int ok = ex->opt.precision == CK_DTYPE_BF16 && ck_kernels_amx_bf16();
+    for (size_t i = 0; ok && i < c->n_ops; i++) {
+        ok = c->ops[i].kind != CK_OP_ATTENTION || c->ops[i].head_dim % 32 == 0;
+    }
+    return ok ? CK_DTYPE_BF16 : CK_DTYPE_F32;
+}
+
 static int setup(ck_executor *ex, const ck_weights *w, ck_error *err)
 {
     const ck_circuit *c = ex->circuit;
@@ -151,8 +164,9 @@ static int setup(ck_executor *ex, const ck_weights *w, ck_error *err)
             return rc;
         }
     }
+    ex->attention = attention_dtype(ex);
     ck_plan_limits limits = {ex->opt.max_batch_tokens, ex->opt.max_seq_len, ex->opt.threads,
-                             CK_LINEAR_ROW_BLOCK};
+                             CK_LINEAR_ROW_BLOCK, ex->attention};
     int rc = ck_plan_build(&ex->plan, c, &limits, err);
     if (rc != CK_OK) {
         return rc;
@@ -381,7 +395,7 @@ size_t ck_executor_arena_bytes(const ck_executor *ex, size_t *scratch)
 
 ck_dtype ck_executor_op_dtype(const ck_executor *ex, ck_op_kind kind)
 {
-    return kind == CK_OP_LINEAR ? ex->opt.precision : CK_DTYPE_F32;
+    return kind == CK_OP_LINEAR ? ex->opt.precision : kind == CK_OP_ATTENTION ? ex->attention : CK_DTYPE_F32;
 }
 
 void ck_executor_linear_impls(const ck_executor *ex, char *buf, size_t cap)

@@ -23,7 +23,8 @@ typedef struct {
                                  its own kernel */
     ck_dtype precision;       /* CK_DTYPE_F32 (0, the default) or CK_DTYPE_BF16: the compute dtype
                                  of the linears (ck_executor_op_dtype says per op kind what runs).
-                                 bf16 refuses to start (CK_E_BACKEND) unless oneDNN runs every bf16
+                                 and, where the CPU has AMX-BF16, of the attention heads. bf16
+                                 refuses to start (CK_E_BACKEND) unless oneDNN runs every bf16
                                  linear natively (AMX or AVX512-BF16) and the self-check passes */
 } ck_executor_options;
 
@@ -71,9 +72,11 @@ size_t ck_executor_arena_bytes(const ck_executor *ex, size_t *scratch);
 /* Columns of a buffer (features 512, hidden 768). */
 size_t ck_executor_cols(const ck_executor *ex, int buffer);
 
-/* The dtype ops of `kind` compute in under ex's precision: the linears' (f32 or bf16); f32 for the
- * embedding, attention, LayerNorm and gelu_new (docs/precision.md says why). Every buffer between
- * ops is f32: a bf16 linear rounds its input tile to bf16 itself (ck_linear_init_typed). */
+/* The dtype ops of `kind` compute in under ex's precision: the linears' (f32 or bf16); the
+ * attention heads' (bf16 on AMX in bf16 precision where the CPU has it, else f32); f32 for the
+ * embedding, LayerNorm and gelu_new (docs/precision.md says why). Every buffer between ops is f32:
+ * a bf16 linear or head rounds its inputs to bf16 itself (ck_linear_init_typed,
+ * ck_attention_head_bf16). */
 ck_dtype ck_executor_op_dtype(const ck_executor *ex, ck_op_kind kind);
 
 /* Wall seconds ex spent running ops of `kind` (a linear fused with its gelu_new counts as linear)

@@ -18,6 +18,9 @@ struct ck_executor {
     int *op_output;             /* [n_ops] the buffer op i writes (a fused linear writes its GELU's) */
     unsigned char *op_fused;    /* [n_ops] 1: a linear fused with the gelu_new after it (no capture);
                                    2: that gelu_new, already computed (its checkpoint is captured) */
+    ck_dtype attention;         /* what the attention heads compute in: BF16 (AMX tiles,
+                                   ck_attention_head_bf16) in bf16 precision where the CPU has
+                                   AMX-BF16 and every head dim is a multiple of 32, else F32 */
     ck_onednn *onednn;
     ck_plan plan;
     ck_arenas arenas;

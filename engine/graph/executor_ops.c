@@ -78,15 +78,18 @@ static int attention_pairs(void *ctx, size_t first, size_t count, int worker)
     const ck_executor *ex = c->ex;
     size_t cols = cols_of(c, op->output);
     const ck_arena *scratch = &ex->arenas.scratch[worker];
+    int (*head_fn)(const float *, size_t, const float *, size_t, const float *, size_t, size_t,
+                   float *, size_t, size_t, float *, size_t, size_t, size_t, size_t, float) =
+        ex->attention == CK_DTYPE_BF16 ? ck_attention_head_bf16 : ck_attention_head_f32;
     for (size_t p = first; p < first + count; p++) {
         size_t s = p / op->heads, head = p % op->heads;
         size_t row = ex->offsets[s], len = ex->offsets[s + 1] - row;
         size_t avail = (ex->tokens - row) * cols;
-        int rc = ck_attention_head_f32(in_f32(c, 0) + row * cols, avail, in_f32(c, 1) + row * cols,
-                                       avail, in_f32(c, 2) + row * cols, avail, cols,
-                                       (float *)ck_exec_buffer(ex, op->output) + row * cols, avail,
-                                       cols, scratch->base, scratch->bytes / sizeof(float), len,
-                                       head, op->head_dim, op->scale);
+        int rc = head_fn(in_f32(c, 0) + row * cols, avail, in_f32(c, 1) + row * cols, avail,
+                         in_f32(c, 2) + row * cols, avail, cols,
+                         (float *)ck_exec_buffer(ex, op->output) + row * cols, avail, cols,
+                         scratch->base, scratch->bytes / sizeof(float), len, head, op->head_dim,
+                         op->scale);
         if (rc != CK_OK) {
             return rc;
         }

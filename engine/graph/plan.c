@@ -56,7 +56,7 @@ static int buffer_bytes(size_t rows, size_t cols, size_t *bytes)
 
 /* Attention scratch per worker, in floats: what the attention kernel needs for the longest
  * sequence at the widest head of any attention op (0 when the circuit has none). */
-static int attention_scratch_floats(const ck_circuit *c, size_t seq_len, size_t *floats)
+static int attention_scratch_floats(const ck_circuit *c, size_t seq_len, ck_dtype dtype, size_t *floats)
 {
     size_t head_dim = 0;
     for (size_t i = 0; i < c->n_ops; i++) {
@@ -65,7 +65,11 @@ static int attention_scratch_floats(const ck_circuit *c, size_t seq_len, size_t 
         }
     }
     *floats = 0;
-    return head_dim == 0 ? CK_OK : ck_attention_scratch(seq_len, head_dim, floats);
+    if (head_dim == 0) {
+        return CK_OK;
+    }
+    return dtype == CK_DTYPE_BF16 ? ck_attention_scratch_bf16(seq_len, head_dim, floats)
+                                  : ck_attention_scratch(seq_len, head_dim, floats);
 }
 
 int ck_plan_conflict(const ck_plan *plan, size_t a, size_t b, size_t *at_op)
@@ -157,7 +161,7 @@ static int size_plan(ck_plan *p, const ck_circuit *c, ck_error *err)
                            c->buffers[b].name, p->limits.max_tokens, c->buffers[b].cols);
         }
     }
-    if (attention_scratch_floats(c, p->limits.max_seq_len, &floats) != CK_OK ||
+    if (attention_scratch_floats(c, p->limits.max_seq_len, p->limits.attention, &floats) != CK_OK ||
         buffer_bytes(floats, 1, &p->scratch_bytes) != CK_OK) {
         return ck_fail(err, CK_E_SIZE, "plan: scratch for max_seq_len %zu overflows",
                        p->limits.max_seq_len);

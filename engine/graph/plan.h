@@ -19,6 +19,8 @@ typedef struct {
     size_t row_block;    /* buffers hold max_tokens rounded up to a multiple of row_block rows, so
                             an op may compute whole blocks past a batch's last token (the linears:
                             CK_LINEAR_ROW_BLOCK); 0 or 1: exactly max_tokens rows */
+    ck_dtype attention;  /* the attention kernel the scratch arenas are sized for: CK_DTYPE_F32
+                            (0, ck_attention_scratch) or CK_DTYPE_BF16 (ck_attention_scratch_bf16) */
 } ck_plan_limits;
 
 typedef struct {

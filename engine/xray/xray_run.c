@@ -330,7 +330,8 @@ int ck_xray_run_oracle(const ck_xray_run_options *opt, ck_error *err)
     ck_xray_report rep = {0};
     if (opt->precision == CK_DTYPE_BF16) {
         ck_log(opt->log, opt->log_ctx, CK_LOG_INFO, "X-Ray bf16: 1 thread, unfused kernels, bf16 "
-               "linears, against the FP32 oracle under the bf16 budget");
+               "linears (and attention heads where the CPU has AMX), against the FP32 oracle under "
+               "the bf16 budget");
     } else {
         ck_log(opt->log, opt->log_ctx, CK_LOG_INFO,
                "parity mode: 1 thread (scheduler and oneDNN), deterministic kernels");

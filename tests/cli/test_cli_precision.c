@@ -180,9 +180,36 @@ static void test_bf16_is_bf16_and_says_so(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(precision);
     CU_ASSERT_STRING_EQUAL(precision, "bf16");
     CU_ASSERT_PTR_NOT_NULL_FATAL(dispatch);
-    const char *want = "linear=bf16 attention=f32 layer_norm=f32 gelu_new=f32; onednn ";
+    /* the heads run on AMX tiles where the CPU has them (ck_attention_head_bf16) */
+    const char *want = cpu_has("amx_bf16") ? "linear=bf16 attention=bf16 layer_norm=f32 gelu_new=f32; onednn "
+                                           : "linear=bf16 attention=f32 layer_norm=f32 gelu_new=f32; onednn ";
     CU_ASSERT_EQUAL(strncmp(dispatch, want, strlen(want)), 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(dispatch, cpu_has("amx_bf16") ? "amx_bf16" : "avx512_core_bf16"));
+    /* CK_MAX_CPU_ISA=avx512 turns AMX off in the native kernels: the heads run in f32, the
+     * linears stay bf16, the file says so, and the features stay inside the budget */
+    snprintf(args, sizeof args, "--precision bf16 -i %s -o %s", ck_cli_tmp("in.txt"),
+             ck_cli_tmp("b2.st"));
+    CU_ASSERT_EQUAL_FATAL(run_with("CK_MAX_CPU_ISA=avx512", args), 0);
+    size_t r2 = 0;
+    char *dispatch2 = NULL;
+    float *b2 = features_of(ck_cli_tmp("b2.st"), &r2, NULL, &dispatch2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dispatch2);
+    CU_ASSERT_EQUAL(strncmp(dispatch2, "linear=bf16 attention=f32 ", 26), 0);
+    CU_ASSERT_EQUAL_FATAL(r2, rf);
+    double dot2 = 0, bb2 = 0, diff2 = 0;
+    for (size_t i = 0; i < r2 * 512; i++) {
+        dot2 += (double)b2[i] * f[i];
+        bb2 += (double)b2[i] * b2[i];
+        diff2 += ((double)b2[i] - f[i]) * ((double)b2[i] - f[i]);
+    }
+    CU_ASSERT(dot2 / sqrt(bb2 * ff) >= 0.9999);
+    CU_ASSERT(sqrt(diff2 / ff) <= 0.01);
+    fprintf(stderr, "    bf16 vs fp32: cosine %.7f, relative RMSE %.3f%% (heads %s); heads in f32: "
+            "cosine %.7f, relative RMSE %.3f%%\n", cosine, 100 * rel_rmse,
+            cpu_has("amx_bf16") ? "bf16" : "f32", dot2 / sqrt(bb2 * ff), 100 * sqrt(diff2 / ff));
+    free(b2);
+    free(dispatch2);
     /* fp32 files keep the metadata they always had: no precision or dispatch key */
     CU_ASSERT_PTR_NULL(fp_precision);
     CU_ASSERT_PTR_NULL(fp_dispatch);
@@ -260,7 +287,7 @@ static void test_xray_bf16_within_budget(void)
     int st = system(cmd);
     CU_ASSERT_EQUAL(WIFEXITED(st) ? WEXITSTATUS(st) : -1, 0);
     CU_ASSERT_EQUAL(ck_cli_stderr_lines_with("xray: pass: 992 pass, 0 fail, 0 NOT_TESTED"), 1);
-    CU_ASSERT_EQUAL(ck_cli_stderr_lines_with("X-Ray bf16: 1 thread, unfused kernels, bf16 linears"), 1);
+    CU_ASSERT_EQUAL(ck_cli_stderr_lines_with("X-Ray bf16: 1 thread, unfused kernels, bf16 linears (and attention heads"), 1);
 }
 
 int main(void)
