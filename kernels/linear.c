@@ -201,8 +201,9 @@ static int check_weights(const float *weight, size_t weight_count, const float *
 }
 
 /* Geometry and overlap of x [T,K] and y [T,N]; the caller has handled T == 0. */
-static int check_io(const float *x, size_t x_count, size_t x_stride, const float *y, size_t y_count,
-                    size_t y_stride, size_t rows, size_t in, size_t out)
+/* x of x_size-byte elements (4: f32, 2: bf16) and f32 y: within their counts, not overlapping. */
+static int check_io_sized(const void *x, size_t x_size, size_t x_count, size_t x_stride, const float *y,
+                          size_t y_count, size_t y_stride, size_t rows, size_t in, size_t out)
 {
     size_t xs, ys;
     if (x == NULL || y == NULL) {
@@ -213,10 +214,16 @@ static int check_io(const float *x, size_t x_count, size_t x_stride, const float
         ys > SIZE_MAX / sizeof(float)) {
         return CK_E_SIZE;
     }
-    if (ck_overlap(x, xs * sizeof(float), y, ys * sizeof(float))) {
+    if (ck_overlap(x, xs * x_size, y, ys * sizeof(float))) {
         return CK_E_ARG;
     }
     return 0;
+}
+
+static int check_io(const float *x, size_t x_count, size_t x_stride, const float *y, size_t y_count,
+                    size_t y_stride, size_t rows, size_t in, size_t out)
+{
+    return check_io_sized(x, sizeof *x, x_count, x_stride, y, y_count, y_stride, rows, in, out);
 }
 
 /* A [rows, cols] descriptor of f32 or bf16 with row stride `stride`. */
@@ -461,11 +468,12 @@ done:
     return rc;
 }
 
-/* The bf16 forward: tiles of 256 rows, then 128, each staged to bf16 (dense) on the lane; the last
- * rows (fewer than 128, or all rows when y is strided) through a zero-padded 128-row tile into the
- * lane's f32 output staging, copied out row by row. */
-static int forward_bf16(ck_linear *lin, int lane, const float *x, size_t x_stride, float *y,
-                        size_t y_stride, size_t rows)
+/* The bf16 forward: tiles of 256 rows, then 128. An f32 x (x16 NULL) is staged to bf16 (dense) on
+ * the lane tile by tile; a bf16 x16 with dense rows is read in place, else its rows are copied to
+ * the staging. The last rows (fewer than 128, or all rows when y is strided) go through a
+ * zero-padded 128-row tile into the lane's f32 output staging, copied out row by row. */
+static int forward_bf16(ck_linear *lin, int lane, const float *x, const uint16_t *x16, size_t x_stride,
+                        float *y, size_t y_stride, size_t rows)
 {
     uint16_t *xs = lin->ctx->staging[lane];
     float *ys = lin->ctx->staging_y[lane];
@@ -475,11 +483,20 @@ static int forward_bf16(ck_linear *lin, int lane, const float *x, size_t x_strid
         int j = left >= (size_t)TILE_ROWS[0] ? 0 : BF16_TAIL_TILE;
         size_t m = left < (size_t)TILE_ROWS[j] ? left : (size_t)TILE_ROWS[j];
         int direct = m == (size_t)TILE_ROWS[j] && y_stride == lin->out;
-        ck_bf16_from_f32_rows(x + done * x_stride, x_stride, xs, lin->in, m, lin->in);
+        const uint16_t *src = xs;
+        if (x16 != NULL && m == (size_t)TILE_ROWS[j] && x_stride == lin->in) {
+            src = x16 + done * x_stride;
+        } else if (x16 != NULL) {
+            for (size_t r = 0; r < m; r++) {
+                memcpy(xs + r * lin->in, x16 + (done + r) * x_stride, lin->in * sizeof *xs);
+            }
+        } else {
+            ck_bf16_from_f32_rows(x + done * x_stride, x_stride, xs, lin->in, m, lin->in);
+        }
         if (m < (size_t)TILE_ROWS[j]) {
             memset(xs + m * lin->in, 0, ((size_t)TILE_ROWS[j] - m) * lin->in * sizeof *xs);
         }
-        rc = run_tile(lin, lane, j, xs, direct ? y + done * y_stride : ys);
+        rc = run_tile(lin, lane, j, src, direct ? y + done * y_stride : ys);
         for (size_t r = 0; rc == 0 && !direct && r < m; r++) {
             memcpy(y + (done + r) * y_stride, ys + r * lin->out, lin->out * sizeof *y);
         }
@@ -499,7 +516,7 @@ int ck_linear_forward_f32(ck_linear *lin, int lane, const float *x, size_t x_cou
     }
     int rc = check_io(x, x_count, x_stride, y, y_count, y_stride, rows, lin->in, lin->out);
     if (rc == 0 && lin->compute == CK_DTYPE_BF16) {
-        return forward_bf16(lin, lane, x, x_stride, y, y_stride, rows);
+        return forward_bf16(lin, lane, x, NULL, x_stride, y, y_stride, rows);
     }
     int dense = x_stride == lin->in && y_stride == lin->out;
     for (size_t done = 0; rc == 0 && done < rows;) {
@@ -512,6 +529,19 @@ int ck_linear_forward_f32(ck_linear *lin, int lane, const float *x, size_t x_cou
         done += (size_t)TILE_ROWS[j];
     }
     return rc;
+}
+
+int ck_linear_forward_bf16_in(ck_linear *lin, int lane, const uint16_t *x, size_t x_count, size_t x_stride,
+                              float *y, size_t y_count, size_t y_stride, size_t rows)
+{
+    if (lin == NULL || lane < 0 || lane >= lin->ctx->lanes || lin->compute != CK_DTYPE_BF16) {
+        return CK_E_ARG;
+    }
+    if (rows == 0) {
+        return 0;
+    }
+    int rc = check_io_sized(x, sizeof *x, x_count, x_stride, y, y_count, y_stride, rows, lin->in, lin->out);
+    return rc != 0 ? rc : forward_bf16(lin, lane, NULL, x, x_stride, y, y_stride, rows);
 }
 
 const char *ck_onednn_version(void)

@@ -85,6 +85,14 @@ int ck_linear_init_typed(ck_linear **out, ck_onednn *ctx, const float *weight, s
                          const float *bias, size_t bias_count, size_t in_features,
                          size_t out_features, ck_linear_activation activation, ck_dtype compute);
 
+/* ck_linear_forward_f32 for a bf16 linear (ck_linear_init_typed with CK_DTYPE_BF16) whose input
+ * is already bf16: x [T,K] bf16 with row stride x_stride (elements) in x_count elements, y as there.
+ * Gives the same bits as ck_linear_forward_f32 on the f32 rows these bf16 rows round from (the same
+ * tiles; dense rows are read in place instead of staged). Errors as ck_linear_forward_f32, and
+ * CK_E_ARG for an f32 linear. */
+int ck_linear_forward_bf16_in(ck_linear *lin, int lane, const uint16_t *x, size_t x_count, size_t x_stride,
+                              float *y, size_t y_count, size_t y_stride, size_t rows);
+
 /* oneDNN's version as "2.6.3" (dnnl_version), static. */
 const char *ck_onednn_version(void);
 

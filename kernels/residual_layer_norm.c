@@ -4,6 +4,7 @@
 #include <stdint.h>
 
 #include "ck_check.h"
+#include "ck_dtype.h"
 #include "ck_isa.h"
 #include "layer_norm_row.h"
 
@@ -40,6 +41,8 @@ typedef struct {
     float *y;
     size_t x_stride, residual_stride, y_stride, rows, channels;
     float eps;
+    uint16_t *y16;       /* NULL, or the bf16 copy of y (stride y16_stride) */
+    size_t y16_stride;
 } ln_call;
 
 /* A finite float sum implies finite terms (NaN and Inf propagate), and rules out overflow. Branch-free
@@ -72,6 +75,10 @@ CK_ALWAYS_INLINE int check_and_normalize(const ln_call *a, ck_isa isa)
     for (size_t r = 0; r < a->rows; r++) {
         ck_layer_norm_row_impl(a->y + r * a->y_stride, a->x + r * a->x_stride, a->residual + r * a->residual_stride,
                                NULL, a->gamma, a->beta, a->channels, a->eps, isa);
+        if (a->y16 != NULL) { /* the row is still in L1 */
+            ck_bf16_from_f32_rows(a->y + r * a->y_stride, a->y_stride, a->y16 + r * a->y16_stride, a->y16_stride,
+                                  1, a->channels);
+        }
     }
     return 0;
 }
@@ -91,15 +98,39 @@ int ck_residual_layer_norm_f32(const float *x, size_t x_count, size_t x_stride, 
                                const float *beta, float *y, size_t y_count, size_t y_stride, size_t rows,
                                size_t channels, float eps)
 {
+    return ck_residual_layer_norm_f32_bf16(x, x_count, x_stride, residual, residual_count, residual_stride,
+                                           gamma, beta, y, y_count, y_stride, NULL, 0, 0, rows, channels, eps);
+}
+
+int ck_residual_layer_norm_f32_bf16(const float *x, size_t x_count, size_t x_stride, const float *residual,
+                                    size_t residual_count, size_t residual_stride, const float *gamma,
+                                    const float *beta, float *y, size_t y_count, size_t y_stride, uint16_t *y16,
+                                    size_t y16_count, size_t y16_stride, size_t rows, size_t channels, float eps)
+{
     int rc = check_geometry(x, x_count, x_stride, residual, residual_count, residual_stride, gamma, beta, y,
                             y_count, y_stride, rows, channels);
     if (rc != 0) {
         return rc;
     }
+    if (y16 != NULL && rows > 0) {
+        size_t s16 = 0, xs = 0, rs = 0, ys = 0;
+        if (span_within(rows, channels, y16_stride, y16_count, &s16) != 0) {
+            return CK_E_SIZE;
+        }
+        (void)span_within(rows, channels, x_stride, x_count, &xs);
+        (void)span_within(rows, channels, residual_stride, residual_count, &rs);
+        (void)span_within(rows, channels, y_stride, y_count, &ys);
+        size_t f = sizeof(float), h = sizeof *y16;
+        if (ck_overlap(y16, s16 * h, x, xs * f) || ck_overlap(y16, s16 * h, residual, rs * f) ||
+            ck_overlap(y16, s16 * h, y, ys * f)) {
+            return CK_E_ARG;
+        }
+    }
     if (!(eps > 0.0f)) {
         return CK_E_ARG;
     }
-    const ln_call a = {x, residual, gamma, beta, y, x_stride, residual_stride, y_stride, rows, channels, eps};
+    const ln_call a = {x, residual, gamma, beta, y, x_stride, residual_stride, y_stride, rows, channels, eps,
+                       y16, y16_stride};
     return ck_kernels_isa_level() == CK_ISA_AVX512 ? check_and_normalize_avx512(&a)
                                                    : check_and_normalize_portable(&a);
 }

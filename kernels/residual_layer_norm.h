@@ -3,6 +3,7 @@
 #define CK_RESIDUAL_LAYER_NORM_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* y = LayerNorm(x + residual) * gamma + beta over the last axis: s = x + residual (float add, as
  * PyTorch), y = (s - mean) / sqrt(var + eps) * gamma + beta, population variance (HF transformers
@@ -23,5 +24,15 @@ int ck_residual_layer_norm_f32(const float *x, size_t x_count, size_t x_stride, 
                                size_t residual_count, size_t residual_stride, const float *gamma,
                                const float *beta, float *y, size_t y_count, size_t y_stride, size_t rows,
                                size_t channels, float eps);
+
+/* ck_residual_layer_norm_f32, and with y16 not NULL also y16[r, c] = bf16(y[r, c]) (round to nearest
+ * even, ck_bf16_from_f32: the bits a bf16 linear's own staging would give) written right after each
+ * row, for the bf16 linears that read y (ck_linear_forward_bf16_in). y16 [T,C] bf16 with row stride
+ * y16_stride in y16_count elements. Extra errors, before any write: CK_E_SIZE y16's span over its
+ * count, CK_E_ARG y16 overlapping x, residual or y. */
+int ck_residual_layer_norm_f32_bf16(const float *x, size_t x_count, size_t x_stride, const float *residual,
+                                    size_t residual_count, size_t residual_stride, const float *gamma,
+                                    const float *beta, float *y, size_t y_count, size_t y_stride, uint16_t *y16,
+                                    size_t y16_count, size_t y16_stride, size_t rows, size_t channels, float eps);
 
 #endif

@@ -98,6 +98,56 @@ static int schedule_ops(ck_executor *ex, ck_error *err)
     return rc;
 }
 
+/* bf16 only: each linear whose input was last written by a residual_layer_norm reads a bf16 copy of
+ * it that the LayerNorm writes in the same pass (ck_residual_layer_norm_f32_bf16), so q, k and v
+ * round their shared input once instead of three times and no linear re-reads those f32 rows to
+ * round them. The same bits: the copy rounds as the linear's staging would. One copy per buffer,
+ * sized like the plan's rows (allocated here, at init). */
+static int schedule_shadows(ck_executor *ex, ck_error *err)
+{
+    const ck_circuit *c = ex->circuit;
+    int *shadow_of = malloc(c->n_buffers * sizeof *shadow_of);
+    if (shadow_of == NULL) {
+        return ck_fail(err, CK_E_MEMORY, "executor: out of memory");
+    }
+    for (size_t b = 0; b < c->n_buffers; b++) {
+        shadow_of[b] = -1;
+    }
+    for (size_t i = 0; i < c->n_ops; i++) {
+        ex->op_shadow_in[i] = ex->op_shadow_out[i] = -1;
+    }
+    int rc = CK_OK;
+    for (size_t i = 0; rc == CK_OK && ex->opt.precision == CK_DTYPE_BF16 && i < c->n_ops; i++) {
+        if (c->ops[i].kind != CK_OP_LINEAR || ex->op_fused[i] == 2) {
+            continue;
+        }
+        int b = c->ops[i].inputs[0];
+        size_t j = i;
+        while (j > 0 && !(ex->op_output[j - 1] == b && ex->op_fused[j - 1] != 2)) {
+            j--;
+        }
+        if (j == 0 || c->ops[j - 1].kind != CK_OP_RESIDUAL_LAYER_NORM) {
+            continue;
+        }
+        if (shadow_of[b] < 0) {
+            size_t cols = c->buffers[b].cols, bytes = ck_plan_rows(&ex->plan) * cols * sizeof(uint16_t);
+            uint16_t *mem = aligned_alloc(64, (bytes + 63) / 64 * 64);
+            if (mem == NULL) {
+                rc = ck_fail(err, CK_E_MEMORY, "executor: bf16 copy of \"%s\" (%zu bytes)",
+                             c->buffers[b].name, bytes);
+                break;
+            }
+            ex->shadows[ex->n_shadows] = mem;
+            ex->shadow_cols[ex->n_shadows] = cols;
+            shadow_of[b] = (int)ex->n_shadows++;
+        }
+        ex->op_shadow_out[j - 1] = shadow_of[b];
+        ex->op_shadow_in[i] = shadow_of[b];
+    }
+    free(shadow_of);
+    return rc;
+}
+
 /* 1 when oneDNN's implementation string names a native bf16 kernel (AMX or AVX512-BF16): oneDNN
  * 2.6 emulates bf16 on plain AVX-512 ("brg:avx512_core"), slower than f32, and says so only there. */
 static int native_bf16(const char *impl)
@@ -154,8 +204,12 @@ static int setup(ck_executor *ex, const ck_weights *w, ck_error *err)
     ex->op_linear = calloc(no, sizeof *ex->op_linear);
     ex->op_output = calloc(no, sizeof *ex->op_output);
     ex->op_fused = calloc(no, sizeof *ex->op_fused);
+    ex->op_shadow_in = calloc(no, sizeof *ex->op_shadow_in);
+    ex->op_shadow_out = calloc(no, sizeof *ex->op_shadow_out);
+    ex->shadows = calloc(c->n_buffers ? c->n_buffers : 1, sizeof *ex->shadows);
+    ex->shadow_cols = calloc(c->n_buffers ? c->n_buffers : 1, sizeof *ex->shadow_cols);
     if (!ex->weights || !ex->linears || !ex->gelu_linears || !ex->op_linear || !ex->op_output ||
-        !ex->op_fused) {
+        !ex->op_fused || !ex->op_shadow_in || !ex->op_shadow_out || !ex->shadows || !ex->shadow_cols) {
         return ck_fail(err, CK_E_MEMORY, "executor: out of memory");
     }
     for (size_t i = 0; i < c->n_weights; i++) {
@@ -188,6 +242,7 @@ static int setup(ck_executor *ex, const ck_weights *w, ck_error *err)
     /* Every worker runs its own rows' matmuls single-threaded (linear.h): made for one thread. */
     int threads = ck_parallel_set_threads(1);
     rc = schedule_ops(ex, err);
+    rc = rc == CK_OK ? schedule_shadows(ex, err) : rc;
     if (rc == CK_OK && ex->opt.precision == CK_DTYPE_BF16) {
         rc = check_bf16(ex, err);
     }
@@ -482,6 +537,13 @@ void ck_executor_free(ck_executor *ex)
     free(ex->op_linear);
     free(ex->op_output);
     free(ex->op_fused);
+    for (size_t k = 0; ex->shadows != NULL && k < ex->n_shadows; k++) {
+        free(ex->shadows[k]);
+    }
+    free(ex->shadows);
+    free(ex->shadow_cols);
+    free(ex->op_shadow_in);
+    free(ex->op_shadow_out);
     ck_onednn_free(ex->onednn);
     ck_arenas_free(&ex->arenas);
     ck_plan_free(&ex->plan);

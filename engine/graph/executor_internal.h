@@ -18,6 +18,13 @@ struct ck_executor {
     int *op_output;             /* [n_ops] the buffer op i writes (a fused linear writes its GELU's) */
     unsigned char *op_fused;    /* [n_ops] 1: a linear fused with the gelu_new after it (no capture);
                                    2: that gelu_new, already computed (its checkpoint is captured) */
+    int *op_shadow_out;         /* [n_ops] a residual_layer_norm that also writes its output in bf16
+                                   into shadows[k] (k), else -1 */
+    int *op_shadow_in;          /* [n_ops] a bf16 linear whose input is that bf16 copy, shadows[k]
+                                   (k), else -1 (it rounds its f32 input tile by tile) */
+    uint16_t **shadows;         /* [n_shadows] [plan rows, shadow_cols[k]] bf16, bf16 precision only */
+    size_t *shadow_cols;
+    size_t n_shadows;
     ck_dtype attention;         /* what the attention heads compute in: BF16 (AMX tiles,
                                    ck_attention_head_bf16) in bf16 precision where the CPU has
                                    AMX-BF16 and every head dim is a multiple of 32, else F32 */

@@ -45,18 +45,23 @@ static int embedding_rows(void *ctx, size_t first, size_t count, int worker)
                                                    &tables, y, count * cols, cols, op->eps);
 }
 
+/* Also writes the bf16 copy of its rows that the next linears read, where the executor keeps one
+ * (op_shadow_out). */
 static int residual_layer_norm_rows(void *ctx, size_t first, size_t count, int worker)
 {
     const op_ctx *c = ctx;
     const ck_op *op = c->op;
+    const ck_executor *ex = c->ex;
+    int k = ex->op_shadow_out[(size_t)(op - ex->circuit->ops)];
     size_t cols = cols_of(c, op->output);
     size_t n = count * cols, at = first * cols;
     (void)worker;
-    return ck_residual_layer_norm_f32(in_f32(c, 0) + at, n, cols, in_f32(c, 1) + at, n, cols,
-                                      c->ex->weights[op->weights[0]]->data,
-                                      c->ex->weights[op->weights[1]]->data,
-                                      (float *)ck_exec_buffer(c->ex, op->output) + at, n, cols,
-                                      count, cols, op->eps);
+    return ck_residual_layer_norm_f32_bf16(in_f32(c, 0) + at, n, cols, in_f32(c, 1) + at, n, cols,
+                                           ex->weights[op->weights[0]]->data,
+                                           ex->weights[op->weights[1]]->data,
+                                           (float *)ck_exec_buffer(ex, op->output) + at, n, cols,
+                                           k >= 0 ? ex->shadows[k] + at : NULL, n, cols, count, cols,
+                                           op->eps);
 }
 
 static int gelu_new_rows(void *ctx, size_t first, size_t count, int worker)
@@ -110,6 +115,11 @@ static int linear_blocks(void *ctx, size_t first, size_t count, int worker)
     int y = ex->op_output[i];
     size_t in = cols_of(c, c->op->inputs[0]), out = cols_of(c, y);
     size_t row = first * CK_LINEAR_ROW_BLOCK, rows = count * CK_LINEAR_ROW_BLOCK;
+    int k = ex->op_shadow_in[i];
+    if (k >= 0) {
+        return ck_linear_forward_bf16_in(ex->op_linear[i], worker, ex->shadows[k] + row * in, rows * in, in,
+                                         (float *)ck_exec_buffer(ex, y) + row * out, rows * out, out, rows);
+    }
     return ck_linear_forward_f32(ex->op_linear[i], worker, in_f32(c, 0) + row * in, rows * in, in,
                                  (float *)ck_exec_buffer(ex, y) + row * out, rows * out, out, rows);
 }
@@ -123,6 +133,10 @@ static int linear_op(op_ctx *c)
     size_t pad = blocks * CK_LINEAR_ROW_BLOCK - ex->tokens, in = cols_of(c, c->op->inputs[0]);
     float *x = ck_exec_buffer(ex, c->op->inputs[0]);
     memset(x + ex->tokens * in, 0, pad * in * sizeof(float));
+    int k = ex->op_shadow_in[(size_t)(c->op - ex->circuit->ops)];
+    if (k >= 0) { /* the bf16 copy's pad rows too: it is what the linear reads */
+        memset(ex->shadows[k] + ex->tokens * in, 0, pad * in * sizeof *ex->shadows[k]);
+    }
     return ck_parallel_for(blocks, ex->opt.threads, linear_blocks, c);
 }
 

@@ -527,6 +527,21 @@ static void test_bf16_rows_do_not_depend_on_tiles(void)
                 }
                 CU_ASSERT_EQUAL(memcmp(part, all, T * N * sizeof *all), 0);
             }
+            /* the same rows already in bf16 (what a LayerNorm's bf16 copy holds): the same bits,
+             * read in place (dense) or copied to the staging (strided, and the 44-row tail) */
+            uint16_t *x16 = malloc(T * (K + 8) * sizeof *x16);
+            CU_ASSERT_FATAL(x16 != NULL);
+            ck_bf16_from_f32_rows(x, K, x16, K, T, K);
+            CU_ASSERT_EQUAL_FATAL(ck_linear_forward_bf16_in(lin, 0, x16, T * K, K, part, T * N, N, T), CK_OK);
+            CU_ASSERT_EQUAL(memcmp(part, all, T * N * sizeof *all), 0);
+            ck_bf16_from_f32_rows(x, K, x16, K + 8, T, K);
+            memset(part, 0, T * N * sizeof *part);
+            CU_ASSERT_EQUAL_FATAL(ck_linear_forward_bf16_in(lin, 0, x16, T * (K + 8), K + 8, part, T * N, N, T),
+                                  CK_OK);
+            CU_ASSERT_EQUAL(memcmp(part, all, T * N * sizeof *all), 0);
+            CU_ASSERT_EQUAL(ck_linear_forward_bf16_in(lin, 0, x16, (T - 1) * (K + 8) + K - 1, K + 8, part, T * N, N, T),
+                            CK_E_SIZE);
+            free(x16);
             if (act == 0) {
                 CU_ASSERT_EQUAL(ck_linear_ref_f32(x, T * K, K, w, K * N, b, N, ref, T * N, N, T, K, N), CK_OK);
                 double d = 0, r = 0;

@@ -1,6 +1,7 @@
 /* test_residual_layer_norm.c - LN(x + residual) against a hand case and a double reference, plus every rejection. */
 #include <stdint.h>
 
+#include "ck_dtype.h"
 #include "ck_status.h"
 #include "ck_test.h"
 #include "residual_layer_norm.h"
@@ -237,7 +238,46 @@ static void test_y_is_residual(void)
     expect_alias_rejected(f, f->residual, RS);
 }
 
-CK_TEST_MAIN("residual_layer_norm", {"hand case", test_hand_case},
+/* The bf16 copy: each element is ck_bf16_from_f32 of the f32 y written beside it (y's bits as
+ * without the copy), pad columns of the copy untouched; a short or overlapping copy is refused
+ * before anything is written. */
+static void test_bf16_copy(void)
+{
+    enum { S16 = C + 4 };
+    fixture *f = fixture_new(), *g = fixture_new();
+    static uint16_t y16[T * S16];
+    memset(y16, 0xAB, sizeof y16);
+    CU_ASSERT_EQUAL_FATAL(run(g), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_residual_layer_norm_f32_bf16(f->x, f->x_count, f->x_stride, f->residual,
+                                                          f->residual_count, RS, f->gamma, f->beta, f->y,
+                                                          f->y_count, f->y_stride, y16, T * S16, S16, T, C,
+                                                          f->eps), CK_OK);
+    CU_ASSERT_EQUAL(memcmp(f->y, g->y, sizeof f->y), 0);
+    size_t bad = 0;
+    for (size_t r = 0; r < T; r++) {
+        for (size_t c = 0; c < S16; c++) {
+            uint16_t want = c < C ? ck_bf16_from_f32(f->y[r * YS + c]) : 0xABAB;
+            bad += y16[r * S16 + c] != want;
+        }
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    fixture *h = fixture_new();
+    memset(y16, 0xAB, sizeof y16);
+    CU_ASSERT_EQUAL(ck_residual_layer_norm_f32_bf16(h->x, h->x_count, h->x_stride, h->residual, h->residual_count,
+                                                    RS, h->gamma, h->beta, h->y, h->y_count, h->y_stride, y16,
+                                                    T * S16 - 5, S16, T, C, h->eps), CK_E_SIZE);
+    CU_ASSERT_EQUAL(ck_residual_layer_norm_f32_bf16(h->x, h->x_count, h->x_stride, h->residual, h->residual_count,
+                                                    RS, h->gamma, h->beta, h->y, h->y_count, h->y_stride,
+                                                    (uint16_t *)(void *)h->y, T * S16, S16, T, C, h->eps),
+                    CK_E_ARG);
+    CU_ASSERT_TRUE(ck_test_canary_intact(h->y, T * YS));
+    CU_ASSERT_EQUAL(y16[0], 0xABAB);
+    free(f);
+    free(g);
+    free(h);
+}
+
+CK_TEST_MAIN("residual_layer_norm", {"hand case", test_hand_case}, {"bf16 copy", test_bf16_copy},
              {"reference, wide strides, canary pads", test_reference_with_wide_strides},
              {"zero rows is a no-op", test_zero_rows_is_a_no_op},
              {"x stride < channels", test_x_stride_below_channels}, {"y stride SIZE_MAX", test_y_stride_size_max},
