@@ -46,6 +46,7 @@ struct ck_linear {
     size_t in, out;                       /* K, N */
     ck_linear_activation activation;
     ck_dtype compute;                     /* F32: f32 x and W; BF16: bf16 x and W, f32 accumulation */
+    ck_dtype dst;                         /* y's dtype: F32, or BF16 (bf16 compute only) */
     dnnl_primitive_t prim[TILE_KINDS];    /* matmul of exactly TILE_ROWS[j] dense rows */
     dnnl_memory_t weights;                /* [K,N] in the layout every tile primitive asked for */
     dnnl_memory_t bias;                   /* [1,N] oneDNN-owned copy, or NULL */
@@ -201,9 +202,10 @@ static int check_weights(const float *weight, size_t weight_count, const float *
 }
 
 /* Geometry and overlap of x [T,K] and y [T,N]; the caller has handled T == 0. */
-/* x of x_size-byte elements (4: f32, 2: bf16) and f32 y: within their counts, not overlapping. */
-static int check_io_sized(const void *x, size_t x_size, size_t x_count, size_t x_stride, const float *y,
-                          size_t y_count, size_t y_stride, size_t rows, size_t in, size_t out)
+/* x and y of x_size- and y_size-byte elements (4: f32, 2: bf16): within their counts, not
+ * overlapping. */
+static int check_io_sized(const void *x, size_t x_size, size_t x_count, size_t x_stride, const void *y,
+                          size_t y_size, size_t y_count, size_t y_stride, size_t rows, size_t in, size_t out)
 {
     size_t xs, ys;
     if (x == NULL || y == NULL) {
@@ -214,7 +216,7 @@ static int check_io_sized(const void *x, size_t x_size, size_t x_count, size_t x
         ys > SIZE_MAX / sizeof(float)) {
         return CK_E_SIZE;
     }
-    if (ck_overlap(x, xs * x_size, y, ys * sizeof(float))) {
+    if (ck_overlap(x, xs * x_size, y, ys * y_size)) {
         return CK_E_ARG;
     }
     return 0;
@@ -223,7 +225,7 @@ static int check_io_sized(const void *x, size_t x_size, size_t x_count, size_t x
 static int check_io(const float *x, size_t x_count, size_t x_stride, const float *y, size_t y_count,
                     size_t y_stride, size_t rows, size_t in, size_t out)
 {
-    return check_io_sized(x, sizeof *x, x_count, x_stride, y, y_count, y_stride, rows, in, out);
+    return check_io_sized(x, sizeof *x, x_count, x_stride, y, sizeof *y, y_count, y_stride, rows, in, out);
 }
 
 /* A [rows, cols] descriptor of f32 or bf16 with row stride `stride`. */
@@ -305,7 +307,7 @@ static int build_tile(ck_linear *lin, int j, const dnnl_primitive_attr_t attr, i
     dnnl_primitive_desc_t pd = NULL;
     const dnnl_data_type_t wt = lin->compute == CK_DTYPE_BF16 ? dnnl_bf16 : dnnl_f32;
     DNNL_TRY(typed_md(&src_md, m, k, k, lin->compute));
-    DNNL_TRY(plain_md(&dst_md, m, n, n));
+    DNNL_TRY(typed_md(&dst_md, m, n, n, lin->dst));
     DNNL_TRY(plain_md(&b_md, 1, n, n));
     DNNL_TRY(dnnl_memory_desc_init_by_tag(&w_any, 2, wdims, wt, dnnl_format_tag_any));
     DNNL_TRY(dnnl_matmul_desc_init(&desc, &src_md, &w_any, with_bias ? &b_md : NULL, &dst_md));
@@ -386,12 +388,21 @@ int ck_linear_init_typed(ck_linear **out, ck_onednn *ctx, const float *weight, s
                          const float *bias, size_t bias_count, size_t in_features,
                          size_t out_features, ck_linear_activation activation, ck_dtype compute)
 {
+    return ck_linear_init_dst(out, ctx, weight, weight_count, bias, bias_count, in_features, out_features,
+                              activation, compute, CK_DTYPE_F32);
+}
+
+int ck_linear_init_dst(ck_linear **out, ck_onednn *ctx, const float *weight, size_t weight_count,
+                       const float *bias, size_t bias_count, size_t in_features, size_t out_features,
+                       ck_linear_activation activation, ck_dtype compute, ck_dtype dst)
+{
     if (out == NULL) {
         return CK_E_ARG;
     }
     *out = NULL;
     if (ctx == NULL || (activation != CK_LINEAR_PLAIN && activation != CK_LINEAR_GELU_TANH) ||
-        (compute != CK_DTYPE_F32 && compute != CK_DTYPE_BF16)) {
+        (compute != CK_DTYPE_F32 && compute != CK_DTYPE_BF16) ||
+        !(dst == CK_DTYPE_F32 || (dst == CK_DTYPE_BF16 && compute == CK_DTYPE_BF16))) {
         return CK_E_ARG;
     }
     int rc = check_weights(weight, weight_count, bias, bias_count, in_features, out_features);
@@ -407,6 +418,7 @@ int ck_linear_init_typed(ck_linear **out, ck_onednn *ctx, const float *weight, s
     lin->out = out_features;
     lin->activation = activation;
     lin->compute = compute;
+    lin->dst = dst;
     rc = build(lin, weight, bias);
     if (rc != 0) {
         ck_linear_free(lin);
@@ -436,7 +448,7 @@ void ck_linear_free(ck_linear *lin)
 }
 
 /* One tile: m = TILE_ROWS[j] rows, dense, on `lane`. */
-static int run_tile(const ck_linear *lin, int lane, int j, const void *x, float *y)
+static int run_tile(const ck_linear *lin, int lane, int j, const void *x, void *y)
 {
     int rc = 0;
     const int64_t m = TILE_ROWS[j];
@@ -444,7 +456,7 @@ static int run_tile(const ck_linear *lin, int lane, int j, const void *x, float 
     dnnl_memory_t src = NULL, dst = NULL;
     const ck_onednn *ctx = lin->ctx;
     DNNL_TRY(typed_md(&src_md, m, (int64_t)lin->in, (int64_t)lin->in, lin->compute));
-    DNNL_TRY(plain_md(&dst_md, m, (int64_t)lin->out, (int64_t)lin->out));
+    DNNL_TRY(typed_md(&dst_md, m, (int64_t)lin->out, (int64_t)lin->out, lin->dst));
     DNNL_TRY(dnnl_memory_create(&src, &src_md, ctx->engine, (void *)(uintptr_t)x)); /* read only */
     DNNL_TRY(dnnl_memory_create(&dst, &dst_md, ctx->engine, y));
     dnnl_exec_arg_t args[5] = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, lin->weights},
@@ -473,10 +485,11 @@ done:
  * the staging. The last rows (fewer than 128, or all rows when y is strided) go through a
  * zero-padded 128-row tile into the lane's f32 output staging, copied out row by row. */
 static int forward_bf16(ck_linear *lin, int lane, const float *x, const uint16_t *x16, size_t x_stride,
-                        float *y, size_t y_stride, size_t rows)
+                        void *y_void, size_t y_stride, size_t rows)
 {
     uint16_t *xs = lin->ctx->staging[lane];
-    float *ys = lin->ctx->staging_y[lane];
+    char *ys = (char *)lin->ctx->staging_y[lane], *y = y_void;
+    const size_t y_size = ck_dtype_size(lin->dst);
     int rc = 0;
     for (size_t done = 0; rc == 0 && done < rows;) {
         size_t left = rows - done;
@@ -496,9 +509,9 @@ static int forward_bf16(ck_linear *lin, int lane, const float *x, const uint16_t
         if (m < (size_t)TILE_ROWS[j]) {
             memset(xs + m * lin->in, 0, ((size_t)TILE_ROWS[j] - m) * lin->in * sizeof *xs);
         }
-        rc = run_tile(lin, lane, j, src, direct ? y + done * y_stride : ys);
+        rc = run_tile(lin, lane, j, src, direct ? y + done * y_stride * y_size : ys);
         for (size_t r = 0; rc == 0 && !direct && r < m; r++) {
-            memcpy(y + (done + r) * y_stride, ys + r * lin->out, lin->out * sizeof *y);
+            memcpy(y + (done + r) * y_stride * y_size, ys + r * lin->out * y_size, lin->out * y_size);
         }
         done += m;
     }
@@ -513,6 +526,9 @@ int ck_linear_forward_f32(ck_linear *lin, int lane, const float *x, size_t x_cou
     }
     if (rows == 0) {
         return 0;
+    }
+    if (lin->dst != CK_DTYPE_F32) {
+        return CK_E_ARG;
     }
     int rc = check_io(x, x_count, x_stride, y, y_count, y_stride, rows, lin->in, lin->out);
     if (rc == 0 && lin->compute == CK_DTYPE_BF16) {
@@ -534,13 +550,29 @@ int ck_linear_forward_f32(ck_linear *lin, int lane, const float *x, size_t x_cou
 int ck_linear_forward_bf16_in(ck_linear *lin, int lane, const uint16_t *x, size_t x_count, size_t x_stride,
                               float *y, size_t y_count, size_t y_stride, size_t rows)
 {
-    if (lin == NULL || lane < 0 || lane >= lin->ctx->lanes || lin->compute != CK_DTYPE_BF16) {
+    if (lin == NULL || lane < 0 || lane >= lin->ctx->lanes || lin->compute != CK_DTYPE_BF16 ||
+        lin->dst != CK_DTYPE_F32) {
         return CK_E_ARG;
     }
     if (rows == 0) {
         return 0;
     }
-    int rc = check_io_sized(x, sizeof *x, x_count, x_stride, y, y_count, y_stride, rows, lin->in, lin->out);
+    int rc = check_io_sized(x, sizeof *x, x_count, x_stride, y, sizeof *y, y_count, y_stride, rows, lin->in,
+                            lin->out);
+    return rc != 0 ? rc : forward_bf16(lin, lane, NULL, x, x_stride, y, y_stride, rows);
+}
+
+int ck_linear_forward_bf16_io(ck_linear *lin, int lane, const uint16_t *x, size_t x_count, size_t x_stride,
+                              uint16_t *y, size_t y_count, size_t y_stride, size_t rows)
+{
+    if (lin == NULL || lane < 0 || lane >= lin->ctx->lanes || lin->dst != CK_DTYPE_BF16) {
+        return CK_E_ARG;
+    }
+    if (rows == 0) {
+        return 0;
+    }
+    int rc = check_io_sized(x, sizeof *x, x_count, x_stride, y, sizeof *y, y_count, y_stride, rows, lin->in,
+                            lin->out);
     return rc != 0 ? rc : forward_bf16(lin, lane, NULL, x, x_stride, y, y_stride, rows);
 }
 

@@ -85,6 +85,14 @@ int ck_linear_init_typed(ck_linear **out, ck_onednn *ctx, const float *weight, s
                          const float *bias, size_t bias_count, size_t in_features,
                          size_t out_features, ck_linear_activation activation, ck_dtype compute);
 
+/* ck_linear_init_typed with y's dtype `dst`: CK_DTYPE_F32 (ck_linear_init_typed), or CK_DTYPE_BF16
+ * with compute CK_DTYPE_BF16: bias and activation in f32 as there, then each y rounded to bf16 by
+ * oneDNN (round to nearest even; AVX512-BF16's conversion treats a denormal result as zero), for a
+ * consumer that is itself a bf16 linear (ck_linear_forward_bf16_io). CK_E_ARG for any other pair. */
+int ck_linear_init_dst(ck_linear **out, ck_onednn *ctx, const float *weight, size_t weight_count,
+                       const float *bias, size_t bias_count, size_t in_features, size_t out_features,
+                       ck_linear_activation activation, ck_dtype compute, ck_dtype dst);
+
 /* ck_linear_forward_f32 for a bf16 linear (ck_linear_init_typed with CK_DTYPE_BF16) whose input
  * is already bf16: x [T,K] bf16 with row stride x_stride (elements) in x_count elements, y as there.
  * Gives the same bits as ck_linear_forward_f32 on the f32 rows these bf16 rows round from (the same
@@ -92,6 +100,13 @@ int ck_linear_init_typed(ck_linear **out, ck_onednn *ctx, const float *weight, s
  * CK_E_ARG for an f32 linear. */
 int ck_linear_forward_bf16_in(ck_linear *lin, int lane, const uint16_t *x, size_t x_count, size_t x_stride,
                               float *y, size_t y_count, size_t y_stride, size_t rows);
+
+/* ck_linear_forward_bf16_in for a linear made with dst CK_DTYPE_BF16 (ck_linear_init_dst): y [T,N]
+ * bf16, row stride y_stride (elements) in y_count elements. The same tiles, so a row's bits do not
+ * depend on the rows beside it. ck_linear_forward_f32 and ck_linear_forward_bf16_in refuse such a
+ * linear (CK_E_ARG), and this refuses any other. */
+int ck_linear_forward_bf16_io(ck_linear *lin, int lane, const uint16_t *x, size_t x_count, size_t x_stride,
+                              uint16_t *y, size_t y_count, size_t y_stride, size_t rows);
 
 /* oneDNN's version as "2.6.3" (dnnl_version), static. */
 const char *ck_onednn_version(void);

@@ -98,11 +98,59 @@ static int schedule_ops(ck_executor *ex, ck_error *err)
     return rc;
 }
 
+/* 1 when every op after `writer` that reads buffer b before b is written again is a linear reading
+ * it as its input, and b is an activation (no circuit output, no capture outside X-Ray's unfused
+ * runs, which fuse nothing). */
+static int only_linears_read(const ck_executor *ex, size_t writer, int b)
+{
+    const ck_circuit *c = ex->circuit;
+    if (c->buffers[b].role != CK_BUFFER_ACTIVATION) {
+        return 0;
+    }
+    for (size_t k = writer + 1; k < c->n_ops; k++) {
+        if (ex->op_fused[k] == 2) {
+            continue;
+        }
+        for (int s = 0; s < CK_MAX_SLOTS; s++) {
+            if (c->ops[k].inputs[s] == b && !(c->ops[k].kind == CK_OP_LINEAR && s == 0)) {
+                return 0;
+            }
+        }
+        if (ex->op_output[k] == b) {
+            return 1;
+        }
+    }
+    return 1;
+}
+
+/* Op i, a linear fused with its GELU, remade to write bf16 (one per weight matrix, as the others). */
+static int bf16_out_linear(ck_executor *ex, size_t i, ck_error *err)
+{
+    const ck_circuit *c = ex->circuit;
+    const ck_op *op = &c->ops[i];
+    ck_linear **slot = &ex->gelu_bf16_linears[op->weights[0]];
+    if (*slot == NULL) {
+        const ck_tensor *w = ex->weights[op->weights[0]], *b = ex->weights[op->weights[1]];
+        int rc = ck_linear_init_dst(slot, ex->onednn, w->data, w->elements, b->data, b->elements,
+                                    w->shape[1], w->shape[0], CK_LINEAR_GELU_TANH, CK_DTYPE_BF16,
+                                    CK_DTYPE_BF16);
+        if (rc != CK_OK) {
+            return ck_fail(err, rc, "%s: op %zu \"linear\": oneDNN bf16 matmul writing bf16 for "
+                           "\"%s\": %s", c->path, op->decl_index, c->weights[op->weights[0]].name,
+                           ck_status_name(rc));
+        }
+    }
+    ex->op_linear[i] = *slot;
+    return CK_OK;
+}
+
 /* bf16 only: each linear whose input was last written by a residual_layer_norm reads a bf16 copy of
  * it that the LayerNorm writes in the same pass (ck_residual_layer_norm_f32_bf16), so q, k and v
  * round their shared input once instead of three times and no linear re-reads those f32 rows to
- * round them. The same bits: the copy rounds as the linear's staging would. One copy per buffer,
- * sized like the plan's rows (allocated here, at init). */
+ * round them (the same bits: the copy rounds as the linear's staging would). A linear fused with
+ * its GELU whose output only linears read (the FFN in) writes that output in bf16 only, and its
+ * reader (the FFN out) reads it in place: no f32 [T, 2048] written and read back. One copy per
+ * buffer, sized like the plan's rows (allocated here, at init). */
 static int schedule_shadows(ck_executor *ex, ck_error *err)
 {
     const ck_circuit *c = ex->circuit;
@@ -126,8 +174,20 @@ static int schedule_shadows(ck_executor *ex, ck_error *err)
         while (j > 0 && !(ex->op_output[j - 1] == b && ex->op_fused[j - 1] != 2)) {
             j--;
         }
-        if (j == 0 || c->ops[j - 1].kind != CK_OP_RESIDUAL_LAYER_NORM) {
+        if (j == 0) {
             continue;
+        }
+        int writer_is_fused_linear = c->ops[j - 1].kind == CK_OP_LINEAR && ex->op_fused[j - 1] == 1;
+        if (c->ops[j - 1].kind != CK_OP_RESIDUAL_LAYER_NORM &&
+            !(writer_is_fused_linear && only_linears_read(ex, j - 1, b) &&
+              ex->op_shadow_in[j - 1] >= 0)) {
+            continue;
+        }
+        if (writer_is_fused_linear && ex->op_shadow_out[j - 1] < 0) {
+            rc = bf16_out_linear(ex, j - 1, err);
+            if (rc != CK_OK) {
+                break;
+            }
         }
         if (shadow_of[b] < 0) {
             size_t cols = c->buffers[b].cols, bytes = ck_plan_rows(&ex->plan) * cols * sizeof(uint16_t);
@@ -201,6 +261,7 @@ static int setup(ck_executor *ex, const ck_weights *w, ck_error *err)
     ex->weights = calloc(nw, sizeof *ex->weights);
     ex->linears = calloc(nw, sizeof *ex->linears);
     ex->gelu_linears = calloc(nw, sizeof *ex->gelu_linears);
+    ex->gelu_bf16_linears = calloc(nw, sizeof *ex->gelu_bf16_linears);
     ex->op_linear = calloc(no, sizeof *ex->op_linear);
     ex->op_output = calloc(no, sizeof *ex->op_output);
     ex->op_fused = calloc(no, sizeof *ex->op_fused);
@@ -208,7 +269,8 @@ static int setup(ck_executor *ex, const ck_weights *w, ck_error *err)
     ex->op_shadow_out = calloc(no, sizeof *ex->op_shadow_out);
     ex->shadows = calloc(c->n_buffers ? c->n_buffers : 1, sizeof *ex->shadows);
     ex->shadow_cols = calloc(c->n_buffers ? c->n_buffers : 1, sizeof *ex->shadow_cols);
-    if (!ex->weights || !ex->linears || !ex->gelu_linears || !ex->op_linear || !ex->op_output ||
+    if (!ex->weights || !ex->linears || !ex->gelu_linears || !ex->gelu_bf16_linears || !ex->op_linear ||
+        !ex->op_output ||
         !ex->op_fused || !ex->op_shadow_in || !ex->op_shadow_out || !ex->shadows || !ex->shadow_cols) {
         return ck_fail(err, CK_E_MEMORY, "executor: out of memory");
     }
@@ -352,6 +414,14 @@ static int run_ops(ck_executor *ex, ck_capture_fn capture, void *capture_ctx, ck
             return ck_fail(err, rc, "%s: op %zu \"%s\" (application %d): %s", c->path,
                            op->decl_index, ck_op_kind_name(op->kind), op->repeat_index,
                            ck_status_name(rc));
+        }
+        if (capture != NULL && op->checkpoint[0] != '\0' && ex->op_fused[i] == 2 && i > 0 &&
+            ex->op_shadow_out[i - 1] >= 0) { /* the fused linear wrote only bf16: show those values */
+            const uint16_t *h = ex->shadows[ex->op_shadow_out[i - 1]];
+            float *y = ck_exec_buffer(ex, op->output);
+            for (size_t e = 0; e < ex->tokens * c->buffers[op->output].cols; e++) {
+                y[e] = ck_bf16_to_f32(h[e]);
+            }
         }
         if (capture != NULL && op->checkpoint[0] != '\0' && ex->op_fused[i] != 1) {
             capture(capture_ctx, op->checkpoint, ck_exec_buffer(ex, op->output), ex->tokens,
@@ -532,8 +602,10 @@ void ck_executor_free(ck_executor *ex)
     for (size_t i = 0; ex->linears != NULL && i < ex->circuit->n_weights; i++) {
         ck_linear_free(ex->linears[i]);
         ck_linear_free(ex->gelu_linears != NULL ? ex->gelu_linears[i] : NULL);
+        ck_linear_free(ex->gelu_bf16_linears != NULL ? ex->gelu_bf16_linears[i] : NULL);
     }
     free(ex->gelu_linears);
+    free(ex->gelu_bf16_linears);
     free(ex->op_linear);
     free(ex->op_output);
     free(ex->op_fused);

@@ -14,12 +14,14 @@ struct ck_executor {
     const ck_tensor **weights;  /* [n_weights] bound tensors, in circuit weight order */
     ck_linear **linears;        /* [n_weights] one linear per weight matrix used by a linear op */
     ck_linear **gelu_linears;   /* [n_weights] the same with the GELU post-op, where fused */
+    ck_linear **gelu_bf16_linears; /* [n_weights] the same writing bf16 (a shadow), bf16 only */
     ck_linear **op_linear;      /* [n_ops] the linear op i runs, NULL for other kinds */
     int *op_output;             /* [n_ops] the buffer op i writes (a fused linear writes its GELU's) */
     unsigned char *op_fused;    /* [n_ops] 1: a linear fused with the gelu_new after it (no capture);
                                    2: that gelu_new, already computed (its checkpoint is captured) */
     int *op_shadow_out;         /* [n_ops] a residual_layer_norm that also writes its output in bf16
-                                   into shadows[k] (k), else -1 */
+                                   into shadows[k] (k), or a fused linear that writes its output
+                                   only there, in bf16 (its f32 buffer is then not written), else -1 */
     int *op_shadow_in;          /* [n_ops] a bf16 linear whose input is that bf16 copy, shadows[k]
                                    (k), else -1 (it rounds its f32 input tile by tile) */
     uint16_t **shadows;         /* [n_shadows] [plan rows, shadow_cols[k]] bf16, bf16 precision only */

@@ -115,7 +115,11 @@ static int linear_blocks(void *ctx, size_t first, size_t count, int worker)
     int y = ex->op_output[i];
     size_t in = cols_of(c, c->op->inputs[0]), out = cols_of(c, y);
     size_t row = first * CK_LINEAR_ROW_BLOCK, rows = count * CK_LINEAR_ROW_BLOCK;
-    int k = ex->op_shadow_in[i];
+    int k = ex->op_shadow_in[i], ko = ex->op_shadow_out[i];
+    if (k >= 0 && ko >= 0) { /* bf16 in, bf16 out (a fused FFN in) */
+        return ck_linear_forward_bf16_io(ex->op_linear[i], worker, ex->shadows[k] + row * in, rows * in, in,
+                                         ex->shadows[ko] + row * out, rows * out, out, rows);
+    }
     if (k >= 0) {
         return ck_linear_forward_bf16_in(ex->op_linear[i], worker, ex->shadows[k] + row * in, rows * in, in,
                                          (float *)ck_exec_buffer(ex, y) + row * out, rows * out, out, rows);
