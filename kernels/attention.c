@@ -226,24 +226,25 @@ typedef struct {
     size_t qkv_bytes, ctx_bytes;  /* bytes each strided view spans */
 } attention_geometry;
 
-/* 0 when the [L, cols] view at `stride` fits in count floats; sets *bytes. */
-static int view_bytes(size_t rows, size_t cols, size_t stride, size_t count, size_t *bytes)
+/* 0 when the [L, cols] view at `stride` fits in count elements of `size` bytes; sets *bytes. */
+static int view_bytes(size_t rows, size_t cols, size_t stride, size_t count, size_t size, size_t *bytes)
 {
     size_t span;
-    if (ck_span(rows, cols, stride, &span) != 0 || span > count) {
+    if (ck_span(rows, cols, stride, &span) != 0 || span > count || span > SIZE_MAX / sizeof(float)) {
         return CK_E_SIZE;
     }
-    *bytes = span * sizeof(float);
+    *bytes = span * size;
     return 0;
 }
 
 /* The scratch size function of one kernel (ck_attention_scratch, ck_attention_scratch_bf16). */
 typedef int (*scratch_fn)(size_t seq_len, size_t head_dim, size_t *elements);
 
-static int check_geometry(const float *q, size_t q_count, const float *k, size_t k_count, const float *v,
-                          size_t v_count, size_t qkv_stride, const float *context, size_t context_count,
-                          size_t context_stride, const float *scratch, size_t scratch_count, size_t seq_len,
-                          size_t head, size_t head_dim, scratch_fn scratch_of, attention_geometry *g)
+/* q, k and v hold elements of qkv_size bytes (4: f32, 2: bf16); context and scratch are f32. */
+static int check_geometry(const void *q, size_t q_count, const void *k, size_t k_count, const void *v,
+                          size_t v_count, size_t qkv_stride, size_t qkv_size, const float *context,
+                          size_t context_count, size_t context_stride, const float *scratch, size_t scratch_count,
+                          size_t seq_len, size_t head, size_t head_dim, scratch_fn scratch_of, attention_geometry *g)
 {
     size_t need, b;
     if (seq_len > 0 && (q == NULL || k == NULL || v == NULL || context == NULL || scratch == NULL)) {
@@ -255,10 +256,10 @@ static int check_geometry(const float *q, size_t q_count, const float *k, size_t
     }
     g->col0 = head * head_dim;
     g->cols = g->col0 + head_dim;
-    if (view_bytes(seq_len, g->cols, qkv_stride, q_count, &g->qkv_bytes) != 0 ||
-        view_bytes(seq_len, g->cols, qkv_stride, k_count, &b) != 0 ||
-        view_bytes(seq_len, g->cols, qkv_stride, v_count, &b) != 0 ||
-        view_bytes(seq_len, g->cols, context_stride, context_count, &g->ctx_bytes) != 0) {
+    if (view_bytes(seq_len, g->cols, qkv_stride, q_count, qkv_size, &g->qkv_bytes) != 0 ||
+        view_bytes(seq_len, g->cols, qkv_stride, k_count, qkv_size, &b) != 0 ||
+        view_bytes(seq_len, g->cols, qkv_stride, v_count, qkv_size, &b) != 0 ||
+        view_bytes(seq_len, g->cols, context_stride, context_count, sizeof(float), &g->ctx_bytes) != 0) {
         return CK_E_SIZE;
     }
     size_t qb = g->qkv_bytes, cb = g->ctx_bytes, sb = need * sizeof(float);
@@ -420,7 +421,7 @@ int ck_attention_head_f32_isa(ck_isa isa, const float *q, size_t q_count, const 
                               size_t seq_len, size_t head, size_t head_dim, float scale)
 {
     attention_geometry g;
-    int rc = check_geometry(q, q_count, k, k_count, v, v_count, qkv_stride, context, context_count,
+    int rc = check_geometry(q, q_count, k, k_count, v, v_count, qkv_stride, sizeof *q, context, context_count,
                             context_stride, scratch, scratch_count, seq_len, head, head_dim,
                             ck_attention_scratch, &g);
     if (rc != 0) {
@@ -531,15 +532,34 @@ typedef struct {
 
 #define CK_TARGET_AMX __attribute__((target("avx2,fma,avx512f,avx512bw,avx512vl,avx512bf16,amx-tile,amx-bf16")))
 
+/* Rows of the head's q, k or v columns: f32 (f != NULL) or already bf16 (h), row stride `stride`. */
+typedef struct {
+    const float *f;
+    const uint16_t *h;
+} amx_rows;
+
+/* count rows from row `first` of src into dst (dense, head_dim bf16 each): rounded, or copied. */
+CK_TARGET_AMX static void amx_rows_bf16(amx_rows src, size_t first, size_t stride, size_t count, size_t head_dim,
+                                        uint16_t *dst)
+{
+    if (src.f != NULL) {
+        ck_bf16_from_f32_rows(src.f + first * stride, stride, dst, head_dim, count, head_dim);
+        return;
+    }
+    for (size_t r = 0; r < count; r++) {
+        memcpy(dst + r * head_dim, src.h + (first + r) * stride, head_dim * sizeof *dst);
+    }
+}
+
 /* kt and vt from the head's k and v columns, staged through s->out. */
-CK_TARGET_AMX static void amx_pack_keys_values(const float *k, const float *v, size_t stride, size_t seq_len,
+CK_TARGET_AMX static void amx_pack_keys_values(amx_rows k, amx_rows v, size_t stride, size_t seq_len,
                                                size_t head_dim, const amx_scratch *s)
 {
     uint16_t *rows = (uint16_t *)(void *)s->out; /* [32, D] bf16: 64 D bytes, within out's 64 D lq */
     const size_t steps = head_dim / AMX_K, col_blocks = head_dim / 16;
     for (size_t n = 0; n < s->lq / AMX_ROWS; n++) {
         size_t first = n * AMX_ROWS, count = seq_len - first < AMX_ROWS ? seq_len - first : AMX_ROWS;
-        ck_bf16_from_f32_rows(k + first * stride, stride, rows, head_dim, count, head_dim);
+        amx_rows_bf16(k, first, stride, count, head_dim, rows);
         memset(rows + count * head_dim, 0, (AMX_ROWS - count) * head_dim * sizeof *rows);
         for (size_t st = 0; st < steps; st++) { /* a 16 x 16 block of pairs, transposed */
             transpose_block16((const float *)(const void *)(rows + st * AMX_K), head_dim / 2,
@@ -548,7 +568,7 @@ CK_TARGET_AMX static void amx_pack_keys_values(const float *k, const float *v, s
     }
     for (size_t t = 0; t < s->lk / AMX_K; t++) {
         size_t first = t * AMX_K, count = seq_len - first < AMX_K ? seq_len - first : AMX_K;
-        ck_bf16_from_f32_rows(v + first * stride, stride, rows, head_dim, count, head_dim);
+        amx_rows_bf16(v, first, stride, count, head_dim, rows);
         memset(rows + count * head_dim, 0, (AMX_K - count) * head_dim * sizeof *rows);
         for (size_t c = 0; c < col_blocks; c++) {
             uint32_t *tile = s->vt + (t * col_blocks + c) * AMX_TILE_WORDS;
@@ -690,7 +710,7 @@ CK_TARGET_AMX static int amx_softmax_row(const float *s, size_t seq_len, float s
 
 /* Every query block: scores on AMX, the softmax per row, p v on AMX, each context row divided by
  * its sum. */
-CK_TARGET_AMX static int amx_attend(const float *q, const float *k, const float *v, size_t stride, size_t seq_len,
+CK_TARGET_AMX static int amx_attend(amx_rows q, amx_rows k, amx_rows v, size_t stride, size_t seq_len,
                                     size_t head_dim, float scale, const amx_scratch *s)
 {
     amx_config saved, cfg;
@@ -700,7 +720,7 @@ CK_TARGET_AMX static int amx_attend(const float *q, const float *k, const float 
         cfg.colsb[t] = 64;
         cfg.rows[t] = AMX_ROWS;
     }
-    ck_bf16_from_f32_rows(q, stride, s->q, head_dim, seq_len, head_dim);
+    amx_rows_bf16(q, 0, stride, seq_len, head_dim, s->q);
     memset(s->q + seq_len * head_dim, 0, (s->lq - seq_len) * head_dim * sizeof *s->q);
     amx_pack_keys_values(k, v, stride, seq_len, head_dim, s);
     memset(s->p, 0, AMX_ROWS * s->lk * sizeof *s->p);
@@ -740,17 +760,19 @@ CK_TARGET_AMX static int amx_attend(const float *q, const float *k, const float 
     return ck_all_finite(s->out, seq_len, head_dim, head_dim) ? 0 : CK_E_NONFINITE;
 }
 
-int ck_attention_head_bf16(const float *q, size_t q_count, const float *k, size_t k_count, const float *v,
-                           size_t v_count, size_t qkv_stride, float *context, size_t context_count,
-                           size_t context_stride, float *scratch, size_t scratch_count, size_t seq_len,
-                           size_t head, size_t head_dim, float scale)
+/* ck_attention_head_bf16 and ck_attention_head_bf16_in: q, k, v as f32 (q16 NULL) or bf16 rows. */
+static int head_bf16(const float *q, const uint16_t *q16, size_t q_count, const void *k, size_t k_count,
+                     const void *v, size_t v_count, size_t qkv_stride, float *context, size_t context_count,
+                     size_t context_stride, float *scratch, size_t scratch_count, size_t seq_len, size_t head,
+                     size_t head_dim, float scale)
 {
     attention_geometry g;
     if (!ck_kernels_amx_bf16()) {
         return CK_E_ARG;
     }
-    int rc = check_geometry(q, q_count, k, k_count, v, v_count, qkv_stride, context, context_count,
-                            context_stride, scratch, scratch_count, seq_len, head, head_dim,
+    const void *qv = q16 != NULL ? (const void *)q16 : (const void *)q;
+    int rc = check_geometry(qv, q_count, k, k_count, v, v_count, qkv_stride, q16 != NULL ? 2 : 4, context,
+                            context_count, context_stride, scratch, scratch_count, seq_len, head, head_dim,
                             ck_attention_scratch_bf16, &g);
     if (rc != 0) {
         return rc;
@@ -770,7 +792,17 @@ int ck_attention_head_bf16(const float *q, size_t q_count, const float *k, size_
     s.scores = (float *)(void *)(s.vt + s.lk * head_dim / 2);
     s.p = (uint16_t *)(void *)(s.scores + AMX_ROWS * s.lk);
     s.out = (float *)(void *)(s.p + AMX_ROWS * s.lk);
-    rc = amx_attend(q + g.col0, k + g.col0, v + g.col0, qkv_stride, seq_len, head_dim, scale, &s);
+    amx_rows qr = {NULL, NULL}, kr = {NULL, NULL}, vr = {NULL, NULL};
+    if (q16 != NULL) {
+        qr.h = q16 + g.col0;
+        kr.h = (const uint16_t *)k + g.col0;
+        vr.h = (const uint16_t *)v + g.col0;
+    } else {
+        qr.f = q + g.col0;
+        kr.f = (const float *)k + g.col0;
+        vr.f = (const float *)v + g.col0;
+    }
+    rc = amx_attend(qr, kr, vr, qkv_stride, seq_len, head_dim, scale, &s);
     if (rc != 0) {
         return rc;
     }
@@ -778,4 +810,25 @@ int ck_attention_head_bf16(const float *q, size_t q_count, const float *k, size_
         memcpy(context + i * context_stride + g.col0, s.out + i * head_dim, head_dim * sizeof(float));
     }
     return 0;
+}
+
+int ck_attention_head_bf16(const float *q, size_t q_count, const float *k, size_t k_count, const float *v,
+                           size_t v_count, size_t qkv_stride, float *context, size_t context_count,
+                           size_t context_stride, float *scratch, size_t scratch_count, size_t seq_len,
+                           size_t head, size_t head_dim, float scale)
+{
+    return head_bf16(q, NULL, q_count, k, k_count, v, v_count, qkv_stride, context, context_count, context_stride,
+                     scratch, scratch_count, seq_len, head, head_dim, scale);
+}
+
+int ck_attention_head_bf16_in(const uint16_t *q, size_t q_count, const uint16_t *k, size_t k_count,
+                              const uint16_t *v, size_t v_count, size_t qkv_stride, float *context,
+                              size_t context_count, size_t context_stride, float *scratch, size_t scratch_count,
+                              size_t seq_len, size_t head, size_t head_dim, float scale)
+{
+    if (seq_len > 0 && q == NULL) {
+        return CK_E_ARG;
+    }
+    return head_bf16(NULL, q, q_count, k, k_count, v, v_count, qkv_stride, context, context_count, context_stride,
+                     scratch, scratch_count, seq_len, head, head_dim, scale);
 }

@@ -70,4 +70,12 @@ int ck_attention_head_bf16(const float *q, size_t q_count, const float *k, size_
                            size_t context_stride, float *scratch, size_t scratch_count, size_t seq_len,
                            size_t head, size_t head_dim, float scale);
 
+/* ck_attention_head_bf16 with q, k and v already in bf16 (what bf16-writing q, k and v linears hold:
+ * ck_linear_forward_bf16_io): counts and qkv_stride in bf16 elements; the rest, errors included,
+ * as there. The same bits as ck_attention_head_bf16 on the f32 rows these round from. */
+int ck_attention_head_bf16_in(const uint16_t *q, size_t q_count, const uint16_t *k, size_t k_count,
+                              const uint16_t *v, size_t v_count, size_t qkv_stride, float *context,
+                              size_t context_count, size_t context_stride, float *scratch, size_t scratch_count,
+                              size_t seq_len, size_t head, size_t head_dim, float scale);
+
 #endif

@@ -98,10 +98,10 @@ static int schedule_ops(ck_executor *ex, ck_error *err)
     return rc;
 }
 
-/* 1 when every op after `writer` that reads buffer b before b is written again is a linear reading
- * it as its input, and b is an activation (no circuit output, no capture outside X-Ray's unfused
- * runs, which fuse nothing). */
-static int only_linears_read(const ck_executor *ex, size_t writer, int b)
+/* 1 when every op after `writer` that reads buffer b before b is written again is of `kind` and
+ * reads it as one of its first `slots` inputs (a linear's x: 1; an attention's q, k, v: 3), and b
+ * is an activation (not a circuit output). */
+static int only_read_by(const ck_executor *ex, size_t writer, int b, ck_op_kind kind, int slots)
 {
     const ck_circuit *c = ex->circuit;
     if (c->buffers[b].role != CK_BUFFER_ACTIVATION) {
@@ -112,7 +112,7 @@ static int only_linears_read(const ck_executor *ex, size_t writer, int b)
             continue;
         }
         for (int s = 0; s < CK_MAX_SLOTS; s++) {
-            if (c->ops[k].inputs[s] == b && !(c->ops[k].kind == CK_OP_LINEAR && s == 0)) {
+            if (c->ops[k].inputs[s] == b && !(c->ops[k].kind == kind && s < slots)) {
                 return 0;
             }
         }
@@ -123,17 +123,19 @@ static int only_linears_read(const ck_executor *ex, size_t writer, int b)
     return 1;
 }
 
-/* Op i, a linear fused with its GELU, remade to write bf16 (one per weight matrix, as the others). */
+/* Op i's linear (with its GELU when fused) remade to write bf16 (one per weight matrix and
+ * activation, as the others). */
 static int bf16_out_linear(ck_executor *ex, size_t i, ck_error *err)
 {
     const ck_circuit *c = ex->circuit;
     const ck_op *op = &c->ops[i];
-    ck_linear **slot = &ex->gelu_bf16_linears[op->weights[0]];
+    ck_linear_activation act = ex->op_fused[i] == 1 ? CK_LINEAR_GELU_TANH : CK_LINEAR_PLAIN;
+    ck_linear **slot = act == CK_LINEAR_PLAIN ? &ex->bf16_out_linears[op->weights[0]]
+                                              : &ex->gelu_bf16_linears[op->weights[0]];
     if (*slot == NULL) {
         const ck_tensor *w = ex->weights[op->weights[0]], *b = ex->weights[op->weights[1]];
         int rc = ck_linear_init_dst(slot, ex->onednn, w->data, w->elements, b->data, b->elements,
-                                    w->shape[1], w->shape[0], CK_LINEAR_GELU_TANH, CK_DTYPE_BF16,
-                                    CK_DTYPE_BF16);
+                                    w->shape[1], w->shape[0], act, CK_DTYPE_BF16, CK_DTYPE_BF16);
         if (rc != CK_OK) {
             return ck_fail(err, rc, "%s: op %zu \"linear\": oneDNN bf16 matmul writing bf16 for "
                            "\"%s\": %s", c->path, op->decl_index, c->weights[op->weights[0]].name,
@@ -141,6 +143,69 @@ static int bf16_out_linear(ck_executor *ex, size_t i, ck_error *err)
         }
     }
     ex->op_linear[i] = *slot;
+    return CK_OK;
+}
+
+/* The shadow of buffer b (shadow_of[b]), made on first use. */
+static int shadow_for(ck_executor *ex, int b, int *shadow_of, ck_error *err)
+{
+    const ck_circuit *c = ex->circuit;
+    if (shadow_of[b] >= 0) {
+        return CK_OK;
+    }
+    size_t cols = c->buffers[b].cols, bytes = ck_plan_rows(&ex->plan) * cols * sizeof(uint16_t);
+    uint16_t *mem = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (mem == NULL) {
+        return ck_fail(err, CK_E_MEMORY, "executor: bf16 copy of \"%s\" (%zu bytes)", c->buffers[b].name,
+                       bytes);
+    }
+    ex->shadows[ex->n_shadows] = mem;
+    ex->shadow_cols[ex->n_shadows] = cols;
+    shadow_of[b] = (int)ex->n_shadows++;
+    return CK_OK;
+}
+
+/* The op before `i` that last wrote buffer b (a fused gelu_new's output counts as its linear's),
+ * or -1. */
+static int last_writer(const ck_executor *ex, size_t i, int b)
+{
+    while (i > 0 && !(ex->op_output[i - 1] == b && ex->op_fused[i - 1] != 2)) {
+        i--;
+    }
+    return (int)i - 1;
+}
+
+/* An attention op a on AMX whose q, k and v each come from an unfused linear that already reads a
+ * bf16 copy and whose output only attention ops read: those linears write bf16 only, and a reads
+ * the three copies (ck_attention_head_bf16_in; the same bits, since oneDNN rounds q, k, v as the
+ * head would). */
+static int schedule_attention_shadows(ck_executor *ex, size_t a, int *shadow_of, ck_error *err)
+{
+    const ck_circuit *c = ex->circuit;
+    int w[3];
+    if (c->ops[a].kind != CK_OP_ATTENTION) {
+        return CK_OK;
+    }
+    for (int s = 0; s < 3; s++) {
+        int b = c->ops[a].inputs[s];
+        w[s] = last_writer(ex, a, b);
+        if (w[s] < 0 || c->ops[w[s]].kind != CK_OP_LINEAR || ex->op_fused[w[s]] != 0 ||
+            ex->op_shadow_in[w[s]] < 0 || !only_read_by(ex, (size_t)w[s], b, CK_OP_ATTENTION, 3)) {
+            return CK_OK;
+        }
+    }
+    for (int s = 0; s < 3; s++) {
+        int b = c->ops[a].inputs[s];
+        int rc = shadow_for(ex, b, shadow_of, err);
+        if (rc == CK_OK && ex->op_shadow_out[w[s]] < 0) {
+            rc = bf16_out_linear(ex, (size_t)w[s], err);
+        }
+        if (rc != CK_OK) {
+            return rc;
+        }
+        ex->op_shadow_out[w[s]] = shadow_of[b];
+        ex->op_attention_in[a][s] = shadow_of[b];
+    }
     return CK_OK;
 }
 
@@ -163,6 +228,7 @@ static int schedule_shadows(ck_executor *ex, ck_error *err)
     }
     for (size_t i = 0; i < c->n_ops; i++) {
         ex->op_shadow_in[i] = ex->op_shadow_out[i] = -1;
+        ex->op_attention_in[i][0] = ex->op_attention_in[i][1] = ex->op_attention_in[i][2] = -1;
     }
     int rc = CK_OK;
     for (size_t i = 0; rc == CK_OK && ex->opt.precision == CK_DTYPE_BF16 && i < c->n_ops; i++) {
@@ -170,16 +236,13 @@ static int schedule_shadows(ck_executor *ex, ck_error *err)
             continue;
         }
         int b = c->ops[i].inputs[0];
-        size_t j = i;
-        while (j > 0 && !(ex->op_output[j - 1] == b && ex->op_fused[j - 1] != 2)) {
-            j--;
-        }
+        size_t j = (size_t)(last_writer(ex, i, b) + 1);
         if (j == 0) {
             continue;
         }
         int writer_is_fused_linear = c->ops[j - 1].kind == CK_OP_LINEAR && ex->op_fused[j - 1] == 1;
         if (c->ops[j - 1].kind != CK_OP_RESIDUAL_LAYER_NORM &&
-            !(writer_is_fused_linear && only_linears_read(ex, j - 1, b) &&
+            !(writer_is_fused_linear && only_read_by(ex, j - 1, b, CK_OP_LINEAR, 1) &&
               ex->op_shadow_in[j - 1] >= 0)) {
             continue;
         }
@@ -189,20 +252,15 @@ static int schedule_shadows(ck_executor *ex, ck_error *err)
                 break;
             }
         }
-        if (shadow_of[b] < 0) {
-            size_t cols = c->buffers[b].cols, bytes = ck_plan_rows(&ex->plan) * cols * sizeof(uint16_t);
-            uint16_t *mem = aligned_alloc(64, (bytes + 63) / 64 * 64);
-            if (mem == NULL) {
-                rc = ck_fail(err, CK_E_MEMORY, "executor: bf16 copy of \"%s\" (%zu bytes)",
-                             c->buffers[b].name, bytes);
-                break;
-            }
-            ex->shadows[ex->n_shadows] = mem;
-            ex->shadow_cols[ex->n_shadows] = cols;
-            shadow_of[b] = (int)ex->n_shadows++;
+        rc = shadow_for(ex, b, shadow_of, err);
+        if (rc != CK_OK) {
+            break;
         }
         ex->op_shadow_out[j - 1] = shadow_of[b];
         ex->op_shadow_in[i] = shadow_of[b];
+    }
+    for (size_t a = 0; rc == CK_OK && ex->attention == CK_DTYPE_BF16 && a < c->n_ops; a++) {
+        rc = schedule_attention_shadows(ex, a, shadow_of, err);
     }
     free(shadow_of);
     return rc;
@@ -262,6 +320,8 @@ static int setup(ck_executor *ex, const ck_weights *w, ck_error *err)
     ex->linears = calloc(nw, sizeof *ex->linears);
     ex->gelu_linears = calloc(nw, sizeof *ex->gelu_linears);
     ex->gelu_bf16_linears = calloc(nw, sizeof *ex->gelu_bf16_linears);
+    ex->bf16_out_linears = calloc(nw, sizeof *ex->bf16_out_linears);
+    ex->op_attention_in = calloc(no, sizeof *ex->op_attention_in);
     ex->op_linear = calloc(no, sizeof *ex->op_linear);
     ex->op_output = calloc(no, sizeof *ex->op_output);
     ex->op_fused = calloc(no, sizeof *ex->op_fused);
@@ -269,7 +329,8 @@ static int setup(ck_executor *ex, const ck_weights *w, ck_error *err)
     ex->op_shadow_out = calloc(no, sizeof *ex->op_shadow_out);
     ex->shadows = calloc(c->n_buffers ? c->n_buffers : 1, sizeof *ex->shadows);
     ex->shadow_cols = calloc(c->n_buffers ? c->n_buffers : 1, sizeof *ex->shadow_cols);
-    if (!ex->weights || !ex->linears || !ex->gelu_linears || !ex->gelu_bf16_linears || !ex->op_linear ||
+    if (!ex->weights || !ex->linears || !ex->gelu_linears || !ex->gelu_bf16_linears ||
+        !ex->bf16_out_linears || !ex->op_attention_in || !ex->op_linear ||
         !ex->op_output ||
         !ex->op_fused || !ex->op_shadow_in || !ex->op_shadow_out || !ex->shadows || !ex->shadow_cols) {
         return ck_fail(err, CK_E_MEMORY, "executor: out of memory");
@@ -415,9 +476,11 @@ static int run_ops(ck_executor *ex, ck_capture_fn capture, void *capture_ctx, ck
                            op->decl_index, ck_op_kind_name(op->kind), op->repeat_index,
                            ck_status_name(rc));
         }
-        if (capture != NULL && op->checkpoint[0] != '\0' && ex->op_fused[i] == 2 && i > 0 &&
-            ex->op_shadow_out[i - 1] >= 0) { /* the fused linear wrote only bf16: show those values */
-            const uint16_t *h = ex->shadows[ex->op_shadow_out[i - 1]];
+        size_t w = ex->op_fused[i] == 2 ? i - 1 : i; /* the op that computed this output */
+        if (capture != NULL && op->checkpoint[0] != '\0' && ex->op_fused[i] != 1 &&
+            c->ops[w].kind == CK_OP_LINEAR && ex->op_shadow_out[w] >= 0) {
+            /* the linear wrote only bf16: show those values */
+            const uint16_t *h = ex->shadows[ex->op_shadow_out[w]];
             float *y = ck_exec_buffer(ex, op->output);
             for (size_t e = 0; e < ex->tokens * c->buffers[op->output].cols; e++) {
                 y[e] = ck_bf16_to_f32(h[e]);
@@ -603,9 +666,12 @@ void ck_executor_free(ck_executor *ex)
         ck_linear_free(ex->linears[i]);
         ck_linear_free(ex->gelu_linears != NULL ? ex->gelu_linears[i] : NULL);
         ck_linear_free(ex->gelu_bf16_linears != NULL ? ex->gelu_bf16_linears[i] : NULL);
+        ck_linear_free(ex->bf16_out_linears != NULL ? ex->bf16_out_linears[i] : NULL);
     }
     free(ex->gelu_linears);
     free(ex->gelu_bf16_linears);
+    free(ex->bf16_out_linears);
+    free(ex->op_attention_in);
     free(ex->op_linear);
     free(ex->op_output);
     free(ex->op_fused);

@@ -15,6 +15,7 @@ struct ck_executor {
     ck_linear **linears;        /* [n_weights] one linear per weight matrix used by a linear op */
     ck_linear **gelu_linears;   /* [n_weights] the same with the GELU post-op, where fused */
     ck_linear **gelu_bf16_linears; /* [n_weights] the same writing bf16 (a shadow), bf16 only */
+    ck_linear **bf16_out_linears;  /* [n_weights] plain linears writing bf16 (q, k, v), bf16 only */
     ck_linear **op_linear;      /* [n_ops] the linear op i runs, NULL for other kinds */
     int *op_output;             /* [n_ops] the buffer op i writes (a fused linear writes its GELU's) */
     unsigned char *op_fused;    /* [n_ops] 1: a linear fused with the gelu_new after it (no capture);
@@ -24,6 +25,8 @@ struct ck_executor {
                                    only there, in bf16 (its f32 buffer is then not written), else -1 */
     int *op_shadow_in;          /* [n_ops] a bf16 linear whose input is that bf16 copy, shadows[k]
                                    (k), else -1 (it rounds its f32 input tile by tile) */
+    int (*op_attention_in)[3];  /* [n_ops] an attention op whose q, k, v are all bf16 shadows (k), else
+                                   -1: the linears that make them write only there */
     uint16_t **shadows;         /* [n_shadows] [plan rows, shadow_cols[k]] bf16, bf16 precision only */
     size_t *shadow_cols;
     size_t n_shadows;

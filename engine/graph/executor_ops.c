@@ -86,7 +86,21 @@ static int attention_pairs(void *ctx, size_t first, size_t count, int worker)
     int (*head_fn)(const float *, size_t, const float *, size_t, const float *, size_t, size_t,
                    float *, size_t, size_t, float *, size_t, size_t, size_t, size_t, float) =
         ex->attention == CK_DTYPE_BF16 ? ck_attention_head_bf16 : ck_attention_head_f32;
-    for (size_t p = first; p < first + count; p++) {
+    const int *sh = ex->op_attention_in[(size_t)(op - ex->circuit->ops)];
+    for (size_t p = first; sh[0] >= 0 && p < first + count; p++) { /* q, k, v in bf16 copies */
+        size_t s = p / op->heads, head = p % op->heads;
+        size_t row = ex->offsets[s], len = ex->offsets[s + 1] - row;
+        size_t avail = (ex->tokens - row) * cols;
+        int rc = ck_attention_head_bf16_in(ex->shadows[sh[0]] + row * cols, avail, ex->shadows[sh[1]] + row * cols,
+                                           avail, ex->shadows[sh[2]] + row * cols, avail, cols,
+                                           (float *)ck_exec_buffer(ex, op->output) + row * cols, avail, cols,
+                                           scratch->base, scratch->bytes / sizeof(float), len, head,
+                                           op->head_dim, op->scale);
+        if (rc != CK_OK) {
+            return rc;
+        }
+    }
+    for (size_t p = first; sh[0] < 0 && p < first + count; p++) {
         size_t s = p / op->heads, head = p % op->heads;
         size_t row = ex->offsets[s], len = ex->offsets[s + 1] - row;
         size_t avail = (ex->tokens - row) * cols;

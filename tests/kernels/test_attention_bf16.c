@@ -196,6 +196,39 @@ static void test_bits_independent_of_neighbours_and_onednn(void)
     free(x);
 }
 
+/* q, k and v handed over in bf16 (as bf16-writing linears hold them) give the bits of the f32 entry
+ * on the rows they round from; a count one short is refused. */
+static void test_bf16_input_same_bits(void)
+{
+    static uint16_t qkv16[LMAX * QKV];
+    static float want[LMAX * CS];
+    if (!ck_kernels_amx_bf16()) {
+        CU_ASSERT_EQUAL(ck_attention_head_bf16_in(qkv16, 3 * QKV, qkv16 + C, 3 * QKV - C, qkv16 + 2 * C,
+                                                  3 * QKV - 2 * C, QKV, context, 3 * CS, CS, scratch,
+                                                  scratch_count, 3, 0, D, SCALE), CK_E_ARG);
+        return;
+    }
+    static const size_t lens[] = {1, 15, 16, 17, 33, 100, 130};
+    for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
+        size_t n = lens[i], head = (i * 5) % H;
+        fill(qkv, LMAX * QKV, 4000 + n, 2.0);
+        ck_bf16_from_f32_rows(qkv, QKV, qkv16, QKV, LMAX, QKV);
+        ck_test_fill_canary(context, LMAX * CS);
+        CU_ASSERT_EQUAL_FATAL(run(n, head), CK_OK);
+        memcpy(want, context, sizeof want);
+        ck_test_fill_canary(context, LMAX * CS);
+        CU_ASSERT_EQUAL_FATAL(ck_attention_head_bf16_in(qkv16, n * QKV, qkv16 + C, n * QKV - C, qkv16 + 2 * C,
+                                                        n * QKV - 2 * C, QKV, context, n * CS, CS, scratch,
+                                                        scratch_count, n, head, D, SCALE), CK_OK);
+        CU_ASSERT_EQUAL(memcmp(want, context, sizeof want), 0);
+    }
+    ck_test_fill_canary(context, LMAX * CS);
+    CU_ASSERT_EQUAL(ck_attention_head_bf16_in(qkv16, 130 * QKV, qkv16 + C, 130 * QKV - C, qkv16 + 2 * C,
+                                              129 * QKV + 2 * C + 3 * D - 1 - 2 * C, QKV, context, 130 * CS, CS,
+                                              scratch, scratch_count, 130, 2, D, SCALE), CK_E_SIZE);
+    CU_ASSERT_TRUE(ck_test_canary_intact(context, LMAX * CS));
+}
+
 static void test_scratch_sizes(void)
 {
     size_t n = 0;
@@ -264,6 +297,7 @@ int main(void)
         {"matches the bf16 emulation and exact attention", test_matches_reference},
         {"one key copies bf16(v)", test_one_key_copies_bf16_v},
         {"bits independent of other heads and of oneDNN", test_bits_independent_of_neighbours_and_onednn},
+        {"bf16 input gives the same bits", test_bf16_input_same_bits},
         {"scratch sizes", test_scratch_sizes},
         {"rejections leave the context untouched", test_rejections_leave_context},
     };
