@@ -36,63 +36,38 @@ static int bind_weight(ck_executor *ex, const ck_weights *w, size_t i, ck_error 
     return CK_OK;
 }
 
-/* 1 when op i is a linear whose output only the gelu_new at i + 1 reads: no later op needs that
- * value (plan liveness) and it is not a circuit output. */
-static int fusable(const ck_executor *ex, size_t i)
-{
-    const ck_circuit *c = ex->circuit;
-    if (!ex->opt.fuse_gelu || i + 1 >= c->n_ops || c->ops[i].kind != CK_OP_LINEAR ||
-        c->ops[i + 1].kind != CK_OP_GELU_NEW || c->ops[i + 1].inputs[0] != c->ops[i].output) {
-        return 0;
-    }
-    int b = c->ops[i].output;
-    return c->buffers[b].role == CK_BUFFER_ACTIVATION &&
-           (i + 2 >= c->n_ops || !ex->plan.live[(i + 2) * ex->plan.n_buffers + (size_t)b]);
-}
-
-/* The linear of op i, made on first use: one per (weight matrix, activation), so the 12
+/* The linear a step runs, made on first use: one per (weight matrix, activation), so the 12
  * applications of the shared layer reuse them. */
-static int linear_for(ck_executor *ex, size_t i, ck_linear_activation act, ck_error *err)
+static int linear_for(ck_executor *ex, ck_step *s, ck_error *err)
 {
     const ck_circuit *c = ex->circuit;
-    const ck_op *op = &c->ops[i];
-    ck_linear **slot = act == CK_LINEAR_PLAIN ? &ex->linears[op->weights[0]]
-                                              : &ex->gelu_linears[op->weights[0]];
+    int wi = s->weight[CK_LIN_WEIGHT];
+    ck_linear **slot = s->fused_gelu ? &ex->gelu_linears[wi] : &ex->linears[wi];
     if (*slot == NULL) {
-        const ck_tensor *w = ex->weights[op->weights[0]], *b = ex->weights[op->weights[1]];
+        const ck_tensor *w = s->w[CK_LIN_WEIGHT], *b = s->w[CK_LIN_BIAS];
         int rc = ck_linear_init_typed(slot, ex->onednn, w->data, w->elements, b->data, b->elements,
-                                      w->shape[1], w->shape[0], act, ex->opt.precision);
+                                      w->shape[1], w->shape[0],
+                                      s->fused_gelu ? CK_LINEAR_GELU_TANH : CK_LINEAR_PLAIN,
+                                      s->dtype);
         if (rc != CK_OK) {
             return ck_fail(err, rc, "%s: op %zu \"linear\": oneDNN matmul for \"%s\" [%zu,%zu]: %s",
-                           c->path, op->decl_index, c->weights[op->weights[0]].name, w->shape[0],
+                           c->path, c->ops[s->op].decl_index, c->weights[wi].name, w->shape[0],
                            w->shape[1], ck_status_name(rc));
         }
     }
-    ex->op_linear[i] = *slot;
+    s->linear = *slot;
     return CK_OK;
 }
 
-/* Decides per op what runs (fusion), builds the linears, and records the vocabulary size (word
- * table rows) that batch ids are checked against. */
-static int schedule_ops(ck_executor *ex, ck_error *err)
+/* Lowers the circuit once (fusion, offsets, bound tensors) and builds the steps' linears. */
+static int lower(ck_executor *ex, ck_error *err)
 {
-    const ck_circuit *c = ex->circuit;
-    int rc = CK_OK;
-    for (size_t i = 0; rc == CK_OK && i < c->n_ops; i++) {
-        const ck_op *op = &c->ops[i];
-        ex->op_output[i] = op->output;
-        if (op->kind == CK_OP_EMBEDDING_THREE_TABLE_LAYER_NORM) {
-            ex->vocab = ex->weights[op->weights[0]]->shape[0];
+    int rc = ck_program_lower(&ex->program, ex->circuit, &ex->plan, ex->weights, ex->opt.fuse_gelu,
+                              ex->opt.precision, err);
+    for (size_t i = 0; rc == CK_OK && i < ex->program.n_steps; i++) {
+        if (ex->program.steps[i].kind == CK_OP_LINEAR) {
+            rc = linear_for(ex, &ex->program.steps[i], err);
         }
-        if (op->kind != CK_OP_LINEAR || ex->op_fused[i] == 2) {
-            continue;
-        }
-        if (fusable(ex, i)) {
-            ex->op_fused[i] = 1;
-            ex->op_fused[i + 1] = 2;
-            ex->op_output[i] = c->ops[i + 1].output;
-        }
-        rc = linear_for(ex, i, ex->op_fused[i] ? CK_LINEAR_GELU_TANH : CK_LINEAR_PLAIN, err);
     }
     return rc;
 }
@@ -108,9 +83,9 @@ static int native_bf16(const char *impl)
  * self-check is finite with cosine >= 0.9999 against the f32 reference. */
 static int check_bf16(ck_executor *ex, ck_error *err)
 {
-    const ck_circuit *c = ex->circuit;
-    for (size_t i = 0; i < c->n_ops; i++) {
-        const char *impl = ex->op_linear[i] != NULL ? ck_linear_impl(ex->op_linear[i]) : NULL;
+    for (size_t i = 0; i < ex->program.n_steps; i++) {
+        const ck_linear *lin = ex->program.steps[i].linear;
+        const char *impl = lin != NULL ? ck_linear_impl(lin) : NULL;
         if (impl != NULL && !native_bf16(impl)) {
             return ck_fail(err, CK_E_BACKEND, "precision bf16: oneDNN has no native bf16 matmul here "
                            "(it chose \"%s\", which emulates bf16 and runs slower than fp32): the CPU "
@@ -134,15 +109,11 @@ static int check_bf16(ck_executor *ex, ck_error *err)
 static int setup(ck_executor *ex, const ck_weights *w, ck_error *err)
 {
     const ck_circuit *c = ex->circuit;
-    size_t nw = c->n_weights ? c->n_weights : 1, no = c->n_ops ? c->n_ops : 1;
+    size_t nw = c->n_weights ? c->n_weights : 1;
     ex->weights = calloc(nw, sizeof *ex->weights);
     ex->linears = calloc(nw, sizeof *ex->linears);
     ex->gelu_linears = calloc(nw, sizeof *ex->gelu_linears);
-    ex->op_linear = calloc(no, sizeof *ex->op_linear);
-    ex->op_output = calloc(no, sizeof *ex->op_output);
-    ex->op_fused = calloc(no, sizeof *ex->op_fused);
-    if (!ex->weights || !ex->linears || !ex->gelu_linears || !ex->op_linear || !ex->op_output ||
-        !ex->op_fused) {
+    if (!ex->weights || !ex->linears || !ex->gelu_linears) {
         return ck_fail(err, CK_E_MEMORY, "executor: out of memory");
     }
     for (size_t i = 0; i < c->n_weights; i++) {
@@ -173,7 +144,7 @@ static int setup(ck_executor *ex, const ck_weights *w, ck_error *err)
     }
     /* Every worker runs its own rows' matmuls single-threaded (linear.h): made for one thread. */
     int threads = ck_parallel_set_threads(1);
-    rc = schedule_ops(ex, err);
+    rc = lower(ex, err);
     if (rc == CK_OK && ex->opt.precision == CK_DTYPE_BF16) {
         rc = check_bf16(ex, err);
     }
@@ -231,7 +202,7 @@ static int check_batch(const ck_executor *ex, const int32_t *ids, const size_t *
                            s, offsets[s + 1] > offsets[s] ? len : 0, ex->opt.max_seq_len);
         }
     }
-    size_t tokens = offsets[n_seqs], vocab = ex->vocab;
+    size_t tokens = offsets[n_seqs], vocab = ex->program.vocab;
     for (size_t t = 0; t < tokens; t++) {
         if (ids[t] < 0 || (size_t)ids[t] >= vocab) {
             return ck_fail(err, CK_E_RANGE, "batch: token %zu: id %d outside the vocabulary 0..%zu",
@@ -267,26 +238,23 @@ static double seconds_now(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* Runs every op of the circuit on the filled inputs, capture seeing each checkpoint. */
-static int run_ops(ck_executor *ex, ck_capture_fn capture, void *capture_ctx, ck_error *err)
+/* Runs every step of the lowered program on the filled inputs, capture seeing each checkpoint. */
+static int run_steps(ck_executor *ex, ck_capture_fn capture, void *capture_ctx, ck_error *err)
 {
     const ck_circuit *c = ex->circuit;
-    for (size_t i = 0; i < c->n_ops; i++) {
-        const ck_op *op = &c->ops[i];
-        int rc = CK_OK;
-        if (ex->op_fused[i] != 2) { /* a fused gelu_new ran inside its linear */
-            double t0 = seconds_now();
-            rc = ck_exec_op(ex, op);
-            ex->op_seconds[op->kind] += seconds_now() - t0;
-        }
+    for (size_t i = 0; i < ex->program.n_steps; i++) {
+        const ck_step *s = &ex->program.steps[i];
+        double t0 = seconds_now();
+        int rc = s->def->run[s->dtype](ex, s);
+        ex->op_seconds[s->kind] += seconds_now() - t0;
         if (rc != CK_OK) {
+            const ck_op *op = &c->ops[s->op];
             return ck_fail(err, rc, "%s: op %zu \"%s\" (application %d): %s", c->path,
-                           op->decl_index, ck_op_kind_name(op->kind), op->repeat_index,
-                           ck_status_name(rc));
+                           op->decl_index, s->def->name, op->repeat_index, ck_status_name(rc));
         }
-        if (capture != NULL && op->checkpoint[0] != '\0' && ex->op_fused[i] != 1) {
-            capture(capture_ctx, op->checkpoint, ck_exec_buffer(ex, op->output), ex->tokens,
-                    c->buffers[op->output].cols);
+        if (capture != NULL && s->checkpoint != NULL) {
+            capture(capture_ctx, s->checkpoint, ck_exec_at(ex, s->out_offset), ex->tokens,
+                    s->out_cols);
         }
     }
     return CK_OK;
@@ -313,7 +281,7 @@ int ck_executor_run(ck_executor *ex, const int32_t *ids, const size_t *offsets, 
     ex->op_seconds[CK_OP_KIND_COUNT] += seconds_now() - t0;
     /* oneDNN's OpenMP team follows the thread count: set it for the run, give the caller back its own */
     int caller_threads = ck_parallel_set_threads(ex->opt.threads);
-    rc = run_ops(ex, capture, capture_ctx, err);
+    rc = run_steps(ex, capture, capture_ctx, err);
     t0 = seconds_now();
     if (rc == CK_OK && ck_exec_check_finite(ex, output_buffer) != CK_OK) {
         rc = ck_fail(err, CK_E_NONFINITE, "%s: output \"%s\" holds NaN or Inf (overflow)",
@@ -355,15 +323,14 @@ const float *ck_executor_rows(const ck_executor *ex, int buffer, size_t *tokens)
     return ck_exec_buffer(ex, buffer);
 }
 
-/* Linear ops never read their tensors after init: ck_linear_init copies them and keeps no pointer
- * (linear.h). Should a linear ever use the caller's weights in place, it must count here. */
+/* Linear steps never read their tensors after init: ck_linear_init copies them and keeps no
+ * pointer (linear.h). Should a linear ever use the caller's weights in place, it must count here. */
 int ck_executor_reads_weight(const ck_executor *ex, const ck_tensor *t)
 {
-    const ck_circuit *c = ex->circuit;
-    for (size_t i = 0; i < c->n_ops; i++) {
-        for (size_t s = 0; c->ops[i].kind != CK_OP_LINEAR && s < CK_MAX_SLOTS; s++) {
-            int w = c->ops[i].weights[s];
-            if (w >= 0 && ex->weights[w] == t) {
+    for (size_t i = 0; i < ex->program.n_steps; i++) {
+        const ck_step *s = &ex->program.steps[i];
+        for (size_t k = 0; s->linear == NULL && k < s->n_weights; k++) {
+            if (s->w[k] == t) {
                 return 1;
             }
         }
@@ -381,7 +348,7 @@ size_t ck_executor_arena_bytes(const ck_executor *ex, size_t *scratch)
 
 ck_dtype ck_executor_op_dtype(const ck_executor *ex, ck_op_kind kind)
 {
-    return kind == CK_OP_LINEAR ? ex->opt.precision : CK_DTYPE_F32;
+    return ck_op_dtype(kind, ex->opt.precision);
 }
 
 void ck_executor_linear_impls(const ck_executor *ex, char *buf, size_t cap)
@@ -389,8 +356,9 @@ void ck_executor_linear_impls(const ck_executor *ex, char *buf, size_t cap)
     const char *seen[16];
     size_t n_seen = 0, used = 0;
     buf[0] = '\0';
-    for (size_t i = 0; i < ex->circuit->n_ops && n_seen < 16; i++) {
-        const char *impl = ex->op_linear[i] != NULL ? ck_linear_impl(ex->op_linear[i]) : NULL;
+    for (size_t i = 0; i < ex->program.n_steps && n_seen < 16; i++) {
+        const ck_linear *lin = ex->program.steps[i].linear;
+        const char *impl = lin != NULL ? ck_linear_impl(lin) : NULL;
         int dup = impl == NULL;
         for (size_t j = 0; !dup && j < n_seen; j++) {
             dup = strcmp(seen[j], impl) == 0;
@@ -465,9 +433,7 @@ void ck_executor_free(ck_executor *ex)
         ck_linear_free(ex->gelu_linears != NULL ? ex->gelu_linears[i] : NULL);
     }
     free(ex->gelu_linears);
-    free(ex->op_linear);
-    free(ex->op_output);
-    free(ex->op_fused);
+    ck_program_free(&ex->program);
     ck_onednn_free(ex->onednn);
     ck_arenas_free(&ex->arenas);
     ck_plan_free(&ex->plan);

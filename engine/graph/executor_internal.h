@@ -6,6 +6,7 @@
 #include "arena.h"
 #include "executor.h"
 #include "linear.h"
+#include "ops.h"
 #include "plan.h"
 
 struct ck_executor {
@@ -14,14 +15,10 @@ struct ck_executor {
     const ck_tensor **weights;  /* [n_weights] bound tensors, in circuit weight order */
     ck_linear **linears;        /* [n_weights] one linear per weight matrix used by a linear op */
     ck_linear **gelu_linears;   /* [n_weights] the same with the GELU post-op, where fused */
-    ck_linear **op_linear;      /* [n_ops] the linear op i runs, NULL for other kinds */
-    int *op_output;             /* [n_ops] the buffer op i writes (a fused linear writes its GELU's) */
-    unsigned char *op_fused;    /* [n_ops] 1: a linear fused with the gelu_new after it (no capture);
-                                   2: that gelu_new, already computed (its checkpoint is captured) */
     ck_onednn *onednn;
     ck_plan plan;
+    ck_program program;         /* the lowered steps: what run executes, in order */
     ck_arenas arenas;
-    size_t vocab;               /* rows of the word table: ids must be below it */
     size_t tokens;              /* T of the batch being run */
     int output_ready;           /* buffer whose rows the last successful run checked, -1 if none */
     const size_t *offsets;      /* [n_seqs + 1] of the batch being run */
@@ -36,8 +33,19 @@ static inline void *ck_exec_buffer(const ck_executor *ex, int buffer)
     return (char *)ex->arenas.activations.base + ex->plan.offsets[buffer];
 }
 
-/* Runs one op of the unrolled circuit over the current batch. Returns 0 or a CK_E_* code. */
-int ck_exec_op(ck_executor *ex, const ck_op *op);
+/* Bytes at a step's planned arena offset. */
+static inline void *ck_exec_at(const ck_executor *ex, size_t offset)
+{
+    return (char *)ex->arenas.activations.base + offset;
+}
+
+/* The run functions of the op table (ck_op_run_fn): one step over the current batch, split over
+ * the workers as the step's `split` says. Return 0 or a CK_E_* code. */
+int ck_exec_embedding(const ck_executor *ex, const ck_step *step);
+int ck_exec_linear(const ck_executor *ex, const ck_step *step);
+int ck_exec_attention(const ck_executor *ex, const ck_step *step);
+int ck_exec_residual_layer_norm(const ck_executor *ex, const ck_step *step);
+int ck_exec_gelu_new(const ck_executor *ex, const ck_step *step);
 
 /* CK_E_NONFINITE when any row of `buffer` in the current batch holds NaN or Inf (rows split over the
  * workers): the linears do not check values, so an overflow is caught here before it is copied out. */
