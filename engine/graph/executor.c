@@ -64,11 +64,65 @@ static int lower(ck_executor *ex, ck_error *err)
 {
     int rc = ck_program_lower(&ex->program, ex->circuit, &ex->plan, ex->weights, ex->opt.fuse_gelu,
                               ex->opt.precision, err);
-    for (size_t i = 0; rc == CK_OK && i < ex->program.n_steps; i++) {
+    for (size_t i = 0; rc == CK_OK && ex->opt.compiled == NULL && i < ex->program.n_steps; i++) {
         if (ex->program.steps[i].kind == CK_OP_LINEAR) {
             rc = linear_for(ex, &ex->program.steps[i], err);
         }
     }
+    return rc;
+}
+
+/* oneDNN's implementation string of the i-th linear step (the generated library's i-th linear),
+ * NULL when there is none or i is past the last. */
+static const char *linear_impl_at(const ck_executor *ex, size_t i)
+{
+    if (ex->opt.compiled != NULL) {
+        return ex->compiled != NULL ? ex->opt.compiled->linear_impl(ex->compiled, i) : NULL;
+    }
+    const ck_linear *lin = i < ex->program.n_steps ? ex->program.steps[i].linear : NULL;
+    return lin != NULL ? ck_linear_impl(lin) : NULL;
+}
+
+/* The generated library must be made for this circuit's plan: same arena, weights, outputs. */
+static int check_compiled(const ck_executor *ex, ck_error *err)
+{
+    const ck_compiled_circuit *t = ex->opt.compiled;
+    const ck_circuit *c = ex->circuit;
+    int same = t->arena_bytes == ex->plan.arena_bytes && t->n_weights == c->n_weights &&
+               t->features_buffer == c->features_buffer && t->hidden_buffer == c->hidden_buffer &&
+               t->vocab == ex->program.vocab;
+    for (size_t i = 0; same && i < c->n_weights; i++) {
+        same = strcmp(t->weights[i].name, c->weights[i].checkpoint_name) == 0 &&
+               t->weights[i].elements == c->weights[i].elements;
+    }
+    if (!same) {
+        return ck_fail(err, CK_E_CIRCUIT, "%s: the compiled library was made for another circuit "
+                       "or plan (arena %zu bytes, %zu weights; this one: %zu, %zu)", c->path,
+                       t->arena_bytes, t->n_weights, ex->plan.arena_bytes, c->n_weights);
+    }
+    return CK_OK;
+}
+
+/* Binds the generated library to our arena and the bound weights. */
+static int init_compiled(ck_executor *ex, ck_error *err)
+{
+    const ck_circuit *c = ex->circuit;
+    const float **data = calloc(c->n_weights ? c->n_weights : 1, sizeof *data);
+    int rc = check_compiled(ex, err);
+    if (data == NULL) {
+        return ck_fail(err, CK_E_MEMORY, "executor: out of memory");
+    }
+    for (size_t i = 0; i < c->n_weights; i++) {
+        data[i] = ex->weights[i]->data;
+    }
+    if (rc == CK_OK) {
+        rc = ex->opt.compiled->init(&ex->compiled, ex->arenas.activations.base,
+                                    ex->arenas.activations.bytes, data, c->n_weights,
+                                    ex->opt.threads);
+        rc = rc == CK_OK ? CK_OK : ck_fail(err, rc, "%s: compiled library: init: %s", c->path,
+                                           ck_status_name(rc));
+    }
+    free(data);
     return rc;
 }
 
@@ -84,8 +138,7 @@ static int native_bf16(const char *impl)
 static int check_bf16(ck_executor *ex, ck_error *err)
 {
     for (size_t i = 0; i < ex->program.n_steps; i++) {
-        const ck_linear *lin = ex->program.steps[i].linear;
-        const char *impl = lin != NULL ? ck_linear_impl(lin) : NULL;
+        const char *impl = linear_impl_at(ex, i);
         if (impl != NULL && !native_bf16(impl)) {
             return ck_fail(err, CK_E_BACKEND, "precision bf16: oneDNN has no native bf16 matmul here "
                            "(it chose \"%s\", which emulates bf16 and runs slower than fp32): the CPU "
@@ -145,6 +198,9 @@ static int setup(ck_executor *ex, const ck_weights *w, ck_error *err)
     /* Every worker runs its own rows' matmuls single-threaded (linear.h): made for one thread. */
     int threads = ck_parallel_set_threads(1);
     rc = lower(ex, err);
+    if (rc == CK_OK && ex->opt.compiled != NULL) {
+        rc = init_compiled(ex, err);
+    }
     if (rc == CK_OK && ex->opt.precision == CK_DTYPE_BF16) {
         rc = check_bf16(ex, err);
     }
@@ -260,6 +316,24 @@ static int run_steps(ck_executor *ex, ck_capture_fn capture, void *capture_ctx, 
     return CK_OK;
 }
 
+/* The generated library runs the batch (it fills the inputs, runs its steps, checks and copies the
+ * output itself); its time counts as "the rest of the run", not per op kind. */
+static int run_compiled(ck_executor *ex, const int32_t *ids, const size_t *offsets, size_t n_seqs,
+                        int output_buffer, float *out, size_t out_count, ck_capture_fn capture,
+                        void *capture_ctx, ck_error *err)
+{
+    double t0 = seconds_now(); /* the library sets the thread count for the run and restores it */
+    int rc = ex->opt.compiled->run(ex->compiled, ids, offsets, n_seqs, output_buffer, out,
+                                   out_count, capture, capture_ctx);
+    ex->op_seconds[CK_OP_KIND_COUNT] += seconds_now() - t0;
+    if (rc != CK_OK) {
+        return ck_fail(err, rc, "%s: compiled library: batch of %zu sequences: %s",
+                       ex->circuit->path, n_seqs, ck_status_name(rc));
+    }
+    ex->output_ready = output_buffer;
+    return CK_OK;
+}
+
 int ck_executor_run(ck_executor *ex, const int32_t *ids, const size_t *offsets, size_t n_seqs,
                     int output_buffer, float *out, size_t out_count, ck_capture_fn capture,
                     void *capture_ctx, ck_error *err)
@@ -276,6 +350,10 @@ int ck_executor_run(ck_executor *ex, const int32_t *ids, const size_t *offsets, 
     ex->tokens = offsets[n_seqs];
     ex->offsets = offsets;
     ex->n_seqs = n_seqs;
+    if (ex->compiled != NULL) {
+        return run_compiled(ex, ids, offsets, n_seqs, output_buffer, out, out_count, capture,
+                            capture_ctx, err);
+    }
     double t0 = seconds_now();
     fill_inputs(ex, ids);
     ex->op_seconds[CK_OP_KIND_COUNT] += seconds_now() - t0;
@@ -317,6 +395,9 @@ const float *ck_executor_rows(const ck_executor *ex, int buffer, size_t *tokens)
     if (ex == NULL || buffer < 0 || buffer != ex->output_ready) {
         return NULL;
     }
+    if (ex->compiled != NULL) {
+        return ex->opt.compiled->rows(ex->compiled, buffer, tokens);
+    }
     if (tokens != NULL) {
         *tokens = ex->tokens;
     }
@@ -329,7 +410,7 @@ int ck_executor_reads_weight(const ck_executor *ex, const ck_tensor *t)
 {
     for (size_t i = 0; i < ex->program.n_steps; i++) {
         const ck_step *s = &ex->program.steps[i];
-        for (size_t k = 0; s->linear == NULL && k < s->n_weights; k++) {
+        for (size_t k = 0; s->kind != CK_OP_LINEAR && k < s->n_weights; k++) {
             if (s->w[k] == t) {
                 return 1;
             }
@@ -357,8 +438,7 @@ void ck_executor_linear_impls(const ck_executor *ex, char *buf, size_t cap)
     size_t n_seen = 0, used = 0;
     buf[0] = '\0';
     for (size_t i = 0; i < ex->program.n_steps && n_seen < 16; i++) {
-        const ck_linear *lin = ex->program.steps[i].linear;
-        const char *impl = lin != NULL ? ck_linear_impl(lin) : NULL;
+        const char *impl = linear_impl_at(ex, i);
         int dup = impl == NULL;
         for (size_t j = 0; !dup && j < n_seen; j++) {
             dup = strcmp(seen[j], impl) == 0;
@@ -433,6 +513,9 @@ void ck_executor_free(ck_executor *ex)
         ck_linear_free(ex->gelu_linears != NULL ? ex->gelu_linears[i] : NULL);
     }
     free(ex->gelu_linears);
+    if (ex->compiled != NULL) {
+        ex->opt.compiled->free(ex->compiled);
+    }
     ck_program_free(&ex->program);
     ck_onednn_free(ex->onednn);
     ck_arenas_free(&ex->arenas);

@@ -18,6 +18,7 @@ struct ck_executor {
     ck_onednn *onednn;
     ck_plan plan;
     ck_program program;         /* the lowered steps: what run executes, in order */
+    ck_compiled_state *compiled;/* opt.compiled's state (its init on our arena), NULL: interpret */
     ck_arenas arenas;
     size_t tokens;              /* T of the batch being run */
     int output_ready;           /* buffer whose rows the last successful run checked, -1 if none */

@@ -153,6 +153,7 @@ const ck_op_def ck_op_defs[] = {
         .params = {EPS_PARAM, {NULL, CK_PARAM_FLOAT, 0, NULL}},
         .check = check_embedding, .split = CK_SPLIT_ROWS,
         .run = {[CK_DTYPE_F32] = ck_exec_embedding},
+        .emit = ck_emit_embedding,
     },
     [CK_OP_LINEAR] = {
         .name = "linear",
@@ -161,6 +162,7 @@ const ck_op_def ck_op_defs[] = {
         .check = check_linear, .split = CK_SPLIT_ROW_BLOCKS,
         /* the dtype is the oneDNN matmul's, chosen at init (ck_linear_init_typed) */
         .run = {[CK_DTYPE_F32] = ck_exec_linear, [CK_DTYPE_BF16] = ck_exec_linear},
+        .emit = ck_emit_linear,
     },
     [CK_OP_ATTENTION] = {
         .name = "attention",
@@ -171,6 +173,7 @@ const ck_op_def ck_op_defs[] = {
                    {NULL, CK_PARAM_FLOAT, 0, NULL}},
         .check = check_attention, .scratch = attention_scratch, .split = CK_SPLIT_SEQUENCE_HEADS,
         .run = {[CK_DTYPE_F32] = ck_exec_attention},
+        .emit = ck_emit_attention,
     },
     [CK_OP_RESIDUAL_LAYER_NORM] = {
         .name = "residual_layer_norm",
@@ -179,12 +182,14 @@ const ck_op_def ck_op_defs[] = {
         .params = {EPS_PARAM, {NULL, CK_PARAM_FLOAT, 0, NULL}},
         .check = check_residual_layer_norm, .split = CK_SPLIT_ROWS,
         .run = {[CK_DTYPE_F32] = ck_exec_residual_layer_norm},
+        .emit = ck_emit_residual_layer_norm,
     },
     [CK_OP_GELU_NEW] = {
         .name = "gelu_new",
         .in = {"x", NULL},
         .check = check_gelu_new, .split = CK_SPLIT_ROWS, .in_place = 1,
         .run = {[CK_DTYPE_F32] = ck_exec_gelu_new},
+        .emit = ck_emit_gelu_new,
     },
 };
 _Static_assert(sizeof ck_op_defs / sizeof ck_op_defs[0] == CK_OP_KIND_COUNT,

@@ -9,6 +9,7 @@
 #define CK_OPS_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "circuit.h"
 #include "linear.h"
@@ -57,6 +58,13 @@ typedef int (*ck_op_run_fn)(const struct ck_executor *ex, const ck_step *step);
  * msg[cap] saying which slot and what was expected (the loader adds file and op). */
 typedef int (*ck_op_check_fn)(const ck_circuit *c, const ck_op *op, char *msg, size_t cap);
 
+/* Prints the generated C call of one step (ops_emit.c): `rc = run_<op>(st, &(const gen_step){..})`
+ * with the step's planned offsets (c names their buffers in comments), weight indices and scalars
+ * as constants (floats in hex, exact).
+ * linear_slot: the index of the step's linear in the generated library (linears only). Returns
+ * 0, or CK_E_IO when the write fails. */
+typedef int (*ck_op_emit_fn)(FILE *f, const ck_circuit *c, const ck_step *step, size_t linear_slot);
+
 /* Per-worker scratch floats the op needs for sequences up to max_seq_len. */
 typedef int (*ck_op_scratch_fn)(const ck_op *op, size_t max_seq_len, size_t *floats);
 
@@ -70,6 +78,7 @@ typedef struct {
     ck_split split;
     int in_place;                              /* 1: out may also be an in */
     ck_op_run_fn run[CK_DTYPE_COUNT];          /* NULL: the op does not compute in that dtype */
+    ck_op_emit_fn emit;                        /* the generated call (ops_emit.c) */
 } ck_op_def;
 
 /* The table, one row per ck_op_kind, indexed by kind. Declared unsized so that ops.c's
@@ -78,6 +87,13 @@ extern const ck_op_def ck_op_defs[];
 
 /* The row of kind, NULL for an unknown kind. */
 const ck_op_def *ck_op_def_of(ck_op_kind kind);
+
+/* The emit column of the table (ops_emit.c). */
+int ck_emit_embedding(FILE *f, const ck_circuit *c, const ck_step *step, size_t linear_slot);
+int ck_emit_linear(FILE *f, const ck_circuit *c, const ck_step *step, size_t linear_slot);
+int ck_emit_attention(FILE *f, const ck_circuit *c, const ck_step *step, size_t linear_slot);
+int ck_emit_residual_layer_norm(FILE *f, const ck_circuit *c, const ck_step *step, size_t linear_slot);
+int ck_emit_gelu_new(FILE *f, const ck_circuit *c, const ck_step *step, size_t linear_slot);
 
 /* The dtype an op of `kind` computes in under `precision`: precision when the row runs in it, f32
  * otherwise. */

@@ -178,7 +178,8 @@ static int prepare(xrun *x, ck_error *err)
     if (rc == CK_OK) {
         /* parity: one worker, so the scheduler and oneDNN's OpenMP team both run on one thread */
         /* unfused, so every checkpoint is captured; bf16 changes only the linears */
-        ck_executor_options eo = {1, max_tokens, x->circuit.max_positions, 0, x->opt->precision};
+        ck_executor_options eo = {1, max_tokens, x->circuit.max_positions, 0, x->opt->precision,
+                                  NULL};
         rc = ck_executor_init(&x->executor, &x->circuit, x->weights, &eo, err);
     }
     return rc;
