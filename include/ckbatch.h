@@ -534,6 +534,10 @@ typedef struct {
     ck_precision precision;     /* CK_PRECISION_FP32 (default): the parity run; BF16: the same
                                    cases with bf16 linears against the FP32 oracle, under the bf16
                                    budget (docs/precision.md) unless `profile` gives one */
+    const char *compiled;       /* a library from `ckbatch compile` with --parity (fp32) or
+                                   --precision bf16 and --max-batch-tokens at least the longest
+                                   case, run instead of the interpreter (the report says
+                                   "generated" and names it); NULL (default): the interpreter */
 } ck_xray_params;
 
 /* The defaults above (oracle NULL: must be set; seed 20261129). */

@@ -307,6 +307,7 @@ static int run_xray(cli_options *o)
     o->xray.weights = o->model.weights;
     o->xray.seed = o->model.seed;
     o->xray.precision = o->model.precision;
+    o->xray.compiled = o->model.compiled;
     o->xray.log = log_stderr;
     o->xray.log_ctx = o;
     ck_error err = {0};

@@ -75,7 +75,7 @@ typedef struct {
     const char *circuit_sha256;  /* hex (ck_codegen_circuit_sha256) */
     ck_dtype precision;
     int fuse_gelu;
-    size_t max_batch_tokens;
+    size_t max_batch_tokens;     /* 0: any (the caller plans for the library's own) */
 } ck_compiled_want;
 
 /* Loads the library at path: its SHA-256 must equal its manifest's (path.json) before dlopen

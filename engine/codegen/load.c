@@ -81,7 +81,8 @@ static int check_provenance(const ck_compiled_library *lib, const ck_codegen_man
     rc = rc ? rc : want_string(path, "precision", pv->precision,
                                ck_dtype_info(want->precision)->lower, err);
     if (rc == CK_OK && (pv->fuse_gelu != want->fuse_gelu ||
-                        pv->max_batch_tokens != want->max_batch_tokens)) {
+                        (want->max_batch_tokens != 0 &&
+                         pv->max_batch_tokens != want->max_batch_tokens))) {
         rc = ck_fail(err, CK_E_CIRCUIT, "%s: compiled for %s and max batch tokens %zu, asked for "
                      "%s and %zu: compile it with the run's --parity and --max-batch-tokens",
                      path, pv->fuse_gelu ? "fused (not parity)" : "parity", pv->max_batch_tokens,
