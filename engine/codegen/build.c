@@ -25,7 +25,11 @@ extern char **environ;
  * -ffast-math or any of its parts; FP contraction off as in every ckbatch build (CkFlags.cmake). */
 static const char *const RECIPE[] = {"-std=c11", "-O2", "-Wall", "-Wextra", "-Werror",
                                      "-pedantic", "-ffp-contract=off", "-fPIC", "-shared",
-                                     "-Wl,--no-undefined", "-Wl,--exclude-libs,ALL", NULL};
+                                     "-Wl,--no-undefined", "-Wl,--exclude-libs,ALL",
+#ifdef CK_CODEGEN_BUILD_FLAG
+                                     CK_CODEGEN_BUILD_FLAG, /* the build's sanitizer runtime */
+#endif
+                                     NULL};
 
 int ck_codegen_circuit_sha256(const char *path, char hex[65], ck_error *err)
 {

@@ -16,6 +16,7 @@
 #include "sha256.h"
 
 #define TINY "tests/fixtures/circuits/tiny.json"
+#define EMBEDDING_ONLY "tests/fixtures/circuits/embedding_only.json" /* no linear, no hidden */
 
 /* ---- the checked emitter ---- */
 
@@ -341,13 +342,13 @@ static int run_executor(const loaded *l, int compiled, int threads, int fuse, co
     return rc;
 }
 
-static void check_identical(int parity)
+static void check_identical(const char *circuit, int parity, const char *dir)
 {
     loaded l;
     int32_t ids[26];
     size_t offsets[4];
     float interp[26 * 4], gen[26 * 4];
-    CU_ASSERT_FATAL(load_tiny(&l, ck_test_path(TINY), parity, subdir(parity ? "same1" : "same0")));
+    CU_ASSERT_FATAL(load_tiny(&l, ck_test_path(circuit), parity, subdir(dir)));
     make_batch(ids, offsets, 0);
     for (int threads = 1; threads <= 2; threads++) {
         ck_test_fill_canary(gen, 26 * 4);
@@ -360,12 +361,18 @@ static void check_identical(int parity)
 
 static void test_generated_equals_interpreter_fused(void)
 {
-    check_identical(0);
+    check_identical(TINY, 0, "same0");
 }
 
 static void test_generated_equals_interpreter_parity(void)
 {
-    check_identical(1);
+    check_identical(TINY, 1, "same1");
+}
+
+/* The smallest boundary: one embedding op, no linear (an empty linear table), no hidden output. */
+static void test_embedding_only_circuit(void)
+{
+    check_identical(EMBEDDING_ONLY, 0, "emb");
 }
 
 /* ---- the seed's rejection paths, on the generated entry table ---- */
@@ -570,6 +577,7 @@ CK_TEST_MAIN("codegen",
              {"each key input changes the key", test_each_key_input_changes_the_key},
              {"generated equals interpreter fused", test_generated_equals_interpreter_fused},
              {"generated equals interpreter parity", test_generated_equals_interpreter_parity},
+             {"embedding-only circuit", test_embedding_only_circuit},
              {"arena one byte small or off", test_arena_one_byte_small_or_off},
              {"id equal to vocab leaves canary", test_id_equal_to_vocab_leaves_canary},
              {"arena reuse and weights untouched", test_arena_reuse_and_weights_untouched},
