@@ -212,7 +212,7 @@ static int build_library(const ck_compile_params *p, const char *cc, ck_compile_
 {
     char tmp[600], log[600];
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", r->library, (long)getpid());
-    snprintf(log, sizeof log, "%s.log", r->library);
+    snprintf(log, sizeof log, "%s.log.%ld", r->library, (long)getpid()); /* kept on failure */
     int rc = run_compiler(p, cc, r->source, tmp, log, err);
     if (rc == CK_OK) {
         rc = ck_codegen_publish(tmp, r->library, err);
@@ -230,6 +230,11 @@ static int load_and_plan(const ck_compile_params *p, ck_circuit *c, ck_plan *pla
                                 : ck_circuit_parse(c, (const char *)ck_default_circuit_json,
                                                    ck_default_circuit_json_len, "embedded circuit",
                                                    err);
+    if (rc == CK_OK && strspn(c->name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                         "0123456789_-") != strlen(c->name)) {
+        rc = ck_fail(err, CK_E_CIRCUIT, "compile: circuit name \"%s\" names the output files: "
+                     "letters, digits, _ and - only", c->name);
+    }
     if (rc == CK_OK && p->max_batch_tokens < c->max_positions) {
         rc = ck_fail(err, CK_E_ARG, "compile: max batch tokens %zu: must be at least the longest "
                      "sequence, %zu", p->max_batch_tokens, c->max_positions);

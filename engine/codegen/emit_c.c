@@ -55,10 +55,44 @@ static int check_overlaps(const ck_circuit *c, const ck_plan *plan, ck_error *er
     return CK_OK;
 }
 
+/* A name printed into the unit (string literal, comment, file name) holds only [A-Za-z0-9_.,:+-]:
+ * no quote, backslash, slash or star can end a literal or a comment, or leave DIR. */
+static int check_name(const char *what, const char *name, ck_error *err)
+{
+    static const char safe[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.,:+-";
+    size_t ok = strspn(name, safe);
+    if (name[0] == '\0' || name[ok] != '\0') {
+        return ck_fail(err, CK_E_CIRCUIT, "emit: %s \"%s\": character %zu (0x%02x) cannot be "
+                       "printed into generated C (allowed: letters, digits, _.,:+-)", what, name,
+                       ok, (unsigned)(unsigned char)name[ok]);
+    }
+    return CK_OK;
+}
+
+static int check_names(const ck_circuit *c, ck_error *err)
+{
+    int rc = check_name("circuit name", c->name, err);
+    for (size_t b = 0; rc == CK_OK && b < c->n_buffers; b++) {
+        rc = check_name("buffer", c->buffers[b].name, err);
+    }
+    for (size_t w = 0; rc == CK_OK && w < c->n_weights; w++) {
+        rc = check_name("weight", c->weights[w].name, err);
+        rc = rc ? rc : check_name("checkpoint tensor", c->weights[w].checkpoint_name, err);
+    }
+    for (size_t i = 0; rc == CK_OK && i < c->n_ops; i++) {
+        rc = c->ops[i].checkpoint[0] ? check_name("checkpoint", c->ops[i].checkpoint, err) : CK_OK;
+    }
+    return rc;
+}
+
 int ck_emit_check_plan(const ck_circuit *c, const ck_plan *plan, ck_error *err)
 {
     if (c == NULL || plan == NULL || plan->n_buffers != c->n_buffers || plan->n_ops != c->n_ops) {
         return ck_fail(err, CK_E_ARG, "emit: null, or a plan not made for this circuit");
+    }
+    int named = check_names(c, err);
+    if (named != CK_OK) {
+        return named;
     }
     for (size_t b = 0; b < c->n_buffers; b++) {
         int rc = check_buffer(c, plan, b, err);

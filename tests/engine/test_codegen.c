@@ -134,6 +134,16 @@ static void test_emit_refuses_buffer_defined_twice(void)
     unplan(&p);
 }
 
+/* a checkpoint id that would end the generated string literal and comment */
+static void test_emit_refuses_unprintable_name(void)
+{
+    planned p;
+    CU_ASSERT_FATAL(plan_tiny(&p));
+    strcpy(p.c.ops[3].checkpoint, "tiny.*/\"evil");
+    expect_refused(&p, CK_E_CIRCUIT, "checkpoint \"tiny.*/", "cannot be printed into generated C");
+    unplan(&p);
+}
+
 static void test_emit_refuses_weight_outside_table(void)
 {
     planned p;
@@ -572,6 +582,7 @@ CK_TEST_MAIN("codegen",
              {"emit refuses live overlap", test_emit_refuses_live_overlap},
              {"emit refuses buffer defined twice", test_emit_refuses_buffer_defined_twice},
              {"emit refuses weight outside table", test_emit_refuses_weight_outside_table},
+             {"emit refuses unprintable name", test_emit_refuses_unprintable_name},
              {"concurrent compiles all succeed", test_concurrent_compiles_all_succeed},
              {"second compile is a cache hit", test_second_compile_is_a_cache_hit},
              {"each key input changes the key", test_each_key_input_changes_the_key},
