@@ -197,7 +197,8 @@ typedef struct {
     int parity;               /* 1: unfused, every op its own step (for a parity model) */
     size_t max_batch_tokens;  /* the arena is planned for it (default 2048, the model's) */
     const char *out_dir;      /* an existing directory: DIR/NAME.c, DIR/NAME.so, DIR/NAME.so.json */
-    const char *cc;           /* the C compiler; NULL (default): $CC, else "cc" */
+    const char *cc;           /* the C compiler; NULL (default): $CC, else the one that built
+                                 ckbatch (a sanitizer build needs its own) */
     const char *extra_flags;  /* one more compiler flag after the recipe (part of the key), or
                                  NULL (default) */
 } ck_compile_params;

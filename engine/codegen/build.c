@@ -267,7 +267,8 @@ int ck_codegen_compile(const ck_compile_params *p, ck_compile_result *r, ck_erro
                        "precision other than f32 and bf16");
     }
     memset(r, 0, sizeof *r);
-    const char *cc = p->cc != NULL ? p->cc : getenv("CC") != NULL ? getenv("CC") : "cc";
+    /* default: the compiler that built the kernels (a sanitizer runtime must match) */
+    const char *cc = p->cc != NULL ? p->cc : getenv("CC") != NULL ? getenv("CC") : CK_CODEGEN_CC;
     ck_circuit c = {0};
     ck_plan plan = {0};
     char compiler[400], key[2048];
