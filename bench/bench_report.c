@@ -63,7 +63,7 @@ static row_figures figures(const ck_bench_peak *peaks, size_t n_peaks,
     row_figures f;
     ck_bench_stats(r->tokens_per_s, r->runs, &f.median, &f.min, &f.max);
     f.gflops = f.median * r->mflop_per_token * 1e-3;
-    double peak = peak_median(peaks, n_peaks, r->threads, strcmp(r->precision, "bf16") == 0);
+    double peak = peak_median(peaks, n_peaks, r->threads, strncmp(r->precision, "bf16", 4) == 0);
     double one = one_thread_median(results, n_results, r);
     f.peak_fraction = peak > 0 ? f.gflops / peak : 0.0;
     f.speedup = one > 0 ? f.median / one : 0.0;

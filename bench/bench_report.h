@@ -12,7 +12,7 @@
 /* One workload at one thread count: runs of tokens/s, and what a token costs. */
 typedef struct {
     char workload[32];          /* "len36", "len128", "len512", "corpus" */
-    char precision[8];          /* "fp32" or "bf16" */
+    char precision[16];         /* "fp32" or "bf16", "+gen" when a generated library ran */
     int threads;
     size_t sequences, tokens;   /* per run */
     double mflop_per_token;     /* linears + attention, from the circuit and the lengths */

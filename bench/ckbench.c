@@ -40,6 +40,7 @@ typedef struct {
     size_t lengths[MAX_LIST];
     int n_lengths;
     const char *corpus, *json, *markdown;
+    const char *compiled;  /* --compiled: a variant on this library after the interpreted one */
     ck_input_format corpus_format;
     int runs;
     size_t tokens, max_batch_tokens;
@@ -341,13 +342,15 @@ static double bf16_matmul_gflops(int threads)
 static const char usage[] =
     "usage: ckbench [--threads 1,2] [--lengths 36,128,512] [--corpus FILE [--corpus-format F]]\n"
     "               [--runs N] [--tokens N] [--max-batch-tokens N] [--precision fp32,bf16]\n"
-    "               [--json F] [--markdown F]\n"
+    "               [--json F] [--markdown F] [--compiled LIB]\n"
     "Times the encoder through ck_model_encode_ids (synthetic demo weights; inputs prepared before\n"
     "timing)\n"
     "for each thread count and workload, and oneDNN's sgemm peak in the same run. Defaults: threads\n"
     "1..the CPUs this process may run on (affinity), lengths 36,128,512, 5 runs, 16384 tokens per fixed-length run, batches of 2048\n"
     "tokens, corpus format text, precision fp32. With bf16, oneDNN's bf16 matmul peak is measured\n"
-    "too and bf16 rows are held to it; every row reports its time per op class.\n";
+    "too and bf16 rows are held to it; every row reports its time per op class. --compiled LIB (from\n"
+    "`ckbatch compile` with the same --precision and --max-batch-tokens, one precision) adds a\n"
+    "\"+gen\" row per workload run on LIB, interleaved with the interpreter's in every run.\n";
 
 static int parse_options(int argc, char **argv, options *o)
 {
@@ -394,6 +397,8 @@ static int parse_options(int argc, char **argv, options *o)
             if (o->n_precisions == 0) {
                 return -1;
             }
+        } else if (strcmp(a, "--compiled") == 0) {
+            o->compiled = v;
         } else if (strcmp(a, "--json") == 0) {
             o->json = v;
         } else if (strcmp(a, "--markdown") == 0) {
@@ -423,13 +428,16 @@ static int measure(const options *o, workload *loads, int n_loads, ck_bench_resu
         want_bf16 |= o->precisions[p] == CK_PRECISION_BF16;
     }
     size_t per_precision = (size_t)o->n_threads * (size_t)n_loads;
-    for (int p = 0; rc == 0 && p < o->n_precisions; p++) {
+    /* variants: each precision interpreted, then (--compiled) the first precision generated */
+    int n_variants = o->n_precisions + (o->compiled != NULL);
+    for (int p = 0; rc == 0 && p < n_variants; p++) {
         for (int t = 0; rc == 0 && t < o->n_threads; t++) {
             ck_error err = {0};
             ck_model_params mp = ck_model_default_params();
             mp.threads = o->threads[t];
             mp.max_batch_tokens = o->max_batch_tokens;
-            mp.precision = o->precisions[p];
+            mp.precision = o->precisions[p < o->n_precisions ? p : 0];
+            mp.compiled = p < o->n_precisions ? NULL : o->compiled;
             peaks[t].threads = o->threads[t];
             if (ck_model_load(&ex[p][t], &mp, &err) != CK_OK) {
                 fprintf(stderr, "ckbench: %s\n", err.message);
@@ -441,7 +449,8 @@ static int measure(const options *o, workload *loads, int n_loads, ck_bench_resu
                                          .tokens = loads[l].tokens,
                                          .mflop_per_token = loads[l].mflop_per_token};
                 memcpy(res->workload, loads[l].name, sizeof res->workload); /* both char[32] */
-                snprintf(res->precision, sizeof res->precision, "%s", ck_model_precision(ex[p][t]));
+                snprintf(res->precision, sizeof res->precision, "%s%s", ck_model_precision(ex[p][t]),
+                         strcmp(ck_model_backend(ex[p][t]), "generated") == 0 ? "+gen" : "");
                 time_pass(ex[p][t], &loads[l], ids, offsets, out, cap); /* warm-up */
             }
         }
@@ -452,7 +461,7 @@ static int measure(const options *o, workload *loads, int n_loads, ck_bench_resu
             peaks[t].bf16_gflops[peaks[t].runs] = want_bf16 ? bf16_matmul_gflops(o->threads[t]) : 0.0;
             peaks[t].runs++;
             /* precisions alternate inside each run, so their ratio sees the same machine */
-            for (int p = 0; rc == 0 && p < o->n_precisions; p++) {
+            for (int p = 0; rc == 0 && p < n_variants; p++) {
                 for (int l = 0; rc == 0 && l < n_loads; l++) {
                     ck_bench_result *res = &results[(size_t)p * per_precision + (size_t)t * (size_t)n_loads + (size_t)l];
                     ck_model_reset_op_seconds(ex[p][t]);
@@ -467,8 +476,8 @@ static int measure(const options *o, workload *loads, int n_loads, ck_bench_resu
         }
         fprintf(stderr, "ckbench: run %d of %d done\n", r + 1, o->runs);
     }
-    *n_results = rc == 0 ? (size_t)o->n_precisions * per_precision : 0;
-    for (int p = 0; p < o->n_precisions; p++) {
+    *n_results = rc == 0 ? (size_t)n_variants * per_precision : 0;
+    for (int p = 0; p < n_variants; p++) {
         for (int t = 0; t < o->n_threads; t++) {
             ck_model_free(ex[p][t]);
         }
@@ -505,7 +514,7 @@ int main(int argc, char **argv)
     for (o.n_threads = 0; o.n_threads < cpus && o.n_threads < MAX_LIST; o.n_threads++) {
         o.threads[o.n_threads] = o.n_threads + 1;
     }
-    if (parse_options(argc, argv, &o) != 0) {
+    if (parse_options(argc, argv, &o) != 0 || (o.compiled != NULL && o.n_precisions != 1)) {
         fputs(usage, stderr);
         return 2;
     }

@@ -177,10 +177,61 @@ typedef struct {
     void *cancel_ctx;
     ck_precision precision;       /* CK_PRECISION_FP32 (default) or CK_PRECISION_BF16; parity runs
                                      only fp32 (CK_E_ARG otherwise) */
+    const char *compiled;         /* a library `ckbatch compile` (ck_compile) built for this
+                                     circuit, precision, parity and max_batch_tokens, run instead
+                                     of the interpreter with the same results; NULL (default): the
+                                     interpreter. Its SHA-256 must match its manifest (PATH.json)
+                                     before it is loaded (CK_E_HASH) and its provenance (circuit
+                                     hash, emitter version, key, precision, parity, tokens) what
+                                     this model asks for after (CK_E_CIRCUIT) */
 } ck_model_params;
 
 /* The defaults above: embedded circuit, demo weights, seed 20261129, threads 0, 2048 tokens. */
 CK_API ck_model_params ck_model_default_params(void);
+
+/* ---- generated C ---- */
+
+typedef struct {
+    const char *circuit;      /* circuit JSON; NULL: the embedded Kokoro phoneme encoder */
+    ck_precision precision;   /* the linears' dtype, as ck_model_params.precision */
+    int parity;               /* 1: unfused, every op its own step (for a parity model) */
+    size_t max_batch_tokens;  /* the arena is planned for it (default 2048, the model's) */
+    const char *out_dir;      /* an existing directory: DIR/NAME.c, DIR/NAME.so, DIR/NAME.so.json */
+    const char *cc;           /* the C compiler; NULL (default): $CC, else the one that built
+                                 ckbatch (a sanitizer build needs its own) */
+    const char *extra_flags;  /* one more compiler flag after the recipe (part of the key), or
+                                 NULL (default) */
+} ck_compile_params;
+
+typedef struct {
+    char source[512];         /* DIR/NAME.c, the generated translation unit */
+    char library[512];        /* DIR/NAME.so */
+    char manifest[512];       /* DIR/NAME.so.json: sha256, key, circuit hash, compiler */
+    char key[65];             /* hex cache key */
+    char sha256[65];          /* hex SHA-256 of the library */
+    char circuit_sha256[65];  /* hex SHA-256 of the canonical circuit JSON */
+    int cache_hit;            /* 1: the library for this key was already there: no compiler ran */
+} ck_compile_result;
+
+/* The defaults above (out_dir NULL: must be set). */
+CK_API ck_compile_params ck_compile_default_params(void);
+
+/* Lowers the circuit, emits it as one C11 translation unit (a bad plan is refused before anything
+ * is written: CK_E_SIZE naming the buffer and offsets) and builds the shared library with
+ * cc -std=c11 -O2 -Wall -Wextra -Werror -pedantic -fPIC -shared (no fast-math), linking the
+ * kernels. Cached by a key over the canonical circuit JSON, the emitter version, the compiler id
+ * and version, the flags, the target ISA and the linked library versions: a second compile with
+ * the same key runs no compiler. Safe to run concurrently (temporary names, fsync, rename).
+ * Errors: CK_E_ARG, CK_E_IO, CK_E_FORMAT, CK_E_CIRCUIT, CK_E_SIZE, CK_E_BACKEND (compiler). */
+CK_API int ck_compile(const ck_compile_params *params, ck_compile_result *result, ck_error *err);
+
+/* "interpreted", or "generated" for a model running a compiled library. */
+CK_API const char *ck_model_backend(const ck_model *model);
+
+/* The compiled library's path, SHA-256 and cache key; "" for an interpreted model. */
+CK_API const char *ck_model_library_path(const ck_model *model);
+CK_API const char *ck_model_library_sha256(const ck_model *model);
+CK_API const char *ck_model_library_key(const ck_model *model);
 
 /* Loads the config (when given), the circuit and the weights (verified against the manifest when
  * given), binds them and plans the arenas: after it returns nothing of the model is read from disk
@@ -484,6 +535,10 @@ typedef struct {
     ck_precision precision;     /* CK_PRECISION_FP32 (default): the parity run; BF16: the same
                                    cases with bf16 linears against the FP32 oracle, under the bf16
                                    budget (docs/precision.md) unless `profile` gives one */
+    const char *compiled;       /* a library from `ckbatch compile` with --parity (fp32) or
+                                   --precision bf16 and --max-batch-tokens at least the longest
+                                   case, run instead of the interpreter (the report says
+                                   "generated" and names it); NULL (default): the interpreter */
 } ck_xray_params;
 
 /* The defaults above (oracle NULL: must be set; seed 20261129). */

@@ -325,6 +325,13 @@ static int open_io(session *s, ck_error *err)
         rc = ck_output_meta(s->output, "precision", "bf16", err);
         if (rc == CK_OK) rc = ck_output_meta(s->output, "dispatch", m->dispatch, err);
     }
+    /* interpreted files keep today's bytes: no backend key means the interpreter */
+    if (rc == CK_OK && m->library.table != NULL) {
+        rc = ck_output_meta(s->output, "backend", "generated", err);
+        if (rc == CK_OK) rc = ck_output_meta(s->output, "library", m->library.path, err);
+        if (rc == CK_OK) rc = ck_output_meta(s->output, "library_sha256", m->library.sha256, err);
+        if (rc == CK_OK) rc = ck_output_meta(s->output, "library_key", m->library.key, err);
+    }
     const char *key = NULL, *value = NULL;
     for (size_t i = 0; rc == CK_OK && ck_reader_g2p_meta(s->reader, i, &key, &value); i++) {
         rc = ck_output_meta(s->output, key, value, err);

@@ -119,6 +119,21 @@ static void describe_dispatch(ck_model *m)
              ck_onednn_version(), impls, ck_cpu_features(), ck_kernels_isa());
 }
 
+/* Loads params.compiled for this circuit, precision, fusion and batch size (codegen.h checks its
+ * SHA-256 before dlopen and its provenance after) and hands its entry table to the executor. */
+static int load_compiled(ck_model *m, ck_executor_options *eo, ck_error *err)
+{
+    char circuit_sha[65];
+    int rc = ck_codegen_circuit_sha256(m->params.circuit, circuit_sha, err);
+    const ck_compiled_want want = {circuit_sha, eo->precision, eo->fuse_gelu,
+                                   eo->max_batch_tokens};
+    rc = rc ? rc : ck_codegen_load(&m->library, m->params.compiled, &want, err);
+    if (rc == CK_OK) {
+        eo->compiled = m->library.table;
+    }
+    return rc;
+}
+
 /* Everything that can reject the model, in the order the CLI has always checked it: config,
  * circuit, weights, manifest, batch size, binding, config dims. */
 static int prepare(ck_model *m, ck_error *err)
@@ -145,7 +160,14 @@ static int prepare(ck_model *m, ck_error *err)
     }
     /* parity: one worker, so the scheduler and oneDNN's OpenMP team both run on one thread */
     ck_executor_options eo = {m->workers, p->max_batch_tokens, max_seq, !m->parity,
-                              p->precision == CK_PRECISION_BF16 ? CK_DTYPE_BF16 : CK_DTYPE_F32};
+                              p->precision == CK_PRECISION_BF16 ? CK_DTYPE_BF16 : CK_DTYPE_F32,
+                              NULL};
+    if (p->compiled != NULL) {
+        rc = load_compiled(m, &eo, err);
+        if (rc != CK_OK) {
+            return rc;
+        }
+    }
     rc = ck_executor_init(&m->executor, &m->circuit, m->weights, &eo, err);
     /* the executor has bound every weight to the circuit's shapes: these dims are the weights' */
     ck_model_dims_of_circuit(&m->circuit, &m->dims);
@@ -193,6 +215,7 @@ int ck_model_load(ck_model **out, const ck_model_params *params, ck_error *err)
     rc = rc == CK_OK ? prepare(m, err) : rc;
     /* paths are the caller's: a model does not keep pointers it was only lent during load */
     m->params.weights = m->params.weights_manifest = m->params.circuit = m->params.config = NULL;
+    m->params.compiled = NULL; /* ck_model_library_path keeps its copy */
     if (rc != CK_OK) {
         ck_model_free(m);
         return rc;
@@ -201,6 +224,10 @@ int ck_model_load(ck_model **out, const ck_model_params *params, ck_error *err)
     describe_dispatch(m);
     if (params->precision == CK_PRECISION_BF16) {
         ck_log(params->log, params->log_ctx, CK_LOG_INFO, "precision: bf16 (%s)", m->dispatch);
+    }
+    if (m->library.table != NULL) {
+        ck_log(params->log, params->log_ctx, CK_LOG_INFO, "backend: generated %s (sha256 %.16s..., "
+               "key %.16s...)", m->library.path, m->library.sha256, m->library.key);
     }
     log_memory(m);
     *out = m;
@@ -213,6 +240,7 @@ void ck_model_free(ck_model *m)
         return;
     }
     ck_executor_free(m->executor);
+    ck_codegen_unload(&m->library); /* after the executor, which ran it */
     ck_weights_free(m->weights);
     ck_circuit_free(&m->circuit);
     ck_kokoro_config_free(&m->config);
@@ -249,6 +277,26 @@ void ck_model_reset_op_seconds(ck_model *m)
     if (m != NULL) {
         ck_executor_reset_op_seconds(m->executor);
     }
+}
+
+const char *ck_model_backend(const ck_model *m)
+{
+    return m != NULL && m->library.table != NULL ? "generated" : "interpreted";
+}
+
+const char *ck_model_library_path(const ck_model *m)
+{
+    return m != NULL ? m->library.path : "";
+}
+
+const char *ck_model_library_sha256(const ck_model *m)
+{
+    return m != NULL ? m->library.sha256 : "";
+}
+
+const char *ck_model_library_key(const ck_model *m)
+{
+    return m != NULL ? m->library.key : "";
 }
 
 const char *ck_model_precision(const ck_model *m)

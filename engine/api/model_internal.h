@@ -6,6 +6,7 @@
 #include "ckbatch.h"
 #include "ck_log.h"
 #include "circuit.h"
+#include "codegen.h"
 #include "executor.h"
 #include "kokoro_config.h"
 #include "weights.h"
@@ -24,6 +25,7 @@ struct ck_model {
     int has_config;
     ck_model_dims dims;         /* of the circuit the weights matched */
     char dispatch[512];         /* ck_model_dispatch: what each op class ran on */
+    ck_compiled_library library;/* params.compiled, loaded and verified; zeroed when interpreted */
 };
 
 /* The circuit buffer of `layer` (features or hidden), or -1 when the circuit has none. */

@@ -10,4 +10,9 @@ int ck_xray_main(int argc, char **argv);
  * FILE.shard-*-of-* file). Returns the exit code: 0 merged, 1 refused or failed, 2 usage. */
 int ck_merge_main(int argc, char **argv);
 
+/* The `ckbatch compile` subcommand: argv[0] = "compile", then [--circuit C] [--precision P]
+ * [--parity] [--max-batch-tokens N] [--cc CC] [--cflag F] [-q] -o DIR. Returns the exit code: 0
+ * built or cached, 1 refused or failed, 2 usage. */
+int ck_compile_main(int argc, char **argv);
+
 #endif

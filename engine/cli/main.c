@@ -24,6 +24,7 @@ static const char *const usage_text[] = {
     "       ckbatch xray --candidate A --oracle B [--profile P] [--report R]\n"
     "       ckbatch --shard I/N [options] --input FILE --output FILE\n"
     "       ckbatch merge -o FILE [SHARD...]\n"
+    "       ckbatch compile [--circuit C] [--precision P] [--parity] [--max-batch-tokens N] -o DIR\n"
     "       ckbatch make-demo-weights OUT.safetensors [--seed N]\n"
     "       ckbatch weights inspect F | ckbatch weights hash F > MANIFEST.json\n"
     "       ckbatch --help | --version\n"
@@ -81,6 +82,10 @@ static const char *const usage_text[] = {
     "                            (oneDNN on AMX or AVX512-BF16; refused on a CPU without them),\n"
     "                            the rest in f32; recorded in the output metadata with what ran\n"
     "                            (docs/precision.md); not with --parity\n"
+    "      --compiled L          run the library `ckbatch compile` built (L = DIR/NAME.so, made\n"
+    "                            with the same --circuit, --precision, --parity and\n"
+    "                            --max-batch-tokens) instead of the interpreter: same features;\n"
+    "                            its SHA-256 is checked against L.json before it is loaded\n"
     "      --strict-symbols      a symbol outside the vocabulary (ids: an id it does not define)\n"
     "                            is a line error (default: dropped (ids: kept) and reported with\n"
     "                            line and column or element)\n"
@@ -208,7 +213,7 @@ static int parse_format(const char *s, ck_input_format *format)
 enum { OPT_SEED = 256, OPT_CIRCUIT, OPT_LAYER, OPT_MAX_BATCH, OPT_STRICT, OPT_ON_ERROR,
        OPT_PROGRESS, OPT_NO_PROGRESS, OPT_WEIGHTS_MANIFEST, OPT_PARITY, OPT_XRAY_ORACLE,
        OPT_REPORT, OPT_XRAY_CAPTURE, OPT_XRAY_OUT, OPT_RESUME, OPT_PROGRESS_INTERVAL, OPT_CONFIG,
-       OPT_G2P, OPT_LEXICON_DIR, OPT_PRECISION, OPT_SHARD };
+       OPT_G2P, OPT_LEXICON_DIR, OPT_PRECISION, OPT_SHARD, OPT_COMPILED };
 
 static const struct option long_options[] = {
     {"input", required_argument, NULL, 'i'},     {"output", required_argument, NULL, 'o'},
@@ -218,6 +223,7 @@ static const struct option long_options[] = {
     {"seed", required_argument, NULL, OPT_SEED}, {"circuit", required_argument, NULL, OPT_CIRCUIT},
     {"config", required_argument, NULL, OPT_CONFIG},
     {"precision", required_argument, NULL, OPT_PRECISION},
+    {"compiled", required_argument, NULL, OPT_COMPILED},
     {"g2p", required_argument, NULL, OPT_G2P},    {"lexicon-dir", required_argument, NULL, OPT_LEXICON_DIR},
     {"layer", required_argument, NULL, OPT_LAYER},
     {"max-batch-tokens", required_argument, NULL, OPT_MAX_BATCH},
@@ -301,6 +307,7 @@ static int run_xray(cli_options *o)
     o->xray.weights = o->model.weights;
     o->xray.seed = o->model.seed;
     o->xray.precision = o->model.precision;
+    o->xray.compiled = o->model.compiled;
     o->xray.log = log_stderr;
     o->xray.log_ctx = o;
     ck_error err = {0};
@@ -327,6 +334,7 @@ static int apply_option(int ch, const char *arg, cli_options *o)
     case OPT_WEIGHTS_MANIFEST: m->weights_manifest = arg; return 0;
     case OPT_CIRCUIT: m->circuit = arg; return 0;
     case OPT_CONFIG: m->config = arg; return 0;
+    case OPT_COMPILED: m->compiled = arg; return 0;
     case OPT_PRECISION:
         if (strcmp(arg, "fp32") != 0 && strcmp(arg, "bf16") != 0) {
             return usage_error("--precision %s: expected fp32 or bf16", arg);
@@ -507,6 +515,9 @@ int main(int argc, char **argv)
     }
     if (argc >= 2 && strcmp(argv[1], "merge") == 0) {
         return ck_merge_main(argc - 1, argv + 1);
+    }
+    if (argc >= 2 && strcmp(argv[1], "compile") == 0) {
+        return ck_compile_main(argc - 1, argv + 1);
     }
     static cli_options o;
     o.model = ck_model_default_params();

@@ -14,19 +14,6 @@
 #define CK_DIM_MAX ((size_t)1 << 24)      /* a fixed dim; keeps a product of 4 far from SIZE_MAX */
 #define CK_CIRCUIT_FILE_MAX ((size_t)1 << 24) /* circuit files are a few KiB; refuse anything huge */
 
-static const char *const kind_names[CK_OP_KIND_COUNT] = {
-    [CK_OP_EMBEDDING_THREE_TABLE_LAYER_NORM] = "embedding_three_table_layer_norm",
-    [CK_OP_LINEAR] = "linear",
-    [CK_OP_ATTENTION] = "attention",
-    [CK_OP_RESIDUAL_LAYER_NORM] = "residual_layer_norm",
-    [CK_OP_GELU_NEW] = "gelu_new",
-};
-
-const char *ck_op_kind_name(ck_op_kind kind)
-{
-    return (unsigned)kind < CK_OP_KIND_COUNT ? kind_names[kind] : "unknown";
-}
-
 int ck_loader_fail(ck_loader *l, const char *fmt, ...)
 {
     char what[224];

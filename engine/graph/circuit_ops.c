@@ -6,27 +6,9 @@
 #include <string.h>
 
 #include "circuit_internal.h"
+#include "ops.h"
 
 #define CK_REPEAT_MAX 100 /* "{layer}" expands to a 2-digit application index: 00..99 */
-#define CK_HEADS_MAX 4096
-
-/* Slot and param names per op kind, in the kind's fixed slot order (NULL-terminated). */
-typedef struct {
-    const char *in[CK_MAX_SLOTS + 1];
-    const char *weights[CK_MAX_SLOTS + 1];
-    const char *params[4];
-} ck_op_spec;
-
-static const ck_op_spec specs[CK_OP_KIND_COUNT] = {
-    [CK_OP_EMBEDDING_THREE_TABLE_LAYER_NORM] = {{"ids", "positions", NULL},
-                                                {"word", "position", "token_type", "gamma", "beta",
-                                                 NULL},
-                                                {"eps", NULL}},
-    [CK_OP_LINEAR] = {{"x", NULL}, {"weight", "bias", NULL}, {NULL}},
-    [CK_OP_ATTENTION] = {{"q", "k", "v", NULL}, {NULL}, {"heads", "head_dim", "scale", NULL}},
-    [CK_OP_RESIDUAL_LAYER_NORM] = {{"x", "residual", NULL}, {"gamma", "beta", NULL}, {"eps", NULL}},
-    [CK_OP_GELU_NEW] = {{"x", NULL}, {NULL}, {NULL}},
-};
 
 /* Resolves the slots of one "in" or "weights" object into indices, in spec order. */
 static int parse_slots(ck_loader *l, const cJSON *obj, const char *field, const char *const *names,
@@ -49,15 +31,9 @@ static int parse_slots(ck_loader *l, const cJSON *obj, const char *field, const 
     return rc;
 }
 
-/* A number param: required unless def_value is given (non-NULL); must be finite and > 0. */
-static int number_param(ck_loader *l, const cJSON *params, const char *name, const float *def_value,
-                        float *value)
+/* A number param: must be present, finite and > 0 as a float. */
+static int number_param(ck_loader *l, const cJSON *item, const char *name, float *value)
 {
-    const cJSON *item = cJSON_GetObjectItemCaseSensitive(params, name);
-    if (item == NULL && def_value != NULL) {
-        *value = *def_value;
-        return CK_OK;
-    }
     if (!cJSON_IsNumber(item) || !isfinite(item->valuedouble) || !((float)item->valuedouble > 0.0f)) {
         return ck_loader_fail(l, "params \"%s\": expected a finite number > 0", name);
     }
@@ -65,34 +41,34 @@ static int number_param(ck_loader *l, const cJSON *params, const char *name, con
     return CK_OK;
 }
 
+/* The op's params, as its table row lists them (names, types, defaults) in order: a default may
+ * depend on a param before it (attention's scale on head_dim). */
 static int parse_params(ck_loader *l, const cJSON *params, ck_op *op)
 {
+    const ck_op_param *defs = ck_op_defs[op->kind].params;
+    const char *names[CK_OP_PARAMS_MAX + 1] = {NULL};
     if (params != NULL && !cJSON_IsObject(params)) {
         return ck_loader_fail(l, "params: expected an object");
     }
-    int rc = ck_loader_keys(l, params, "params", "param", specs[op->kind].params);
-    if (rc != CK_OK) {
-        return rc;
+    for (size_t i = 0; i < CK_OP_PARAMS_MAX && defs[i].name != NULL; i++) {
+        names[i] = defs[i].name;
     }
-    if (op->kind == CK_OP_EMBEDDING_THREE_TABLE_LAYER_NORM ||
-        op->kind == CK_OP_RESIDUAL_LAYER_NORM) {
-        return number_param(l, params, "eps", NULL, &op->eps);
-    }
-    if (op->kind != CK_OP_ATTENTION) {
-        return CK_OK;
-    }
-    static const char *const geometry[] = {"heads", "head_dim"};
-    size_t *dst[] = {&op->heads, &op->head_dim};
-    for (size_t i = 0; i < 2; i++) {
-        if (!ck_json_size(cJSON_GetObjectItemCaseSensitive(params, geometry[i]), 1, CK_HEADS_MAX,
-                          dst[i])) {
-            return ck_loader_fail(l, "params \"%s\": expected an integer in 1..%d", geometry[i],
-                                  CK_HEADS_MAX);
+    int rc = ck_loader_keys(l, params, "params", "param", names);
+    for (size_t i = 0; rc == CK_OK && i < CK_OP_PARAMS_MAX && defs[i].name != NULL; i++) {
+        char *field = (char *)op + defs[i].field;
+        const cJSON *item = cJSON_GetObjectItemCaseSensitive(params, defs[i].name);
+        if (defs[i].type == CK_PARAM_SIZE) {
+            if (!ck_json_size(item, 1, CK_OP_PARAM_SIZE_MAX, (size_t *)(void *)field)) {
+                rc = ck_loader_fail(l, "params \"%s\": expected an integer in 1..%d", defs[i].name,
+                                    CK_OP_PARAM_SIZE_MAX);
+            }
+        } else if (item == NULL && defs[i].fallback != NULL) {
+            *(float *)(void *)field = defs[i].fallback(op);
+        } else {
+            rc = number_param(l, item, defs[i].name, (float *)(void *)field);
         }
     }
-    /* softmax(q k^T / sqrt(head_dim)): "Attention Is All You Need" eq. 1, as in HF AlbertAttention */
-    const float def_scale = (float)(1.0 / sqrt((double)op->head_dim));
-    return number_param(l, params, "scale", &def_scale, &op->scale);
+    return rc;
 }
 
 /* Copies the checkpoint id with "{layer}" -> the 2-digit application index; rejects duplicates. */
@@ -131,102 +107,22 @@ static int expand_checkpoint(ck_loader *l, const cJSON *item, ck_op *op)
     return CK_OK;
 }
 
-/* Buffer b in slot field/slot must have dtype and (cols != 0) cols. */
-static int want_buffer(ck_loader *l, const char *field, const char *slot, int b, ck_dtype dtype,
-                       size_t cols)
-{
-    const ck_buffer *buf = &l->c->buffers[b];
-    char where[48] = "";
-    if (slot != NULL) {
-        snprintf(where, sizeof where, " \"%s\"", slot);
-    }
-    if (buf->dtype != dtype) {
-        return ck_loader_fail(l, "%s%s: buffer \"%s\" has dtype %s, expected %s", field, where,
-                              buf->name, ck_dtype_info(buf->dtype)->lower, ck_dtype_info(dtype)->lower);
-    }
-    if (cols != 0 && buf->cols != cols) {
-        return ck_loader_fail(l, "%s%s: buffer \"%s\" has %zu cols, expected %zu", field, where,
-                              buf->name, buf->cols, cols);
-    }
-    return CK_OK;
-}
-
-/* Weight in slot i must have the given rank and shape (a 0 in want matches any size). */
-static int want_weight(ck_loader *l, const ck_op *op, size_t i, size_t rank, size_t d0, size_t d1)
-{
-    const ck_weight_ref *w = &l->c->weights[op->weights[i]];
-    const size_t want[2] = {d0, d1};
-    int ok = w->rank == rank;
-    for (size_t k = 0; ok && k < rank; k++) {
-        ok = want[k] == 0 || w->shape[k] == want[k];
-    }
-    if (ok) {
-        return CK_OK;
-    }
-    char got[64] = "", expected[64] = "";
-    for (size_t k = 0; k < w->rank; k++) {
-        snprintf(got + strlen(got), sizeof got - strlen(got), "%s%zu", k ? "," : "", w->shape[k]);
-    }
-    for (size_t k = 0; k < rank; k++) {
-        snprintf(expected + strlen(expected), sizeof expected - strlen(expected),
-                 want[k] ? "%s%zu" : "%s?", k ? "," : "", want[k]);
-    }
-    return ck_loader_fail(l, "weights \"%s\": \"%s\" has shape [%s], expected [%s]",
-                          specs[op->kind].weights[i], w->name, got, expected);
-}
-
-/* The f32 input slots [from, to) all have `cols` columns. */
-static int want_inputs(ck_loader *l, const ck_op *op, size_t from, size_t to, size_t cols)
-{
-    int rc = CK_OK;
-    for (size_t i = from; rc == CK_OK && i < to; i++) {
-        rc = want_buffer(l, "in", specs[op->kind].in[i], op->inputs[i], CK_DTYPE_F32, cols);
-    }
-    return rc;
-}
-
+/* The op table's geometry check (ops.c), its message under this op's file and position. */
 static int check_geometry(ck_loader *l, const ck_op *op)
 {
-    const ck_circuit *c = l->c;
-    const size_t cols = c->buffers[op->output].cols;
-    int rc = want_buffer(l, "out", NULL, op->output, CK_DTYPE_F32, 0);
-    switch (op->kind) {
-    case CK_OP_EMBEDDING_THREE_TABLE_LAYER_NORM: /* word [V,E], position [P,E], type [K,E] */
-        for (size_t i = 0; rc == CK_OK && i < 2; i++) {
-            rc = want_buffer(l, "in", specs[op->kind].in[i], op->inputs[i], CK_DTYPE_I32, 1);
-        }
-        for (size_t i = 0; rc == CK_OK && i < 5; i++) {
-            rc = i < 3 ? want_weight(l, op, i, 2, 0, cols) : want_weight(l, op, i, 1, cols, 0);
-        }
-        return rc;
-    case CK_OP_LINEAR: /* y [T,out] = x [T,in] W^T + b: weight [out,in], bias [out] */
-        rc = rc ? rc : want_inputs(l, op, 0, 1, 0);
-        rc = rc ? rc : want_weight(l, op, 0, 2, cols, c->buffers[op->inputs[0]].cols);
-        return rc ? rc : want_weight(l, op, 1, 1, cols, 0);
-    case CK_OP_ATTENTION:
-        if (rc == CK_OK && op->heads * op->head_dim != cols) {
-            return ck_loader_fail(l, "params \"heads\" x \"head_dim\": %zu x %zu, but out \"%s\" "
-                                  "has %zu cols", op->heads, op->head_dim,
-                                  c->buffers[op->output].name, cols);
-        }
-        return rc ? rc : want_inputs(l, op, 0, 3, cols);
-    case CK_OP_RESIDUAL_LAYER_NORM: /* x, residual, gamma, beta all [.., C] */
-        rc = rc ? rc : want_inputs(l, op, 0, 2, cols);
-        rc = rc ? rc : want_weight(l, op, 0, 1, cols, 0);
-        return rc ? rc : want_weight(l, op, 1, 1, cols, 0);
-    default: /* CK_OP_GELU_NEW: elementwise */
-        return rc ? rc : want_inputs(l, op, 0, 1, cols);
-    }
+    char msg[200];
+    return ck_op_check(l->c, op, msg, sizeof msg) == CK_OK ? CK_OK : ck_loader_fail(l, "%s", msg);
 }
 
-/* In-place (out also an in) only for gelu_new; every in written before (inputs count as written,
+/* In-place (out also an in) only where the op's row allows it (gelu_new); every in written before (inputs count as written,
  * and in a repeat the first application is what reaches here first). */
 static int check_flow(ck_loader *l, const ck_op *op)
 {
-    for (size_t i = 0; specs[op->kind].in[i] != NULL; i++) {
-        const char *slot = specs[op->kind].in[i];
+    const ck_op_def *def = &ck_op_defs[op->kind];
+    for (size_t i = 0; def->in[i] != NULL; i++) {
+        const char *slot = def->in[i];
         const char *name = l->c->buffers[op->inputs[i]].name;
-        if (op->inputs[i] == op->output && op->kind != CK_OP_GELU_NEW) {
+        if (op->inputs[i] == op->output && !def->in_place) {
             return ck_loader_fail(l, "out: buffer \"%s\" is also in \"%s\" (in place is only "
                                   "allowed for gelu_new)", name, slot);
         }
@@ -283,9 +179,9 @@ static int add_op(ck_loader *l, const cJSON *json, size_t top, size_t decl, int 
     int rc = ck_loader_keys(l, json, "op", "field", keys);
     rc = rc ? rc : parse_kind(l, json, op);
     rc = rc ? rc : parse_slots(l, cJSON_GetObjectItemCaseSensitive(json, "in"), "in",
-                               specs[op->kind].in, 0, op->inputs);
+                               ck_op_defs[op->kind].in, 0, op->inputs);
     rc = rc ? rc : parse_slots(l, cJSON_GetObjectItemCaseSensitive(json, "weights"), "weights",
-                               specs[op->kind].weights, 1, op->weights);
+                               ck_op_defs[op->kind].weights, 1, op->weights);
     rc = rc ? rc : ck_loader_lookup(l, cJSON_GetObjectItemCaseSensitive(json, "out"), "out", 0,
                                     &op->output);
     rc = rc ? rc : parse_params(l, cJSON_GetObjectItemCaseSensitive(json, "params"), op);
@@ -294,7 +190,7 @@ static int add_op(ck_loader *l, const cJSON *json, size_t top, size_t decl, int 
     rc = rc ? rc : check_flow(l, op);
     if (rc == CK_OK && op->kind == CK_OP_EMBEDDING_THREE_TABLE_LAYER_NORM &&
         l->c->max_positions == 0) {
-        l->c->max_positions = l->c->weights[op->weights[1]].shape[0];
+        l->c->max_positions = l->c->weights[op->weights[CK_EMB_POSITION]].shape[0];
     }
     l->c->n_ops += rc == CK_OK;
     return rc;

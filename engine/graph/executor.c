@@ -37,113 +37,81 @@ static int bind_weight(ck_executor *ex, const ck_weights *w, size_t i, ck_error 
     return CK_OK;
 }
 
-/* 1 when op i is a linear whose output only the gelu_new at i + 1 reads: no later op needs that
- * value (plan liveness) and it is not a circuit output. */
-static int fusable(const ck_executor *ex, size_t i)
-{
-    const ck_circuit *c = ex->circuit;
-    if (!ex->opt.fuse_gelu || i + 1 >= c->n_ops || c->ops[i].kind != CK_OP_LINEAR ||
-        c->ops[i + 1].kind != CK_OP_GELU_NEW || c->ops[i + 1].inputs[0] != c->ops[i].output) {
-        return 0;
-    }
-    int b = c->ops[i].output;
-    return c->buffers[b].role == CK_BUFFER_ACTIVATION &&
-           (i + 2 >= c->n_ops || !ex->plan.live[(i + 2) * ex->plan.n_buffers + (size_t)b]);
-}
-
-/* The linear of op i, made on first use: one per (weight matrix, activation), so the 12
+/* The linear a step runs, made on first use: one per (weight matrix, activation), so the 12
  * applications of the shared layer reuse them. */
-static int linear_for(ck_executor *ex, size_t i, ck_linear_activation act, ck_error *err)
+static int linear_for(ck_executor *ex, ck_step *s, ck_error *err)
 {
     const ck_circuit *c = ex->circuit;
-    const ck_op *op = &c->ops[i];
-    ck_linear **slot = act == CK_LINEAR_PLAIN ? &ex->linears[op->weights[0]]
-                                              : &ex->gelu_linears[op->weights[0]];
+    int wi = s->weight[CK_LIN_WEIGHT];
+    ck_linear **slot = s->fused_gelu ? &ex->gelu_linears[wi] : &ex->linears[wi];
     if (*slot == NULL) {
-        const ck_tensor *w = ex->weights[op->weights[0]], *b = ex->weights[op->weights[1]];
+        const ck_tensor *w = s->w[CK_LIN_WEIGHT], *b = s->w[CK_LIN_BIAS];
         int rc = ck_linear_init_typed(slot, ex->onednn, w->data, w->elements, b->data, b->elements,
-                                      w->shape[1], w->shape[0], act, ex->opt.precision);
+                                      w->shape[1], w->shape[0],
+                                      s->fused_gelu ? CK_LINEAR_GELU_TANH : CK_LINEAR_PLAIN,
+                                      s->dtype);
         if (rc != CK_OK) {
             return ck_fail(err, rc, "%s: op %zu \"linear\": oneDNN matmul for \"%s\" [%zu,%zu]: %s",
-                           c->path, op->decl_index, c->weights[op->weights[0]].name, w->shape[0],
+                           c->path, c->ops[s->op].decl_index, c->weights[wi].name, w->shape[0],
                            w->shape[1], ck_status_name(rc));
         }
     }
-    ex->op_linear[i] = *slot;
+    s->linear = *slot;
     return CK_OK;
 }
 
-/* Decides per op what runs (fusion), builds the linears, and records the vocabulary size (word
- * table rows) that batch ids are checked against. */
-static int schedule_ops(ck_executor *ex, ck_error *err)
+/* Lowers the circuit once (fusion, offsets, bound tensors) and builds the steps' linears. */
+static int lower(ck_executor *ex, ck_error *err)
 {
-    const ck_circuit *c = ex->circuit;
-    int rc = CK_OK;
-    for (size_t i = 0; rc == CK_OK && i < c->n_ops; i++) {
-        const ck_op *op = &c->ops[i];
-        ex->op_output[i] = op->output;
-        if (op->kind == CK_OP_EMBEDDING_THREE_TABLE_LAYER_NORM) {
-            ex->vocab = ex->weights[op->weights[0]]->shape[0];
+    int rc = ck_program_lower(&ex->program, ex->circuit, &ex->plan, ex->weights, ex->opt.fuse_gelu,
+                              ex->opt.precision, err);
+    for (size_t i = 0; rc == CK_OK && ex->opt.compiled == NULL && i < ex->program.n_steps; i++) {
+        if (ex->program.steps[i].kind == CK_OP_LINEAR) {
+            rc = linear_for(ex, &ex->program.steps[i], err);
         }
-        if (op->kind != CK_OP_LINEAR || ex->op_fused[i] == 2) {
-            continue;
-        }
-        if (fusable(ex, i)) {
-            ex->op_fused[i] = 1;
-            ex->op_fused[i + 1] = 2;
-            ex->op_output[i] = c->ops[i + 1].output;
-        }
-        rc = linear_for(ex, i, ex->op_fused[i] ? CK_LINEAR_GELU_TANH : CK_LINEAR_PLAIN, err);
     }
     return rc;
 }
 
-/* 1 when every op after `writer` that reads buffer b before b is written again is of `kind` and
- * reads it as one of its first `slots` inputs (a linear's x: 1; an attention's q, k, v: 3), and b
- * is an activation (not a circuit output). */
-static int only_read_by(const ck_executor *ex, size_t writer, int b, ck_op_kind kind, int slots)
+/* ---- bf16 copies (interpreter, bf16 precision) ----
+ *
+ * Each linear whose input was last written by a residual_layer_norm reads a bf16 copy of it that
+ * the LayerNorm writes in the same pass (ck_residual_layer_norm_f32_bf16), so q, k and v round
+ * their shared input once instead of three times and no linear re-reads those f32 rows from L3 to
+ * round them. A linear fused with its GELU whose output only linears read (the FFN in) writes it
+ * in bf16 only, and its reader reads it in place; with fusion on (not X-Ray, not parity), q, k
+ * and v linears whose outputs only an AMX attention step reads write bf16 only too
+ * (ck_attention_head_bf16_in). Every copy rounds as its consumer would have (round to nearest
+ * even), so the features keep their bits. One copy per buffer, sized like the plan's rows. */
+
+/* The step before `i` that last wrote buffer b, or -1. */
+static int last_writer(const ck_executor *ex, size_t i, int b)
 {
-    const ck_circuit *c = ex->circuit;
-    if (c->buffers[b].role != CK_BUFFER_ACTIVATION) {
+    while (i > 0 && ex->program.steps[i - 1].out != b) {
+        i--;
+    }
+    return (int)i - 1;
+}
+
+/* 1 when every step after `writer` that reads buffer b, before b is written again, is of `kind`
+ * and reads it in one of its first `slots` input slots, and b is an activation (no output). */
+static int only_read_by(const ck_executor *ex, size_t writer, int b, ck_op_kind kind, size_t slots)
+{
+    if (ex->circuit->buffers[b].role != CK_BUFFER_ACTIVATION) {
         return 0;
     }
-    for (size_t k = writer + 1; k < c->n_ops; k++) {
-        if (ex->op_fused[k] == 2) {
-            continue;
-        }
-        for (int s = 0; s < CK_MAX_SLOTS; s++) {
-            if (c->ops[k].inputs[s] == b && !(c->ops[k].kind == kind && s < slots)) {
+    for (size_t k = writer + 1; k < ex->program.n_steps; k++) {
+        const ck_step *s = &ex->program.steps[k];
+        for (size_t slot = 0; slot < s->n_in; slot++) {
+            if (s->in[slot] == b && !(s->kind == kind && slot < slots)) {
                 return 0;
             }
         }
-        if (ex->op_output[k] == b) {
+        if (s->out == b) {
             return 1;
         }
     }
     return 1;
-}
-
-/* Op i's linear (with its GELU when fused) remade to write bf16 (one per weight matrix and
- * activation, as the others). */
-static int bf16_out_linear(ck_executor *ex, size_t i, ck_error *err)
-{
-    const ck_circuit *c = ex->circuit;
-    const ck_op *op = &c->ops[i];
-    ck_linear_activation act = ex->op_fused[i] == 1 ? CK_LINEAR_GELU_TANH : CK_LINEAR_PLAIN;
-    ck_linear **slot = act == CK_LINEAR_PLAIN ? &ex->bf16_out_linears[op->weights[0]]
-                                              : &ex->gelu_bf16_linears[op->weights[0]];
-    if (*slot == NULL) {
-        const ck_tensor *w = ex->weights[op->weights[0]], *b = ex->weights[op->weights[1]];
-        int rc = ck_linear_init_dst(slot, ex->onednn, w->data, w->elements, b->data, b->elements,
-                                    w->shape[1], w->shape[0], act, CK_DTYPE_BF16, CK_DTYPE_BF16);
-        if (rc != CK_OK) {
-            return ck_fail(err, rc, "%s: op %zu \"linear\": oneDNN bf16 matmul writing bf16 for "
-                           "\"%s\": %s", c->path, op->decl_index, c->weights[op->weights[0]].name,
-                           ck_status_name(rc));
-        }
-    }
-    ex->op_linear[i] = *slot;
-    return CK_OK;
 }
 
 /* The shadow of buffer b (shadow_of[b]), made on first use. */
@@ -153,116 +121,175 @@ static int shadow_for(ck_executor *ex, int b, int *shadow_of, ck_error *err)
     if (shadow_of[b] >= 0) {
         return CK_OK;
     }
-    size_t cols = c->buffers[b].cols, bytes = ck_plan_rows(&ex->plan) * cols * sizeof(uint16_t);
+    size_t bytes = ck_plan_rows(&ex->plan) * c->buffers[b].cols * sizeof(uint16_t);
     uint16_t *mem = aligned_alloc(64, (bytes + 63) / 64 * 64);
     if (mem == NULL) {
         return ck_fail(err, CK_E_MEMORY, "executor: bf16 copy of \"%s\" (%zu bytes)", c->buffers[b].name,
                        bytes);
     }
     ex->shadows[ex->n_shadows] = mem;
-    ex->shadow_cols[ex->n_shadows] = cols;
     shadow_of[b] = (int)ex->n_shadows++;
     return CK_OK;
 }
 
-/* The op before `i` that last wrote buffer b (a fused gelu_new's output counts as its linear's),
- * or -1. */
-static int last_writer(const ck_executor *ex, size_t i, int b)
-{
-    while (i > 0 && !(ex->op_output[i - 1] == b && ex->op_fused[i - 1] != 2)) {
-        i--;
-    }
-    return (int)i - 1;
-}
-
-/* An attention op a on AMX whose q, k and v each come from an unfused linear that already reads a
- * bf16 copy and whose output only attention ops read: those linears write bf16 only, and a reads
- * the three copies (ck_attention_head_bf16_in; the same bits, since oneDNN rounds q, k, v as the
- * head would). */
-static int schedule_attention_shadows(ck_executor *ex, size_t a, int *shadow_of, ck_error *err)
+/* Step i's linear (with its GELU when fused) remade to write bf16, one per weight matrix. */
+static int bf16_out_linear(ck_executor *ex, ck_step *s, ck_error *err)
 {
     const ck_circuit *c = ex->circuit;
+    int wi = s->weight[CK_LIN_WEIGHT];
+    ck_linear **slot = s->fused_gelu ? &ex->gelu_bf16_linears[wi] : &ex->bf16_out_linears[wi];
+    if (*slot == NULL) {
+        const ck_tensor *w = s->w[CK_LIN_WEIGHT], *b = s->w[CK_LIN_BIAS];
+        int rc = ck_linear_init_dst(slot, ex->onednn, w->data, w->elements, b->data, b->elements,
+                                    w->shape[1], w->shape[0],
+                                    s->fused_gelu ? CK_LINEAR_GELU_TANH : CK_LINEAR_PLAIN, CK_DTYPE_BF16,
+                                    CK_DTYPE_BF16);
+        if (rc != CK_OK) {
+            return ck_fail(err, rc, "%s: op %zu \"linear\": oneDNN bf16 matmul writing bf16 for \"%s\": %s",
+                           c->path, c->ops[s->op].decl_index, c->weights[wi].name, ck_status_name(rc));
+        }
+    }
+    s->linear = *slot;
+    return CK_OK;
+}
+
+/* An AMX attention step a whose q, k and v each come from an unfused linear that reads a bf16
+ * copy and whose output only attention steps read: those linears write bf16 only. */
+static int schedule_attention_shadows(ck_executor *ex, size_t a, int *shadow_of, ck_error *err)
+{
+    ck_step *st = ex->program.steps;
     int w[3];
-    if (c->ops[a].kind != CK_OP_ATTENTION) {
+    if (st[a].kind != CK_OP_ATTENTION || st[a].dtype != CK_DTYPE_BF16 || !ex->opt.fuse_gelu) {
         return CK_OK;
     }
     for (int s = 0; s < 3; s++) {
-        int b = c->ops[a].inputs[s];
+        int b = st[a].in[s];
         w[s] = last_writer(ex, a, b);
-        if (w[s] < 0 || c->ops[w[s]].kind != CK_OP_LINEAR || ex->op_fused[w[s]] != 0 ||
-            ex->op_shadow_in[w[s]] < 0 || !only_read_by(ex, (size_t)w[s], b, CK_OP_ATTENTION, 3)) {
+        if (w[s] < 0 || st[w[s]].kind != CK_OP_LINEAR || st[w[s]].fused_gelu ||
+            ex->step_shadow_in[w[s]] < 0 || !only_read_by(ex, (size_t)w[s], b, CK_OP_ATTENTION, 3)) {
             return CK_OK;
         }
     }
     for (int s = 0; s < 3; s++) {
-        int b = c->ops[a].inputs[s];
+        int b = st[a].in[s];
         int rc = shadow_for(ex, b, shadow_of, err);
-        if (rc == CK_OK && ex->op_shadow_out[w[s]] < 0) {
-            rc = bf16_out_linear(ex, (size_t)w[s], err);
+        if (rc == CK_OK && ex->step_shadow_out[w[s]] < 0) {
+            rc = bf16_out_linear(ex, &st[w[s]], err);
         }
         if (rc != CK_OK) {
             return rc;
         }
-        ex->op_shadow_out[w[s]] = shadow_of[b];
-        ex->op_attention_in[a][s] = shadow_of[b];
+        ex->step_shadow_out[w[s]] = shadow_of[b];
+        ex->step_attention_in[a][s] = shadow_of[b];
     }
     return CK_OK;
 }
 
-/* bf16 only: each linear whose input was last written by a residual_layer_norm reads a bf16 copy of
- * it that the LayerNorm writes in the same pass (ck_residual_layer_norm_f32_bf16), so q, k and v
- * round their shared input once instead of three times and no linear re-reads those f32 rows to
- * round them (the same bits: the copy rounds as the linear's staging would). A linear fused with
- * its GELU whose output only linears read (the FFN in) writes that output in bf16 only, and its
- * reader (the FFN out) reads it in place: no f32 [T, 2048] written and read back. One copy per
- * buffer, sized like the plan's rows (allocated here, at init). */
 static int schedule_shadows(ck_executor *ex, ck_error *err)
 {
     const ck_circuit *c = ex->circuit;
-    int *shadow_of = malloc(c->n_buffers * sizeof *shadow_of);
-    if (shadow_of == NULL) {
+    size_t n = ex->program.n_steps ? ex->program.n_steps : 1, nb = c->n_buffers ? c->n_buffers : 1;
+    int *shadow_of = malloc(nb * sizeof *shadow_of);
+    ex->step_shadow_in = malloc(n * sizeof *ex->step_shadow_in);
+    ex->step_shadow_out = malloc(n * sizeof *ex->step_shadow_out);
+    ex->step_attention_in = malloc(n * sizeof *ex->step_attention_in);
+    ex->shadows = calloc(nb, sizeof *ex->shadows);
+    if (!shadow_of || !ex->step_shadow_in || !ex->step_shadow_out || !ex->step_attention_in ||
+        !ex->shadows) {
+        free(shadow_of);
         return ck_fail(err, CK_E_MEMORY, "executor: out of memory");
     }
-    for (size_t b = 0; b < c->n_buffers; b++) {
+    for (size_t b = 0; b < nb; b++) {
         shadow_of[b] = -1;
     }
-    for (size_t i = 0; i < c->n_ops; i++) {
-        ex->op_shadow_in[i] = ex->op_shadow_out[i] = -1;
-        ex->op_attention_in[i][0] = ex->op_attention_in[i][1] = ex->op_attention_in[i][2] = -1;
+    for (size_t i = 0; i < n; i++) {
+        ex->step_shadow_in[i] = ex->step_shadow_out[i] = -1;
+        ex->step_attention_in[i][0] = ex->step_attention_in[i][1] = ex->step_attention_in[i][2] = -1;
     }
     int rc = CK_OK;
-    for (size_t i = 0; rc == CK_OK && ex->opt.precision == CK_DTYPE_BF16 && i < c->n_ops; i++) {
-        if (c->ops[i].kind != CK_OP_LINEAR || ex->op_fused[i] == 2) {
+    int on = ex->opt.precision == CK_DTYPE_BF16 && ex->opt.compiled == NULL;
+    for (size_t i = 0; rc == CK_OK && on && i < ex->program.n_steps; i++) {
+        ck_step *s = &ex->program.steps[i];
+        if (s->kind != CK_OP_LINEAR) {
             continue;
         }
-        int b = c->ops[i].inputs[0];
-        size_t j = (size_t)(last_writer(ex, i, b) + 1);
-        if (j == 0) {
+        int b = s->in[CK_LIN_IN_X], j = last_writer(ex, i, b);
+        if (j < 0) {
             continue;
         }
-        int writer_is_fused_linear = c->ops[j - 1].kind == CK_OP_LINEAR && ex->op_fused[j - 1] == 1;
-        if (c->ops[j - 1].kind != CK_OP_RESIDUAL_LAYER_NORM &&
-            !(writer_is_fused_linear && only_read_by(ex, j - 1, b, CK_OP_LINEAR, 1) &&
-              ex->op_shadow_in[j - 1] >= 0)) {
+        ck_step *w = &ex->program.steps[j];
+        int fused_writer = w->kind == CK_OP_LINEAR && w->fused_gelu && ex->step_shadow_in[j] >= 0 &&
+                           only_read_by(ex, (size_t)j, b, CK_OP_LINEAR, 1);
+        if (w->kind != CK_OP_RESIDUAL_LAYER_NORM && !fused_writer) {
             continue;
-        }
-        if (writer_is_fused_linear && ex->op_shadow_out[j - 1] < 0) {
-            rc = bf16_out_linear(ex, j - 1, err);
-            if (rc != CK_OK) {
-                break;
-            }
         }
         rc = shadow_for(ex, b, shadow_of, err);
-        if (rc != CK_OK) {
-            break;
+        if (rc == CK_OK && fused_writer && ex->step_shadow_out[j] < 0) {
+            rc = bf16_out_linear(ex, w, err);
         }
-        ex->op_shadow_out[j - 1] = shadow_of[b];
-        ex->op_shadow_in[i] = shadow_of[b];
+        if (rc == CK_OK) {
+            ex->step_shadow_out[j] = shadow_of[b];
+            ex->step_shadow_in[i] = shadow_of[b];
+        }
     }
-    for (size_t a = 0; rc == CK_OK && ex->attention == CK_DTYPE_BF16 && a < c->n_ops; a++) {
+    for (size_t a = 0; rc == CK_OK && on && a < ex->program.n_steps; a++) {
         rc = schedule_attention_shadows(ex, a, shadow_of, err);
     }
     free(shadow_of);
+    return rc;
+}
+
+/* oneDNN's implementation string of the i-th linear step (the generated library's i-th linear),
+ * NULL when there is none or i is past the last. */
+static const char *linear_impl_at(const ck_executor *ex, size_t i)
+{
+    if (ex->opt.compiled != NULL) {
+        return ex->compiled != NULL ? ex->opt.compiled->linear_impl(ex->compiled, i) : NULL;
+    }
+    const ck_linear *lin = i < ex->program.n_steps ? ex->program.steps[i].linear : NULL;
+    return lin != NULL ? ck_linear_impl(lin) : NULL;
+}
+
+/* The generated library must be made for this circuit's plan: same arena, weights, outputs. */
+static int check_compiled(const ck_executor *ex, ck_error *err)
+{
+    const ck_compiled_circuit *t = ex->opt.compiled;
+    const ck_circuit *c = ex->circuit;
+    int same = t->arena_bytes == ex->plan.arena_bytes && t->n_weights == c->n_weights &&
+               t->features_buffer == c->features_buffer && t->hidden_buffer == c->hidden_buffer &&
+               t->vocab == ex->program.vocab;
+    for (size_t i = 0; same && i < c->n_weights; i++) {
+        same = strcmp(t->weights[i].name, c->weights[i].checkpoint_name) == 0 &&
+               t->weights[i].elements == c->weights[i].elements;
+    }
+    if (!same) {
+        return ck_fail(err, CK_E_CIRCUIT, "%s: the compiled library was made for another circuit "
+                       "or plan (arena %zu bytes, %zu weights; this one: %zu, %zu)", c->path,
+                       t->arena_bytes, t->n_weights, ex->plan.arena_bytes, c->n_weights);
+    }
+    return CK_OK;
+}
+
+/* Binds the generated library to our arena and the bound weights. */
+static int init_compiled(ck_executor *ex, ck_error *err)
+{
+    const ck_circuit *c = ex->circuit;
+    const float **data = calloc(c->n_weights ? c->n_weights : 1, sizeof *data);
+    int rc = check_compiled(ex, err);
+    if (data == NULL) {
+        return ck_fail(err, CK_E_MEMORY, "executor: out of memory");
+    }
+    for (size_t i = 0; i < c->n_weights; i++) {
+        data[i] = ex->weights[i]->data;
+    }
+    if (rc == CK_OK) {
+        rc = ex->opt.compiled->init(&ex->compiled, ex->arenas.activations.base,
+                                    ex->arenas.activations.bytes, data, c->n_weights,
+                                    ex->opt.threads);
+        rc = rc == CK_OK ? CK_OK : ck_fail(err, rc, "%s: compiled library: init: %s", c->path,
+                                           ck_status_name(rc));
+    }
+    free(data);
     return rc;
 }
 
@@ -277,9 +304,8 @@ static int native_bf16(const char *impl)
  * self-check is finite with cosine >= 0.9999 against the f32 reference. */
 static int check_bf16(ck_executor *ex, ck_error *err)
 {
-    const ck_circuit *c = ex->circuit;
-    for (size_t i = 0; i < c->n_ops; i++) {
-        const char *impl = ex->op_linear[i] != NULL ? ck_linear_impl(ex->op_linear[i]) : NULL;
+    for (size_t i = 0; i < ex->program.n_steps; i++) {
+        const char *impl = linear_impl_at(ex, i);
         if (impl != NULL && !native_bf16(impl)) {
             return ck_fail(err, CK_E_BACKEND, "precision bf16: oneDNN has no native bf16 matmul here "
                            "(it chose \"%s\", which emulates bf16 and runs slower than fp32): the CPU "
@@ -300,39 +326,17 @@ static int check_bf16(ck_executor *ex, ck_error *err)
     return CK_OK;
 }
 
-/* BF16 when bf16 precision can run the heads on AMX tiles: the CPU has AMX-BF16 (and
- * CK_MAX_CPU_ISA allows it) and every attention op's head dim is a multiple of 32. */
-static ck_dtype attention_dtype(const ck_executor *ex)
-{
-    const ck_circuit *c = ex->circuit;
-    int ok = ex->opt.precision == CK_DTYPE_BF16 && ck_kernels_amx_bf16();
-    for (size_t i = 0; ok && i < c->n_ops; i++) {
-        ok = c->ops[i].kind != CK_OP_ATTENTION || c->ops[i].head_dim % 32 == 0;
-    }
-    return ok ? CK_DTYPE_BF16 : CK_DTYPE_F32;
-}
-
 static int setup(ck_executor *ex, const ck_weights *w, ck_error *err)
 {
     const ck_circuit *c = ex->circuit;
-    size_t nw = c->n_weights ? c->n_weights : 1, no = c->n_ops ? c->n_ops : 1;
+    size_t nw = c->n_weights ? c->n_weights : 1;
     ex->weights = calloc(nw, sizeof *ex->weights);
     ex->linears = calloc(nw, sizeof *ex->linears);
     ex->gelu_linears = calloc(nw, sizeof *ex->gelu_linears);
-    ex->gelu_bf16_linears = calloc(nw, sizeof *ex->gelu_bf16_linears);
     ex->bf16_out_linears = calloc(nw, sizeof *ex->bf16_out_linears);
-    ex->op_attention_in = calloc(no, sizeof *ex->op_attention_in);
-    ex->op_linear = calloc(no, sizeof *ex->op_linear);
-    ex->op_output = calloc(no, sizeof *ex->op_output);
-    ex->op_fused = calloc(no, sizeof *ex->op_fused);
-    ex->op_shadow_in = calloc(no, sizeof *ex->op_shadow_in);
-    ex->op_shadow_out = calloc(no, sizeof *ex->op_shadow_out);
-    ex->shadows = calloc(c->n_buffers ? c->n_buffers : 1, sizeof *ex->shadows);
-    ex->shadow_cols = calloc(c->n_buffers ? c->n_buffers : 1, sizeof *ex->shadow_cols);
-    if (!ex->weights || !ex->linears || !ex->gelu_linears || !ex->gelu_bf16_linears ||
-        !ex->bf16_out_linears || !ex->op_attention_in || !ex->op_linear ||
-        !ex->op_output ||
-        !ex->op_fused || !ex->op_shadow_in || !ex->op_shadow_out || !ex->shadows || !ex->shadow_cols) {
+    ex->gelu_bf16_linears = calloc(nw, sizeof *ex->gelu_bf16_linears);
+    if (!ex->weights || !ex->linears || !ex->gelu_linears || !ex->bf16_out_linears ||
+        !ex->gelu_bf16_linears) {
         return ck_fail(err, CK_E_MEMORY, "executor: out of memory");
     }
     for (size_t i = 0; i < c->n_weights; i++) {
@@ -341,9 +345,8 @@ static int setup(ck_executor *ex, const ck_weights *w, ck_error *err)
             return rc;
         }
     }
-    ex->attention = attention_dtype(ex);
     ck_plan_limits limits = {ex->opt.max_batch_tokens, ex->opt.max_seq_len, ex->opt.threads,
-                             CK_LINEAR_ROW_BLOCK, ex->attention};
+                             CK_LINEAR_ROW_BLOCK, ck_attention_dtype(c, ex->opt.precision)};
     int rc = ck_plan_build(&ex->plan, c, &limits, err);
     if (rc != CK_OK) {
         return rc;
@@ -364,8 +367,11 @@ static int setup(ck_executor *ex, const ck_weights *w, ck_error *err)
     }
     /* Every worker runs its own rows' matmuls single-threaded (linear.h): made for one thread. */
     int threads = ck_parallel_set_threads(1);
-    rc = schedule_ops(ex, err);
+    rc = lower(ex, err);
     rc = rc == CK_OK ? schedule_shadows(ex, err) : rc;
+    if (rc == CK_OK && ex->opt.compiled != NULL) {
+        rc = init_compiled(ex, err);
+    }
     if (rc == CK_OK && ex->opt.precision == CK_DTYPE_BF16) {
         rc = check_bf16(ex, err);
     }
@@ -423,7 +429,7 @@ static int check_batch(const ck_executor *ex, const int32_t *ids, const size_t *
                            s, offsets[s + 1] > offsets[s] ? len : 0, ex->opt.max_seq_len);
         }
     }
-    size_t tokens = offsets[n_seqs], vocab = ex->vocab;
+    size_t tokens = offsets[n_seqs], vocab = ex->program.vocab;
     for (size_t t = 0; t < tokens; t++) {
         if (ids[t] < 0 || (size_t)ids[t] >= vocab) {
             return ck_fail(err, CK_E_RANGE, "batch: token %zu: id %d outside the vocabulary 0..%zu",
@@ -459,38 +465,51 @@ static double seconds_now(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* Runs every op of the circuit on the filled inputs, capture seeing each checkpoint. */
-static int run_ops(ck_executor *ex, ck_capture_fn capture, void *capture_ctx, ck_error *err)
+/* Runs every step of the lowered program on the filled inputs, capture seeing each checkpoint. */
+static int run_steps(ck_executor *ex, ck_capture_fn capture, void *capture_ctx, ck_error *err)
 {
     const ck_circuit *c = ex->circuit;
-    for (size_t i = 0; i < c->n_ops; i++) {
-        const ck_op *op = &c->ops[i];
-        int rc = CK_OK;
-        if (ex->op_fused[i] != 2) { /* a fused gelu_new ran inside its linear */
-            double t0 = seconds_now();
-            rc = ck_exec_op(ex, op);
-            ex->op_seconds[op->kind] += seconds_now() - t0;
-        }
+    for (size_t i = 0; i < ex->program.n_steps; i++) {
+        const ck_step *s = &ex->program.steps[i];
+        double t0 = seconds_now();
+        int rc = s->def->run[s->dtype](ex, s);
+        ex->op_seconds[s->kind] += seconds_now() - t0;
         if (rc != CK_OK) {
+            const ck_op *op = &c->ops[s->op];
             return ck_fail(err, rc, "%s: op %zu \"%s\" (application %d): %s", c->path,
-                           op->decl_index, ck_op_kind_name(op->kind), op->repeat_index,
-                           ck_status_name(rc));
+                           op->decl_index, s->def->name, op->repeat_index, ck_status_name(rc));
         }
-        size_t w = ex->op_fused[i] == 2 ? i - 1 : i; /* the op that computed this output */
-        if (capture != NULL && op->checkpoint[0] != '\0' && ex->op_fused[i] != 1 &&
-            c->ops[w].kind == CK_OP_LINEAR && ex->op_shadow_out[w] >= 0) {
-            /* the linear wrote only bf16: show those values */
-            const uint16_t *h = ex->shadows[ex->op_shadow_out[w]];
-            float *y = ck_exec_buffer(ex, op->output);
-            for (size_t e = 0; e < ex->tokens * c->buffers[op->output].cols; e++) {
+        if (capture != NULL && s->checkpoint != NULL && s->kind == CK_OP_LINEAR &&
+            ex->step_shadow_out[i] >= 0) { /* the linear wrote only bf16: show those values */
+            const uint16_t *h = ex->shadows[ex->step_shadow_out[i]];
+            float *y = ck_exec_at(ex, s->out_offset);
+            for (size_t e = 0; e < ex->tokens * s->out_cols; e++) {
                 y[e] = ck_bf16_to_f32(h[e]);
             }
         }
-        if (capture != NULL && op->checkpoint[0] != '\0' && ex->op_fused[i] != 1) {
-            capture(capture_ctx, op->checkpoint, ck_exec_buffer(ex, op->output), ex->tokens,
-                    c->buffers[op->output].cols);
+        if (capture != NULL && s->checkpoint != NULL) {
+            capture(capture_ctx, s->checkpoint, ck_exec_at(ex, s->out_offset), ex->tokens,
+                    s->out_cols);
         }
     }
+    return CK_OK;
+}
+
+/* The generated library runs the batch (it fills the inputs, runs its steps, checks and copies the
+ * output itself); its time counts as "the rest of the run", not per op kind. */
+static int run_compiled(ck_executor *ex, const int32_t *ids, const size_t *offsets, size_t n_seqs,
+                        int output_buffer, float *out, size_t out_count, ck_capture_fn capture,
+                        void *capture_ctx, ck_error *err)
+{
+    double t0 = seconds_now(); /* the library sets the thread count for the run and restores it */
+    int rc = ex->opt.compiled->run(ex->compiled, ids, offsets, n_seqs, output_buffer, out,
+                                   out_count, capture, capture_ctx);
+    ex->op_seconds[CK_OP_KIND_COUNT] += seconds_now() - t0;
+    if (rc != CK_OK) {
+        return ck_fail(err, rc, "%s: compiled library: batch of %zu sequences: %s",
+                       ex->circuit->path, n_seqs, ck_status_name(rc));
+    }
+    ex->output_ready = output_buffer;
     return CK_OK;
 }
 
@@ -510,12 +529,16 @@ int ck_executor_run(ck_executor *ex, const int32_t *ids, const size_t *offsets, 
     ex->tokens = offsets[n_seqs];
     ex->offsets = offsets;
     ex->n_seqs = n_seqs;
+    if (ex->compiled != NULL) {
+        return run_compiled(ex, ids, offsets, n_seqs, output_buffer, out, out_count, capture,
+                            capture_ctx, err);
+    }
     double t0 = seconds_now();
     fill_inputs(ex, ids);
     ex->op_seconds[CK_OP_KIND_COUNT] += seconds_now() - t0;
     /* oneDNN's OpenMP team follows the thread count: set it for the run, give the caller back its own */
     int caller_threads = ck_parallel_set_threads(ex->opt.threads);
-    rc = run_ops(ex, capture, capture_ctx, err);
+    rc = run_steps(ex, capture, capture_ctx, err);
     t0 = seconds_now();
     if (rc == CK_OK && ck_exec_check_finite(ex, output_buffer) != CK_OK) {
         rc = ck_fail(err, CK_E_NONFINITE, "%s: output \"%s\" holds NaN or Inf (overflow)",
@@ -551,21 +574,23 @@ const float *ck_executor_rows(const ck_executor *ex, int buffer, size_t *tokens)
     if (ex == NULL || buffer < 0 || buffer != ex->output_ready) {
         return NULL;
     }
+    if (ex->compiled != NULL) {
+        return ex->opt.compiled->rows(ex->compiled, buffer, tokens);
+    }
     if (tokens != NULL) {
         *tokens = ex->tokens;
     }
     return ck_exec_buffer(ex, buffer);
 }
 
-/* Linear ops never read their tensors after init: ck_linear_init copies them and keeps no pointer
- * (linear.h). Should a linear ever use the caller's weights in place, it must count here. */
+/* Linear steps never read their tensors after init: ck_linear_init copies them and keeps no
+ * pointer (linear.h). Should a linear ever use the caller's weights in place, it must count here. */
 int ck_executor_reads_weight(const ck_executor *ex, const ck_tensor *t)
 {
-    const ck_circuit *c = ex->circuit;
-    for (size_t i = 0; i < c->n_ops; i++) {
-        for (size_t s = 0; c->ops[i].kind != CK_OP_LINEAR && s < CK_MAX_SLOTS; s++) {
-            int w = c->ops[i].weights[s];
-            if (w >= 0 && ex->weights[w] == t) {
+    for (size_t i = 0; i < ex->program.n_steps; i++) {
+        const ck_step *s = &ex->program.steps[i];
+        for (size_t k = 0; s->kind != CK_OP_LINEAR && k < s->n_weights; k++) {
+            if (s->w[k] == t) {
                 return 1;
             }
         }
@@ -583,7 +608,7 @@ size_t ck_executor_arena_bytes(const ck_executor *ex, size_t *scratch)
 
 ck_dtype ck_executor_op_dtype(const ck_executor *ex, ck_op_kind kind)
 {
-    return kind == CK_OP_LINEAR ? ex->opt.precision : kind == CK_OP_ATTENTION ? ex->attention : CK_DTYPE_F32;
+    return kind == CK_OP_ATTENTION ? ex->plan.limits.attention : ck_op_dtype(kind, ex->opt.precision);
 }
 
 void ck_executor_linear_impls(const ck_executor *ex, char *buf, size_t cap)
@@ -591,8 +616,8 @@ void ck_executor_linear_impls(const ck_executor *ex, char *buf, size_t cap)
     const char *seen[16];
     size_t n_seen = 0, used = 0;
     buf[0] = '\0';
-    for (size_t i = 0; i < ex->circuit->n_ops && n_seen < 16; i++) {
-        const char *impl = ex->op_linear[i] != NULL ? ck_linear_impl(ex->op_linear[i]) : NULL;
+    for (size_t i = 0; i < ex->program.n_steps && n_seen < 16; i++) {
+        const char *impl = linear_impl_at(ex, i);
         int dup = impl == NULL;
         for (size_t j = 0; !dup && j < n_seen; j++) {
             dup = strcmp(seen[j], impl) == 0;
@@ -665,23 +690,23 @@ void ck_executor_free(ck_executor *ex)
     for (size_t i = 0; ex->linears != NULL && i < ex->circuit->n_weights; i++) {
         ck_linear_free(ex->linears[i]);
         ck_linear_free(ex->gelu_linears != NULL ? ex->gelu_linears[i] : NULL);
-        ck_linear_free(ex->gelu_bf16_linears != NULL ? ex->gelu_bf16_linears[i] : NULL);
         ck_linear_free(ex->bf16_out_linears != NULL ? ex->bf16_out_linears[i] : NULL);
+        ck_linear_free(ex->gelu_bf16_linears != NULL ? ex->gelu_bf16_linears[i] : NULL);
     }
     free(ex->gelu_linears);
-    free(ex->gelu_bf16_linears);
     free(ex->bf16_out_linears);
-    free(ex->op_attention_in);
-    free(ex->op_linear);
-    free(ex->op_output);
-    free(ex->op_fused);
+    free(ex->gelu_bf16_linears);
     for (size_t k = 0; ex->shadows != NULL && k < ex->n_shadows; k++) {
         free(ex->shadows[k]);
     }
     free(ex->shadows);
-    free(ex->shadow_cols);
-    free(ex->op_shadow_in);
-    free(ex->op_shadow_out);
+    free(ex->step_shadow_in);
+    free(ex->step_shadow_out);
+    free(ex->step_attention_in);
+    if (ex->compiled != NULL) {
+        ex->opt.compiled->free(ex->compiled);
+    }
+    ck_program_free(&ex->program);
     ck_onednn_free(ex->onednn);
     ck_arenas_free(&ex->arenas);
     ck_plan_free(&ex->plan);

@@ -11,6 +11,7 @@
 
 #include "circuit.h"
 #include "ck_error.h"
+#include "compiled_abi.h"
 #include "weights.h"
 
 typedef struct {
@@ -26,6 +27,10 @@ typedef struct {
                                  and, where the CPU has AMX-BF16, of the attention heads. bf16
                                  refuses to start (CK_E_BACKEND) unless oneDNN runs every bf16
                                  linear natively (AMX or AVX512-BF16) and the self-check passes */
+    const ck_compiled_circuit *compiled; /* a loaded generated library (compiled_abi.h)
+                                 for this circuit and these options, run instead of the steps;
+                                 NULL: interpret. Init refuses one whose arena, weights or outputs
+                                 differ from this circuit's (CK_E_CIRCUIT) */
 } ck_executor_options;
 
 /* Called after an op that carries an X-Ray checkpoint id: data is that op's output, token-major

@@ -3,7 +3,7 @@
  * Plans only; never allocates an arena, never runs an op. */
 #include "plan.h"
 
-#include "attention.h"
+#include "ops.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -54,22 +54,24 @@ static int buffer_bytes(size_t rows, size_t cols, size_t *bytes)
     return rc ? rc : align_arena(raw, bytes);
 }
 
-/* Attention scratch per worker, in floats: what the attention kernel needs for the longest
- * sequence at the widest head of any attention op (0 when the circuit has none). */
-static int attention_scratch_floats(const ck_circuit *c, size_t seq_len, ck_dtype dtype, size_t *floats)
+/* Scratch per worker, in floats: the most any op's row asks for at the longest sequence, the
+ * attention ops in `attention` (0 when no op needs scratch). */
+static int scratch_floats(const ck_circuit *c, size_t seq_len, ck_dtype attention, size_t *floats)
 {
-    size_t head_dim = 0;
+    *floats = 0;
     for (size_t i = 0; i < c->n_ops; i++) {
-        if (c->ops[i].kind == CK_OP_ATTENTION && c->ops[i].head_dim > head_dim) {
-            head_dim = c->ops[i].head_dim;
+        const ck_op_def *def = ck_op_def_of(c->ops[i].kind);
+        size_t need = 0;
+        if (def != NULL && def->scratch != NULL) {
+            ck_dtype dtype = c->ops[i].kind == CK_OP_ATTENTION ? attention : CK_DTYPE_F32;
+            int rc = def->scratch(&c->ops[i], seq_len, dtype, &need);
+            if (rc != CK_OK) {
+                return rc;
+            }
+            *floats = need > *floats ? need : *floats;
         }
     }
-    *floats = 0;
-    if (head_dim == 0) {
-        return CK_OK;
-    }
-    return dtype == CK_DTYPE_BF16 ? ck_attention_scratch_bf16(seq_len, head_dim, floats)
-                                  : ck_attention_scratch(seq_len, head_dim, floats);
+    return CK_OK;
 }
 
 int ck_plan_conflict(const ck_plan *plan, size_t a, size_t b, size_t *at_op)
@@ -161,7 +163,7 @@ static int size_plan(ck_plan *p, const ck_circuit *c, ck_error *err)
                            c->buffers[b].name, p->limits.max_tokens, c->buffers[b].cols);
         }
     }
-    if (attention_scratch_floats(c, p->limits.max_seq_len, p->limits.attention, &floats) != CK_OK ||
+    if (scratch_floats(c, p->limits.max_seq_len, p->limits.attention, &floats) != CK_OK ||
         buffer_bytes(floats, 1, &p->scratch_bytes) != CK_OK) {
         return ck_fail(err, CK_E_SIZE, "plan: scratch for max_seq_len %zu overflows",
                        p->limits.max_seq_len);

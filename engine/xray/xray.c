@@ -397,6 +397,10 @@ static cJSON *identity_json(const ck_xray_identity *id)
     cJSON_AddStringToObject(o, "candidate", id->candidate_path ? id->candidate_path : "");
     cJSON_AddStringToObject(o, "oracle_capture", id->oracle_path ? id->oracle_path : "");
     cJSON_AddBoolToObject(o, "parity", id->parity);
+    cJSON_AddStringToObject(o, "backend", id->backend ? id->backend : "interpreted");
+    cJSON_AddStringToObject(o, "library", id->library_path ? id->library_path : "");
+    cJSON_AddStringToObject(o, "library_sha256", id->library_sha256 ? id->library_sha256 : "");
+    cJSON_AddStringToObject(o, "library_key", id->library_key ? id->library_key : "");
     cJSON *oracle = id->oracle_manifest_json ? cJSON_Parse(id->oracle_manifest_json) : NULL;
     cJSON_AddItemToObject(o, "oracle", oracle ? oracle : cJSON_CreateNull());
     return o;

@@ -68,6 +68,8 @@ typedef struct {
     const char *candidate_path, *oracle_path;
     const char *oracle_manifest_json; /* the manifest's "oracle" object as JSON text, or NULL */
     int parity;                     /* 1 when the candidate was computed in parity mode here */
+    const char *backend;            /* "generated" or "interpreted" */
+    const char *library_path, *library_sha256, *library_key; /* generated: the library; else "" */
 } ck_xray_identity;
 
 typedef struct {
@@ -175,6 +177,9 @@ typedef struct {
     ck_dtype precision;      /* CK_DTYPE_F32 (0): the parity run; CK_DTYPE_BF16: the same cases
                                 on one thread with bf16 linears, against the FP32 oracle under the
                                 bf16 budget (docs/precision.md) */
+    const char *compiled;    /* a generated library (`ckbatch compile --parity`, or --precision
+                                bf16, with --max-batch-tokens at least the longest case) run
+                                instead of the interpreter; NULL: interpret */
 } ck_xray_run_options;
 
 /* Parity run: verifies the oracle against its manifest (before reading it), runs each of its cases

@@ -24,7 +24,8 @@ int ck_xray_run(const ck_xray_params *p, ck_error *err)
     }
     ck_xray_run_options o = {p->oracle, p->manifest, p->profile, p->report, p->capture_out,
                              p->capture_ids, p->circuit, p->weights, p->seed, p->log, p->log_ctx,
-                             p->precision == CK_PRECISION_BF16 ? CK_DTYPE_BF16 : CK_DTYPE_F32};
+                             p->precision == CK_PRECISION_BF16 ? CK_DTYPE_BF16 : CK_DTYPE_F32,
+                             p->compiled};
     return ck_xray_run_oracle(&o, err);
 }
 
@@ -80,7 +81,7 @@ static int compare(const char *candidate, const char *oracle_path, const char *p
     const char *version = cand ? ck_st_metadata(cand, "engine_version") : NULL;
     ck_xray_identity id = {version ? version : "(not recorded)", ck_xray_build_flags(),
                            "(not recorded by the candidate)", "", candidate, oracle_path,
-                           oracle_json, 0};
+                           oracle_json, 0, "(not recorded by the candidate)", "", "", ""};
     if (rc == CK_OK && report != NULL) {
         rc = ck_xray_report_write(rep, &id, report, err);
     }

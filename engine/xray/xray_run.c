@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "circuit_default.h"
+#include "codegen.h"
 #include "executor.h"
 #include "synth_weights.h"
 #include "json.h"
@@ -16,6 +17,7 @@ typedef struct {
     ck_circuit circuit;
     ck_weights *weights;
     ck_executor *executor;
+    ck_compiled_library library; /* opt->compiled, loaded; zeroed when interpreting */
     ck_st_file *oracle;
     cJSON *manifest;
     ck_xray_profile profile;
@@ -153,6 +155,27 @@ static int load_cases(xrun *x, size_t *max_tokens, ck_error *err)
                                         x->opt->oracle);
 }
 
+/* The generated library for this circuit, unfused, in the run's precision; its arena was planned
+ * for its own max batch tokens, which must cover the longest case (the executor plans the same). */
+static int load_compiled(xrun *x, ck_executor_options *eo, ck_error *err)
+{
+    char sha[65];
+    int rc = ck_codegen_circuit_sha256(x->opt->circuit, sha, err);
+    const ck_compiled_want want = {sha, x->opt->precision, 0, 0};
+    rc = rc ? rc : ck_codegen_load(&x->library, x->opt->compiled, &want, err);
+    if (rc != CK_OK) {
+        return rc;
+    }
+    size_t planned = x->library.table->provenance->max_batch_tokens;
+    if (planned < eo->max_batch_tokens) {
+        return ck_fail(err, CK_E_SIZE, "%s: compiled for %zu batch tokens, the longest case has "
+                       "%zu", x->opt->compiled, planned, eo->max_batch_tokens);
+    }
+    eo->max_batch_tokens = planned;
+    eo->compiled = x->library.table;
+    return CK_OK;
+}
+
 /* Everything before the first case runs: oracle verified, model bound, weights hashed. */
 static int prepare(xrun *x, ck_error *err)
 {
@@ -178,8 +201,10 @@ static int prepare(xrun *x, ck_error *err)
     if (rc == CK_OK) {
         /* parity: one worker, so the scheduler and oneDNN's OpenMP team both run on one thread */
         /* unfused, so every checkpoint is captured; bf16 changes only the linears */
-        ck_executor_options eo = {1, max_tokens, x->circuit.max_positions, 0, x->opt->precision};
-        rc = ck_executor_init(&x->executor, &x->circuit, x->weights, &eo, err);
+        ck_executor_options eo = {1, max_tokens, x->circuit.max_positions, 0, x->opt->precision,
+                                  NULL};
+        rc = x->opt->compiled != NULL ? load_compiled(x, &eo, err) : CK_OK;
+        rc = rc ? rc : ck_executor_init(&x->executor, &x->circuit, x->weights, &eo, err);
     }
     return rc;
 }
@@ -230,6 +255,7 @@ static void xrun_free(xrun *x)
     free(x->sha);
     free(x->ids);
     ck_executor_free(x->executor);
+    ck_codegen_unload(&x->library);
     ck_weights_free(x->weights);
     ck_circuit_free(&x->circuit);
     ck_xray_profile_free(&x->profile);
@@ -308,7 +334,9 @@ static int finish(xrun *x, ck_xray_report *rep, ck_error *err)
         char *oracle = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(x->manifest, "oracle"));
         ck_xray_identity id = {CK_VERSION, ck_xray_build_flags(), ck_weights_identity(x->weights),
                                x->weights_hex, "(computed in this run)", x->opt->oracle, oracle,
-                               x->opt->precision == CK_DTYPE_F32};
+                               x->opt->precision == CK_DTYPE_F32,
+                               x->library.table != NULL ? "generated" : "interpreted",
+                               x->library.path, x->library.sha256, x->library.key};
         rc = ck_xray_report_write(rep, &id, x->opt->report, err);
         free(oracle);
     }

@@ -178,7 +178,9 @@ class Model:
             without native bf16 loading raises ckbatch.Error (CK_E_BACKEND). Not with parity.
         threads: compute threads; 0: every CPU this process may run on.
         parity: one thread and the unfused kernels (bit-reproducible X-Ray contract).
-        compiled: a generated kernel library; not available in this build (UsageError unless None).
+        compiled: a library from `ckbatch compile` (same circuit, precision, parity and
+            max_batch_tokens) run instead of the interpreter, with the same results; None: the
+            interpreter. Its SHA-256 is checked against its manifest before it is loaded.
         max_batch_tokens: tokens per packed batch (>= 512); Ctrl-C is seen between batches.
         seed: the demo weights' seed.
         circuit: circuit JSON path; None: the embedded Kokoro phoneme encoder.
@@ -193,14 +195,11 @@ class Model:
                  weights_manifest=None):
         if precision not in _PRECISIONS:
             raise _usage(f"precision {precision!r}: expected 'fp32' or 'bf16'")
-        if compiled is not None:
-            raise _usage("compiled: generated kernel libraries are not available in this build "
-                         "of ckbatch (pass compiled=None)")
         self.precision = "fp32" if precision is None else precision
         self._m = _ckbatch.Model(weights=weights, config=config, threads=operator.index(threads),
                                  parity=bool(parity), max_batch_tokens=max_batch_tokens,
                                  seed=seed, circuit=circuit, weights_manifest=weights_manifest,
-                                 precision=_PRECISIONS[precision])
+                                 precision=_PRECISIONS[precision], compiled=compiled)
         self._info = self._m.info()
 
     def __enter__(self):
@@ -218,6 +217,11 @@ class Model:
     def closed(self):
         """True once close() ran."""
         return self._m.closed
+
+    @property
+    def backend(self):
+        """"generated" when a compiled library runs the model, else "interpreted"."""
+        return self._info["backend"]
 
     @property
     def weights_identity(self):

@@ -93,6 +93,8 @@ class Features:
 
 class Model:
     precision: str
+    @property
+    def backend(self) -> str: ...
     def __init__(self, weights: Optional[_Path] = None, config: Optional[_Path] = None,
                  precision: Optional[str] = "fp32", threads: int = 0, parity: bool = False,
                  compiled: Optional[_Path] = None, *, max_batch_tokens: int = 2048,

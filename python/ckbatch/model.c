@@ -217,8 +217,8 @@ static int end_call(model_object *self, int rc, const ck_error *err)
 static int model_init(model_object *self, PyObject *args, PyObject *kw)
 {
     static char *names[] = {"weights", "config", "threads", "parity", "max_batch_tokens", "seed",
-                            "circuit", "weights_manifest", "precision", NULL};
-    PyObject *weights = NULL, *config = NULL, *circuit = NULL, *manifest = NULL;
+                            "circuit", "weights_manifest", "precision", "compiled", NULL};
+    PyObject *weights = NULL, *config = NULL, *circuit = NULL, *manifest = NULL, *compiled = NULL;
     int threads = 0, parity = 0, precision = CK_PRECISION_FP32;
     Py_ssize_t max_batch = 2048;
     unsigned long long seed = 20261129ULL;
@@ -226,10 +226,11 @@ static int model_init(model_object *self, PyObject *args, PyObject *kw)
         PyErr_SetString(PyExc_RuntimeError, "model: already loaded");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|O&O&ipnKO&O&i", names, ckpy_path_or_none,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|O&O&ipnKO&O&iO&", names, ckpy_path_or_none,
                                      &weights, ckpy_path_or_none, &config, &threads, &parity,
                                      &max_batch, &seed, ckpy_path_or_none, &circuit,
-                                     ckpy_path_or_none, &manifest, &precision)) {
+                                     ckpy_path_or_none, &manifest, &precision, ckpy_path_or_none,
+                                     &compiled)) {
         return -1;
     }
     ck_model_params p = ck_model_default_params();
@@ -237,6 +238,7 @@ static int model_init(model_object *self, PyObject *args, PyObject *kw)
     p.config = ckpy_path_str(config);
     p.circuit = ckpy_path_str(circuit);
     p.weights_manifest = ckpy_path_str(manifest);
+    p.compiled = ckpy_path_str(compiled);
     p.threads = threads;
     p.parity = parity;
     p.precision = (ck_precision)precision; /* checked by ck_model_load */
@@ -250,6 +252,7 @@ static int model_init(model_object *self, PyObject *args, PyObject *kw)
     rc = ck_model_load(&self->model, &p, &err);
     Py_END_ALLOW_THREADS
     Py_XDECREF(weights), Py_XDECREF(config), Py_XDECREF(circuit), Py_XDECREF(manifest);
+    Py_XDECREF(compiled);
     if (rc != CK_OK) {
         ckpy_raise(&err);
         return -1;
@@ -474,12 +477,13 @@ static PyObject *model_info(model_object *self, PyObject *unused)
         ck_error e = {CK_E_ARG, "model: closed"};
         return ckpy_raise(&e);
     }
-    return Py_BuildValue("{s:n,s:n,s:n,s:n,s:s}", "features_cols",
+    return Py_BuildValue("{s:n,s:n,s:n,s:n,s:s,s:s}", "features_cols",
                          (Py_ssize_t)ck_model_cols(self->model, CK_LAYER_FEATURES), "hidden_cols",
                          (Py_ssize_t)ck_model_cols(self->model, CK_LAYER_HIDDEN), "max_tokens",
                          (Py_ssize_t)ck_model_max_tokens(self->model), "vocab_rows",
                          (Py_ssize_t)ck_model_vocab_rows(self->model), "weights_identity",
-                         ck_model_weights_identity(self->model));
+                         ck_model_weights_identity(self->model), "backend",
+                         ck_model_backend(self->model));
 }
 
 static PyObject *model_closed(model_object *self, void *unused)

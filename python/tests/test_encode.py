@@ -162,3 +162,15 @@ def test_run_text_equals_cli_file(model, tmp_path):
     assert (s.lines, s.sequences, s.empty_lines, s.g2p_fallback_words) == (3, 2, 1, 1)
     assert s.g2p_seconds > 0
     assert (tmp_path / "py.st").read_bytes() == out.read_bytes()
+
+
+def test_compiled_library_gives_the_same_features(tmp_path):
+    """A library `ckbatch compile` built runs behind the same Model with the interpreter's bits."""
+    from conftest import CLI
+    import subprocess
+    subprocess.run([CLI, "compile", "-q", "-o", str(tmp_path)], check=True)
+    lib = tmp_path / "kokoro_phoneme_encoder.so"
+    lines = [P11, PF, "ə" * 40]
+    with ckbatch.Model(threads=2, compiled=lib) as g, ckbatch.Model(threads=2) as i:
+        assert g.backend == "generated" and i.backend == "interpreted"
+        assert sha(g.encode_phonemes(lines).features) == sha(i.encode_phonemes(lines).features)

@@ -113,10 +113,13 @@ def test_precision():
     assert cos >= 0.9999 and 1e-4 < rel <= 0.01
 
 
-def test_unavailable_options():
-    with pytest.raises(ckbatch.UsageError) as e:
-        ckbatch.Model(compiled="kokoro.so")
-    assert "not available in this build" in e.value.message
+def test_compiled_without_manifest():
+    with pytest.raises(ckbatch.Error) as e:
+        ckbatch.Model(compiled="no-such-dir/kokoro.so")
+    assert "library manifest" in e.value.message
+
+
+def test_precision_none_is_fp32():
     with ckbatch.Model(precision=None, threads=1) as m:
         assert m.precision == "fp32"
 

@@ -27,7 +27,7 @@ static int rig_init(rig *r, int threads, size_t max_tokens, int fuse)
         ck_circuit_synthetic_weights(&r->w, &r->c, CK_SYNTH_DEFAULT_SEED, &err) != CK_OK) {
         return -1;
     }
-    ck_executor_options opt = {threads, max_tokens, 512, fuse, CK_DTYPE_F32};
+    ck_executor_options opt = {threads, max_tokens, 512, fuse, CK_DTYPE_F32, NULL};
     int rc = ck_executor_init(&r->ex, &r->c, r->w, &opt, &err);
     if (rc != CK_OK) {
         fprintf(stderr, "    %s\n", err.message);
@@ -302,7 +302,7 @@ static void test_missing_and_misshaped_weights(void)
     CU_ASSERT_EQUAL_FATAL(ck_circuit_load_default(&c, NULL, &err), CK_OK);
     int ffn = ck_circuit_find_weight(&c, "ffn_weight");
     CU_ASSERT_FATAL(ffn >= 0);
-    ck_executor_options opt = {1, 512, 512, 0, CK_DTYPE_F32};
+    ck_executor_options opt = {1, 512, 512, 0, CK_DTYPE_F32, NULL};
     for (int mode = 0; mode < 2; mode++) {
         ck_weights *w = NULL;
         ck_executor *ex = NULL;
@@ -349,7 +349,7 @@ static void test_overflow_caught_before_copy_out(void)
     close(fd);
     CU_ASSERT_EQUAL_FATAL(ck_st_write(path, entries, n, NULL, 0, &err), CK_OK);
     CU_ASSERT_EQUAL_FATAL(ck_weights_load(&loaded, path, &err), CK_OK);
-    ck_executor_options opt = {2, 512, 512, 1, CK_DTYPE_F32};
+    ck_executor_options opt = {2, 512, 512, 1, CK_DTYPE_F32, NULL};
     CU_ASSERT_EQUAL_FATAL(ck_executor_init(&ex, &c, loaded, &opt, &err), CK_OK);
     const int32_t ids[] = {0, 50, 83, 0};
     size_t offsets[2] = {0, 4};

@@ -1,0 +1,31 @@
+/* codegen_internal.h - what the compile (build.c) and the loader (load.c) share: the manifest
+ * beside a library, atomic publication, running a program. Private to engine/codegen. */
+#ifndef CK_CODEGEN_INTERNAL_H
+#define CK_CODEGEN_INTERNAL_H
+
+#include "codegen.h"
+
+/* DIR/N.so.json: {"library", "sha256", "key", "circuit_sha256", "emitter", "compiler"}. */
+typedef struct {
+    char sha256[65];
+    char key[65];
+    char circuit_sha256[65];
+    char emitter[16];
+} ck_codegen_manifest;
+
+/* Reads a manifest. Errors: CK_E_IO (missing), CK_E_FORMAT (not a manifest: err names the
+ * field). */
+int ck_codegen_manifest_read(const char *path, ck_codegen_manifest *m, ck_error *err);
+
+/* Writes r->manifest (atomically) for r->library, r->sha256, r->key. */
+int ck_codegen_manifest_write(const ck_compile_result *r, const char *compiler, ck_error *err);
+
+/* fsyncs the file at tmp, renames it onto path and fsyncs path's directory. CK_E_IO naming the
+ * step that failed (tmp then still exists). */
+int ck_codegen_publish(const char *tmp, const char *path, ck_error *err);
+
+/* Runs argv (argv[0] looked up in PATH) with stdout and stderr into the file `log` and stdin from
+ * /dev/null; *status is waitpid's. CK_E_BACKEND when it cannot start. */
+int ck_codegen_spawn(const char *const *argv, const char *log, int *status);
+
+#endif

@@ -1,0 +1,332 @@
+/* emit_c.c - the checked emitter: rejects a bad plan before printing anything, then prints the
+ * lowered program as one C translation unit (constants, weight table, the fixed runtime prelude,
+ * the step sequence through the op table's emit column, the entry table). Writes no file. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen.h"
+#include "linear.h"
+#include "ops.h"
+
+extern const unsigned char ck_codegen_prelude[]; /* prelude.inc, embedded by CMake */
+
+/* ---- the plan check ---- */
+
+static int check_buffer(const ck_circuit *c, const ck_plan *plan, size_t b, ck_error *err)
+{
+    const char *name = c->buffers[b].name;
+    size_t off = plan->offsets[b], bytes = plan->bytes[b], arena = plan->arena_bytes;
+    if (off >= arena) {
+        return ck_fail(err, CK_E_SIZE, "emit: buffer \"%s\": offset %zu is at or past the arena "
+                       "size %zu", name, off, arena);
+    }
+    if (bytes > arena - off) {
+        return ck_fail(err, CK_E_SIZE, "emit: buffer \"%s\": bytes [%zu, %zu) run past the arena "
+                       "size %zu", name, off, off + bytes, arena);
+    }
+    if (off % CK_ARENA_ALIGN != 0) {
+        return ck_fail(err, CK_E_SIZE, "emit: buffer \"%s\": offset %zu is not %d-byte aligned",
+                       name, off, CK_ARENA_ALIGN);
+    }
+    for (size_t a = 0; a < b; a++) {
+        if (strcmp(c->buffers[a].name, name) == 0) {
+            return ck_fail(err, CK_E_CIRCUIT, "emit: buffer \"%s\" defined twice (buffers %zu at "
+                           "offset %zu and %zu at offset %zu)", name, a, plan->offsets[a], b, off);
+        }
+    }
+    return CK_OK;
+}
+
+static int check_overlaps(const ck_circuit *c, const ck_plan *plan, ck_error *err)
+{
+    for (size_t a = 0; a < plan->n_buffers; a++) {
+        for (size_t b = a + 1; b < plan->n_buffers; b++) {
+            size_t oa = plan->offsets[a], ob = plan->offsets[b], op = 0;
+            size_t ea = oa + plan->bytes[a], eb = ob + plan->bytes[b];
+            if (oa < eb && ob < ea && plan->bytes[a] && plan->bytes[b] &&
+                ck_plan_conflict(plan, a, b, &op)) {
+                return ck_fail(err, CK_E_SIZE, "emit: buffers \"%s\" [%zu, %zu) and \"%s\" [%zu, "
+                               "%zu) overlap and are both live at op %zu", c->buffers[a].name, oa,
+                               ea, c->buffers[b].name, ob, eb, op);
+            }
+        }
+    }
+    return CK_OK;
+}
+
+/* A name printed into the unit (string literal, comment, file name) holds only [A-Za-z0-9_.,:+-]:
+ * no quote, backslash, slash or star can end a literal or a comment, or leave DIR. */
+static int check_name(const char *what, const char *name, ck_error *err)
+{
+    static const char safe[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.,:+-";
+    size_t ok = strspn(name, safe);
+    if (name[0] == '\0' || name[ok] != '\0') {
+        return ck_fail(err, CK_E_CIRCUIT, "emit: %s \"%s\": character %zu (0x%02x) cannot be "
+                       "printed into generated C (allowed: letters, digits, _.,:+-)", what, name,
+                       ok, (unsigned)(unsigned char)name[ok]);
+    }
+    return CK_OK;
+}
+
+static int check_names(const ck_circuit *c, ck_error *err)
+{
+    int rc = check_name("circuit name", c->name, err);
+    for (size_t b = 0; rc == CK_OK && b < c->n_buffers; b++) {
+        rc = check_name("buffer", c->buffers[b].name, err);
+    }
+    for (size_t w = 0; rc == CK_OK && w < c->n_weights; w++) {
+        rc = check_name("weight", c->weights[w].name, err);
+        rc = rc ? rc : check_name("checkpoint tensor", c->weights[w].checkpoint_name, err);
+    }
+    for (size_t i = 0; rc == CK_OK && i < c->n_ops; i++) {
+        rc = c->ops[i].checkpoint[0] ? check_name("checkpoint", c->ops[i].checkpoint, err) : CK_OK;
+    }
+    return rc;
+}
+
+int ck_emit_check_plan(const ck_circuit *c, const ck_plan *plan, ck_error *err)
+{
+    if (c == NULL || plan == NULL || plan->n_buffers != c->n_buffers || plan->n_ops != c->n_ops) {
+        return ck_fail(err, CK_E_ARG, "emit: null, or a plan not made for this circuit");
+    }
+    int named = check_names(c, err);
+    if (named != CK_OK) {
+        return named;
+    }
+    for (size_t b = 0; b < c->n_buffers; b++) {
+        int rc = check_buffer(c, plan, b, err);
+        if (rc != CK_OK) {
+            return rc;
+        }
+    }
+    for (size_t i = 0; i < c->n_ops; i++) {
+        const ck_op_def *def = ck_op_def_of(c->ops[i].kind);
+        for (size_t k = 0; def != NULL && def->weights[k] != NULL; k++) {
+            int w = c->ops[i].weights[k];
+            if (w < 0 || (size_t)w >= c->n_weights) {
+                return ck_fail(err, CK_E_CIRCUIT, "emit: op %zu \"%s\": weight \"%s\": index %d "
+                               "is outside the %zu weights", i, def->name, def->weights[k], w,
+                               c->n_weights);
+            }
+        }
+    }
+    return check_overlaps(c, plan, err);
+}
+
+/* ---- the translation unit ---- */
+
+typedef struct {
+    size_t weight, bias;
+    int fused;
+} linear_key;
+
+/* The library's linears: one per (weight, fused) in step order, as the executor makes them;
+ * slot[i] is step i's. */
+static size_t assign_linears(const ck_program *p, linear_key *keys, size_t *slot)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < p->n_steps; i++) {
+        const ck_step *s = &p->steps[i];
+        if (s->kind != CK_OP_LINEAR) {
+            continue;
+        }
+        size_t k = 0;
+        while (k < n && !(keys[k].weight == (size_t)s->weight[CK_LIN_WEIGHT] &&
+                          keys[k].fused == s->fused_gelu)) {
+            k++;
+        }
+        if (k == n) {
+            keys[n++] = (linear_key){(size_t)s->weight[CK_LIN_WEIGHT],
+                                     (size_t)s->weight[CK_LIN_BIAS], s->fused_gelu};
+        }
+        slot[i] = k;
+    }
+    return n;
+}
+
+static void emit_head(FILE *f, const ck_circuit *c, const ck_plan *plan, const ck_emit_identity *id)
+{
+    fprintf(f, "/* %s.c - generated by `ckbatch compile` (emitter %s) from circuit \"%s\".\n"
+            " * circuit sha256 %s\n * key %s\n"
+            " * precision %s, %s, max batch tokens %zu, max sequence %zu.\n"
+            " * One call per step of the lowered program, planned arena offsets as constants; each\n"
+            " * step's comment names its X-Ray checkpoint. Regenerate; do not edit. */\n"
+            "#include <stdint.h>\n#include <stdlib.h>\n#include <string.h>\n\n"
+            "#include \"arena.h\"\n#include \"attention.h\"\n#include \"ck_check.h\"\n"
+            "#include \"compiled_abi.h\"\n#include \"embedding_three_table_layer_norm.h\"\n"
+            "#include \"gelu_new.h\"\n#include \"linear.h\"\n#include \"parallel.h\"\n"
+            "#include \"residual_layer_norm.h\"\n\n",
+            c->name, CK_EMITTER_VERSION, c->name, id->circuit_sha256, id->key,
+            ck_dtype_info(id->precision)->lower, id->fuse_gelu ? "linear+gelu_new fused" : "unfused",
+            plan->limits.max_tokens, plan->limits.max_seq_len);
+}
+
+static void emit_constants(FILE *f, const ck_circuit *c, const ck_plan *plan, size_t vocab,
+                           size_t n_linears, ck_dtype precision)
+{
+    int hidden = c->hidden_buffer;
+    fprintf(f, "#define ARENA_BYTES ((size_t)%zuu)\n#define SCRATCH_BYTES ((size_t)%zuu)\n"
+            "#define MAX_TOKENS ((size_t)%zuu)\n#define MAX_SEQ_LEN ((size_t)%zuu)\n"
+            "#define VOCAB ((size_t)%zuu)\n#define PRECISION %s\n#define N_WEIGHTS %zu\n"
+            "#define N_LINEARS %zu\n#define N_BUFFERS %zu\n"
+            "#define IDS_OFFSET ((size_t)%zuu)\n#define POSITIONS_OFFSET ((size_t)%zuu)\n"
+            "#define FEATURES_BUFFER %d\n#define FEATURES_OFFSET ((size_t)%zuu)\n"
+            "#define HIDDEN_BUFFER %d\n#define HIDDEN_OFFSET ((size_t)%zuu)\n\n",
+            plan->arena_bytes, plan->scratch_bytes, plan->limits.max_tokens,
+            plan->limits.max_seq_len, vocab,
+            precision == CK_DTYPE_BF16 ? "CK_DTYPE_BF16" : "CK_DTYPE_F32", c->n_weights, n_linears,
+            c->n_buffers, plan->offsets[c->ids_buffer], plan->offsets[c->positions_buffer],
+            c->features_buffer, plan->offsets[c->features_buffer], hidden,
+            hidden >= 0 ? plan->offsets[hidden] : 0);
+    fputs("/* buffer: planned byte offset, bytes, cols (every buffer is [T, cols]) */\n", f);
+    for (size_t b = 0; b < c->n_buffers; b++) {
+        fprintf(f, "/*   %-12s %10zu  +%-10zu %5zu */\n", c->buffers[b].name, plan->offsets[b],
+                plan->bytes[b], c->buffers[b].cols);
+    }
+    fprintf(f, "static const size_t n_buffers = N_BUFFERS;\n"
+            "static const size_t BUFFER_COLS[N_BUFFERS] = {");
+    for (size_t b = 0; b < c->n_buffers; b++) {
+        fprintf(f, "%s%zu", b ? ", " : "", c->buffers[b].cols);
+    }
+    fputs("};\n\n", f);
+}
+
+static void emit_tables(FILE *f, const ck_circuit *c, const linear_key *keys, size_t n_linears)
+{
+    fputs("static const ck_compiled_weight WEIGHTS[N_WEIGHTS] = {\n", f);
+    for (size_t i = 0; i < c->n_weights; i++) {
+        const ck_weight_ref *w = &c->weights[i];
+        fprintf(f, "    {\"%s\", %zu, {", w->checkpoint_name, w->rank);
+        for (size_t d = 0; d < w->rank; d++) {
+            fprintf(f, "%s%zu", d ? ", " : "", w->shape[d]);
+        }
+        fprintf(f, "}, %zu}, /* %zu: %s */\n", w->elements, i, w->name);
+    }
+    fputs("};\n\ntypedef struct {\n    size_t weight, bias, in, out;\n"
+          "    ck_linear_activation activation;\n} gen_linear;\n\n"
+          "static const gen_linear LINEARS[N_LINEARS + 1] = {\n", f);
+    for (size_t i = 0; i < n_linears; i++) {
+        const ck_weight_ref *w = &c->weights[keys[i].weight];
+        fprintf(f, "    {%zu, %zu, %zu, %zu, %s}, /* %s */\n", keys[i].weight, keys[i].bias,
+                w->shape[1], w->shape[0], keys[i].fused ? "CK_LINEAR_GELU_TANH" : "CK_LINEAR_PLAIN",
+                w->name);
+    }
+    fputs("    {0, 0, 0, 0, CK_LINEAR_PLAIN} /* end */\n};\n"
+          "static const size_t n_linears = N_LINEARS;\n\n", f);
+}
+
+static int emit_steps(FILE *f, const ck_circuit *c, const ck_program *p, const size_t *slot)
+{
+    fputs("\n/* ---- the lowered program ---- */\n\n"
+          "static int run_steps(ck_compiled_state *st, ck_compiled_capture_fn capture, "
+          "void *capture_ctx)\n{\n    int rc;\n    (void)capture;\n    (void)capture_ctx;\n", f);
+    for (size_t i = 0; i < p->n_steps; i++) {
+        const ck_step *s = &p->steps[i];
+        const ck_op *op = &c->ops[s->op];
+        fprintf(f, "    /* step %zu: op %zu %s%s", i, s->op, s->def->name,
+                s->fused_gelu ? " + gelu_new" : "");
+        if (op->repeat_index >= 0) {
+            fprintf(f, " (application %d)", op->repeat_index);
+        }
+        fprintf(f, ", %s; X-Ray %s */\n", ck_dtype_info(s->dtype)->lower,
+                s->checkpoint != NULL ? s->checkpoint : "(no checkpoint)");
+        int rc = s->def->emit(f, c, s, slot[i]);
+        if (rc != CK_OK) {
+            return rc;
+        }
+        fputs("    CHECK_STEP();\n", f);
+        if (s->checkpoint != NULL) {
+            fprintf(f, "    CAPTURE(\"%s\", %zuu, %zuu);\n", s->checkpoint, s->out_offset,
+                    s->out_cols);
+        }
+    }
+    fputs("    return CK_OK;\n}\n", f);
+    return CK_OK;
+}
+
+static void emit_entry(FILE *f, const ck_circuit *c, const ck_plan *plan,
+                       const ck_emit_identity *id)
+{
+    fprintf(f, "\nstatic const ck_compiled_provenance PROVENANCE = {\n"
+            "    \"%s\", \"%s\", \"%s\",\n    \"%s\",\n    \"%s\", %d, %zuu, %zuu,\n};\n\n"
+            "const ck_compiled_circuit ck_compiled_circuit_v1 = {\n"
+            "    CK_COMPILED_ABI_VERSION, &PROVENANCE, ARENA_BYTES, N_WEIGHTS, WEIGHTS,\n"
+            "    FEATURES_BUFFER, HIDDEN_BUFFER, VOCAB,\n"
+            "    gen_init, gen_run, gen_rows, gen_cols, gen_linear_impl, gen_free,\n};\n",
+            c->name, id->circuit_sha256, CK_EMITTER_VERSION, id->key,
+            ck_dtype_info(id->precision)->lower, id->fuse_gelu, plan->limits.max_tokens,
+            plan->limits.max_seq_len);
+}
+
+/* Circuit weight refs as tensors without data: lowering needs shapes only. */
+static ck_tensor *shape_tensors(const ck_circuit *c, const ck_tensor ***bound)
+{
+    ck_tensor *t = calloc(c->n_weights ? c->n_weights : 1, sizeof *t);
+    *bound = calloc(c->n_weights ? c->n_weights : 1, sizeof **bound);
+    for (size_t i = 0; t != NULL && *bound != NULL && i < c->n_weights; i++) {
+        t[i].rank = c->weights[i].rank;
+        memcpy(t[i].shape, c->weights[i].shape, sizeof c->weights[i].shape);
+        t[i].elements = c->weights[i].elements;
+        (*bound)[i] = &t[i];
+    }
+    return t;
+}
+
+static int emit_all(FILE *f, const ck_circuit *c, const ck_plan *plan, const ck_program *p,
+                    const ck_emit_identity *id, ck_error *err)
+{
+    linear_key *keys = calloc(p->n_steps + 1, sizeof *keys);
+    size_t *slot = calloc(p->n_steps + 1, sizeof *slot);
+    if (keys == NULL || slot == NULL) {
+        free(keys);
+        free(slot);
+        return ck_fail(err, CK_E_MEMORY, "emit: out of memory");
+    }
+    size_t n_linears = assign_linears(p, keys, slot);
+    emit_head(f, c, plan, id);
+    emit_constants(f, c, plan, p->vocab, n_linears, id->precision);
+    emit_tables(f, c, keys, n_linears);
+    fputs((const char *)ck_codegen_prelude, f);
+    int rc = emit_steps(f, c, p, slot);
+    emit_entry(f, c, plan, id);
+    free(keys);
+    free(slot);
+    return rc != CK_OK ? ck_fail(err, rc, "emit: write failed") : CK_OK;
+}
+
+int ck_emit_c(char **text, size_t *len, const ck_circuit *c, const ck_plan *plan,
+              const ck_emit_identity *id, ck_error *err)
+{
+    if (text == NULL || len == NULL || id == NULL) {
+        return ck_fail(err, CK_E_ARG, "emit: null text, len or identity");
+    }
+    *text = NULL;
+    *len = 0;
+    int rc = ck_emit_check_plan(c, plan, err);
+    if (rc != CK_OK) {
+        return rc;
+    }
+    const ck_tensor **bound = NULL;
+    ck_tensor *shapes = shape_tensors(c, &bound);
+    ck_program p = {0};
+    rc = shapes && bound ? ck_program_lower(&p, c, plan, bound, id->fuse_gelu, id->precision, err)
+                         : ck_fail(err, CK_E_MEMORY, "emit: out of memory");
+    FILE *f = rc == CK_OK ? open_memstream(text, len) : NULL;
+    if (rc == CK_OK && f == NULL) {
+        rc = ck_fail(err, CK_E_MEMORY, "emit: cannot open a memory stream");
+    }
+    if (rc == CK_OK) {
+        rc = emit_all(f, c, plan, &p, id, err);
+    }
+    if (f != NULL && (fclose(f) != 0 || rc != CK_OK)) {
+        rc = rc != CK_OK ? rc : ck_fail(err, CK_E_IO, "emit: write failed");
+        free(*text);
+        *text = NULL;
+        *len = 0;
+    }
+    ck_program_free(&p);
+    free(bound);
+    free(shapes);
+    return rc;
+}

@@ -1,0 +1,135 @@
+/* load.c - loads a generated library: SHA-256 of its bytes against the sidecar manifest before
+ * dlopen, a copy named by that hash so glibc never hands back a stale object for a rebuilt path
+ * (cases C21), and the exported provenance checked against what the caller asked for. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "codegen_internal.h"
+#include "file.h"
+#include "sha256.h"
+
+#define CK_LIBRARY_MAX ((size_t)1 << 28)
+
+/* Writes bytes to `named` (the SHA-256-named copy) unless it already holds exactly them. */
+static int materialize(const char *named, const char *bytes, size_t len, const char *sha,
+                       ck_error *err)
+{
+    char have[65];
+    ck_error quiet = {0};
+    if (access(named, F_OK) == 0 && ck_sha256_file(named, have, &quiet) == CK_OK &&
+        strcmp(have, sha) == 0) {
+        return CK_OK;
+    }
+    return ck_file_write_atomic(named, bytes, len, err);
+}
+
+/* Reads path, checks its SHA-256 against the manifest, writes the hash-named copy. */
+static int verify(ck_compiled_library *lib, const char *path, ck_codegen_manifest *m,
+                  ck_error *err)
+{
+    char manifest[600], *bytes = NULL;
+    size_t len = 0;
+    snprintf(manifest, sizeof manifest, "%s.json", path);
+    int rc = ck_codegen_manifest_read(manifest, m, err);
+    rc = rc ? rc : ck_file_read_all(path, "compiled library", CK_LIBRARY_MAX, &bytes, &len, err);
+    if (rc != CK_OK) {
+        return rc;
+    }
+    unsigned char digest[32];
+    ck_sha256(bytes, len, digest);
+    ck_sha256_hex(digest, lib->sha256);
+    if (strcmp(lib->sha256, m->sha256) != 0) {
+        rc = ck_fail(err, CK_E_HASH, "%s: SHA-256 %.16s... differs from its manifest's %.16s...: "
+                     "refusing to load it", path, lib->sha256, m->sha256);
+    } else {
+        /* a name with a slash: dlopen must not search the library path for it */
+        snprintf(lib->loaded, sizeof lib->loaded, "%s%s.%.16s", strchr(path, '/') ? "" : "./",
+                 path, lib->sha256);
+        rc = materialize(lib->loaded, bytes, len, lib->sha256, err);
+    }
+    free(bytes);
+    return rc;
+}
+
+static int want_string(const char *path, const char *field, const char *got, const char *want,
+                       ck_error *err)
+{
+    if (got == NULL || strcmp(got, want) != 0) {
+        return ck_fail(err, CK_E_CIRCUIT, "%s: provenance %s is \"%.24s\", expected \"%.24s\"",
+                       path, field, got != NULL ? got : "(null)", want);
+    }
+    return CK_OK;
+}
+
+static int check_provenance(const ck_compiled_library *lib, const ck_codegen_manifest *m,
+                            const ck_compiled_want *want, ck_error *err)
+{
+    const ck_compiled_circuit *t = lib->table;
+    const char *path = lib->path;
+    if (t->abi_version != CK_COMPILED_ABI_VERSION || t->provenance == NULL) {
+        return ck_fail(err, CK_E_CIRCUIT, "%s: entry table version %u, this ckbatch loads %u",
+                       path, t->abi_version, CK_COMPILED_ABI_VERSION);
+    }
+    const ck_compiled_provenance *pv = t->provenance;
+    int rc = want_string(path, "circuit hash", pv->circuit_sha256, want->circuit_sha256, err);
+    rc = rc ? rc : want_string(path, "emitter version", pv->emitter_version, CK_EMITTER_VERSION,
+                               err);
+    rc = rc ? rc : want_string(path, "key", pv->key, m->key, err);
+    rc = rc ? rc : want_string(path, "precision", pv->precision,
+                               ck_dtype_info(want->precision)->lower, err);
+    if (rc == CK_OK && (pv->fuse_gelu != want->fuse_gelu ||
+                        (want->max_batch_tokens != 0 &&
+                         pv->max_batch_tokens != want->max_batch_tokens))) {
+        rc = ck_fail(err, CK_E_CIRCUIT, "%s: compiled for %s and max batch tokens %zu, asked for "
+                     "%s and %zu: compile it with the run's --parity and --max-batch-tokens",
+                     path, pv->fuse_gelu ? "fused (not parity)" : "parity", pv->max_batch_tokens,
+                     want->fuse_gelu ? "fused (not parity)" : "parity", want->max_batch_tokens);
+    }
+    return rc;
+}
+
+int ck_codegen_load(ck_compiled_library *lib, const char *path, const ck_compiled_want *want,
+                    ck_error *err)
+{
+    if (lib == NULL || path == NULL || want == NULL || want->circuit_sha256 == NULL) {
+        return ck_fail(err, CK_E_ARG, "compiled library: null argument");
+    }
+    memset(lib, 0, sizeof *lib);
+    if (strlen(path) >= sizeof lib->path - 24) {
+        return ck_fail(err, CK_E_ARG, "compiled library: path longer than %zu bytes",
+                       sizeof lib->path - 24);
+    }
+    snprintf(lib->path, sizeof lib->path, "%s", path);
+    ck_codegen_manifest m;
+    int rc = verify(lib, path, &m, err);
+    if (rc != CK_OK) {
+        return rc;
+    }
+    snprintf(lib->key, sizeof lib->key, "%s", m.key);
+    lib->handle = dlopen(lib->loaded, RTLD_NOW | RTLD_LOCAL);
+    if (lib->handle == NULL) {
+        const char *why = dlerror();
+        return ck_fail(err, CK_E_BACKEND, "%s: dlopen failed: %s", path, why ? why : "?");
+    }
+    lib->table = dlsym(lib->handle, CK_COMPILED_SYMBOL);
+    rc = lib->table != NULL ? check_provenance(lib, &m, want, err)
+                            : ck_fail(err, CK_E_BACKEND, "%s: no symbol %s", path,
+                                      CK_COMPILED_SYMBOL);
+    if (rc != CK_OK) {
+        ck_codegen_unload(lib);
+    }
+    return rc;
+}
+
+void ck_codegen_unload(ck_compiled_library *lib)
+{
+    if (lib != NULL && lib->handle != NULL) {
+        dlclose(lib->handle);
+    }
+    if (lib != NULL) {
+        memset(lib, 0, sizeof *lib);
+    }
+}

@@ -1,0 +1,95 @@
+/* manifest.c - the sidecar manifest of a generated library (its SHA-256, cache key and circuit
+ * hash) and the fsync + rename that publishes a finished file. No compiling, no loading. */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "codegen_internal.h"
+#include "file.h"
+
+/* A 64-hex-digit string field into dst[65] (emitter: any short string into dst[16]). */
+static int hex_field(const cJSON *json, const char *path, const char *name, char *dst, size_t cap,
+                     ck_error *err)
+{
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(json, name);
+    if (!cJSON_IsString(item) || strlen(item->valuestring) >= cap ||
+        (cap == 65 && strspn(item->valuestring, "0123456789abcdef") != 64)) {
+        return ck_fail(err, CK_E_FORMAT, "%s: field \"%s\": expected %s", path, name,
+                       cap == 65 ? "64 lowercase hex digits" : "a short string");
+    }
+    memcpy(dst, item->valuestring, strlen(item->valuestring) + 1);
+    return CK_OK;
+}
+
+int ck_codegen_manifest_read(const char *path, ck_codegen_manifest *m, ck_error *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    memset(m, 0, sizeof *m);
+    int rc = ck_file_read_all(path, "library manifest", 1 << 16, &text, &len, err);
+    if (rc != CK_OK) {
+        return rc;
+    }
+    cJSON *json = cJSON_ParseWithLength(text, len);
+    free(text);
+    if (!cJSON_IsObject(json)) {
+        cJSON_Delete(json);
+        return ck_fail(err, CK_E_FORMAT, "%s: not a JSON object", path);
+    }
+    rc = hex_field(json, path, "sha256", m->sha256, sizeof m->sha256, err);
+    rc = rc ? rc : hex_field(json, path, "key", m->key, sizeof m->key, err);
+    rc = rc ? rc : hex_field(json, path, "circuit_sha256", m->circuit_sha256,
+                             sizeof m->circuit_sha256, err);
+    rc = rc ? rc : hex_field(json, path, "emitter", m->emitter, sizeof m->emitter, err);
+    cJSON_Delete(json);
+    return rc;
+}
+
+int ck_codegen_manifest_write(const ck_compile_result *r, const char *compiler, ck_error *err)
+{
+    cJSON *json = cJSON_CreateObject();
+    const char *slash = strrchr(r->library, '/');
+    cJSON_AddStringToObject(json, "library", slash != NULL ? slash + 1 : r->library);
+    cJSON_AddStringToObject(json, "sha256", r->sha256);
+    cJSON_AddStringToObject(json, "key", r->key);
+    cJSON_AddStringToObject(json, "circuit_sha256", r->circuit_sha256);
+    cJSON_AddStringToObject(json, "emitter", CK_EMITTER_VERSION);
+    cJSON_AddStringToObject(json, "compiler", compiler);
+    char *text = cJSON_Print(json);
+    cJSON_Delete(json);
+    if (text == NULL) {
+        return ck_fail(err, CK_E_MEMORY, "%s: out of memory", r->manifest);
+    }
+    int rc = ck_file_write_atomic(r->manifest, text, strlen(text), err);
+    free(text);
+    return rc;
+}
+
+int ck_codegen_publish(const char *tmp, const char *path, ck_error *err)
+{
+    int fd = open(tmp, O_RDONLY);
+    if (fd < 0 || fsync(fd) != 0) {
+        int e = errno;
+        if (fd >= 0) {
+            close(fd);
+        }
+        return ck_fail(err, CK_E_IO, "%s: fsync failed: %s", tmp, strerror(e));
+    }
+    close(fd);
+    if (rename(tmp, path) != 0) {
+        return ck_fail(err, CK_E_IO, "%s: rename from %s failed: %s", path, tmp, strerror(errno));
+    }
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s", path);
+    fd = open(dirname(dir), O_RDONLY);
+    if (fd >= 0) {
+        fsync(fd); /* best effort: the rename is done either way */
+        close(fd);
+    }
+    return CK_OK;
+}

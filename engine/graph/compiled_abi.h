@@ -1,0 +1,74 @@
+/* compiled_abi.h - the one entry table a generated circuit library (`ckbatch compile`) exports,
+ * versioned. The emitter prints code against it, the executor calls through it. Plain C11 and
+ * self-contained: a generated library includes this and the kernel and scheduler headers only.
+ *
+ * Legend: T tokens in the packed batch, S sequences, cols the buffer's per-token width. */
+#ifndef CK_COMPILED_ABI_H
+#define CK_COMPILED_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Grows when the table below changes; a loader refuses any other. */
+#define CK_COMPILED_ABI_VERSION 1u
+/* The exported symbol: a const ck_compiled_circuit of that version. */
+#define CK_COMPILED_SYMBOL "ck_compiled_circuit_v1"
+
+/* Where a library came from. Every string is NUL-terminated and static in the library. */
+typedef struct {
+    const char *circuit_name;    /* the circuit's "name" */
+    const char *circuit_sha256;  /* hex SHA-256 of the canonical circuit JSON */
+    const char *emitter_version; /* CK_EMITTER_VERSION of the emitter that wrote it */
+    const char *key;             /* hex cache key (circuit, emitter, compiler, flags, ISA, libs) */
+    const char *precision;       /* "f32" or "bf16": the linears' compute dtype */
+    int fuse_gelu;               /* 1: FFN linear + gelu_new as one step (not --parity) */
+    size_t max_batch_tokens;     /* T the arena is planned for */
+    size_t max_seq_len;          /* longest sequence */
+} ck_compiled_provenance;
+
+/* One weight the library binds, in circuit weight order: f32 row-major. */
+typedef struct {
+    const char *name;  /* checkpoint tensor name */
+    size_t rank;
+    size_t shape[4];
+    size_t elements;
+} ck_compiled_weight;
+
+typedef void (*ck_compiled_capture_fn)(void *ctx, const char *checkpoint, const float *data,
+                                       size_t tokens, size_t cols);
+
+typedef struct ck_compiled_state ck_compiled_state;
+
+typedef struct {
+    unsigned abi_version;                     /* CK_COMPILED_ABI_VERSION */
+    const ck_compiled_provenance *provenance;
+    size_t arena_bytes;                       /* activation arena init needs, multiple of 64 */
+    size_t n_weights;
+    const ck_compiled_weight *weights;        /* [n_weights] */
+    int features_buffer, hidden_buffer;       /* circuit buffer indices; hidden -1 when none */
+    size_t vocab;                             /* ids must be below it */
+    /* Binds the arena (64-byte aligned, >= arena_bytes: else CK_E_SIZE -2, nothing written) and
+     * the weights (weights[i] holds weights[i].elements floats; read during init and, for the
+     * embedding and LayerNorm tables, during every run), makes the linears and per-worker scratch
+     * for `threads` workers. 0 or a negative CK_E_* code; *out NULL on error. */
+    int (*init)(ck_compiled_state **out, void *arena, size_t arena_bytes,
+                const float *const *weights, size_t n_weights, int threads);
+    /* One packed batch, as ck_executor_run: ids[offsets[S]], offsets[S+1] ascending from 0; checks
+     * ids (CK_E_RANGE), lengths and tokens (CK_E_SIZE) before any step runs and the output rows for
+     * NaN/Inf (CK_E_NONFINITE) before copying them into out[tokens, cols] (may be NULL); on error
+     * out is untouched. capture (may be NULL) sees every checkpoint. */
+    int (*run)(ck_compiled_state *st, const int32_t *ids, const size_t *offsets, size_t n_seqs,
+               int output_buffer, float *out, size_t out_count, ck_compiled_capture_fn capture,
+               void *capture_ctx);
+    /* The rows [*tokens, cols] of the last successful run's output buffer, in the arena; NULL
+     * when the last run failed or named another buffer. */
+    const float *(*rows)(const ck_compiled_state *st, int buffer, size_t *tokens);
+    /* Columns of a circuit buffer, 0 for an unknown one. */
+    size_t (*cols)(int buffer);
+    /* oneDNN's implementation string of linear i (in step order), NULL past the last. */
+    const char *(*linear_impl)(const ck_compiled_state *st, size_t i);
+    /* Releases what init made (not the arena or the weights); accepts NULL. */
+    void (*free)(ck_compiled_state *st);
+} ck_compiled_circuit;
+
+#endif

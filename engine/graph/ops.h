@@ -1,0 +1,154 @@
+/* ops.h - the op table and the lowered program. One row per op kind holds everything about that
+ * op (name, named slots, params with defaults, geometry check, scratch, how it splits over
+ * workers, the run function per dtype, whether it may run in place); the lowered program is the
+ * flat array of steps made once from circuit + plan + weights, which the executor runs and the
+ * emitter prints. Parses no JSON, opens no files.
+ *
+ * Legend: T tokens in the packed batch, S sequences, H heads, cols the buffer's per-token width. */
+#ifndef CK_OPS_H
+#define CK_OPS_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "circuit.h"
+#include "linear.h"
+#include "plan.h"
+#include "weights.h"
+
+/* Slot names as numbers, per kind, in the order of the row's `in` and `weights` lists. */
+enum { CK_EMB_IN_IDS, CK_EMB_IN_POSITIONS };
+enum { CK_EMB_WORD, CK_EMB_POSITION, CK_EMB_TOKEN_TYPE, CK_EMB_GAMMA, CK_EMB_BETA };
+enum { CK_LIN_IN_X };
+enum { CK_LIN_WEIGHT, CK_LIN_BIAS };
+enum { CK_ATT_IN_Q, CK_ATT_IN_K, CK_ATT_IN_V };
+enum { CK_RLN_IN_X, CK_RLN_IN_RESIDUAL };
+enum { CK_RLN_GAMMA, CK_RLN_BETA };
+enum { CK_GELU_IN_X };
+
+typedef enum {
+    CK_PARAM_FLOAT = 0, /* a finite number > 0, stored as float */
+    CK_PARAM_SIZE = 1   /* an integer in 1..CK_OP_PARAM_SIZE_MAX, stored as size_t */
+} ck_param_type;
+
+#define CK_OP_PARAM_SIZE_MAX 4096
+#define CK_OP_PARAMS_MAX 4
+
+typedef struct {
+    const char *name;                   /* JSON key in "params"; NULL ends the list */
+    ck_param_type type;
+    size_t field;                       /* offsetof(ck_op, ...) of the value */
+    float (*fallback)(const ck_op *op); /* the default from params parsed before it; NULL: required */
+} ck_op_param;
+
+/* How a step's work is cut over the workers (scheduler/parallel.h). */
+typedef enum {
+    CK_SPLIT_ROWS = 0,           /* token rows, contiguous ranges (ck_parallel_for) */
+    CK_SPLIT_ROW_BLOCKS = 1,     /* blocks of CK_LINEAR_ROW_BLOCK rows, contiguous ranges */
+    CK_SPLIT_SEQUENCE_HEADS = 2  /* (sequence, head) pairs, interleaved (ck_parallel_for_interleaved) */
+} ck_split;
+
+typedef struct ck_step ck_step;
+struct ck_executor;
+
+/* Runs one step over the executor's current batch; 0 or a CK_E_* code. */
+typedef int (*ck_op_run_fn)(const struct ck_executor *ex, const ck_step *step);
+
+/* Geometry check of one op against the circuit's buffers and weights: CK_OK, or CK_E_CIRCUIT with
+ * msg[cap] saying which slot and what was expected (the loader adds file and op). */
+typedef int (*ck_op_check_fn)(const ck_circuit *c, const ck_op *op, char *msg, size_t cap);
+
+/* Prints the generated C call of one step (ops_emit.c): `rc = run_<op>(st, &(const gen_step){..})`
+ * with the step's planned offsets (c names their buffers in comments), weight indices and scalars
+ * as constants (floats in hex, exact).
+ * linear_slot: the index of the step's linear in the generated library (linears only). Returns
+ * 0, or CK_E_IO when the write fails. */
+typedef int (*ck_op_emit_fn)(FILE *f, const ck_circuit *c, const ck_step *step, size_t linear_slot);
+
+/* Per-worker scratch floats the op needs for sequences up to max_seq_len when it computes in
+ * `dtype` (the attention heads on AMX need more than the f32 ones). */
+typedef int (*ck_op_scratch_fn)(const ck_op *op, size_t max_seq_len, ck_dtype dtype, size_t *floats);
+
+typedef struct {
+    const char *name;                          /* JSON "op" string = kernel file name */
+    const char *in[CK_MAX_SLOTS + 1];          /* input slot names, NULL-terminated */
+    const char *weights[CK_MAX_SLOTS + 1];     /* weight slot names, NULL-terminated */
+    ck_op_param params[CK_OP_PARAMS_MAX];      /* in parse order, name NULL-terminated */
+    ck_op_check_fn check;
+    ck_op_scratch_fn scratch;                  /* NULL: no scratch */
+    ck_split split;
+    int in_place;                              /* 1: out may also be an in */
+    ck_op_run_fn run[CK_DTYPE_COUNT];          /* NULL: the op does not compute in that dtype */
+    ck_op_emit_fn emit;                        /* the generated call (ops_emit.c) */
+} ck_op_def;
+
+/* The table, one row per ck_op_kind, indexed by kind. Declared unsized so that ops.c's
+ * _Static_assert sees the size its initializer gives: a kind added without a row fails to build. */
+extern const ck_op_def ck_op_defs[];
+
+/* The row of kind, NULL for an unknown kind. */
+const ck_op_def *ck_op_def_of(ck_op_kind kind);
+
+/* The emit column of the table (ops_emit.c). */
+int ck_emit_embedding(FILE *f, const ck_circuit *c, const ck_step *step, size_t linear_slot);
+int ck_emit_linear(FILE *f, const ck_circuit *c, const ck_step *step, size_t linear_slot);
+int ck_emit_attention(FILE *f, const ck_circuit *c, const ck_step *step, size_t linear_slot);
+int ck_emit_residual_layer_norm(FILE *f, const ck_circuit *c, const ck_step *step, size_t linear_slot);
+int ck_emit_gelu_new(FILE *f, const ck_circuit *c, const ck_step *step, size_t linear_slot);
+
+/* The dtype an op of `kind` computes in under `precision`: precision when the row runs in it, f32
+ * otherwise. */
+ck_dtype ck_op_dtype(ck_op_kind kind, ck_dtype precision);
+
+/* The dtype the attention heads of circuit c run in under `precision`: BF16 (AMX tiles,
+ * ck_attention_head_bf16) when precision is bf16, this CPU has AMX-BF16 (ck_kernels_amx_bf16)
+ * and every attention op's head dim is a multiple of 32; F32 otherwise. The executor and the
+ * compiler plan with it (ck_plan_limits.attention) and the lowering gives it to the steps. */
+ck_dtype ck_attention_dtype(const ck_circuit *c, ck_dtype precision);
+
+/* The out buffer must be f32, then the row's check. Same contract as ck_op_check_fn. */
+int ck_op_check(const ck_circuit *c, const ck_op *op, char *msg, size_t cap);
+
+/* One lowered step: what runs, in what dtype, on which arena bytes, with which tensors. */
+struct ck_step {
+    const ck_op_def *def;
+    ck_op_kind kind;
+    ck_dtype dtype;                  /* what the op computes in (ck_op_dtype) */
+    int fused_gelu;                  /* 1: a linear that also applies the gelu_new after it */
+    size_t op;                       /* index in the circuit's unrolled ops (the linear, if fused) */
+    size_t n_in;                     /* input slots used */
+    int in[CK_MAX_SLOTS];            /* buffer per input slot */
+    size_t in_offset[CK_MAX_SLOTS];  /* its byte offset in the activation arena */
+    size_t in_cols[CK_MAX_SLOTS];
+    int out;                         /* buffer written (a fused linear: its gelu_new's) */
+    size_t out_offset, out_cols;
+    size_t n_weights;                /* weight slots used */
+    int weight[CK_MAX_SLOTS];        /* circuit weight index per weight slot */
+    const ck_tensor *w[CK_MAX_SLOTS];/* the bound tensor per weight slot */
+    ck_linear *linear;               /* CK_OP_LINEAR: its oneDNN matmul, set by the executor */
+    float eps;                       /* LayerNorm epsilon */
+    size_t heads, head_dim;          /* attention geometry */
+    float scale;                     /* attention score scale */
+    ck_split split;
+    const char *checkpoint;          /* X-Ray id captured after the step (a fused linear: its
+                                        gelu_new's), NULL when none */
+};
+
+typedef struct {
+    ck_step *steps;   /* [n_steps] in execution order */
+    size_t n_steps;   /* ops minus the gelu_news fused into their linears */
+    size_t vocab;     /* rows of the embedding's word table (0 without one): ids must be below */
+} ck_program;
+
+/* Lowers circuit c once: weights[i] is the tensor bound to circuit weight i, plan the planned
+ * arena layout (offsets, liveness). fuse_gelu: a linear whose output only the next gelu_new reads
+ * (plan liveness, not an output) becomes one step with fused_gelu 1 (its own checkpoint is then
+ * not captured). precision: f32 or bf16. step.linear is left NULL. Errors: CK_E_ARG, CK_E_MEMORY. */
+int ck_program_lower(ck_program *p, const ck_circuit *c, const ck_plan *plan,
+                     const ck_tensor *const *weights, int fuse_gelu, ck_dtype precision,
+                     ck_error *err);
+
+/* Releases the steps; accepts a zeroed program. */
+void ck_program_free(ck_program *p);
+
+#endif

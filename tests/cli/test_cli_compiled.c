@@ -1,0 +1,199 @@
+/* test_cli_compiled.c - generated C through the binary on the Kokoro circuit: `ckbatch compile`
+ * builds the library and a second compile is a cache hit; `--compiled` gives the interpreter's
+ * features bit for bit on the quotes corpus sample in fp32, --parity and bf16 (where native), and
+ * its metadata names the library; X-Ray over the generated path passes every checkpoint of every
+ * pinned case and captures the interpreter's bytes; a mismatched or tampered library is refused. */
+#include <stdint.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli_test.h"
+#include "ckbatch.h"
+
+#define QUOTES "tests/fixtures/corpus/quotes_30.txt"
+#define CAPTURE "tests/fixtures/kokoro_capture.safetensors"
+
+static int run(const char *args)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "%s %s 2>%s", ck_cli_binary(), args, ck_cli_tmp("stderr"));
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int native_bf16(void)
+{
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[8192];
+    int found = 0;
+    while (f != NULL && !found && fgets(line, sizeof line, f) != NULL) {
+        found = strncmp(line, "flags", 5) == 0 &&
+                (strstr(line, " amx_bf16") != NULL || strstr(line, " avx512_bf16") != NULL);
+    }
+    if (f != NULL) {
+        fclose(f);
+    }
+    return found;
+}
+
+/* DIR/kokoro_phoneme_encoder.so compiled with `opts` into work/<dir>; its path. */
+static const char *compile_kokoro(const char *dir, const char *opts)
+{
+    static char lib[4][512];
+    static int next;
+    char args[2048], *out = lib[next++ % 4];
+    snprintf(out, 512, "%s/kokoro_phoneme_encoder.so", ck_cli_tmp(dir));
+    snprintf(args, sizeof args, "compile %s -q -o %s", opts, ck_cli_tmp(dir));
+    mkdir(ck_cli_tmp(dir), 0755);
+    CU_ASSERT_EQUAL_FATAL(run(args), 0);
+    return out;
+}
+
+static char *meta(const ck_features_file *f, const char *key)
+{
+    const char *v = ck_features_metadata(f, key);
+    return v != NULL ? strdup(v) : NULL;
+}
+
+/* Runs the quotes sample with `opts` (+ --compiled lib when lib) into work/name; its features. */
+static float *encode(const char *name, const char *opts, const char *lib, size_t *rows,
+                     char **backend, char **sha)
+{
+    char args[4096];
+    ck_features_file *f = NULL;
+    ck_error err = {0};
+    snprintf(args, sizeof args, "-q --no-progress -t 2 -f text -i %s/%s -o %s %s %s%s",
+             getenv("CK_SOURCE_DIR"), QUOTES, ck_cli_tmp(name), opts, lib ? "--compiled " : "",
+             lib ? lib : "");
+    CU_ASSERT_EQUAL_FATAL(run(args), 0);
+    CU_ASSERT_EQUAL_FATAL(ck_features_open(&f, ck_cli_tmp(name), &err), CK_OK);
+    const ck_tensor_view *t = ck_features_tensor(f, "features");
+    float *copy = malloc(t->bytes);
+    memcpy(copy, t->data, t->bytes);
+    *rows = t->shape[0];
+    *backend = meta(f, "backend");
+    *sha = meta(f, "library_sha256");
+    ck_features_close(f);
+    return copy;
+}
+
+/* Interpreter and library on the same sample: the same features, bit for bit. */
+static void check_identical(const char *dir, const char *opts)
+{
+    const char *lib = compile_kokoro(dir, opts);
+    size_t rows_i = 0, rows_g = 0;
+    char *backend_i, *sha_i, *backend_g, *sha_g;
+    float *interp = encode("interp.st", opts, NULL, &rows_i, &backend_i, &sha_i);
+    float *gen = encode("gen.st", opts, lib, &rows_g, &backend_g, &sha_g);
+    CU_ASSERT(rows_i > 100);
+    CU_ASSERT_EQUAL_FATAL(rows_i, rows_g);
+    CU_ASSERT_EQUAL(memcmp(interp, gen, rows_i * 512 * sizeof(float)), 0);
+    CU_ASSERT_PTR_NULL(backend_i); /* an interpreted file keeps today's metadata */
+    CU_ASSERT_PTR_NOT_NULL_FATAL(backend_g);
+    CU_ASSERT_STRING_EQUAL(backend_g, "generated");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(sha_g);
+    CU_ASSERT_EQUAL(strlen(sha_g), 64);
+    free(interp);
+    free(gen);
+    free(backend_i);
+    free(sha_i);
+    free(backend_g);
+    free(sha_g);
+}
+
+static void test_fp32_identical(void)
+{
+    check_identical("fp32", "");
+}
+
+static void test_parity_identical(void)
+{
+    check_identical("parity", "--parity");
+}
+
+static void test_bf16_identical(void)
+{
+    if (!native_bf16()) {
+        CU_PASS("no native bf16 on this CPU: bf16 refuses to run either way");
+        return;
+    }
+    check_identical("bf16", "--precision bf16");
+}
+
+static void test_second_compile_runs_no_compiler(void)
+{
+    ck_compile_params p = ck_compile_default_params();
+    ck_compile_result a, b;
+    ck_error err = {0};
+    p.out_dir = ck_cli_tmp("hit");
+    p.cc = "/nonexistent/cc"; /* a miss would have to run it: it cannot */
+    mkdir(p.out_dir, 0755);
+    CU_ASSERT_EQUAL(ck_compile(&p, &a, &err), CK_E_BACKEND);
+    p.cc = NULL;
+    CU_ASSERT_EQUAL_FATAL(ck_compile(&p, &a, &err), CK_OK);
+    CU_ASSERT_EQUAL(a.cache_hit, 0);
+    CU_ASSERT_EQUAL_FATAL(ck_compile(&p, &b, &err), CK_OK);
+    CU_ASSERT_EQUAL(b.cache_hit, 1);
+    CU_ASSERT_STRING_EQUAL(a.sha256, b.sha256);
+}
+
+/* X-Ray over the generated path: every checkpoint of every pinned case passes, the report says
+ * "generated", and the capture is the interpreter's, byte for byte. */
+static void test_xray_generated(void)
+{
+    const char *lib = compile_kokoro("xray", "--parity");
+    char args[4096];
+    const char *src = getenv("CK_SOURCE_DIR");
+    snprintf(args, sizeof args, "-q --xray-oracle %s/%s --xray-out %s", src, CAPTURE,
+             ck_cli_tmp("interp.cap"));
+    CU_ASSERT_EQUAL_FATAL(run(args), 0);
+    snprintf(args, sizeof args, "-q --xray-oracle %s/%s --compiled %s --report %s --xray-out %s",
+             src, CAPTURE, lib, ck_cli_tmp("report.json"), ck_cli_tmp("gen.cap"));
+    CU_ASSERT_EQUAL_FATAL(run(args), 0);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "cmp -s %s %s", ck_cli_tmp("interp.cap"), ck_cli_tmp("gen.cap"));
+    CU_ASSERT_EQUAL(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "grep -q '\"backend\":.*\"generated\"' %s && "
+             "grep -q '\"fail\":.*0,' %s && grep -q '\"NOT_TESTED\":.*0' %s",
+             ck_cli_tmp("report.json"), ck_cli_tmp("report.json"), ck_cli_tmp("report.json"));
+    CU_ASSERT_EQUAL(system(cmd), 0);
+}
+
+/* Compiled for 2048 tokens but run at 4096; compiled fused but run with --parity; a byte of the
+ * library flipped: each refused before any output, naming why. */
+static void test_mismatch_and_tamper_refused(void)
+{
+    const char *lib = compile_kokoro("fp32", "");
+    char args[4096], cmd[2048];
+    snprintf(args, sizeof args, "-q -f ids -i %s -o %s --max-batch-tokens 4096 --compiled %s",
+             ck_cli_tmp("ids.txt"), ck_cli_tmp("x.st"), lib);
+    ck_cli_write_file(ck_cli_tmp("ids.txt"), "[1, 2, 3]\n");
+    CU_ASSERT_EQUAL(run(args), 1);
+    CU_ASSERT_EQUAL(ck_cli_stderr_lines_with("max batch tokens 2048"), 1);
+    snprintf(args, sizeof args, "-q -f ids -i %s -o %s --parity --compiled %s",
+             ck_cli_tmp("ids.txt"), ck_cli_tmp("x.st"), lib);
+    CU_ASSERT_EQUAL(run(args), 1);
+    CU_ASSERT_EQUAL(ck_cli_stderr_lines_with("compile it with the run's --parity"), 1);
+    snprintf(cmd, sizeof cmd, "cp %s %s && cp %s.json %s.json && printf 'X' | dd of=%s bs=1 "
+             "seek=5000 conv=notrunc 2>/dev/null", lib, ck_cli_tmp("bad.so"), lib,
+             ck_cli_tmp("bad.so"), ck_cli_tmp("bad.so"));
+    CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+    snprintf(args, sizeof args, "-q -f ids -i %s -o %s --compiled %s", ck_cli_tmp("ids.txt"),
+             ck_cli_tmp("x.st"), ck_cli_tmp("bad.so"));
+    CU_ASSERT_EQUAL(run(args), 1);
+    CU_ASSERT_EQUAL(ck_cli_stderr_lines_with("differs from its manifest"), 1);
+    CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("x.st")));
+}
+
+int main(void)
+{
+    static const ck_test_case cases[] = {
+        {"fp32 identical", test_fp32_identical},
+        {"parity identical", test_parity_identical},
+        {"bf16 identical", test_bf16_identical},
+        {"second compile runs no compiler", test_second_compile_runs_no_compiler},
+        {"xray generated", test_xray_generated},
+        {"mismatch and tamper refused", test_mismatch_and_tamper_refused},
+    };
+    return ck_cli_main("cli_compiled", cases, sizeof cases / sizeof cases[0]);
+}

@@ -1,0 +1,600 @@
+/* test_codegen.c - generated C on the boundary circuit (tests/fixtures/circuits/tiny.json): the
+ * checked emitter refuses bad plans before producing anything; the compile cache hits on the same
+ * key and misses on each changed input; the library computes the interpreter's bits; the seed's
+ * rejection paths hold on the generated entry table; the loader refuses a tampered or foreign
+ * library and never serves a stale one rebuilt at the same path (cases C21); four concurrent
+ * compiles all succeed. */
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ck_test.h"
+#include "circuit_default.h"
+#include "codegen.h"
+#include "executor.h"
+#include "sha256.h"
+
+#define TINY "tests/fixtures/circuits/tiny.json"
+#define EMBEDDING_ONLY "tests/fixtures/circuits/embedding_only.json" /* no linear, no hidden */
+
+/* ---- the checked emitter ---- */
+
+typedef struct {
+    ck_circuit c;
+    ck_plan plan;
+} planned;
+
+static int plan_tiny(planned *p)
+{
+    ck_error err = {0};
+    const ck_plan_limits limits = {64, 16, 1, 16, CK_DTYPE_F32};
+    memset(p, 0, sizeof *p);
+    return ck_circuit_load(&p->c, ck_test_path(TINY), &err) == CK_OK &&
+           ck_plan_build(&p->plan, &p->c, &limits, &err) == CK_OK;
+}
+
+static void unplan(planned *p)
+{
+    ck_plan_free(&p->plan);
+    ck_circuit_free(&p->c);
+}
+
+static size_t buf(const planned *p, const char *name)
+{
+    int b = ck_circuit_find_buffer(&p->c, name);
+    CU_ASSERT_FATAL(b >= 0);
+    return (size_t)b;
+}
+
+/* ck_emit_c must fail with `code`, produce no text, and say both words. */
+static void expect_refused(const planned *p, int code, const char *w1, const char *w2)
+{
+    static const ck_emit_identity id = {"0", "0", CK_DTYPE_F32, 1};
+    char *text = (char *)"untouched";
+    size_t len = 7;
+    ck_error err = {0};
+    CU_ASSERT_EQUAL(ck_emit_c(&text, &len, &p->c, &p->plan, &id, &err), code);
+    CU_ASSERT_PTR_NULL(text);
+    CU_ASSERT_EQUAL(len, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, w1));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, w2));
+    if (!strstr(err.message, w1) || !strstr(err.message, w2)) {
+        fprintf(stderr, "\n    message: %s (wanted \"%s\", \"%s\")\n", err.message, w1, w2);
+    }
+}
+
+static void test_emit_accepts_the_plan(void)
+{
+    planned p;
+    static const ck_emit_identity id = {"0", "0", CK_DTYPE_F32, 1};
+    char *text = NULL;
+    size_t len = 0;
+    ck_error err = {0};
+    CU_ASSERT_FATAL(plan_tiny(&p));
+    CU_ASSERT_EQUAL_FATAL(ck_emit_c(&text, &len, &p.c, &p.plan, &id, &err), CK_OK);
+    CU_ASSERT_EQUAL(strlen(text), len);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "X-Ray tiny.layer.01.context"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "const ck_compiled_circuit ck_compiled_circuit_v1"));
+    CU_ASSERT_PTR_NULL(strstr(text, "cJSON"));
+    CU_ASSERT_PTR_NULL(strstr(text, "fopen"));
+    free(text);
+    unplan(&p);
+}
+
+static void test_emit_refuses_offset_at_arena_size(void)
+{
+    planned p;
+    char want[64];
+    CU_ASSERT_FATAL(plan_tiny(&p));
+    p.plan.offsets[buf(&p, "ctx")] = p.plan.arena_bytes;
+    snprintf(want, sizeof want, "offset %zu is at or past the arena size", p.plan.arena_bytes);
+    expect_refused(&p, CK_E_SIZE, "\"ctx\"", want);
+    unplan(&p);
+}
+
+static void test_emit_refuses_bytes_past_arena(void)
+{
+    planned p;
+    CU_ASSERT_FATAL(plan_tiny(&p));
+    p.plan.offsets[buf(&p, "ffn")] = p.plan.arena_bytes - 64;
+    expect_refused(&p, CK_E_SIZE, "\"ffn\"", "run past the arena size");
+    unplan(&p);
+}
+
+static void test_emit_refuses_misaligned_offset(void)
+{
+    planned p;
+    char want[64];
+    CU_ASSERT_FATAL(plan_tiny(&p));
+    size_t b = buf(&p, "features");
+    p.plan.offsets[b] += 1;
+    snprintf(want, sizeof want, "offset %zu is not 64-byte aligned", p.plan.offsets[b]);
+    expect_refused(&p, CK_E_SIZE, "\"features\"", want);
+    unplan(&p);
+}
+
+/* q and k are both read by the attention: one byte range for both is a collision */
+static void test_emit_refuses_live_overlap(void)
+{
+    planned p;
+    CU_ASSERT_FATAL(plan_tiny(&p));
+    p.plan.offsets[buf(&p, "k")] = p.plan.offsets[buf(&p, "q")];
+    expect_refused(&p, CK_E_SIZE, "\"q\" [", "\"k\" [");
+    expect_refused(&p, CK_E_SIZE, "overlap", "both live at op");
+    unplan(&p);
+}
+
+static void test_emit_refuses_buffer_defined_twice(void)
+{
+    planned p;
+    CU_ASSERT_FATAL(plan_tiny(&p));
+    strcpy(p.c.buffers[buf(&p, "ffn_out")].name, "normed");
+    expect_refused(&p, CK_E_CIRCUIT, "\"normed\" defined twice", "at offset");
+    unplan(&p);
+}
+
+/* a checkpoint id that would end the generated string literal and comment */
+static void test_emit_refuses_unprintable_name(void)
+{
+    planned p;
+    CU_ASSERT_FATAL(plan_tiny(&p));
+    strcpy(p.c.ops[3].checkpoint, "tiny.*/\"evil");
+    expect_refused(&p, CK_E_CIRCUIT, "checkpoint \"tiny.*/", "cannot be printed into generated C");
+    unplan(&p);
+}
+
+static void test_emit_refuses_weight_outside_table(void)
+{
+    planned p;
+    CU_ASSERT_FATAL(plan_tiny(&p));
+    p.c.ops[1].weights[1] = (int)p.c.n_weights;
+    expect_refused(&p, CK_E_CIRCUIT, "weight \"bias\"", "outside the 21 weights");
+    unplan(&p);
+}
+
+/* ---- compiling and the cache ---- */
+
+static ck_compile_params tiny_params(const char *dir)
+{
+    ck_compile_params p = ck_compile_default_params();
+    p.circuit = ck_test_path(TINY);
+    p.out_dir = dir;
+    p.max_batch_tokens = 64;
+    return p;
+}
+
+/* A directory in the test's temp dir; each name keeps its own buffer (ck_test_tmp_path reuses). */
+static const char *subdir(const char *name)
+{
+    static char dirs[32][512];
+    static size_t used;
+    for (size_t i = 0; i < used; i++) {
+        if (strcmp(strrchr(dirs[i], '/') + 1, name) == 0) {
+            return dirs[i];
+        }
+    }
+    CU_ASSERT_FATAL(used < 32);
+    snprintf(dirs[used], sizeof dirs[used], "%s", ck_test_tmp_path(name));
+    mkdir(dirs[used], 0755);
+    return dirs[used++];
+}
+
+static int compile_ok(const ck_compile_params *p, ck_compile_result *r)
+{
+    ck_error err = {0};
+    int rc = ck_codegen_compile(p, r, &err);
+    if (rc != CK_OK) {
+        fprintf(stderr, "\n    %s\n", err.message);
+    }
+    return rc == CK_OK;
+}
+
+/* Writes tiny.json with the residual LayerNorm eps 1e-5 replaced by `eps` to the temp dir. */
+static const char *tiny_with_eps(const char *file, const char *eps)
+{
+    FILE *in = fopen(ck_test_path(TINY), "rb");
+    static char text[1 << 16], path[512];
+    size_t n = in ? fread(text, 1, sizeof text - 1, in) : 0;
+    if (in) {
+        fclose(in);
+    }
+    text[n] = '\0';
+    char *at = strstr(text, "\"eps\": 1e-5");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+    snprintf(path, sizeof path, "%s", ck_test_tmp_path(file));
+    FILE *out = fopen(path, "wb");
+    fprintf(out, "%.*s\"eps\": %s%s", (int)(at - text), text, eps, at + strlen("\"eps\": 1e-5"));
+    fclose(out);
+    return path;
+}
+
+static void test_second_compile_is_a_cache_hit(void)
+{
+    const ck_compile_params p = tiny_params(subdir("cache"));
+    ck_compile_result a, b;
+    struct stat before, after;
+    CU_ASSERT_FATAL(compile_ok(&p, &a));
+    CU_ASSERT_EQUAL(a.cache_hit, 0);
+    CU_ASSERT_EQUAL_FATAL(stat(a.library, &before), 0);
+    CU_ASSERT_FATAL(compile_ok(&p, &b));
+    CU_ASSERT_EQUAL(b.cache_hit, 1);
+    CU_ASSERT_STRING_EQUAL(a.key, b.key);
+    CU_ASSERT_STRING_EQUAL(a.sha256, b.sha256);
+    CU_ASSERT_EQUAL_FATAL(stat(b.library, &after), 0);
+    CU_ASSERT_EQUAL(before.st_ino, after.st_ino); /* nothing was renamed over it */
+    CU_ASSERT_EQUAL(before.st_mtim.tv_nsec, after.st_mtim.tv_nsec);
+}
+
+/* One input changed at a time: LayerNorm eps, CFLAGS, precision, fusion, batch tokens, compiler. */
+static void test_each_key_input_changes_the_key(void)
+{
+    ck_compile_params p[7];
+    ck_compile_result r[7];
+    for (size_t i = 0; i < 7; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "key%zu", i);
+        p[i] = tiny_params(subdir(name));
+    }
+    p[1].circuit = tiny_with_eps("tiny_eps.json", "1e-6");
+    p[2].extra_flags = "-O3";
+    p[3].precision = CK_PRECISION_BF16;
+    p[4].parity = 1;
+    p[5].max_batch_tokens = 128;
+#ifdef __SANITIZE_ADDRESS__
+    p[6].cc = "gcc"; /* a sanitizer build links its own runtime: another compiler cannot link it */
+#else
+    p[6].cc = access("/usr/bin/clang", X_OK) == 0 ? "clang" : "gcc";
+#endif
+    for (size_t i = 0; i < 7; i++) {
+        CU_ASSERT_FATAL(compile_ok(&p[i], &r[i]));
+        CU_ASSERT_EQUAL(r[i].cache_hit, 0);
+        for (size_t j = 0; j < i; j++) {
+            CU_ASSERT_STRING_NOT_EQUAL(r[i].key, r[j].key);
+        }
+    }
+    CU_ASSERT_STRING_NOT_EQUAL(r[1].circuit_sha256, r[0].circuit_sha256);
+    CU_ASSERT_STRING_EQUAL(r[2].circuit_sha256, r[0].circuit_sha256);
+}
+
+/* Four processes compile the same circuit into one empty directory at once: all succeed and the
+ * published library matches its manifest (no partial file is ever at the final name). */
+static void test_concurrent_compiles_all_succeed(void)
+{
+    const ck_compile_params p = tiny_params(subdir("race"));
+    pid_t kids[4];
+    for (int i = 0; i < 4; i++) {
+        kids[i] = fork();
+        if (kids[i] == 0) {
+            ck_compile_result r;
+            ck_error err = {0};
+            _exit(ck_codegen_compile(&p, &r, &err) == CK_OK ? 0 : 1);
+        }
+    }
+    for (int i = 0; i < 4; i++) {
+        int status = 0;
+        CU_ASSERT_EQUAL(waitpid(kids[i], &status, 0), kids[i]);
+        CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    ck_compile_result r;
+    CU_ASSERT_FATAL(compile_ok(&p, &r));
+    CU_ASSERT_EQUAL(r.cache_hit, 1);
+}
+
+/* ---- the library against the interpreter ---- */
+
+typedef struct {
+    ck_circuit c;
+    ck_weights *w;
+    ck_compiled_library lib;
+    const float **data;  /* [n_weights] the library's weight pointers */
+} loaded;
+
+static int load_tiny(loaded *l, const char *circuit, int parity, const char *dir)
+{
+    ck_compile_params p = tiny_params(dir);
+    ck_compile_result r;
+    ck_error err = {0};
+    memset(l, 0, sizeof *l);
+    p.circuit = circuit;
+    p.parity = parity;
+    if (!compile_ok(&p, &r) || ck_circuit_load(&l->c, circuit, &err) != CK_OK ||
+        ck_circuit_synthetic_weights(&l->w, &l->c, 11, &err) != CK_OK) {
+        return 0;
+    }
+    const ck_compiled_want want = {r.circuit_sha256, CK_DTYPE_F32, !parity, 64};
+    if (ck_codegen_load(&l->lib, r.library, &want, &err) != CK_OK) {
+        fprintf(stderr, "\n    %s\n", err.message);
+        return 0;
+    }
+    l->data = calloc(l->c.n_weights, sizeof *l->data);
+    for (size_t i = 0; i < l->c.n_weights; i++) {
+        l->data[i] = ck_weights_find(l->w, l->c.weights[i].checkpoint_name)->data;
+    }
+    return 1;
+}
+
+static void unload(loaded *l)
+{
+    free(l->data);
+    ck_codegen_unload(&l->lib);
+    ck_weights_free(l->w);
+    ck_circuit_free(&l->c);
+}
+
+/* Three sequences (lengths 3, 9, 14) of ids in 1..9, boundaries 0; `salt` varies them. */
+static size_t make_batch(int32_t *ids, size_t *offsets, uint32_t salt)
+{
+    static const size_t lengths[] = {3, 9, 14};
+    uint32_t x = 777u + salt;
+    offsets[0] = 0;
+    for (size_t s = 0; s < 3; s++) {
+        for (size_t t = 0; t < lengths[s]; t++) {
+            x = x * 1664525u + 1013904223u;
+            ids[offsets[s] + t] = (t == 0 || t == lengths[s] - 1) ? 0 : (int32_t)(1 + (x >> 8) % 9);
+        }
+        offsets[s + 1] = offsets[s] + lengths[s];
+    }
+    return 3;
+}
+
+/* The features of one batch through an executor, interpreted or on l's library. */
+static int run_executor(const loaded *l, int compiled, int threads, int fuse, const int32_t *ids,
+                        const size_t *offsets, float *out)
+{
+    ck_executor *ex = NULL;
+    ck_error err = {0};
+    ck_executor_options o = {threads, 64, 16, fuse, CK_DTYPE_F32,
+                             compiled ? l->lib.table : NULL};
+    int rc = ck_executor_init(&ex, &l->c, l->w, &o, &err);
+    rc = rc ? rc : ck_executor_run(ex, ids, offsets, 3, l->c.features_buffer, out, 26 * 4, NULL,
+                                   NULL, &err);
+    if (rc != CK_OK) {
+        fprintf(stderr, "\n    %s\n", err.message);
+    }
+    ck_executor_free(ex);
+    return rc;
+}
+
+static void check_identical(const char *circuit, int parity, const char *dir)
+{
+    loaded l;
+    int32_t ids[26];
+    size_t offsets[4];
+    float interp[26 * 4], gen[26 * 4];
+    CU_ASSERT_FATAL(load_tiny(&l, ck_test_path(circuit), parity, subdir(dir)));
+    make_batch(ids, offsets, 0);
+    for (int threads = 1; threads <= 2; threads++) {
+        ck_test_fill_canary(gen, 26 * 4);
+        CU_ASSERT_EQUAL(run_executor(&l, 0, threads, !parity, ids, offsets, interp), CK_OK);
+        CU_ASSERT_EQUAL(run_executor(&l, 1, threads, !parity, ids, offsets, gen), CK_OK);
+        CU_ASSERT_EQUAL(memcmp(interp, gen, sizeof gen), 0);
+    }
+    unload(&l);
+}
+
+static void test_generated_equals_interpreter_fused(void)
+{
+    check_identical(TINY, 0, "same0");
+}
+
+static void test_generated_equals_interpreter_parity(void)
+{
+    check_identical(TINY, 1, "same1");
+}
+
+/* The smallest boundary: one embedding op, no linear (an empty linear table), no hidden output. */
+static void test_embedding_only_circuit(void)
+{
+    check_identical(EMBEDDING_ONLY, 0, "emb");
+}
+
+/* ---- the seed's rejection paths, on the generated entry table ---- */
+
+static void *arena_of(size_t bytes)
+{
+    void *a = NULL;
+    CU_ASSERT_FATAL(posix_memalign(&a, 64, bytes + 64) == 0);
+    memset(a, 0xA5, bytes + 64);
+    return a;
+}
+
+static int bytes_intact(const unsigned char *a, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (a[i] != 0xA5) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static void test_arena_one_byte_small_or_off(void)
+{
+    loaded l;
+    CU_ASSERT_FATAL(load_tiny(&l, ck_test_path(TINY), 0, subdir("seed")));
+    const ck_compiled_circuit *t = l.lib.table;
+    size_t n = t->arena_bytes;
+    unsigned char *arena = arena_of(n);
+    ck_compiled_state *st = (ck_compiled_state *)&st;
+    CU_ASSERT_EQUAL(t->init(&st, arena, n - 1, l.data, l.c.n_weights, 1), CK_E_SIZE);
+    CU_ASSERT_PTR_NULL(st);
+    CU_ASSERT_EQUAL(t->init(&st, arena + 1, n, l.data, l.c.n_weights, 1), CK_E_SIZE);
+    CU_ASSERT_PTR_NULL(st);
+    CU_ASSERT(bytes_intact(arena, n + 64));
+    CU_ASSERT_EQUAL(t->init(&st, arena, n, l.data, l.c.n_weights - 1, 1), CK_E_ARG);
+    CU_ASSERT_EQUAL(t->init(&st, arena, n, l.data, l.c.n_weights, 1), CK_OK);
+    t->free(st);
+    free(arena);
+    unload(&l);
+}
+
+static void test_id_equal_to_vocab_leaves_canary(void)
+{
+    loaded l;
+    int32_t ids[26];
+    size_t offsets[4];
+    float out[26 * 4];
+    CU_ASSERT_FATAL(load_tiny(&l, ck_test_path(TINY), 0, subdir("seed")));
+    const ck_compiled_circuit *t = l.lib.table;
+    void *arena = arena_of(t->arena_bytes);
+    ck_compiled_state *st = NULL;
+    CU_ASSERT_EQUAL_FATAL(t->init(&st, arena, t->arena_bytes, l.data, l.c.n_weights, 2), CK_OK);
+    make_batch(ids, offsets, 0);
+    ids[5] = (int32_t)t->vocab; /* 10: one past the last row of the word table */
+    ck_test_fill_canary(out, 26 * 4);
+    CU_ASSERT_EQUAL(t->run(st, ids, offsets, 3, t->features_buffer, out, 26 * 4, NULL, NULL),
+                    CK_E_RANGE);
+    CU_ASSERT(ck_test_canary_intact(out, 26 * 4));
+    CU_ASSERT_PTR_NULL(t->rows(st, t->features_buffer, NULL));
+    ids[5] = -1;
+    CU_ASSERT_EQUAL(t->run(st, ids, offsets, 3, t->features_buffer, out, 26 * 4, NULL, NULL),
+                    CK_E_RANGE);
+    ids[5] = 1;
+    CU_ASSERT_EQUAL(t->run(st, ids, offsets, 3, t->features_buffer, out, 26 * 4 - 1, NULL, NULL),
+                    CK_E_SIZE);
+    CU_ASSERT(ck_test_canary_intact(out, 26 * 4));
+    t->free(st);
+    free(arena);
+    unload(&l);
+}
+
+static void weights_digest(const loaded *l, unsigned char out[32])
+{
+    ck_sha256_ctx *h = NULL;
+    CU_ASSERT_FATAL(ck_sha256_begin(&h) == CK_OK);
+    for (size_t i = 0; i < l->c.n_weights; i++) {
+        ck_sha256_update(h, l->data[i], l->c.weights[i].elements * sizeof(float));
+    }
+    ck_sha256_peek(h, out);
+    ck_sha256_free(h);
+}
+
+/* Weights hash the same before and after runs; one arena serves two different batches, each
+ * giving the interpreter's features for it (not the previous batch's). */
+static void test_arena_reuse_and_weights_untouched(void)
+{
+    loaded l;
+    int32_t ids_a[26], ids_b[26];
+    size_t off_a[4], off_b[4];
+    float out_a[26 * 4], out_b[26 * 4], want_a[26 * 4], want_b[26 * 4];
+    unsigned char before[32], after[32];
+    CU_ASSERT_FATAL(load_tiny(&l, ck_test_path(TINY), 0, subdir("seed")));
+    const ck_compiled_circuit *t = l.lib.table;
+    void *arena = arena_of(t->arena_bytes);
+    ck_compiled_state *st = NULL;
+    make_batch(ids_a, off_a, 1);
+    make_batch(ids_b, off_b, 2);
+    CU_ASSERT_EQUAL(run_executor(&l, 0, 2, 1, ids_a, off_a, want_a), CK_OK);
+    CU_ASSERT_EQUAL(run_executor(&l, 0, 2, 1, ids_b, off_b, want_b), CK_OK);
+    weights_digest(&l, before);
+    CU_ASSERT_EQUAL_FATAL(t->init(&st, arena, t->arena_bytes, l.data, l.c.n_weights, 2), CK_OK);
+    CU_ASSERT_EQUAL(t->run(st, ids_a, off_a, 3, t->features_buffer, out_a, 26 * 4, NULL, NULL),
+                    CK_OK);
+    CU_ASSERT_EQUAL(t->run(st, ids_b, off_b, 3, t->features_buffer, out_b, 26 * 4, NULL, NULL),
+                    CK_OK);
+    weights_digest(&l, after);
+    CU_ASSERT_EQUAL(memcmp(before, after, 32), 0);
+    CU_ASSERT_NOT_EQUAL(memcmp(out_a, out_b, sizeof out_a), 0);
+    CU_ASSERT_EQUAL(memcmp(out_a, want_a, sizeof out_a), 0);
+    CU_ASSERT_EQUAL(memcmp(out_b, want_b, sizeof out_b), 0);
+    size_t tokens = 0;
+    CU_ASSERT_PTR_NOT_NULL(t->rows(st, t->features_buffer, &tokens));
+    CU_ASSERT_EQUAL(tokens, 26);
+    t->free(st);
+    free(arena);
+    unload(&l);
+}
+
+/* ---- the loader ---- */
+
+static void copy_file(const char *from, const char *to, long flip_at)
+{
+    FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+    CU_ASSERT_FATAL(in != NULL && out != NULL);
+    int ch;
+    for (long i = 0; (ch = fgetc(in)) != EOF; i++) {
+        fputc(i == flip_at ? ch ^ 1 : ch, out);
+    }
+    fclose(in);
+    fclose(out);
+}
+
+static void test_load_refuses_tampered_and_foreign(void)
+{
+    const ck_compile_params p = tiny_params(subdir("tamper"));
+    ck_compile_result r;
+    ck_compiled_library lib;
+    ck_error err = {0};
+    char so[600], manifest[600];
+    CU_ASSERT_FATAL(compile_ok(&p, &r));
+    snprintf(so, sizeof so, "%s/copy.so", p.out_dir);
+    snprintf(manifest, sizeof manifest, "%s/copy.so.json", p.out_dir);
+    copy_file(r.manifest, manifest, -1);
+    copy_file(r.library, so, 4000);
+    ck_compiled_want want = {r.circuit_sha256, CK_DTYPE_F32, 1, 64};
+    CU_ASSERT_EQUAL(ck_codegen_load(&lib, so, &want, &err), CK_E_HASH);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "differs from its manifest"));
+    CU_ASSERT_PTR_NULL(lib.handle);
+    copy_file(r.library, so, -1);
+    want.circuit_sha256 = "0000000000000000000000000000000000000000000000000000000000000000";
+    memset(&err, 0, sizeof err);
+    CU_ASSERT_EQUAL(ck_codegen_load(&lib, so, &want, &err), CK_E_CIRCUIT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "circuit hash"));
+    want.circuit_sha256 = r.circuit_sha256;
+    want.fuse_gelu = 0;
+    memset(&err, 0, sizeof err);
+    CU_ASSERT_EQUAL(ck_codegen_load(&lib, so, &want, &err), CK_E_CIRCUIT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "parity"));
+    want.fuse_gelu = 1;
+    CU_ASSERT_EQUAL(ck_codegen_load(&lib, so, &want, &err), CK_OK);
+    ck_codegen_unload(&lib);
+}
+
+/* C21: load A from P and keep it loaded, rebuild B at P, load P again in the same process: B's
+ * code runs (its provenance, its different features), not glibc's cached A. */
+static void test_rebuilt_library_is_never_stale(void)
+{
+    const char *dir = subdir("c21");
+    const char *b_json = tiny_with_eps("tiny_c21.json", "0.5");
+    loaded a, b;
+    int32_t ids[26];
+    size_t offsets[4];
+    float out_a[26 * 4], out_b[26 * 4];
+    /* both circuits are named tiny_encoder: the same DIR/tiny_encoder.so */
+    CU_ASSERT_FATAL(load_tiny(&a, ck_test_path(TINY), 0, dir));
+    CU_ASSERT_FATAL(load_tiny(&b, b_json, 0, dir));
+    CU_ASSERT_STRING_EQUAL(a.lib.path, b.lib.path);
+    CU_ASSERT_STRING_NOT_EQUAL(a.lib.sha256, b.lib.sha256);
+    CU_ASSERT_STRING_NOT_EQUAL(a.lib.loaded, b.lib.loaded);
+    CU_ASSERT_PTR_NOT_EQUAL(a.lib.table, b.lib.table);
+    CU_ASSERT_STRING_NOT_EQUAL(a.lib.table->provenance->circuit_sha256,
+                               b.lib.table->provenance->circuit_sha256);
+    make_batch(ids, offsets, 3);
+    CU_ASSERT_EQUAL(run_executor(&a, 1, 1, 1, ids, offsets, out_a), CK_OK);
+    CU_ASSERT_EQUAL(run_executor(&b, 1, 1, 1, ids, offsets, out_b), CK_OK);
+    CU_ASSERT_NOT_EQUAL(memcmp(out_a, out_b, sizeof out_a), 0);
+    unload(&b);
+    unload(&a);
+}
+
+CK_TEST_MAIN("codegen",
+             {"emit accepts the plan", test_emit_accepts_the_plan},
+             {"emit refuses offset at arena size", test_emit_refuses_offset_at_arena_size},
+             {"emit refuses bytes past arena", test_emit_refuses_bytes_past_arena},
+             {"emit refuses misaligned offset", test_emit_refuses_misaligned_offset},
+             {"emit refuses live overlap", test_emit_refuses_live_overlap},
+             {"emit refuses buffer defined twice", test_emit_refuses_buffer_defined_twice},
+             {"emit refuses weight outside table", test_emit_refuses_weight_outside_table},
+             {"emit refuses unprintable name", test_emit_refuses_unprintable_name},
+             {"concurrent compiles all succeed", test_concurrent_compiles_all_succeed},
+             {"second compile is a cache hit", test_second_compile_is_a_cache_hit},
+             {"each key input changes the key", test_each_key_input_changes_the_key},
+             {"generated equals interpreter fused", test_generated_equals_interpreter_fused},
+             {"generated equals interpreter parity", test_generated_equals_interpreter_parity},
+             {"embedding-only circuit", test_embedding_only_circuit},
+             {"arena one byte small or off", test_arena_one_byte_small_or_off},
+             {"id equal to vocab leaves canary", test_id_equal_to_vocab_leaves_canary},
+             {"arena reuse and weights untouched", test_arena_reuse_and_weights_untouched},
+             {"load refuses tampered and foreign", test_load_refuses_tampered_and_foreign},
+             {"rebuilt library is never stale", test_rebuilt_library_is_never_stale})

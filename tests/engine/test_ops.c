@@ -1,0 +1,168 @@
+/* test_ops.c - the op table and the lowered program: every kind has a complete row, names and
+ * dtypes come from the table, and lowering turns circuit + plan + weights into steps whose offsets
+ * are the plan's, whose tensors are the bound ones, with linear + gelu_new fused only when asked. */
+#include "ck_test.h"
+#include "circuit_default.h"
+#include "ops.h"
+
+#define TINY "tests/fixtures/circuits/tiny.json"
+#define KOKORO "circuits/kokoro_phoneme_encoder.json"
+
+static void test_every_kind_has_a_complete_row(void)
+{
+    for (int k = 0; k < CK_OP_KIND_COUNT; k++) {
+        const ck_op_def *def = ck_op_def_of((ck_op_kind)k);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(def);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(def->name);
+        CU_ASSERT_PTR_NOT_NULL(def->check);
+        CU_ASSERT_PTR_NOT_NULL(def->run[CK_DTYPE_F32]);
+        CU_ASSERT_PTR_NOT_NULL(def->in[0]);
+        CU_ASSERT_STRING_EQUAL(ck_op_kind_name((ck_op_kind)k), def->name);
+        for (int j = 0; j < k; j++) {
+            CU_ASSERT_STRING_NOT_EQUAL(ck_op_defs[j].name, def->name);
+        }
+    }
+    CU_ASSERT_PTR_NULL(ck_op_def_of(CK_OP_KIND_COUNT));
+    CU_ASSERT_STRING_EQUAL(ck_op_kind_name(CK_OP_KIND_COUNT), "unknown");
+}
+
+/* The linears and the attention heads have a bf16 run (the heads' dtype is then the plan's,
+ * ck_attention_dtype: bf16 only with AMX); everything else computes in f32 under bf16 precision. */
+static void test_dtype_comes_from_the_row(void)
+{
+    CU_ASSERT_EQUAL(ck_op_dtype(CK_OP_LINEAR, CK_DTYPE_BF16), CK_DTYPE_BF16);
+    CU_ASSERT_EQUAL(ck_op_dtype(CK_OP_LINEAR, CK_DTYPE_F32), CK_DTYPE_F32);
+    CU_ASSERT_EQUAL(ck_op_dtype(CK_OP_ATTENTION, CK_DTYPE_BF16), CK_DTYPE_BF16);
+    CU_ASSERT_EQUAL(ck_op_dtype(CK_OP_ATTENTION, CK_DTYPE_F32), CK_DTYPE_F32);
+    CU_ASSERT_EQUAL(ck_op_dtype(CK_OP_GELU_NEW, CK_DTYPE_BF16), CK_DTYPE_F32);
+    CU_ASSERT_EQUAL(ck_op_dtype(CK_OP_RESIDUAL_LAYER_NORM, CK_DTYPE_BF16), CK_DTYPE_F32);
+    CU_ASSERT_EQUAL(ck_op_dtype(CK_OP_EMBEDDING_THREE_TABLE_LAYER_NORM, CK_DTYPE_BF16),
+                    CK_DTYPE_F32);
+}
+
+typedef struct {
+    ck_circuit c;
+    ck_plan plan;
+    ck_weights *w;
+    const ck_tensor **bound;
+} lowered;
+
+static int setup(lowered *l, const char *rel)
+{
+    ck_error err = {0};
+    const ck_plan_limits limits = {64, 16, 2, 16, CK_DTYPE_F32};
+    memset(l, 0, sizeof *l);
+    if (ck_circuit_load(&l->c, ck_test_path(rel), &err) != CK_OK ||
+        ck_plan_build(&l->plan, &l->c, &limits, &err) != CK_OK ||
+        ck_circuit_synthetic_weights(&l->w, &l->c, 7, &err) != CK_OK) {
+        fprintf(stderr, "\n    %s\n", err.message);
+        return 0;
+    }
+    l->bound = calloc(l->c.n_weights, sizeof *l->bound);
+    for (size_t i = 0; l->bound != NULL && i < l->c.n_weights; i++) {
+        l->bound[i] = ck_weights_find(l->w, l->c.weights[i].checkpoint_name);
+    }
+    return l->bound != NULL;
+}
+
+static void teardown(lowered *l)
+{
+    free(l->bound);
+    ck_weights_free(l->w);
+    ck_plan_free(&l->plan);
+    ck_circuit_free(&l->c);
+}
+
+/* Every step's offsets, cols and tensors are the plan's and the circuit's for its op. */
+static void check_steps(const lowered *l, const ck_program *p)
+{
+    for (size_t i = 0; i < p->n_steps; i++) {
+        const ck_step *s = &p->steps[i];
+        const ck_op *op = &l->c.ops[s->op];
+        CU_ASSERT_EQUAL(s->kind, op->kind);
+        CU_ASSERT_PTR_EQUAL(s->def, &ck_op_defs[op->kind]);
+        for (size_t k = 0; k < s->n_in; k++) {
+            CU_ASSERT_EQUAL(s->in[k], op->inputs[k]);
+            CU_ASSERT_EQUAL(s->in_offset[k], l->plan.offsets[op->inputs[k]]);
+            CU_ASSERT_EQUAL(s->in_cols[k], l->c.buffers[op->inputs[k]].cols);
+        }
+        for (size_t k = 0; k < s->n_weights; k++) {
+            CU_ASSERT_PTR_EQUAL(s->w[k], l->bound[op->weights[k]]);
+        }
+        CU_ASSERT_EQUAL(s->out_offset, l->plan.offsets[s->out]);
+        CU_ASSERT_EQUAL(s->out_cols, l->c.buffers[s->out].cols);
+        CU_ASSERT_PTR_NULL(s->linear);
+    }
+}
+
+static void test_lower_unfused_is_one_step_per_op(void)
+{
+    lowered l;
+    ck_program p = {0};
+    ck_error err = {0};
+    CU_ASSERT_FATAL(setup(&l, TINY));
+    CU_ASSERT_EQUAL_FATAL(ck_program_lower(&p, &l.c, &l.plan, l.bound, 0, CK_DTYPE_F32, &err),
+                          CK_OK);
+    CU_ASSERT_EQUAL(p.n_steps, l.c.n_ops);
+    CU_ASSERT_EQUAL(p.vocab, 10);
+    check_steps(&l, &p);
+    for (size_t i = 0; i < p.n_steps; i++) {
+        CU_ASSERT_EQUAL(p.steps[i].fused_gelu, 0);
+        if (p.steps[i].kind == CK_OP_ATTENTION) { /* tiny.json gives no scale: 1/sqrt(4) */
+            CU_ASSERT_EQUAL(p.steps[i].scale, 0.5f);
+            CU_ASSERT_EQUAL(p.steps[i].split, CK_SPLIT_SEQUENCE_HEADS);
+        }
+    }
+    ck_program_free(&p);
+    ck_program_free(&p);
+    teardown(&l);
+}
+
+/* Kokoro: each of the 12 FFN linears absorbs its gelu_new; the step writes the gelu's buffer and
+ * carries the gelu's checkpoint; linears compute in bf16 under bf16, the rest in f32. */
+static void test_lower_fuses_ffn_gelu(void)
+{
+    lowered l;
+    ck_program p = {0};
+    ck_error err = {0};
+    CU_ASSERT_FATAL(setup(&l, KOKORO));
+    CU_ASSERT_EQUAL_FATAL(ck_program_lower(&p, &l.c, &l.plan, l.bound, 1, CK_DTYPE_BF16, &err),
+                          CK_OK);
+    size_t fused = 0, gelus = 0;
+    for (size_t i = 0; i < l.c.n_ops; i++) {
+        gelus += l.c.ops[i].kind == CK_OP_GELU_NEW;
+    }
+    for (size_t i = 0; i < p.n_steps; i++) {
+        const ck_step *s = &p.steps[i];
+        CU_ASSERT_EQUAL(s->dtype, s->kind == CK_OP_LINEAR ? CK_DTYPE_BF16 : CK_DTYPE_F32);
+        if (s->fused_gelu) {
+            const ck_op *gelu = &l.c.ops[s->op + 1];
+            fused++;
+            CU_ASSERT_EQUAL(gelu->kind, CK_OP_GELU_NEW);
+            CU_ASSERT_EQUAL(s->out, gelu->output);
+            CU_ASSERT(s->checkpoint == NULL ? gelu->checkpoint[0] == '\0'
+                                            : strcmp(s->checkpoint, gelu->checkpoint) == 0);
+        }
+    }
+    CU_ASSERT_EQUAL(gelus, 12);
+    CU_ASSERT_EQUAL(fused, gelus);
+    CU_ASSERT_EQUAL(p.n_steps, l.c.n_ops - fused);
+    check_steps(&l, &p);
+    ck_program_free(&p);
+    teardown(&l);
+}
+
+static void test_lower_rejects_null(void)
+{
+    ck_program p = {0};
+    ck_error err = {0};
+    CU_ASSERT_EQUAL(ck_program_lower(&p, NULL, NULL, NULL, 0, CK_DTYPE_F32, &err), CK_E_ARG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "lower"));
+}
+
+CK_TEST_MAIN("ops",
+             {"every kind has a complete row", test_every_kind_has_a_complete_row},
+             {"dtype comes from the row", test_dtype_comes_from_the_row},
+             {"lower unfused is one step per op", test_lower_unfused_is_one_step_per_op},
+             {"lower fuses ffn gelu", test_lower_fuses_ffn_gelu},
+             {"lower rejects null", test_lower_rejects_null})
