@@ -176,28 +176,40 @@ done:
     return CK_OK;
 }
 
-/* Appends `object` printed unformatted plus "\n" to journal jr (cJSON escapes every control
- * character, so the record is one line). Deletes object. CK_OK, CK_E_MEMORY or CK_E_IO. */
-static int put_json_line(ck_journal *jr, cJSON *object)
+/* `object` printed unformatted plus "\n" (cJSON escapes every control character, so the record is
+ * one line), malloc'd; deletes object. NULL when out of memory. */
+static char *json_line(cJSON *object)
 {
     char *text = object != NULL ? cJSON_PrintUnformatted(object) : NULL;
     cJSON_Delete(object);
-    if (text == NULL) {
+    size_t len = text != NULL ? strlen(text) : 0;
+    char *line = text != NULL ? realloc(text, len + 2) : NULL;
+    if (line == NULL) {
+        free(text);
+        return NULL;
+    }
+    memcpy(line + len, "\n", 2);
+    return line;
+}
+
+/* Appends one record line (json_line's, freed here) to journal jr. CK_OK, CK_E_MEMORY or CK_E_IO. */
+static int put_json_line(ck_journal *jr, char *line)
+{
+    if (line == NULL) {
         return CK_E_MEMORY;
     }
-    size_t len = strlen(text);
-    int ok = fwrite(text, 1, len, jr->f) == len && fputc('\n', jr->f) != EOF;
-    free(text);
+    size_t len = strlen(line);
+    int ok = fwrite(line, 1, len, jr->f) == len;
+    free(line);
     if (!ok) {
         return CK_E_IO;
     }
-    jr->bytes += len + 1;
+    jr->bytes += len;
     return CK_OK;
 }
 
-/* The "sequences" record of one sequence, or NULL when out of memory. */
-static cJSON *sequence_json(size_t line, size_t chunk, size_t chunks, size_t tokens,
-                            const char *phonemes)
+char *ck_output_sequence_line(size_t line, size_t chunk, size_t chunks, size_t tokens,
+                              const char *phonemes)
 {
     cJSON *s = cJSON_CreateObject();
     if (s == NULL || !cJSON_AddNumberToObject(s, "line", (double)line) ||
@@ -208,7 +220,18 @@ static cJSON *sequence_json(size_t line, size_t chunk, size_t chunks, size_t tok
         cJSON_Delete(s);
         return NULL;
     }
-    return s;
+    return json_line(s);
+}
+
+char *ck_output_skip_line(size_t line, const char *why)
+{
+    cJSON *s = cJSON_CreateObject();
+    if (s == NULL || !cJSON_AddNumberToObject(s, "line", (double)line) ||
+        !cJSON_AddStringToObject(s, "error", why ? why : "")) {
+        cJSON_Delete(s);
+        return NULL;
+    }
+    return json_line(s);
 }
 
 static int journal_failed(ck_output *o, int rc, size_t j, ck_error *err)
@@ -277,7 +300,8 @@ int ck_output_append(ck_output *o, const float *rows, size_t tokens, size_t line
     if (put_offset(&o->j[CK_J_OFFSETS], (uint64_t)(o->tokens + tokens)) != 0) {
         return journal_failed(o, CK_E_IO, CK_J_OFFSETS, err);
     }
-    int rc = put_json_line(&o->j[CK_J_SEQS], sequence_json(line, chunk, chunks, tokens, phonemes));
+    int rc = put_json_line(&o->j[CK_J_SEQS],
+                           ck_output_sequence_line(line, chunk, chunks, tokens, phonemes));
     if (rc != CK_OK) {
         return journal_failed(o, rc, CK_J_SEQS, err);
     }
@@ -288,13 +312,7 @@ int ck_output_append(ck_output *o, const float *rows, size_t tokens, size_t line
 
 int ck_output_skip(ck_output *o, size_t line, const char *why, ck_error *err)
 {
-    cJSON *s = cJSON_CreateObject();
-    if (s != NULL && (!cJSON_AddNumberToObject(s, "line", (double)line) ||
-                      !cJSON_AddStringToObject(s, "error", why ? why : ""))) {
-        cJSON_Delete(s);
-        s = NULL;
-    }
-    int rc = put_json_line(&o->j[CK_J_SKIPPED], s);
+    int rc = put_json_line(&o->j[CK_J_SKIPPED], ck_output_skip_line(line, why));
     if (rc != CK_OK) {
         return journal_failed(o, rc, CK_J_SKIPPED, err);
     }
