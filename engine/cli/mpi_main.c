@@ -129,9 +129,11 @@ static void wait_for_all(void)
 
 /* A runtime error on this rank: say it (mpirun may drop MPI_Abort's own text), then end the job:
  * the launcher stops the other ranks. Committed windows stay for --resume. */
-static void abort_job(const char *output, const ck_error *err)
+static void abort_job(const char *output, int rc, const ck_error *err)
 {
-    say("error: %s", err->message);
+    int injected = rc == CK_E_CANCELLED && me.fail_after >= 0;
+    say("error: %s%s", injected ? "injected failure (CK_TEST_FAIL_RANK, test only): " : "",
+        err->message);
     say("this rank's committed windows stay in %s.partial*: run the job again with --resume and "
         "the same number of ranks (%d)", output, me.size);
     fflush(stderr);
@@ -294,8 +296,9 @@ static int run(ck_cli_options *o)
     int code = plan_and_agree(model, o, &job, &info);
     code = code == 0 ? lay_out(job, &info) : code;
     code = code == 0 ? open_file(job) : code;
-    if (code == 0 && ck_rank_encode(job, &err) != CK_OK) {
-        abort_job(o->corpus.output, &err);
+    rc = code == 0 ? ck_rank_encode(job, &err) : CK_OK;
+    if (rc != CK_OK) {
+        abort_job(o->corpus.output, rc, &err);
     }
     if (code == 0) {
         wait_for_all();
