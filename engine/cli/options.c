@@ -14,6 +14,10 @@
 
 enum { EXIT_USAGE = 2 };
 
+/* The names these functions had inside main.c, kept so its option code reads as it did. */
+#define usage_error ck_cli_usage_error
+#define parse_size ck_cli_parse_size
+
 /* --help, in pieces: ISO C bounds one string literal at 4095 bytes. */
 static const char *const usage_text[] = {
     "usage: ckbatch [options] --input FILE --output FILE\n"
@@ -21,6 +25,7 @@ static const char *const usage_text[] = {
     "       ckbatch xray --candidate A --oracle B [--profile P] [--report R]\n"
     "       ckbatch --shard I/N [options] --input FILE --output FILE\n"
     "       ckbatch merge -o FILE [SHARD...]\n"
+    "       mpirun -np N ckbatch-mpi [options] --input FILE --output FILE   (-DCK_MPI=ON builds)\n"
     "       ckbatch make-demo-weights OUT.safetensors [--seed N]\n"
     "       ckbatch weights inspect F | ckbatch weights hash F > MANIFEST.json\n"
     "       ckbatch --help | --version\n"
@@ -134,13 +139,13 @@ static int parse_shard(const char *arg, ck_corpus_params *c)
     const char *slash = strchr(arg, '/');
     size_t len = slash != NULL ? (size_t)(slash - arg) : 0;
     if (slash == NULL || len == 0 || len >= sizeof head) {
-        return ck_cli_usage_error("--shard %s: expected I/N, the shard index (0-based) and the shard count "
+        return usage_error("--shard %s: expected I/N, the shard index (0-based) and the shard count "
                            "(e.g. --shard \"$SLURM_ARRAY_TASK_ID/64\")", arg);
     }
     memcpy(head, arg, len);
     head[len] = '\0';
-    if (ck_cli_parse_size(slash + 1, 1, CK_SHARDS_MAX, &n) != 0 || ck_cli_parse_size(head, 0, n - 1, &i) != 0) {
-        return ck_cli_usage_error("--shard %s: expected I/N with 0 <= I < N <= 1000000", arg);
+    if (parse_size(slash + 1, 1, CK_SHARDS_MAX, &n) != 0 || parse_size(head, 0, n - 1, &i) != 0) {
+        return usage_error("--shard %s: expected I/N with 0 <= I < N <= 1000000", arg);
     }
     c->shard_index = (size_t)i;
     c->shard_count = (size_t)n;
@@ -222,13 +227,13 @@ static int apply_option(int ch, const char *arg, ck_cli_options *o)
     case OPT_CONFIG: m->config = arg; return 0;
     case OPT_PRECISION:
         if (strcmp(arg, "fp32") != 0 && strcmp(arg, "bf16") != 0) {
-            return ck_cli_usage_error("--precision %s: expected fp32 or bf16", arg);
+            return usage_error("--precision %s: expected fp32 or bf16", arg);
         }
         m->precision = strcmp(arg, "bf16") == 0 ? CK_PRECISION_BF16 : CK_PRECISION_FP32;
         return 0;
     case OPT_G2P:
         if (strcmp(arg, "misaki") != 0 && strcmp(arg, "espeak") != 0) {
-            return ck_cli_usage_error("--g2p %s: expected misaki or espeak", arg);
+            return usage_error("--g2p %s: expected misaki or espeak", arg);
         }
         c->g2p = arg;
         return 0;
@@ -246,47 +251,47 @@ static int apply_option(int ch, const char *arg, ck_cli_options *o)
         double secs = strspn(arg, "0123456789.") == strlen(arg) ? strtod(arg, &end) : -1.0;
         if (errno != 0 || end == arg || end == NULL || *end != '\0' ||
             !(secs >= 0.0 && secs <= 3600.0)) {
-            return ck_cli_usage_error("--progress-interval %s: expected seconds 0..3600", arg);
+            return usage_error("--progress-interval %s: expected seconds 0..3600", arg);
         }
         c->progress_interval = secs;
         return 0;
     }
     case 't':
-        if (ck_cli_parse_size(arg, 1, 1024, &v) != 0) {
-            return ck_cli_usage_error("--threads %s: expected an integer 1..1024", arg);
+        if (parse_size(arg, 1, 1024, &v) != 0) {
+            return usage_error("--threads %s: expected an integer 1..1024", arg);
         }
         m->threads = (int)v;
         return 0;
     case 'f':
         return parse_format(arg, &c->format) == 0
-                   ? 0 : ck_cli_usage_error("--format %s: expected phonemes, ids or text", arg);
+                   ? 0 : usage_error("--format %s: expected phonemes, ids or text", arg);
     case 'l':
         if (strcmp(arg, "en-us") != 0 && strcmp(arg, "en-gb") != 0) {
-            return ck_cli_usage_error("--lang %s: expected en-us or en-gb", arg);
+            return usage_error("--lang %s: expected en-us or en-gb", arg);
         }
         c->lang = arg;
         return 0;
     case OPT_SEED:
-        if (ck_cli_parse_size(arg, 0, UINT64_MAX, &v) != 0) {
-            return ck_cli_usage_error("--seed %s: expected an unsigned 64-bit integer", arg);
+        if (parse_size(arg, 0, UINT64_MAX, &v) != 0) {
+            return usage_error("--seed %s: expected an unsigned 64-bit integer", arg);
         }
         m->seed = v;
         return 0;
     case OPT_LAYER:
         if (strcmp(arg, "features") != 0 && strcmp(arg, "hidden") != 0) {
-            return ck_cli_usage_error("--layer %s: expected features or hidden", arg);
+            return usage_error("--layer %s: expected features or hidden", arg);
         }
         c->layer = strcmp(arg, "hidden") == 0 ? CK_LAYER_HIDDEN : CK_LAYER_FEATURES;
         return 0;
     case OPT_MAX_BATCH:
-        if (ck_cli_parse_size(arg, 512, 1u << 20, &v) != 0) {
-            return ck_cli_usage_error("--max-batch-tokens %s: expected an integer 512..1048576", arg);
+        if (parse_size(arg, 512, 1u << 20, &v) != 0) {
+            return usage_error("--max-batch-tokens %s: expected an integer 512..1048576", arg);
         }
         m->max_batch_tokens = (size_t)v;
         return 0;
     case OPT_ON_ERROR:
         if (strcmp(arg, "stop") != 0 && strcmp(arg, "skip") != 0) {
-            return ck_cli_usage_error("--on-error %s: expected stop or skip", arg);
+            return usage_error("--on-error %s: expected stop or skip", arg);
         }
         c->skip_bad_lines = strcmp(arg, "skip") == 0;
         return 0;
@@ -296,7 +301,7 @@ static int apply_option(int ch, const char *arg, ck_cli_options *o)
         }
         return -1;
     case 'V': printf("ckbatch %s\n", ck_version()); return -1;
-    default: return ck_cli_usage_error("%s", "unknown option");
+    default: return usage_error("%s", "unknown option");
     }
 }
 
@@ -306,34 +311,34 @@ int ck_cli_check_paths(const ck_corpus_params *o)
 {
     struct stat in, out;
     if (o->input == NULL || o->output == NULL) {
-        return ck_cli_usage_error("%s", "--input and --output are required");
+        return usage_error("%s", "--input and --output are required");
     }
     if (o->input[0] == '\0' || o->output[0] == '\0') {
-        return ck_cli_usage_error("%s", "--input and --output must not be empty");
+        return usage_error("%s", "--input and --output must not be empty");
     }
     if (o->shard_count > 0 && strcmp(o->input, "-") == 0) {
-        return ck_cli_usage_error("%s", "--shard needs a regular --input file: stdin cannot be split");
+        return usage_error("%s", "--shard needs a regular --input file: stdin cannot be split");
     }
     if (o->resume && strcmp(o->input, "-") == 0) {
-        return ck_cli_usage_error("%s", "--resume needs a regular --input file: a run reading stdin cannot "
+        return usage_error("%s", "--resume needs a regular --input file: a run reading stdin cannot "
                            "be resumed");
     }
     if (strcmp(o->output, "-") == 0) { /* "-" is stdin for --input; a file named "-" would surprise */
-        return ck_cli_usage_error("%s", "--output -: standard output is not supported (the file is written "
+        return usage_error("%s", "--output -: standard output is not supported (the file is written "
                            "under a temporary name and renamed): name a file");
     }
     if (stat(o->output, &out) == 0 && S_ISDIR(out.st_mode)) {
-        return ck_cli_usage_error("--output %s: is a directory", o->output);
+        return usage_error("--output %s: is a directory", o->output);
     }
     /* The file is written beside and renamed over the path: a device or FIFO there (/dev/null)
      * would be replaced by a regular file. */
     if (stat(o->output, &out) == 0 && !S_ISREG(out.st_mode)) {
-        return ck_cli_usage_error("--output %s: exists and is not a regular file (a device, FIFO or "
+        return usage_error("--output %s: exists and is not a regular file (a device, FIFO or "
                            "socket would be replaced)", o->output);
     }
     if (strcmp(o->input, "-") != 0 && stat(o->input, &in) == 0 && stat(o->output, &out) == 0 &&
         in.st_dev == out.st_dev && in.st_ino == out.st_ino) {
-        return ck_cli_usage_error("--output %s: is the input file", o->output);
+        return usage_error("--output %s: is the input file", o->output);
     }
     return 0;
 }
@@ -364,8 +369,8 @@ int ck_cli_parse(int argc, char **argv, ck_cli_options *o)
     opterr = 0; /* one message of ours instead of getopt's two */
     while ((ch = getopt_long(argc, argv, ":i:o:t:f:l:w:qhV", long_options, NULL)) != -1) {
         if (ch == ':' || ch == '?') {
-            return ck_cli_usage_error(ch == ':' ? "option '%s' needs a value"
-                                                : "unknown option '%s'", argv[optind - 1]);
+            return usage_error(ch == ':' ? "option '%s' needs a value" : "unknown option '%s'",
+                               argv[optind - 1]);
         }
         int rc = apply_option(ch, optarg, o);
         if (rc != 0) {
@@ -373,21 +378,19 @@ int ck_cli_parse(int argc, char **argv, ck_cli_options *o)
         }
     }
     if (optind < argc) {
-        return ck_cli_usage_error("unexpected argument '%s'", argv[optind]);
+        return usage_error("unexpected argument '%s'", argv[optind]);
     }
     if (o->quiet && o->progress == 1) {
         o->progress = 0; /* the terminal default yields to -q; an explicit --progress does not */
     }
     if (o->model.parity && o->model.precision != CK_PRECISION_FP32) {
-        return ck_cli_usage_error("%s", "--precision bf16 and --parity cannot be combined: parity "
-                                  "runs fp32");
+        return usage_error("%s", "--precision bf16 and --parity cannot be combined: parity runs fp32");
     }
     if (o->xray.oracle != NULL && o->model.config != NULL) {
-        return ck_cli_usage_error("%s", "--config is for corpus runs: X-Ray cases carry their ids");
+        return usage_error("%s", "--config is for corpus runs: X-Ray cases carry their ids");
     }
     if (o->xray.oracle == NULL && (o->xray.report || o->xray.capture_ids || o->xray.capture_out)) {
-        return ck_cli_usage_error("%s", "--report, --xray-capture and --xray-out need "
-                                  "--xray-oracle");
+        return usage_error("%s", "--report, --xray-capture and --xray-out need --xray-oracle");
     }
     return 0;
 }
