@@ -511,10 +511,12 @@ CK_API size_t ck_rank_encoded_tokens(const ck_rank_job *job);
 CK_API double ck_rank_encode_seconds(const ck_rank_job *job);
 
 /* Step 6, rank 0 only, once every rank's ck_rank_encode returned CK_OK: fsyncs OUT.partial.mpi,
- * renames it onto OUT, fsyncs the directory, removes the job record and the lock. Errors: CK_E_IO. */
+ * renames it onto OUT, fsyncs the directory, removes the job record, every rank's record (and any
+ * temporary record a killed rank left) and the lock. Errors: CK_E_IO. */
 CK_API int ck_rank_finish(ck_rank_job *job, ck_error *err);
 
-/* Step 6, every rank after rank 0's ck_rank_finish: removes the rank's progress record. */
+/* Step 6, every rank after rank 0's ck_rank_finish: removes the rank's progress record (where
+ * rank 0 cannot see the other ranks' files, e.g. a node-local directory). */
 CK_API void ck_rank_cleanup(ck_rank_job *job);
 
 /* Closes the files (records stay) and frees the job; accepts NULL. */

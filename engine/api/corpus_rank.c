@@ -497,9 +497,11 @@ static int take_lock(ck_rank_job *j, ck_error *err)
     return CK_OK;
 }
 
-/* Removes OUT.partial.rank-*.json of any earlier run (any number of ranks): a fresh run's ranks
- * must not find a record of another plan. */
-static void remove_rank_records(const ck_rank_job *j)
+/* Removes every file beside the output whose name starts with OUT + `suffix`: the rank records
+ * of any earlier run (any number of ranks) and the temporary files (NAME.tmp.<pid>) a rank killed
+ * while replacing its record leaves. Called by rank 0 before any other rank touches a file, and
+ * after the rename. */
+static void remove_prefixed(const ck_rank_job *j, const char *suffix)
 {
     const char *slash = strrchr(j->opt.output, '/');
     const char *base = slash != NULL ? slash + 1 : j->opt.output;
@@ -510,7 +512,7 @@ static void remove_rank_records(const ck_rank_job *j)
     }
     memcpy(dir, dir_len > 0 ? j->opt.output : "./", dir_len > 0 ? dir_len : 2);
     dir[dir_len > 0 ? dir_len : 2] = '\0';
-    snprintf(prefix, sizeof prefix, "%s.partial.rank-", base);
+    snprintf(prefix, sizeof prefix, "%s%s", base, suffix);
     DIR *d = opendir(dir);
     for (struct dirent *e = d != NULL ? readdir(d) : NULL; e != NULL; e = readdir(d)) {
         if (strncmp(e->d_name, prefix, strlen(prefix)) == 0) {
@@ -543,7 +545,8 @@ static int create_fresh(ck_rank_job *j, cJSON *identity, ck_error *err)
         return ck_fail(err, CK_E_IO, "%s: cannot remove an old progress record: %s",
                        j->job_record, strerror(errno));
     }
-    remove_rank_records(j);
+    remove_prefixed(j, ".partial.rank-");
+    remove_prefixed(j, ".partial.mpi.json.tmp.");
     int fd = open(j->file_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
         return ck_fail(err, CK_E_IO, "%s: cannot create the output being written: %s",
@@ -924,6 +927,8 @@ int ck_rank_finish(ck_rank_job *j, ck_error *err)
         return io_failed(j->opt.output, "fsync of its directory", err);
     }
     unlink(j->job_record);
+    remove_prefixed(j, ".partial.mpi.json.tmp.");
+    remove_prefixed(j, ".partial.rank-"); /* the ranks' records: the file is complete */
     unlink(j->lock_path);
     return CK_OK;
 }
