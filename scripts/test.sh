@@ -28,7 +28,8 @@ echo "== Python binding (pytest)"
 CK_BUILD_DIR=build bash scripts/test-python.sh
 
 echo "== ASan+UBSan build + tests"
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCK_SANITIZE=ON -DCK_TESTS=ON >/dev/null
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCK_SANITIZE=ON -DCK_TESTS=ON -DCK_MPI=ON \
+    >/dev/null
 cmake --build build-asan -j"$jobs"
 # oneDNN's JIT and OpenMP runtime keep process-lifetime allocations: detect_leaks stays on, and
 # tests/lsan.supp lists exactly those library frames.
