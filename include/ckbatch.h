@@ -515,8 +515,8 @@ CK_API double ck_rank_encode_seconds(const ck_rank_job *job);
  * temporary record a killed rank left) and the lock. Errors: CK_E_IO. */
 CK_API int ck_rank_finish(ck_rank_job *job, ck_error *err);
 
-/* Step 6, every rank after rank 0's ck_rank_finish: removes the rank's progress record (where
- * rank 0 cannot see the other ranks' files, e.g. a node-local directory). */
+/* Step 6, every rank after rank 0's ck_rank_finish: removes the rank's progress record (already
+ * gone when rank 0's ck_rank_finish removed it; kept so each rank tidies up after itself). */
 CK_API void ck_rank_cleanup(ck_rank_job *job);
 
 /* Closes the files (records stay) and frees the job; accepts NULL. */
