@@ -6,7 +6,6 @@
 #include "model_internal.h"
 
 #include <cjson/cJSON.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -127,35 +126,6 @@ static int take_lock(ck_rank_job *j, ck_error *err)
     return CK_OK;
 }
 
-/* Removes every file beside the output whose name starts with OUT + `suffix`: the rank records
- * of any earlier run (any number of ranks) and the temporary files (NAME.tmp.<pid>) a rank killed
- * while replacing its record leaves. Called by rank 0 before any other rank touches a file, and
- * after the rename. */
-static void remove_prefixed(const ck_rank_job *j, const char *suffix)
-{
-    const char *slash = strrchr(j->opt.output, '/');
-    const char *base = slash != NULL ? slash + 1 : j->opt.output;
-    char dir[4096], prefix[512];
-    size_t dir_len = slash != NULL ? (size_t)(slash - j->opt.output) + 1 : 0;
-    if (dir_len + 3 > sizeof dir) {
-        return;
-    }
-    memcpy(dir, dir_len > 0 ? j->opt.output : "./", dir_len > 0 ? dir_len : 2);
-    dir[dir_len > 0 ? dir_len : 2] = '\0';
-    snprintf(prefix, sizeof prefix, "%s%s", base, suffix);
-    DIR *d = opendir(dir);
-    for (struct dirent *e = d != NULL ? readdir(d) : NULL; e != NULL; e = readdir(d)) {
-        if (strncmp(e->d_name, prefix, strlen(prefix)) == 0) {
-            char victim[4096 + 256];
-            snprintf(victim, sizeof victim, "%s%s", dir, e->d_name);
-            unlink(victim);
-        }
-    }
-    if (d != NULL) {
-        closedir(d);
-    }
-}
-
 static cJSON *identity_json(const ck_rank_job *j, const char *input_sha, unsigned long long bytes)
 {
     cJSON *id = cJSON_CreateObject();
@@ -175,8 +145,10 @@ static int create_fresh(ck_rank_job *j, cJSON *identity, ck_error *err)
         return ck_fail(err, CK_E_IO, "%s: cannot remove an old progress record: %s",
                        j->job_record, strerror(errno));
     }
-    remove_prefixed(j, ".partial.rank-");
-    remove_prefixed(j, ".partial.mpi.json.tmp.");
+    /* the rank records of any earlier run (any number of ranks), and the NAME.tmp.<pid> a rank
+     * killed while replacing its record left: no rank of this run may find one */
+    ck_file_remove_siblings(j->opt.output, ".partial.rank-", NULL);
+    ck_file_remove_siblings(j->opt.output, ".partial.mpi.json.tmp.", NULL);
     int fd = open(j->file_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
         return ck_fail(err, CK_E_IO, "%s: cannot create the output being written: %s",
@@ -431,8 +403,8 @@ int ck_rank_finish(ck_rank_job *j, ck_error *err)
         return ck_rank_io_failed(j->opt.output, "fsync of its directory", err);
     }
     unlink(j->job_record);
-    remove_prefixed(j, ".partial.mpi.json.tmp.");
-    remove_prefixed(j, ".partial.rank-"); /* the ranks' records: the file is complete */
+    ck_file_remove_siblings(j->opt.output, ".partial.mpi.json.tmp.", NULL);
+    ck_file_remove_siblings(j->opt.output, ".partial.rank-", NULL); /* the file is complete */
     unlink(j->lock_path);
     return CK_OK;
 }

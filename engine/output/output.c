@@ -5,7 +5,6 @@
 #include "output.h"
 
 #include <cjson/cJSON.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/file.h>
@@ -16,6 +15,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "file.h"
 #include "output_internal.h"
 #include "safetensors.h"
 
@@ -55,33 +55,10 @@ static int alloc_output(ck_output **out, const char *path, const char *rows_name
     return CK_OK;
 }
 
-/* Removes PATH.tmp.<pid> files (ck_st_write's temporary name) left by a run killed while it wrote
- * the final file. Called with the lock held: no other run is writing PATH, so none is in use. */
-static void remove_stale_temps(const char *path)
+/* A PATH.tmp.<pid> rest: digits only (ck_st_write's temporary name), not some other file. */
+static int pid_suffix(const char *rest)
 {
-    const char *slash = strrchr(path, '/');
-    const char *base = slash != NULL ? slash + 1 : path;
-    size_t dir_len = slash != NULL ? (size_t)(slash - path) + 1 : 0, base_len = strlen(base);
-    char dir[4096];
-    if (dir_len + 2 > sizeof dir) {
-        return;
-    }
-    memcpy(dir, dir_len > 0 ? path : "./", dir_len > 0 ? dir_len : 2);
-    dir[dir_len > 0 ? dir_len : 2] = '\0';
-    DIR *d = opendir(dir);
-    for (struct dirent *e = d != NULL ? readdir(d) : NULL; e != NULL; e = readdir(d)) {
-        const char *n = e->d_name;
-        if (strncmp(n, base, base_len) != 0 || strncmp(n + base_len, ".tmp.", 5) != 0 ||
-            n[base_len + 5] == '\0' || strspn(n + base_len + 5, "0123456789") != strlen(n + base_len + 5)) {
-            continue;
-        }
-        char victim[4096 + 256];
-        snprintf(victim, sizeof victim, "%s%s", dir, n);
-        unlink(victim);
-    }
-    if (d != NULL) {
-        closedir(d);
-    }
+    return rest[0] != '\0' && strspn(rest, "0123456789") == strlen(rest);
 }
 
 /* Takes PATH.partial.lock (flock, exclusive, not waiting) before any partial file is touched: two
@@ -104,7 +81,9 @@ static int take_lock(ck_output *o, ck_error *err)
                     : ck_fail(err, CK_E_IO, "%s: cannot lock: %s", o->lock_path, strerror(errno));
     }
     o->locked = 1;
-    remove_stale_temps(o->path);
+    /* PATH.tmp.<pid> of a run killed while it wrote the final file: with the lock held no other
+     * run is writing PATH, so none is in use */
+    ck_file_remove_siblings(o->path, ".tmp.", pid_suffix);
     return CK_OK;
 }
 
