@@ -302,7 +302,7 @@ static void test_threads_follow_affinity(void)
     char env[64];
     ck_cli_write_phoneme_corpus(ck_cli_tmp("a.txt"), 200, 0, 2);
     if (cpus >= 2) {
-        CU_ASSERT_EQUAL(run_mpi("", 2, "--bind-to core", io("a.txt", "a2.st", "")), 0);
+        CU_ASSERT_EQUAL(run_mpi("", 2, "", io("a.txt", "a2.st", "")), 0); /* default binding */
         assert_workers(0, 2, 1);
         assert_workers(1, 2, 1);
     }
