@@ -323,7 +323,7 @@ static void test_threads_follow_affinity(void)
 
 /* Rank 0's half of the input is blank lines (no tokens), rank 1's is real work: rank 0 waits for
  * rank 1 the whole encoding and reports that wait; its CPU time while waiting is under 10% of it
- * (an MPI_Barrier would busy-poll near 100%). */
+ * (a polled non-blocking barrier sleeps between polls). */
 static void test_no_spin_while_waiting(void)
 {
     FILE *f = fopen(ck_cli_tmp("w.txt"), "wb");
