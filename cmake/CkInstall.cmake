@@ -4,6 +4,7 @@
 #   P/<libdir>/libckbatch.so.0.1.0 (.so.0, .so)  the shared library (SONAME libckbatch.so.0)
 #   P/<libdir>/libckbatch.a                      every room in one archive, for static linking
 #   P/bin/ckbatch                                the CLI, RPATH $ORIGIN/../<libdir>
+#   P/bin/ckbatch-mpi                            the MPI front end (-DCK_MPI=ON only)
 #   P/<libdir>/pkgconfig/ckbatch.pc              pkg-config (--static: the system libraries)
 #   P/<libdir>/cmake/ckbatch/                    find_package(ckbatch CONFIG): ckbatch::ckbatch
 #
@@ -29,6 +30,9 @@ install(TARGETS ckbatch_shared EXPORT ckbatchTargets
 get_target_property(ck_static_lib ckbatch_static CK_FILE)
 install(FILES ${ck_static_lib} DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS ckbatch RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+if(CK_MPI)
+    install(TARGETS ckbatch-mpi RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
 # the misaki lexicons the text front end reads (engine/corpus/en_lexicon.c), with their notice
 install(FILES ${PROJECT_SOURCE_DIR}/data/misaki/us_gold.json ${PROJECT_SOURCE_DIR}/data/misaki/us_silver.json
               ${PROJECT_SOURCE_DIR}/data/misaki/gb_gold.json ${PROJECT_SOURCE_DIR}/data/misaki/gb_silver.json

@@ -467,6 +467,112 @@ CK_API int ck_merge_shards(const char *output, const char *const *paths, size_t 
                            ck_log_fn log, void *log_ctx, ck_merge_summary *summary,
                            ck_error *err);
 
+/* ---- more than one machine: ranks writing one file in place (ckbatch-mpi) ----
+ *
+ * The library side of MPI mode. It links no MPI: the front end (engine/cli/mpi_main.c, built with
+ * -DCK_MPI=ON) passes rank and size as two integers and moves the few numbers below between the
+ * ranks (MPI_Exscan, MPI_Allreduce, MPI_Bcast). Each of N ranks, in this order:
+ *   1. ck_rank_plan: reads range `rank` of ck_shard_split(input, rank, N) and runs the G2P over
+ *      it, keeping every sequence's ids and record in memory (about 4 bytes per token plus the
+ *      JSON Lines): how many rows and record bytes the rank will write is known before any row is.
+ *   2. the front end agrees on a bad line (--on-error stop: the lowest first_bad_line is the run's
+ *      error, printed once by the rank that holds it; nothing has been written), then gives every
+ *      rank the counts of the ranks before it (exclusive prefix sum) and of all of them;
+ *   3. ck_rank_layout: the header, equal on every rank (ck_rank_header_sha256: the front end
+ *      checks that), and where this rank's rows, offsets and records lie;
+ *   4. rank 0: ck_rank_create (lock, OUT.partial.mpi at its final size with the header, the job's
+ *      record); then every rank: ck_rank_open (writes its offsets and records in place, reads its
+ *      progress record on resume);
+ *   5. ck_rank_encode: windows of batches, each batch's rows pwritten at their final place;
+ *      after each window fdatasync and the rank's progress record (OUT.partial.rank-R-of-N.json);
+ *   6. when every rank encoded: rank 0 ck_rank_finish (renames OUT.partial.mpi onto OUT), then
+ *      every rank ck_rank_cleanup (removes its record). The file is byte for byte what one
+ *      ck_run_corpus of the same input and options writes (no rank appears in it).
+ * Not with stdin or shard_count (CK_E_ARG). */
+
+typedef struct ck_rank_job ck_rank_job;
+
+/* What a rank's plan holds: the four numbers the ranks exchange, as an array of
+ * CK_RANK_COUNTS_N unsigned long long (MPI_UNSIGNED_LONG_LONG) in this order. */
+typedef struct {
+    unsigned long long sequences;     /* S: sequences of the range */
+    unsigned long long tokens;        /* T: their rows */
+    unsigned long long seq_bytes;     /* bytes of their "sequences" JSON Lines */
+    unsigned long long skipped_bytes; /* bytes of the range's "skipped" JSON Lines */
+} ck_rank_counts;
+#define CK_RANK_COUNTS_N 4
+
+/* What ck_rank_plan found. */
+typedef struct {
+    ck_rank_counts counts;
+    unsigned long long first_bad_line; /* --on-error stop: 1-based input line of the range's first
+                                          bad line (ck_rank_plan returned CK_E_INPUT), else 0 */
+    size_t lines, empty_lines, chunked_lines, skipped_lines, dropped_symbols;
+    size_t first_line;                 /* 1-based input line the range starts at */
+    unsigned long long byte_start, byte_end; /* the range: input bytes [byte_start, byte_end) */
+    double g2p_seconds;                /* text: time in the G2P */
+} ck_rank_plan_info;
+
+/* Step 1: the plan of range `rank` (0-based) of `ranks` of params->input. params as for
+ * ck_run_corpus (input, output, format, options; resume: continue the run's records if there are
+ * any); the model is used from here to ck_rank_encode. Logs the range at CK_LOG_INFO. *info is
+ * filled on CK_OK and on CK_E_INPUT (first_bad_line set, err holding the line's message exactly
+ * as ck_run_corpus reports it). Errors: CK_E_ARG (null, rank >= ranks, ranks 0 or above
+ * CK_SHARDS_MAX, stdin, shard_count set), CK_E_INPUT, CK_E_IO, CK_E_MEMORY, CK_E_BACKEND (G2P).
+ * *out is NULL on any error; else free it with ck_rank_job_free. */
+CK_API int ck_rank_plan(ck_model *model, const ck_corpus_params *params, size_t rank,
+                        size_t ranks, ck_rank_job **out, ck_rank_plan_info *info, ck_error *err);
+
+/* Step 3: before = the sums of the counts of ranks 0..rank-1 (zeros on rank 0), total = of all
+ * ranks. Builds the header. Errors: CK_E_ARG (null, before + this rank's counts above total),
+ * CK_E_SIZE (a size that overflows), CK_E_MEMORY. */
+CK_API int ck_rank_layout(ck_rank_job *job, const ck_rank_counts *before,
+                          const ck_rank_counts *total, ck_error *err);
+
+/* 64 hex digits of the SHA-256 of the header bytes (after ck_rank_layout; "" before). Ranks that
+ * disagree on it would write different files: other input, options, weights or binary. */
+CK_API const char *ck_rank_header_sha256(const ck_rank_job *job);
+
+/* Step 4, rank 0 only, before any other rank's ck_rank_open: takes OUT.partial.lock, and either
+ * starts fresh (removes any earlier records, creates OUT.partial.mpi at its final size with the
+ * header at byte 0, writes the job record OUT.partial.mpi.json: ranks, identity, header SHA-256)
+ * or, with params->resume and a job record, checks the record (same number of ranks, input,
+ * options, weights, header) and the header bytes in the file. *resumed: 1 when continuing.
+ * Errors: CK_E_ARG (resume refused: the message names the field, "ranks" for another N),
+ * CK_E_IO (lock held by another run, create, write), CK_E_FORMAT (a record or file edited),
+ * CK_E_MEMORY. */
+CK_API int ck_rank_create(ck_rank_job *job, int *resumed, ck_error *err);
+
+/* Step 4, every rank after rank 0's ck_rank_create (resumed: what it returned): opens the file,
+ * writes this rank's offsets, sequences and skipped records at their places (pwrite, looped over
+ * short writes, at most 1 GiB a call, 64-bit offsets), and when resumed continues from its
+ * progress record (none: from its first sequence). Errors: CK_E_ARG (the record is another plan's:
+ * the input changed), CK_E_IO, CK_E_FORMAT, CK_E_MEMORY. */
+CK_API int ck_rank_open(ck_rank_job *job, int resumed, ck_error *err);
+
+/* Step 5: encodes the rank's sequences from its mark in windows of batches (the model's
+ * max_batch_tokens and threads; rows do not depend on them), pwrites each batch's rows at their
+ * final place, and after each window fdatasyncs and replaces the rank's progress record. The
+ * model's cancel callback is asked before every batch (CK_E_CANCELLED: what was committed stays
+ * for a resume). Errors: CK_E_IO, CK_E_NONFINITE, CK_E_MEMORY, CK_E_BACKEND, CK_E_CANCELLED. */
+CK_API int ck_rank_encode(ck_rank_job *job, ck_error *err);
+
+/* Rows this run encoded (not those a resumed record held) and the seconds ck_rank_encode took. */
+CK_API size_t ck_rank_encoded_tokens(const ck_rank_job *job);
+CK_API double ck_rank_encode_seconds(const ck_rank_job *job);
+
+/* Step 6, rank 0 only, once every rank's ck_rank_encode returned CK_OK: fsyncs OUT.partial.mpi,
+ * renames it onto OUT, fsyncs the directory, removes the job record, every rank's record (and any
+ * temporary record a killed rank left) and the lock. Errors: CK_E_IO. */
+CK_API int ck_rank_finish(ck_rank_job *job, ck_error *err);
+
+/* Step 6, every rank after rank 0's ck_rank_finish: removes the rank's progress record (already
+ * gone when rank 0's ck_rank_finish removed it; kept so each rank tidies up after itself). */
+CK_API void ck_rank_cleanup(ck_rank_job *job);
+
+/* Closes the files (records stay) and frees the job; accepts NULL. */
+CK_API void ck_rank_job_free(ck_rank_job *job);
+
 /* ---- reading a features file back ---- */
 
 /* One tensor of an open file, as stored. */

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# test.sh - README command 2: set up, build (Release and ASan+UBSan) and run every test with ctest,
-# then the installed package (scripts/test-install.sh), the Python binding (scripts/test-python.sh),
-# TSan (threaded tests at 2 and 4 threads),
-# a short libFuzzer stage and valgrind memcheck.
+# test.sh - README command 2: set up, build (Release with ckbatch-mpi, and ASan+UBSan) and run every
+# test with ctest, then the installed package (scripts/test-install.sh), the Python binding
+# (scripts/test-python.sh), TSan (threaded tests at 2 and 4 threads), a short libFuzzer stage and
+# valgrind memcheck.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,9 +10,21 @@ bash scripts/bootstrap.sh
 jobs=$(nproc)
 
 echo "== Release build + tests"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DCK_TESTS=ON -DCK_PYTHON=ON >/dev/null
+# -DCK_MPI=ON: ckbatch-mpi and its suite (ctest label mpi: mpirun on this host, loopback only)
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DCK_TESTS=ON -DCK_PYTHON=ON -DCK_MPI=ON >/dev/null
 cmake --build build -j"$jobs"
 (cd build && ctest --output-on-failure --no-tests=error -j"$jobs")
+# the MPI suite again where nothing but loopback exists (a network namespace holding only lo), when
+# this machine allows one (CAP_SYS_ADMIN) and has ip(8): Open MPI must touch no other address
+if command -v ip >/dev/null && unshare -n true 2>/dev/null; then
+    echo "== MPI suite in a loopback-only network namespace"
+    (cd build && unshare -n sh -c 'ip link set lo up && ctest -L mpi --output-on-failure')
+fi
+# MPI lives only in the ckbatch-mpi front end: the library (and so the Python binding) never links it
+if ldd build/engine/libckbatch.so | grep -q libmpi; then
+    echo "test.sh: libckbatch.so links libmpi" >&2
+    exit 1
+fi
 
 echo "== installed package: pkg-config and CMake consumers"
 CK_BUILD_DIR=build bash scripts/test-install.sh
@@ -22,7 +34,8 @@ echo "== Python binding (pytest)"
 CK_BUILD_DIR=build bash scripts/test-python.sh
 
 echo "== ASan+UBSan build + tests"
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCK_SANITIZE=ON -DCK_TESTS=ON >/dev/null
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCK_SANITIZE=ON -DCK_TESTS=ON -DCK_MPI=ON \
+    >/dev/null
 cmake --build build-asan -j"$jobs"
 # oneDNN's JIT and OpenMP runtime keep process-lifetime allocations: detect_leaks stays on, and
 # tests/lsan.supp lists exactly those library frames.

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "batcher.h"
+#include "corpus_job.h"
 #include "corpus_shard.h"
 #include "output.h"
 #include "reader.h"
@@ -173,11 +174,10 @@ static void progress_tick(void *ctx, const char *checkpoint, const float *data, 
  * SHA-256, so an edited config.json under the same name counts). --threads and
  * --max-batch-tokens change no bit of the features (docs/parity.md, "Invariance"; tested), so a
  * resumed run may use others; --parity runs unfused kernels, whose bits differ, so it counts. */
-static void options_identity(const session *s, char *buf, size_t cap)
+void ck_corpus_options_identity(const ck_corpus_params *o, const ck_model *m, char *buf,
+                                size_t cap)
 {
     static const char *const formats[] = {"phonemes", "ids", "text"};
-    const ck_corpus_params *o = s->opt;
-    const ck_model *m = s->model;
     /* a config's vocab changes the ids; without one the string is what it always was */
     char config[80] = "";
     if (m->has_config) {
@@ -238,7 +238,7 @@ static int open_output(session *s, int is_stdin, ck_error *err)
     if (rc != CK_OK) {
         return rc;
     }
-    options_identity(s, options, sizeof options);
+    ck_corpus_options_identity(s->opt, s->model, options, sizeof options);
     if (opt->shard_count > 0) { /* a shard resumes only as the same shard of the same split */
         size_t len = strlen(options);
         snprintf(options + len, sizeof options - len, " shard=%zu/%zu", opt->shard_index,
@@ -258,12 +258,66 @@ static int open_output(session *s, int is_stdin, ck_error *err)
 static int shard_meta(session *s, ck_error *err)
 {
     char options[1200];
-    options_identity(s, options, sizeof options);
+    ck_corpus_options_identity(s->opt, s->model, options, sizeof options);
     char *text = ck_corpus_shard_meta(s->opt, &s->range, s->input_sha, options);
     int rc = text != NULL ? ck_output_meta(s->output, CK_SHARD_META_KEY, text, err)
                           : ck_fail(err, CK_E_MEMORY, "%s: out of memory", s->out_path);
     free(text);
     return rc;
+}
+
+static int put_meta(void *ctx, const char *key, const char *value, ck_error *err)
+{
+    return ck_output_meta(ctx, key, value, err);
+}
+
+int ck_corpus_meta_each(const ck_corpus_params *opt, const ck_model *m, const ck_reader *reader,
+                        int is_stdin, ck_corpus_meta_fn put, void *ctx, ck_error *err)
+{
+    const char *g2p = ck_reader_g2p_version(reader);
+    char engine[64];
+    snprintf(engine, sizeof engine, "ckbatch %s", CK_VERSION);
+    int rc = put(ctx, "format", "ckbatch.features.v2", err);
+    if (rc == CK_OK) rc = put(ctx, "engine", engine, err);
+    if (rc == CK_OK) rc = put(ctx, "layer", opt->layer == CK_LAYER_HIDDEN ? "hidden" : "features",
+                              err);
+    if (rc == CK_OK) rc = put(ctx, "circuit", m->circuit.name, err);
+    if (rc == CK_OK) rc = put(ctx, "weights", ck_weights_identity(m->weights), err);
+    if (rc == CK_OK) rc = put(ctx, "source", is_stdin ? "<stdin>" : opt->input, err);
+    if (rc == CK_OK && g2p != NULL) rc = put(ctx, "g2p", g2p, err);
+    /* fp32 files keep today's bytes: no precision key means fp32 (docs/precision.md) */
+    if (rc == CK_OK && m->params.precision == CK_PRECISION_BF16) {
+        rc = put(ctx, "precision", "bf16", err);
+        if (rc == CK_OK) rc = put(ctx, "dispatch", m->dispatch, err);
+    }
+    /* interpreted files keep today's bytes: no backend key means the interpreter */
+    if (rc == CK_OK && m->library.table != NULL) {
+        rc = put(ctx, "backend", "generated", err);
+        if (rc == CK_OK) rc = put(ctx, "library", m->library.path, err);
+        if (rc == CK_OK) rc = put(ctx, "library_sha256", m->library.sha256, err);
+        if (rc == CK_OK) rc = put(ctx, "library_key", m->library.key, err);
+    }
+    const char *key = NULL, *value = NULL;
+    for (size_t i = 0; rc == CK_OK && ck_reader_g2p_meta(reader, i, &key, &value); i++) {
+        rc = put(ctx, key, value, err);
+    }
+    if (rc == CK_OK && m->has_config) {
+        char config[80];
+        snprintf(config, sizeof config, "sha256:%s", m->config.sha256);
+        rc = put(ctx, "config", config, err);
+    }
+    return rc;
+}
+
+ck_reader_options ck_corpus_reader_options(const ck_corpus_params *opt, const ck_model *m,
+                                           void (*warn)(void *, const char *), void *warn_ctx)
+{
+    /* the longest sequence is the position table (boundaries included): a circuit with fewer
+     * than 512 positions chunks (or, for ids, rejects) its lines shorter, as a line error */
+    ck_reader_options ro = {opt->format, opt->lang, opt->strict_symbols, ck_model_max_phonemes(m),
+                            warn, warn_ctx, m->has_config ? m->config.vocab : NULL,
+                            m->dims.word_rows, opt->g2p, opt->lexicon_dir};
+    return ro;
 }
 
 static int open_io(session *s, ck_error *err)
@@ -292,11 +346,7 @@ static int open_io(session *s, ck_error *err)
              s->range.first_line, s->range.first_line + s->range.lines - (s->range.lines > 0),
              s->range.lines, s->out_path);
     }
-    /* the longest sequence is the position table (boundaries included): a circuit with fewer
-     * than 512 positions chunks (or, for ids, rejects) its lines shorter, as a line error */
-    ck_reader_options ro = {opt->format, opt->lang, opt->strict_symbols, ck_model_max_phonemes(m),
-                            warn_log, s, m->has_config ? m->config.vocab : NULL, m->dims.word_rows,
-                            opt->g2p, opt->lexicon_dir};
+    ck_reader_options ro = ck_corpus_reader_options(opt, m, warn_log, s);
     const char *name = is_stdin ? "<stdin>" : opt->input;
     int rc = opt->shard_count > 0
                  ? ck_reader_open_range(&s->reader, s->input, name, &ro, s->range.start,
@@ -309,38 +359,7 @@ static int open_io(session *s, ck_error *err)
     if (rc != CK_OK) {
         return rc;
     }
-    const char *g2p = ck_reader_g2p_version(s->reader);
-    char engine[64];
-    snprintf(engine, sizeof engine, "ckbatch %s", CK_VERSION);
-    rc = ck_output_meta(s->output, "format", "ckbatch.features.v2", err);
-    if (rc == CK_OK) rc = ck_output_meta(s->output, "engine", engine, err);
-    if (rc == CK_OK) rc = ck_output_meta(s->output, "layer",
-                                         opt->layer == CK_LAYER_HIDDEN ? "hidden" : "features", err);
-    if (rc == CK_OK) rc = ck_output_meta(s->output, "circuit", m->circuit.name, err);
-    if (rc == CK_OK) rc = ck_output_meta(s->output, "weights", ck_weights_identity(m->weights), err);
-    if (rc == CK_OK) rc = ck_output_meta(s->output, "source", is_stdin ? "<stdin>" : opt->input, err);
-    if (rc == CK_OK && g2p != NULL) rc = ck_output_meta(s->output, "g2p", g2p, err);
-    /* fp32 files keep today's bytes: no precision key means fp32 (docs/precision.md) */
-    if (rc == CK_OK && m->params.precision == CK_PRECISION_BF16) {
-        rc = ck_output_meta(s->output, "precision", "bf16", err);
-        if (rc == CK_OK) rc = ck_output_meta(s->output, "dispatch", m->dispatch, err);
-    }
-    /* interpreted files keep today's bytes: no backend key means the interpreter */
-    if (rc == CK_OK && m->library.table != NULL) {
-        rc = ck_output_meta(s->output, "backend", "generated", err);
-        if (rc == CK_OK) rc = ck_output_meta(s->output, "library", m->library.path, err);
-        if (rc == CK_OK) rc = ck_output_meta(s->output, "library_sha256", m->library.sha256, err);
-        if (rc == CK_OK) rc = ck_output_meta(s->output, "library_key", m->library.key, err);
-    }
-    const char *key = NULL, *value = NULL;
-    for (size_t i = 0; rc == CK_OK && ck_reader_g2p_meta(s->reader, i, &key, &value); i++) {
-        rc = ck_output_meta(s->output, key, value, err);
-    }
-    if (rc == CK_OK && m->has_config) {
-        char config[80];
-        snprintf(config, sizeof config, "sha256:%s", m->config.sha256);
-        rc = ck_output_meta(s->output, "config", config, err);
-    }
+    rc = ck_corpus_meta_each(opt, m, s->reader, is_stdin, put_meta, s->output, err);
     return rc == CK_OK && opt->shard_count > 0 ? shard_meta(s, err) : rc;
 }
 

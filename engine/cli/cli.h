@@ -2,6 +2,35 @@
 #ifndef CK_CLI_H
 #define CK_CLI_H
 
+#include "ckbatch.h"
+
+/* Everything the command line sets: the model, the corpus run, the X-Ray run, and how to talk. */
+typedef struct {
+    ck_model_params model;
+    ck_corpus_params corpus;
+    ck_xray_params xray;
+    int quiet;     /* -q: errors only */
+    int progress;  /* 0 none, 1 the terminal default, 2 asked for (-q does not silence it) */
+} ck_cli_options;
+
+/* Parses the corpus and X-Ray options of argv (options.c) into o, starting from the library's
+ * defaults, and checks their combinations. Returns 0, 2 (usage error, printed) or -1 (--help or
+ * --version printed: exit 0). The log and progress callbacks are left for the caller to set. */
+int ck_cli_parse(int argc, char **argv, ck_cli_options *o);
+
+/* Path mistakes that would surface only after the whole corpus is encoded: 0 or 2 (printed). */
+int ck_cli_check_paths(const ck_corpus_params *o);
+
+/* "ckbatch: " + fmt (one %s: arg) and the --help hint on stderr; returns 2. */
+int ck_cli_usage_error(const char *fmt, const char *arg);
+
+/* A decimal in [min, max] into *out: 0, or -1 when s is not one. */
+int ck_cli_parse_size(const char *s, unsigned long long min, unsigned long long max,
+                      unsigned long long *out);
+
+/* The summary line(s) of a corpus run on stderr. */
+void ck_cli_print_summary(const ck_corpus_summary *s);
+
 /* The `ckbatch xray` subcommand: argv[0] = "xray", then --candidate A --oracle B [--profile P]
  * [--report R] [--manifest M] [--quiet]. Returns the exit code: 0 pass, 1 fail or error, 2 usage. */
 int ck_xray_main(int argc, char **argv);

@@ -15,132 +15,16 @@
 #include "ckbatch.h"
 #include "cli.h"
 
-enum { EXIT_INPUT = 1, EXIT_USAGE = 2 };
-
-/* --help, in pieces: ISO C bounds one string literal at 4095 bytes. */
-static const char *const usage_text[] = {
-    "usage: ckbatch [options] --input FILE --output FILE\n"
-    "       ckbatch --parity --xray-oracle B.safetensors [--report R.json]\n"
-    "       ckbatch xray --candidate A --oracle B [--profile P] [--report R]\n"
-    "       ckbatch --shard I/N [options] --input FILE --output FILE\n"
-    "       ckbatch merge -o FILE [SHARD...]\n"
-    "       ckbatch compile [--circuit C] [--precision P] [--parity] [--max-batch-tokens N] -o DIR\n"
-    "       ckbatch make-demo-weights OUT.safetensors [--seed N]\n"
-    "       ckbatch weights inspect F | ckbatch weights hash F > MANIFEST.json\n"
-    "       ckbatch --help | --version\n"
-    "\n"
-    "Encodes a corpus (one item per line) with the Kokoro-82M phoneme encoder and writes per-token\n"
-    "features as safetensors: features F32 [tokens, 512], offsets I64 [sequences + 1], and\n"
-    "sequences, skipped U8 [bytes] (JSON Lines: one object per sequence, per skipped line).\n"
-    "\n",
-    "  -i, --input FILE          corpus, one item per line; - reads stdin\n"
-    "  -o, --output FILE         features file (written to a temporary name, renamed when complete;\n"
-    "                            progress is committed to FILE.partial* after every window;\n"
-    "                            one run at a time per FILE; must be a regular file if it exists)\n"
-    "      --shard I/N           encode only shard I (0-based) of N: the input's lines starting\n"
-    "                            in bytes [I*S/N, (I+1)*S/N) (S its size), into the shard file\n"
-    "                            FILE.shard-IIIII-of-NNNNN (resumable like FILE; records carry\n"
-    "                            the input's line numbers); `ckbatch merge -o FILE` then writes\n"
-    "                            the file a single run writes\n"
-    "      --resume              continue an interrupted run from FILE.partial* (same input,\n"
-    "                            weights and options, except that --threads and --max-batch-tokens\n"
-    "                            may differ); the result equals an uninterrupted run's; lines\n"
-    "                            already done are not converted again; without a progress record\n"
-    "                            the run starts from the beginning (safe to pass on every attempt);\n"
-    "                            not with stdin, whose runs cannot be resumed\n"
-    "  -t, --threads N           compute threads (default: the CPUs this process may run on, its\n"
-    "                            affinity mask: taskset, cpuset, Slurm binding; wins over\n"
-    "                            OMP_NUM_THREADS)\n"
-    "  -f, --format F            phonemes (default): Kokoro phoneme strings\n"
-    "                            ids: JSON arrays of Kokoro token ids, the raw model interface:\n"
-    "                            any row 1..rows-1 of the word-embedding table (1..177 for\n"
-    "                            Kokoro-82M); boundaries are added; at most 510 per line; an id\n"
-    "                            the vocabulary does not define is kept, reported like a dropped\n"
-    "                            symbol and shown as U+FFFD in `phonemes`\n"
-    "                            text: English text through a G2P (--g2p)\n"
-    "  -l, --lang L              text language: en-us (default) or en-gb\n"
-    "      --g2p G               text front end: misaki (default): Kokoro's own English G2P\n"
-    "                            (misaki 0.9.4 lexicons and rules; espeak-ng only for words they\n"
-    "                            lack, each reported; tagger: a heuristic, not spaCy)\n"
-    "                            espeak: espeak-ng on everything (the front end before misaki)\n"
-    "      --lexicon-dir D       misaki: {us,gb}_{gold,silver}.json from D (e.g. an installed\n"
-    "                            misaki's data/), SHA-256 checked (default: the shipped copy)\n"
-    "  -w, --weights F           Kokoro weights: kokoro-v1_0.pth (read without Python, no code runs)\n"
-    "                            or .safetensors (flat bert./bert_encoder. names); by content\n"
-    "      --weights-manifest M  verify every tensor against `ckbatch weights hash` output M\n"
-    "                            default: synthetic demo weights (NOT Kokoro's)\n"
-    "      --seed N              seed of the synthetic demo weights (default 20261129)\n",
-    "      --circuit F           circuit JSON (default: the embedded Kokoro phoneme encoder)\n"
-    "      --config F            Kokoro config.json shipped beside the .pth: its vocab replaces\n"
-    "                            the embedded Kokoro-82M v1.0 one; n_token, plbert and hidden_dim\n"
-    "                            must match the weights (checked before the run); its SHA-256 is\n"
-    "                            recorded in the output metadata as config\n"
-    "      --layer L             features (default: tensor features [T,512]) or hidden (tensor\n"
-    "                            hidden [T,768], the last hidden state)\n"
-    "      --max-batch-tokens N  tokens per packed batch (default 2048, at least 512)\n"
-    "      --precision P         fp32 (default) or bf16: the linears in bf16 with f32 accumulation\n"
-    "                            (oneDNN on AMX or AVX512-BF16; refused on a CPU without them),\n"
-    "                            the rest in f32; recorded in the output metadata with what ran\n"
-    "                            (docs/precision.md); not with --parity\n"
-    "      --compiled L          run the library `ckbatch compile` built (L = DIR/NAME.so, made\n"
-    "                            with the same --circuit, --precision, --parity and\n"
-    "                            --max-batch-tokens) instead of the interpreter: same features;\n"
-    "                            its SHA-256 is checked against L.json before it is loaded\n"
-    "      --strict-symbols      a symbol outside the vocabulary (ids: an id it does not define)\n"
-    "                            is a line error (default: dropped (ids: kept) and reported with\n"
-    "                            line and column or element)\n"
-    "      --on-error P          stop (default): the first bad line ends the run, no output;\n"
-    "                            skip: bad lines are reported, skipped and listed in `skipped`\n"
-    "      --parity              one thread (scheduler and oneDNN) whatever --threads says; weights\n"
-    "                            hashed before and after; two runs give identical bytes\n"
-    "      --xray-oracle B       X-Ray: run every case of the pinned capture B in parity mode and\n"
-    "                            compare each checkpoint (no --input/--output needed)\n"
-    "      --report R            X-Ray JSON report (with --xray-oracle)\n"
-    "      --xray-capture L      with --xray-oracle: checkpoints to capture, all or id,id,...\n"
-    "      --xray-out F          with --xray-oracle: write the capture to F (safetensors)\n"
-    "      --progress            progress line on stderr (default when stderr is a terminal)\n"
-    "      --no-progress         no progress line\n"
-    "      --progress-interval S at most one redraw per S seconds (default 0.5; 0: at every line,\n"
-    "                            batch and checkpoint); the ETA follows the input bytes done\n"
-    "  -q, --quiet               errors only on stderr: no summary, weights, memory, warning or\n"
-    "                            progress lines (--progress still shows progress)\n"
-    "  -h, --help                this text\n"
-    "  -V, --version             version\n"
-    "\n"
-    "Exit status: 0 success, 1 input or runtime error (no output file; committed progress stays in\n"
-    "FILE.partial* for --resume), 2 usage error.\n",
-};
-
-static int usage_error(const char *fmt, const char *arg)
-{
-    fprintf(stderr, "ckbatch: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\nTry 'ckbatch --help'.\n");
-    return EXIT_USAGE;
-}
-
-/* Parses a decimal in [min, max]; 0 on success. */
-static int parse_size(const char *s, unsigned long long min, unsigned long long max,
-                      unsigned long long *out)
-{
-    char *end = NULL;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno != 0 || end == s || *end != '\0' || s[0] == '-' || v < min || v > max) {
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
+enum { EXIT_INPUT = 1 };
 
 static int make_demo_weights(int argc, char **argv)
 {
     unsigned long long seed = ck_model_default_params().seed;
     if (argc != 2 && !(argc == 4 && strcmp(argv[2], "--seed") == 0)) {
-        return usage_error("%s", "make-demo-weights takes OUT.safetensors [--seed N]");
+        return ck_cli_usage_error("%s", "make-demo-weights takes OUT.safetensors [--seed N]");
     }
-    if (argc == 4 && parse_size(argv[3], 0, UINT64_MAX, &seed) != 0) {
-        return usage_error("--seed %s: expected an unsigned 64-bit integer", argv[3]);
+    if (argc == 4 && ck_cli_parse_size(argv[3], 0, UINT64_MAX, &seed) != 0) {
+        return ck_cli_usage_error("--seed %s: expected an unsigned 64-bit integer", argv[3]);
     }
     ck_error err = {0};
     char *identity = NULL;
@@ -157,7 +41,7 @@ static int make_demo_weights(int argc, char **argv)
 static int weights_command(int argc, char **argv)
 {
     if (argc != 3 || (strcmp(argv[1], "inspect") != 0 && strcmp(argv[1], "hash") != 0)) {
-        return usage_error("%s", "weights takes inspect F or hash F");
+        return ck_cli_usage_error("%s", "weights takes inspect F or hash F");
     }
     ck_error err = {0};
     char *text = NULL;
@@ -176,85 +60,10 @@ static int weights_command(int argc, char **argv)
     return EXIT_SUCCESS;
 }
 
-/* --shard I/N: both numbers, 0 <= I < N <= CK_SHARDS_MAX (an index without its count would
- * let two launchers disagree on the split: refused before any work). */
-static int parse_shard(const char *arg, ck_corpus_params *c)
-{
-    unsigned long long i = 0, n = 0;
-    char head[32];
-    const char *slash = strchr(arg, '/');
-    size_t len = slash != NULL ? (size_t)(slash - arg) : 0;
-    if (slash == NULL || len == 0 || len >= sizeof head) {
-        return usage_error("--shard %s: expected I/N, the shard index (0-based) and the shard count "
-                           "(e.g. --shard \"$SLURM_ARRAY_TASK_ID/64\")", arg);
-    }
-    memcpy(head, arg, len);
-    head[len] = '\0';
-    if (parse_size(slash + 1, 1, CK_SHARDS_MAX, &n) != 0 || parse_size(head, 0, n - 1, &i) != 0) {
-        return usage_error("--shard %s: expected I/N with 0 <= I < N <= 1000000", arg);
-    }
-    c->shard_index = (size_t)i;
-    c->shard_count = (size_t)n;
-    return 0;
-}
-
-static int parse_format(const char *s, ck_input_format *format)
-{
-    static const char *const names[] = {"phonemes", "ids", "text"};
-    for (int i = 0; i < 3; i++) {
-        if (strcmp(s, names[i]) == 0) {
-            *format = (ck_input_format)i;
-            return 0;
-        }
-    }
-    return -1;
-}
-
-enum { OPT_SEED = 256, OPT_CIRCUIT, OPT_LAYER, OPT_MAX_BATCH, OPT_STRICT, OPT_ON_ERROR,
-       OPT_PROGRESS, OPT_NO_PROGRESS, OPT_WEIGHTS_MANIFEST, OPT_PARITY, OPT_XRAY_ORACLE,
-       OPT_REPORT, OPT_XRAY_CAPTURE, OPT_XRAY_OUT, OPT_RESUME, OPT_PROGRESS_INTERVAL, OPT_CONFIG,
-       OPT_G2P, OPT_LEXICON_DIR, OPT_PRECISION, OPT_SHARD, OPT_COMPILED };
-
-static const struct option long_options[] = {
-    {"input", required_argument, NULL, 'i'},     {"output", required_argument, NULL, 'o'},
-    {"threads", required_argument, NULL, 't'},   {"format", required_argument, NULL, 'f'},
-    {"lang", required_argument, NULL, 'l'},      {"weights", required_argument, NULL, 'w'},
-    {"weights-manifest", required_argument, NULL, OPT_WEIGHTS_MANIFEST},
-    {"seed", required_argument, NULL, OPT_SEED}, {"circuit", required_argument, NULL, OPT_CIRCUIT},
-    {"config", required_argument, NULL, OPT_CONFIG},
-    {"precision", required_argument, NULL, OPT_PRECISION},
-    {"compiled", required_argument, NULL, OPT_COMPILED},
-    {"g2p", required_argument, NULL, OPT_G2P},    {"lexicon-dir", required_argument, NULL, OPT_LEXICON_DIR},
-    {"layer", required_argument, NULL, OPT_LAYER},
-    {"max-batch-tokens", required_argument, NULL, OPT_MAX_BATCH},
-    {"strict-symbols", no_argument, NULL, OPT_STRICT},
-    {"on-error", required_argument, NULL, OPT_ON_ERROR},
-    {"resume", no_argument, NULL, OPT_RESUME},
-    {"shard", required_argument, NULL, OPT_SHARD},
-    {"progress", no_argument, NULL, OPT_PROGRESS}, {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
-    {"progress-interval", required_argument, NULL, OPT_PROGRESS_INTERVAL},
-    {"parity", no_argument, NULL, OPT_PARITY},
-    {"xray-oracle", required_argument, NULL, OPT_XRAY_ORACLE},
-    {"report", required_argument, NULL, OPT_REPORT},
-    {"xray-capture", required_argument, NULL, OPT_XRAY_CAPTURE},
-    {"xray-out", required_argument, NULL, OPT_XRAY_OUT},
-    {"quiet", no_argument, NULL, 'q'},           {"help", no_argument, NULL, 'h'},
-    {"version", no_argument, NULL, 'V'},         {NULL, 0, NULL, 0},
-};
-
-/* Everything the command line sets: the model, the corpus run, the X-Ray run, and how to talk. */
-typedef struct {
-    ck_model_params model;
-    ck_corpus_params corpus;
-    ck_xray_params xray;
-    int quiet;     /* -q: errors only */
-    int progress;  /* 0 none, 1 the terminal default, 2 asked for (-q does not silence it) */
-} cli_options;
-
 /* The library's log: "ckbatch: " + message, unless -q; reports (the X-Ray table) as they are. */
 static void log_stderr(void *ctx, ck_log_level level, const char *message)
 {
-    const cli_options *o = ctx;
+    const ck_cli_options *o = ctx;
     if (o->quiet) {
         return;
     }
@@ -284,21 +93,8 @@ static void progress_stderr(void *ctx, const ck_progress *p)
     fflush(stderr);
 }
 
-/* The X-Ray options; returns 1 when ch was one of them. */
-static int apply_xray_option(int ch, const char *arg, cli_options *o)
-{
-    switch (ch) {
-    case OPT_PARITY: o->model.parity = 1; return 1;
-    case OPT_XRAY_ORACLE: o->xray.oracle = arg; return 1;
-    case OPT_REPORT: o->xray.report = arg; return 1;
-    case OPT_XRAY_CAPTURE: o->xray.capture_ids = arg; return 1;
-    case OPT_XRAY_OUT: o->xray.capture_out = arg; return 1;
-    default: return 0;
-    }
-}
-
 /* `--xray-oracle B`: the parity run of B's cases instead of a corpus. */
-static int run_xray(cli_options *o)
+static int run_xray(ck_cli_options *o)
 {
     if (!o->model.parity && !o->quiet) {
         fprintf(stderr, "ckbatch: --xray-oracle implies --parity: forcing 1 thread\n");
@@ -318,156 +114,6 @@ static int run_xray(cli_options *o)
     return rc == CK_OK ? EXIT_SUCCESS : EXIT_INPUT;
 }
 
-/* Applies one option; returns 0, EXIT_USAGE, or -1 when the program should exit 0 (help, version). */
-static int apply_option(int ch, const char *arg, cli_options *o)
-{
-    unsigned long long v = 0;
-    ck_model_params *m = &o->model;
-    ck_corpus_params *c = &o->corpus;
-    if (apply_xray_option(ch, arg, o)) {
-        return 0;
-    }
-    switch (ch) {
-    case 'i': c->input = arg; return 0;
-    case 'o': c->output = arg; return 0;
-    case 'w': m->weights = arg; return 0;
-    case OPT_WEIGHTS_MANIFEST: m->weights_manifest = arg; return 0;
-    case OPT_CIRCUIT: m->circuit = arg; return 0;
-    case OPT_CONFIG: m->config = arg; return 0;
-    case OPT_COMPILED: m->compiled = arg; return 0;
-    case OPT_PRECISION:
-        if (strcmp(arg, "fp32") != 0 && strcmp(arg, "bf16") != 0) {
-            return usage_error("--precision %s: expected fp32 or bf16", arg);
-        }
-        m->precision = strcmp(arg, "bf16") == 0 ? CK_PRECISION_BF16 : CK_PRECISION_FP32;
-        return 0;
-    case OPT_G2P:
-        if (strcmp(arg, "misaki") != 0 && strcmp(arg, "espeak") != 0) {
-            return usage_error("--g2p %s: expected misaki or espeak", arg);
-        }
-        c->g2p = arg;
-        return 0;
-    case OPT_LEXICON_DIR: c->lexicon_dir = arg; return 0;
-    case 'q': o->quiet = 1; return 0;
-    case OPT_STRICT: c->strict_symbols = 1; return 0;
-    case OPT_RESUME: c->resume = 1; return 0;
-    case OPT_SHARD: return parse_shard(arg, c);
-    case OPT_PROGRESS: o->progress = 2; return 0;
-    case OPT_NO_PROGRESS: o->progress = 0; return 0;
-    case OPT_PROGRESS_INTERVAL: {
-        char *end = NULL;
-        errno = 0;
-        /* plain decimal seconds: strtod alone would also take " 1", "0x10" and "inf" */
-        double secs = strspn(arg, "0123456789.") == strlen(arg) ? strtod(arg, &end) : -1.0;
-        if (errno != 0 || end == arg || end == NULL || *end != '\0' ||
-            !(secs >= 0.0 && secs <= 3600.0)) {
-            return usage_error("--progress-interval %s: expected seconds 0..3600", arg);
-        }
-        c->progress_interval = secs;
-        return 0;
-    }
-    case 't':
-        if (parse_size(arg, 1, 1024, &v) != 0) {
-            return usage_error("--threads %s: expected an integer 1..1024", arg);
-        }
-        m->threads = (int)v;
-        return 0;
-    case 'f':
-        return parse_format(arg, &c->format) == 0
-                   ? 0 : usage_error("--format %s: expected phonemes, ids or text", arg);
-    case 'l':
-        if (strcmp(arg, "en-us") != 0 && strcmp(arg, "en-gb") != 0) {
-            return usage_error("--lang %s: expected en-us or en-gb", arg);
-        }
-        c->lang = arg;
-        return 0;
-    case OPT_SEED:
-        if (parse_size(arg, 0, UINT64_MAX, &v) != 0) {
-            return usage_error("--seed %s: expected an unsigned 64-bit integer", arg);
-        }
-        m->seed = v;
-        return 0;
-    case OPT_LAYER:
-        if (strcmp(arg, "features") != 0 && strcmp(arg, "hidden") != 0) {
-            return usage_error("--layer %s: expected features or hidden", arg);
-        }
-        c->layer = strcmp(arg, "hidden") == 0 ? CK_LAYER_HIDDEN : CK_LAYER_FEATURES;
-        return 0;
-    case OPT_MAX_BATCH:
-        if (parse_size(arg, 512, 1u << 20, &v) != 0) {
-            return usage_error("--max-batch-tokens %s: expected an integer 512..1048576", arg);
-        }
-        m->max_batch_tokens = (size_t)v;
-        return 0;
-    case OPT_ON_ERROR:
-        if (strcmp(arg, "stop") != 0 && strcmp(arg, "skip") != 0) {
-            return usage_error("--on-error %s: expected stop or skip", arg);
-        }
-        c->skip_bad_lines = strcmp(arg, "skip") == 0;
-        return 0;
-    case 'h':
-        for (size_t i = 0; i < sizeof usage_text / sizeof usage_text[0]; i++) {
-            fputs(usage_text[i], stdout);
-        }
-        return -1;
-    case 'V': printf("ckbatch %s\n", ck_version()); return -1;
-    default: return usage_error("%s", "unknown option");
-    }
-}
-
-/* Path mistakes that would otherwise surface only after the whole corpus is encoded, or destroy the
- * corpus: both paths given and non-empty, the output not a directory, not the input itself. */
-static int check_paths(const ck_corpus_params *o)
-{
-    struct stat in, out;
-    if (o->input == NULL || o->output == NULL) {
-        return usage_error("%s", "--input and --output are required");
-    }
-    if (o->input[0] == '\0' || o->output[0] == '\0') {
-        return usage_error("%s", "--input and --output must not be empty");
-    }
-    if (o->shard_count > 0 && strcmp(o->input, "-") == 0) {
-        return usage_error("%s", "--shard needs a regular --input file: stdin cannot be split");
-    }
-    if (o->resume && strcmp(o->input, "-") == 0) {
-        return usage_error("%s", "--resume needs a regular --input file: a run reading stdin cannot "
-                           "be resumed");
-    }
-    if (strcmp(o->output, "-") == 0) { /* "-" is stdin for --input; a file named "-" would surprise */
-        return usage_error("%s", "--output -: standard output is not supported (the file is written "
-                           "under a temporary name and renamed): name a file");
-    }
-    if (stat(o->output, &out) == 0 && S_ISDIR(out.st_mode)) {
-        return usage_error("--output %s: is a directory", o->output);
-    }
-    /* The file is written beside and renamed over the path: a device or FIFO there (/dev/null)
-     * would be replaced by a regular file. */
-    if (stat(o->output, &out) == 0 && !S_ISREG(out.st_mode)) {
-        return usage_error("--output %s: exists and is not a regular file (a device, FIFO or "
-                           "socket would be replaced)", o->output);
-    }
-    if (strcmp(o->input, "-") != 0 && stat(o->input, &in) == 0 && stat(o->output, &out) == 0 &&
-        in.st_dev == out.st_dev && in.st_ino == out.st_ino) {
-        return usage_error("--output %s: is the input file", o->output);
-    }
-    return 0;
-}
-
-static void print_summary(const ck_corpus_summary *s)
-{
-    fprintf(stderr,
-            "ckbatch: %zu lines, %zu sequences (%zu long lines chunked), %zu tokens, %zu skipped, "
-            "%zu empty, %zu dropped symbols, %.2f s, %.0f tokens/s\n",
-            s->lines, s->sequences, s->chunked_lines, s->tokens, s->skipped_lines, s->empty_lines,
-            s->dropped_symbols, s->seconds,
-            s->seconds > 0 ? (double)(s->tokens - s->resumed_tokens) / s->seconds : 0.0);
-    if (s->g2p_seconds > 0) {
-        fprintf(stderr, "ckbatch: g2p %.3f s (%.3f ms per line), %zu words through espeak-ng\n",
-                s->g2p_seconds, s->lines > 0 ? 1e3 * s->g2p_seconds / (double)s->lines : 0.0,
-                s->g2p_fallback_words);
-    }
-}
-
 /* The process's allocator policy, the program's to set (the library changes no process-wide
  * state): with glibc every block of 256 KiB or more gets its own mapping, returned to the kernel on
  * free, so a library that mallocs and frees megabyte blocks per call cannot grow the heaps with the
@@ -481,7 +127,7 @@ static void bound_allocator(void)
 }
 
 /* Loads the model, runs the corpus, prints the summary. */
-static int run_corpus(cli_options *o)
+static int run_corpus(ck_cli_options *o)
 {
     ck_error err = {0};
     ck_model *model = NULL;
@@ -497,7 +143,7 @@ static int run_corpus(cli_options *o)
         return EXIT_INPUT;
     }
     if (!o->quiet) {
-        print_summary(&summary);
+        ck_cli_print_summary(&summary);
     }
     return EXIT_SUCCESS;
 }
@@ -519,42 +165,15 @@ int main(int argc, char **argv)
     if (argc >= 2 && strcmp(argv[1], "compile") == 0) {
         return ck_compile_main(argc - 1, argv + 1);
     }
-    static cli_options o;
-    o.model = ck_model_default_params();
-    o.corpus = ck_corpus_default_params();
-    o.xray = ck_xray_default_params();
-    o.progress = isatty(STDERR_FILENO);
-    int ch;
-    opterr = 0; /* one message of ours instead of getopt's two */
-    while ((ch = getopt_long(argc, argv, ":i:o:t:f:l:w:qhV", long_options, NULL)) != -1) {
-        if (ch == ':' || ch == '?') {
-            return usage_error(ch == ':' ? "option '%s' needs a value" : "unknown option '%s'",
-                               argv[optind - 1]);
-        }
-        int rc = apply_option(ch, optarg, &o);
-        if (rc != 0) {
-            return rc < 0 ? EXIT_SUCCESS : rc;
-        }
-    }
-    if (optind < argc) {
-        return usage_error("unexpected argument '%s'", argv[optind]);
-    }
-    if (o.quiet && o.progress == 1) {
-        o.progress = 0; /* the terminal default yields to -q; an explicit --progress does not */
-    }
-    if (o.model.parity && o.model.precision != CK_PRECISION_FP32) {
-        return usage_error("%s", "--precision bf16 and --parity cannot be combined: parity runs fp32");
-    }
-    if (o.xray.oracle != NULL && o.model.config != NULL) {
-        return usage_error("%s", "--config is for corpus runs: X-Ray cases carry their ids");
+    static ck_cli_options o;
+    int rc = ck_cli_parse(argc, argv, &o);
+    if (rc != 0) {
+        return rc < 0 ? EXIT_SUCCESS : rc;
     }
     if (o.xray.oracle != NULL) {
         return run_xray(&o);
     }
-    if (o.xray.report || o.xray.capture_ids || o.xray.capture_out) {
-        return usage_error("%s", "--report, --xray-capture and --xray-out need --xray-oracle");
-    }
-    int rc = check_paths(&o.corpus);
+    rc = ck_cli_check_paths(&o.corpus);
     if (rc != 0) {
         return rc;
     }

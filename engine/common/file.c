@@ -2,6 +2,7 @@
  * pieces up to the cap) and atomic writes (temp + fsync + rename + directory fsync). */
 #include "file.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -225,4 +226,31 @@ int ck_file_write_atomic(const char *path, const void *bytes, size_t n, ck_error
         return rc;
     }
     return ck_atomic_commit(&a, err);
+}
+
+void ck_file_remove_siblings(const char *path, const char *suffix, int (*match)(const char *rest))
+{
+    const char *slash = strrchr(path, '/');
+    const char *base = slash != NULL ? slash + 1 : path;
+    size_t dir_len = slash != NULL ? (size_t)(slash - path) + 1 : 0;
+    char dir[4096], prefix[1024];
+    if (dir_len + 3 > sizeof dir ||
+        (size_t)snprintf(prefix, sizeof prefix, "%s%s", base, suffix) >= sizeof prefix) {
+        return;
+    }
+    memcpy(dir, dir_len > 0 ? path : "./", dir_len > 0 ? dir_len : 2);
+    dir[dir_len > 0 ? dir_len : 2] = '\0';
+    size_t n = strlen(prefix);
+    DIR *d = opendir(dir);
+    for (struct dirent *e = d != NULL ? readdir(d) : NULL; e != NULL; e = readdir(d)) {
+        if (strncmp(e->d_name, prefix, n) != 0 || (match != NULL && !match(e->d_name + n))) {
+            continue;
+        }
+        char victim[4096 + 256];
+        snprintf(victim, sizeof victim, "%s%s", dir, e->d_name);
+        unlink(victim);
+    }
+    if (d != NULL) {
+        closedir(d);
+    }
 }

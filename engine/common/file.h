@@ -61,4 +61,9 @@ void ck_atomic_abort(ck_atomic_file *a);
  * temporary PATH.tmp.<pid>). Errors: those of the two. */
 int ck_file_write_atomic(const char *path, const void *bytes, size_t n, ck_error *err);
 
+/* Removes every file beside `path` (in its directory) named path's base name + suffix + a rest
+ * that match accepts (match NULL: any rest), e.g. the PATH.tmp.<pid> files of killed writers.
+ * Best effort: errors (an unreadable directory, a file already gone) are ignored. */
+void ck_file_remove_siblings(const char *path, const char *suffix, int (*match)(const char *rest));
+
 #endif

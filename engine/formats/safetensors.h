@@ -126,4 +126,12 @@ typedef struct {
 int ck_st_write_segments(const char *path, const ck_st_entry *entries, const ck_st_segments *segs,
                          size_t n_entries, const ck_st_meta *meta, size_t n_meta, ck_error *err);
 
+/* The first bytes of the file ck_st_write would write for these entries and metadata: the u64
+ * header length and the padded header, malloc'd into *out[*len] (the data section starts at
+ * *len). Only names, dtypes and shapes are read (not data, spool or segments): for writers that
+ * place the tensors' bytes themselves (several processes writing one file in place).
+ * Errors: as ck_st_write's checks; CK_E_MEMORY. On error *out is NULL. */
+int ck_st_header(const ck_st_entry *entries, size_t n_entries, const ck_st_meta *meta,
+                 size_t n_meta, unsigned char **out, size_t *len, ck_error *err);
+
 #endif

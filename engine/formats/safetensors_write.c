@@ -73,11 +73,11 @@ static int check_entry(const char *path, const ck_st_entry *e, int segmented, si
 /* Validates everything (names unique, meta keys unique) and fills bytes[i]. */
 static int check_request(const char *path, const ck_st_entry *entries,
                          const ck_st_segments *segs, size_t n, const ck_st_meta *meta,
-                         size_t n_meta, size_t *bytes, ck_error *err)
+                         size_t n_meta, size_t *bytes, int layout_only, ck_error *err)
 {
     size_t total = 0;
     for (size_t i = 0; i < n; i++) {
-        int rc = check_entry(path, &entries[i], segs != NULL, &bytes[i], err);
+        int rc = check_entry(path, &entries[i], segs != NULL || layout_only, &bytes[i], err);
         if (rc != CK_OK) {
             return rc;
         }
@@ -327,7 +327,7 @@ static int write_file(const char *path, const ck_st_entry *entries, const ck_st_
         rc = ck_fail(err, CK_E_MEMORY, "%s: out of memory", path);
         goto done;
     }
-    rc = check_request(path, entries, segs, n_entries, meta, n_meta, bytes, err);
+    rc = check_request(path, entries, segs, n_entries, meta, n_meta, bytes, 0, err);
     if (rc != CK_OK) {
         goto done;
     }
@@ -338,6 +338,39 @@ static int write_file(const char *path, const ck_st_entry *entries, const ck_st_
     }
     rc = write_atomic(path, &header, entries, segs, n_entries, bytes, err);
 done:
+    ck_strbuf_free(&header);
+    free(bytes);
+    return rc;
+}
+
+int ck_st_header(const ck_st_entry *entries, size_t n_entries, const ck_st_meta *meta,
+                 size_t n_meta, unsigned char **out, size_t *len, ck_error *err)
+{
+    ck_strbuf header = {0};
+    if (out == NULL || len == NULL || (entries == NULL && n_entries > 0) ||
+        (meta == NULL && n_meta > 0)) {
+        return ck_fail(err, CK_E_ARG, "safetensors: header: null entries, meta or out");
+    }
+    *out = NULL;
+    *len = 0;
+    size_t *bytes = calloc(n_entries + 1, sizeof *bytes);
+    int rc = bytes != NULL ? check_request("safetensors header", entries, NULL, n_entries, meta,
+                                           n_meta, bytes, 1, err)
+                           : ck_fail(err, CK_E_MEMORY, "safetensors: header: out of memory");
+    if (rc == CK_OK) {
+        build_header(&header, entries, n_entries, bytes, meta, n_meta);
+        unsigned char *b = header.failed ? NULL : malloc(8 + header.len);
+        if (b == NULL) {
+            rc = ck_fail(err, CK_E_MEMORY, "safetensors: header: out of memory");
+        } else {
+            for (int i = 0; i < 8; i++) {
+                b[i] = (unsigned char)((uint64_t)header.len >> (8 * i));
+            }
+            memcpy(b + 8, header.data, header.len);
+            *out = b;
+            *len = 8 + header.len;
+        }
+    }
     ck_strbuf_free(&header);
     free(bytes);
     return rc;

@@ -5,7 +5,6 @@
 #include "output.h"
 
 #include <cjson/cJSON.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/file.h>
@@ -16,6 +15,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "file.h"
 #include "output_internal.h"
 #include "safetensors.h"
 
@@ -55,33 +55,10 @@ static int alloc_output(ck_output **out, const char *path, const char *rows_name
     return CK_OK;
 }
 
-/* Removes PATH.tmp.<pid> files (ck_st_write's temporary name) left by a run killed while it wrote
- * the final file. Called with the lock held: no other run is writing PATH, so none is in use. */
-static void remove_stale_temps(const char *path)
+/* A PATH.tmp.<pid> rest: digits only (ck_st_write's temporary name), not some other file. */
+static int pid_suffix(const char *rest)
 {
-    const char *slash = strrchr(path, '/');
-    const char *base = slash != NULL ? slash + 1 : path;
-    size_t dir_len = slash != NULL ? (size_t)(slash - path) + 1 : 0, base_len = strlen(base);
-    char dir[4096];
-    if (dir_len + 2 > sizeof dir) {
-        return;
-    }
-    memcpy(dir, dir_len > 0 ? path : "./", dir_len > 0 ? dir_len : 2);
-    dir[dir_len > 0 ? dir_len : 2] = '\0';
-    DIR *d = opendir(dir);
-    for (struct dirent *e = d != NULL ? readdir(d) : NULL; e != NULL; e = readdir(d)) {
-        const char *n = e->d_name;
-        if (strncmp(n, base, base_len) != 0 || strncmp(n + base_len, ".tmp.", 5) != 0 ||
-            n[base_len + 5] == '\0' || strspn(n + base_len + 5, "0123456789") != strlen(n + base_len + 5)) {
-            continue;
-        }
-        char victim[4096 + 256];
-        snprintf(victim, sizeof victim, "%s%s", dir, n);
-        unlink(victim);
-    }
-    if (d != NULL) {
-        closedir(d);
-    }
+    return rest[0] != '\0' && strspn(rest, "0123456789") == strlen(rest);
 }
 
 /* Takes PATH.partial.lock (flock, exclusive, not waiting) before any partial file is touched: two
@@ -104,7 +81,9 @@ static int take_lock(ck_output *o, ck_error *err)
                     : ck_fail(err, CK_E_IO, "%s: cannot lock: %s", o->lock_path, strerror(errno));
     }
     o->locked = 1;
-    remove_stale_temps(o->path);
+    /* PATH.tmp.<pid> of a run killed while it wrote the final file: with the lock held no other
+     * run is writing PATH, so none is in use */
+    ck_file_remove_siblings(o->path, ".tmp.", pid_suffix);
     return CK_OK;
 }
 
@@ -176,28 +155,40 @@ done:
     return CK_OK;
 }
 
-/* Appends `object` printed unformatted plus "\n" to journal jr (cJSON escapes every control
- * character, so the record is one line). Deletes object. CK_OK, CK_E_MEMORY or CK_E_IO. */
-static int put_json_line(ck_journal *jr, cJSON *object)
+/* `object` printed unformatted plus "\n" (cJSON escapes every control character, so the record is
+ * one line), malloc'd; deletes object. NULL when out of memory. */
+static char *json_line(cJSON *object)
 {
     char *text = object != NULL ? cJSON_PrintUnformatted(object) : NULL;
     cJSON_Delete(object);
-    if (text == NULL) {
+    size_t len = text != NULL ? strlen(text) : 0;
+    char *line = text != NULL ? realloc(text, len + 2) : NULL;
+    if (line == NULL) {
+        free(text);
+        return NULL;
+    }
+    memcpy(line + len, "\n", 2);
+    return line;
+}
+
+/* Appends one record line (json_line's, freed here) to journal jr. CK_OK, CK_E_MEMORY or CK_E_IO. */
+static int put_json_line(ck_journal *jr, char *line)
+{
+    if (line == NULL) {
         return CK_E_MEMORY;
     }
-    size_t len = strlen(text);
-    int ok = fwrite(text, 1, len, jr->f) == len && fputc('\n', jr->f) != EOF;
-    free(text);
+    size_t len = strlen(line);
+    int ok = fwrite(line, 1, len, jr->f) == len;
+    free(line);
     if (!ok) {
         return CK_E_IO;
     }
-    jr->bytes += len + 1;
+    jr->bytes += len;
     return CK_OK;
 }
 
-/* The "sequences" record of one sequence, or NULL when out of memory. */
-static cJSON *sequence_json(size_t line, size_t chunk, size_t chunks, size_t tokens,
-                            const char *phonemes)
+char *ck_output_sequence_line(size_t line, size_t chunk, size_t chunks, size_t tokens,
+                              const char *phonemes)
 {
     cJSON *s = cJSON_CreateObject();
     if (s == NULL || !cJSON_AddNumberToObject(s, "line", (double)line) ||
@@ -208,7 +199,18 @@ static cJSON *sequence_json(size_t line, size_t chunk, size_t chunks, size_t tok
         cJSON_Delete(s);
         return NULL;
     }
-    return s;
+    return json_line(s);
+}
+
+char *ck_output_skip_line(size_t line, const char *why)
+{
+    cJSON *s = cJSON_CreateObject();
+    if (s == NULL || !cJSON_AddNumberToObject(s, "line", (double)line) ||
+        !cJSON_AddStringToObject(s, "error", why ? why : "")) {
+        cJSON_Delete(s);
+        return NULL;
+    }
+    return json_line(s);
 }
 
 static int journal_failed(ck_output *o, int rc, size_t j, ck_error *err)
@@ -277,7 +279,8 @@ int ck_output_append(ck_output *o, const float *rows, size_t tokens, size_t line
     if (put_offset(&o->j[CK_J_OFFSETS], (uint64_t)(o->tokens + tokens)) != 0) {
         return journal_failed(o, CK_E_IO, CK_J_OFFSETS, err);
     }
-    int rc = put_json_line(&o->j[CK_J_SEQS], sequence_json(line, chunk, chunks, tokens, phonemes));
+    int rc = put_json_line(&o->j[CK_J_SEQS],
+                           ck_output_sequence_line(line, chunk, chunks, tokens, phonemes));
     if (rc != CK_OK) {
         return journal_failed(o, rc, CK_J_SEQS, err);
     }
@@ -288,13 +291,7 @@ int ck_output_append(ck_output *o, const float *rows, size_t tokens, size_t line
 
 int ck_output_skip(ck_output *o, size_t line, const char *why, ck_error *err)
 {
-    cJSON *s = cJSON_CreateObject();
-    if (s != NULL && (!cJSON_AddNumberToObject(s, "line", (double)line) ||
-                      !cJSON_AddStringToObject(s, "error", why ? why : ""))) {
-        cJSON_Delete(s);
-        s = NULL;
-    }
-    int rc = put_json_line(&o->j[CK_J_SKIPPED], s);
+    int rc = put_json_line(&o->j[CK_J_SKIPPED], ck_output_skip_line(line, why));
     if (rc != CK_OK) {
         return journal_failed(o, rc, CK_J_SKIPPED, err);
     }

@@ -105,6 +105,13 @@ int ck_output_append(ck_output *o, const float *rows, size_t tokens, size_t line
  * Errors: CK_E_IO (write failed), CK_E_MEMORY. */
 int ck_output_skip(ck_output *o, size_t line, const char *why, ck_error *err);
 
+/* The "sequences" record of one sequence and the "skipped" record of one line, byte for byte as
+ * the final file holds them: one JSON object and its "\n", malloc'd; NULL when out of memory. For
+ * a writer that places the records itself (the ranks of ck_rank_*, engine/api/corpus_rank.c). */
+char *ck_output_sequence_line(size_t line, size_t chunk, size_t chunks, size_t tokens,
+                              const char *phonemes);
+char *ck_output_skip_line(size_t line, const char *why);
+
 /* Sets a string metadata entry (weights identity, g2p version, ...); the value is copied.
  * Errors: CK_E_ARG (more than 24 entries), CK_E_MEMORY. */
 int ck_output_meta(ck_output *o, const char *key, const char *value, ck_error *err);

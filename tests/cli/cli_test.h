@@ -1,9 +1,14 @@
 /* cli_test.h - what the CLI suites share: a private work directory, paths in it, the binary under
- * test, the text of an output's JSON Lines tensors, writing a file, killing a run after its first commit, and a main that makes and removes the directory around the CUnit run. Tests only. */
+ * test, the text of an output's JSON Lines tensors, writing a file or the phoneme corpus of the
+ * tiny circuit, reading stderr back, comparing bytes, killing a run after its first commit, and a
+ * main that makes and removes the directory around the CUnit run. Tests only. */
 #ifndef CK_CLI_TEST_H
 #define CK_CLI_TEST_H
 
 #include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -75,6 +80,66 @@ static inline void ck_cli_write_file(const char *path, const char *text)
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     fputs(text, f);
     fclose(f);
+}
+
+/* Phoneme lines the tiny circuit takes (; : , . ! ?): n lines, a UTF-8 BOM first, CRLF on every
+ * 10th line, a line of 40 symbols (chunked: the tiny circuit takes 14) every 97th, "##" (nothing
+ * left: a bad line) at line `bad` (0: none), empty line 7, no final newline. */
+static inline void ck_cli_write_phoneme_corpus(const char *path, int n, int bad, uint32_t seed)
+{
+    static const char ok[] = ";:,.!?";
+    uint32_t x = seed;
+    FILE *f = fopen(path, "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs("\xEF\xBB\xBF", f);
+    for (int line = 1; line <= n; line++) {
+        x = x * 1664525u + 1013904223u;
+        int len = line % 97 == 0 ? 40 : 1 + (int)((x >> 16) % 14);
+        if (line == bad || line == 7) {
+            fputs(line == bad ? "##" : "", f);
+        }
+        for (int k = 0; line != bad && line != 7 && k < len; k++) {
+            x = x * 1664525u + 1013904223u;
+            fputc(ok[(x >> 16) % 6], f);
+        }
+        if (line < n) {
+            fputs(line % 10 == 0 ? "\r\n" : "\n", f);
+        }
+    }
+    fclose(f);
+}
+
+/* The first stderr line holding `what`, from `what` on, into line[2048]; "" when none. */
+static inline const char *ck_cli_stderr_line(const char *what, char line[2048])
+{
+    FILE *f = fopen(ck_cli_tmp("stderr"), "rb");
+    const char *at = NULL;
+    while (f != NULL && at == NULL && fgets(line, 2048, f) != NULL) {
+        at = strstr(line, what);
+    }
+    if (f != NULL) {
+        fclose(f);
+    }
+    if (at == NULL) {
+        fprintf(stderr, "    stderr lacks \"%s\"\n", what);
+        line[0] = '\0';
+        return line;
+    }
+    line[strcspn(line, "\n")] = '\0';
+    return at;
+}
+
+static inline int ck_cli_stderr_has(const char *what)
+{
+    char line[2048];
+    return ck_cli_stderr_line(what, line)[0] != '\0';
+}
+
+static inline int ck_cli_same_bytes(const char *a, const char *b)
+{
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "cmp -s %s %s", a, b);
+    return system(cmd) == 0;
 }
 
 /* Starts the shell command `cmd` (which must exec ckbatch writing `out`) and SIGKILLs it as soon

@@ -15,33 +15,6 @@
 #include "cli_test.h"
 #include "ckbatch.h"
 
-/* Phoneme lines the tiny circuit takes (; : , . ! ?): n lines, a UTF-8 BOM first, CRLF on every
- * 10th line, a line of 40 symbols (chunked: the tiny circuit takes 14) every 97th, "##" (nothing
- * left: a bad line) at line `bad` (0: none), empty line 7, no final newline. */
-static void write_corpus(const char *path, int n, int bad, uint32_t seed)
-{
-    static const char ok[] = ";:,.!?";
-    uint32_t x = seed;
-    FILE *f = fopen(path, "wb");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    fputs("\xEF\xBB\xBF", f);
-    for (int line = 1; line <= n; line++) {
-        x = x * 1664525u + 1013904223u;
-        int len = line % 97 == 0 ? 40 : 1 + (int)((x >> 16) % 14);
-        if (line == bad || line == 7) {
-            fputs(line == bad ? "##" : "", f);
-        }
-        for (int k = 0; line != bad && line != 7 && k < len; k++) {
-            x = x * 1664525u + 1013904223u;
-            fputc(ok[(x >> 16) % 6], f);
-        }
-        if (line < n) {
-            fputs(line % 10 == 0 ? "\r\n" : "\n", f);
-        }
-    }
-    fclose(f);
-}
-
 #define CK_ARGS "-f phonemes --circuit %s/tests/fixtures/circuits/tiny.json"
 
 /* Runs ckbatch (the common arguments, then `extra`); stderr to ck_cli_work/stderr. Exit code. */
@@ -63,39 +36,6 @@ static int merge(const char *out, const char *shards)
              ck_cli_work);
     int st = system(cmd);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-/* The first stderr line holding `what`, from `what` on, into line[2048]; "" when none. */
-static const char *stderr_line(const char *what, char line[2048])
-{
-    FILE *f = fopen(ck_cli_tmp("stderr"), "rb");
-    const char *at = NULL;
-    while (f != NULL && at == NULL && fgets(line, 2048, f) != NULL) {
-        at = strstr(line, what);
-    }
-    if (f != NULL) {
-        fclose(f);
-    }
-    if (at == NULL) {
-        fprintf(stderr, "    stderr lacks \"%s\"\n", what);
-        line[0] = '\0';
-        return line;
-    }
-    line[strcspn(line, "\n")] = '\0';
-    return at;
-}
-
-static int stderr_has(const char *what)
-{
-    char line[2048];
-    return stderr_line(what, line)[0] != '\0';
-}
-
-static int same_bytes(const char *a, const char *b)
-{
-    char cmd[1200];
-    snprintf(cmd, sizeof cmd, "cmp -s %s %s", a, b);
-    return system(cmd) == 0;
 }
 
 /* OUT.shard-IIIII-of-NNNNN in the work directory. */
@@ -130,7 +70,7 @@ static void run_whole(const char *input, const char *out)
  * contiguous from 0 to S, and their lines add up to the file's with first lines following on. */
 static void test_split_covers_input_once_at_line_starts(void)
 {
-    write_corpus(ck_cli_tmp("s.txt"), 300, 0, 1);
+    ck_cli_write_phoneme_corpus(ck_cli_tmp("s.txt"), 300, 0, 1);
     FILE *f = fopen(ck_cli_tmp("s.txt"), "rb");
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     static char bytes[1 << 16];
@@ -166,7 +106,7 @@ static void test_merged_shards_equal_a_single_run(void)
 {
     static const size_t counts[] = {1, 2, 3, 7};
     char extra[256], out[64];
-    write_corpus(ck_cli_tmp("c.txt"), 1200, 450, 7);
+    ck_cli_write_phoneme_corpus(ck_cli_tmp("c.txt"), 1200, 450, 7);
     run_whole("c.txt", "whole.st");
     for (size_t c = 0; c < 4; c++) {
         size_t n = counts[c];
@@ -176,11 +116,11 @@ static void test_merged_shards_equal_a_single_run(void)
                      512 + 256 * i);
             run_shard("c.txt", out, i, n, extra);
             snprintf(extra, sizeof extra, "ckbatch: shard %zu/%zu: input bytes ", i, n);
-            CU_ASSERT_TRUE(stderr_has(extra));
+            CU_ASSERT_TRUE(ck_cli_stderr_has(extra));
         }
         CU_ASSERT_EQUAL(merge(ck_cli_tmp(out), ""), 0);
-        CU_ASSERT_TRUE(stderr_has("ckbatch: merged "));
-        CU_ASSERT_TRUE(same_bytes(ck_cli_tmp("whole.st"), ck_cli_tmp(out)));
+        CU_ASSERT_TRUE(ck_cli_stderr_has("ckbatch: merged "));
+        CU_ASSERT_TRUE(ck_cli_same_bytes(ck_cli_tmp("whole.st"), ck_cli_tmp(out)));
     }
     /* the merged file carries no shard entry; a shard file does */
     ck_features_file *f = NULL;
@@ -211,7 +151,7 @@ static void test_more_shards_than_lines(void)
     CU_ASSERT_EQUAL(ck_features_tensor(e, "offsets")->shape[0], 1); /* no sequence */
     ck_features_close(e);
     CU_ASSERT_EQUAL(merge(ck_cli_tmp("fs.st"), ""), 0);
-    CU_ASSERT_TRUE(same_bytes(ck_cli_tmp("fw.st"), ck_cli_tmp("fs.st")));
+    CU_ASSERT_TRUE(ck_cli_same_bytes(ck_cli_tmp("fw.st"), ck_cli_tmp("fs.st")));
 }
 
 /* Shard 1/2 killed after its first commit: merge names it unfinished; --resume (other threads
@@ -221,7 +161,7 @@ static void test_killed_shard_resumes(void)
 {
     char cmd[4096];
     const char *src = getenv("CK_SOURCE_DIR");
-    write_corpus(ck_cli_tmp("k.txt"), 3000, 0, 11);
+    ck_cli_write_phoneme_corpus(ck_cli_tmp("k.txt"), 3000, 0, 11);
     run_whole("k.txt", "kw.st");
     run_shard("k.txt", "ks.st", 0, 2, "-t 1 --on-error skip");
     snprintf(cmd, sizeof cmd, "exec %s " CK_ARGS " -t 1 --max-batch-tokens 512 --on-error skip "
@@ -229,19 +169,19 @@ static void test_killed_shard_resumes(void)
              ck_cli_tmp("k.txt"), ck_cli_tmp("ks.st"));
     ck_cli_kill_after_first_commit(cmd, shard_file("ks.st", 1, 2));
     CU_ASSERT_EQUAL(merge(ck_cli_tmp("ks.st"), ""), 1);
-    CU_ASSERT_TRUE(stderr_has("ckbatch: error: merge: shard 1/2 missing: input bytes "));
-    CU_ASSERT_TRUE(stderr_has("is unfinished: run that shard again with --resume)"));
+    CU_ASSERT_TRUE(ck_cli_stderr_has("ckbatch: error: merge: shard 1/2 missing: input bytes "));
+    CU_ASSERT_TRUE(ck_cli_stderr_has("is unfinished: run that shard again with --resume)"));
     CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("ks.st")));
     run_shard("k.txt", "ks.st", 1, 2, "-t 2 --max-batch-tokens 900 --on-error skip --resume");
-    CU_ASSERT_TRUE(stderr_has("ckbatch: resuming at line "));
+    CU_ASSERT_TRUE(ck_cli_stderr_has("ckbatch: resuming at line "));
     CU_ASSERT_EQUAL(merge(ck_cli_tmp("ks.st"), ""), 0);
-    CU_ASSERT_TRUE(same_bytes(ck_cli_tmp("kw.st"), ck_cli_tmp("ks.st")));
+    CU_ASSERT_TRUE(ck_cli_same_bytes(ck_cli_tmp("kw.st"), ck_cli_tmp("ks.st")));
     run_shard("k.txt", "ks.st", 0, 2, "-t 1 --on-error skip --resume"); /* a requeue */
-    CU_ASSERT_TRUE(stderr_has("no progress record for "));
+    CU_ASSERT_TRUE(ck_cli_stderr_has("no progress record for "));
     CU_ASSERT_EQUAL(merge(ck_cli_tmp("ks2.st"), ""), 1); /* no shard files of that name */
-    CU_ASSERT_TRUE(stderr_has("ckbatch: error: merge: no shard files "));
+    CU_ASSERT_TRUE(ck_cli_stderr_has("ckbatch: error: merge: no shard files "));
     CU_ASSERT_EQUAL(merge(ck_cli_tmp("ks.st"), ""), 0);
-    CU_ASSERT_TRUE(same_bytes(ck_cli_tmp("kw.st"), ck_cli_tmp("ks.st")));
+    CU_ASSERT_TRUE(ck_cli_same_bytes(ck_cli_tmp("kw.st"), ck_cli_tmp("ks.st")));
 }
 
 /* A bad line under stop in shard 1's range: the same error line as the single run's (global line
@@ -249,14 +189,14 @@ static void test_killed_shard_resumes(void)
 static void test_bad_line_reported_as_a_single_run_reports_it(void)
 {
     char args[1024], whole[2048], part[2048];
-    write_corpus(ck_cli_tmp("b.txt"), 1200, 1000, 3);
+    ck_cli_write_phoneme_corpus(ck_cli_tmp("b.txt"), 1200, 1000, 3);
     snprintf(args, sizeof args, "-i %s -o %s", ck_cli_tmp("b.txt"), ck_cli_tmp("bw.st"));
     CU_ASSERT_EQUAL(run(args), 1);
-    snprintf(whole, sizeof whole, "%s", stderr_line("ckbatch: error: ", part));
+    snprintf(whole, sizeof whole, "%s", ck_cli_stderr_line("ckbatch: error: ", part));
     CU_ASSERT_PTR_NOT_NULL(strstr(whole, "b.txt:1000: "));
     snprintf(args, sizeof args, "--shard 1/2 -i %s -o %s", ck_cli_tmp("b.txt"), ck_cli_tmp("bs.st"));
     CU_ASSERT_EQUAL(run(args), 1);
-    CU_ASSERT_STRING_EQUAL(stderr_line("ckbatch: error: ", part), whole);
+    CU_ASSERT_STRING_EQUAL(ck_cli_stderr_line("ckbatch: error: ", part), whole);
     CU_ASSERT_FALSE(ck_cli_exists(shard_file("bs.st", 1, 2)));
     snprintf(part, sizeof part, "%s.partial.json", shard_file("bs.st", 1, 2));
     CU_ASSERT_FALSE(ck_cli_exists(part));
@@ -266,12 +206,12 @@ static void test_bad_line_reported_as_a_single_run_reports_it(void)
 static void test_shard_usage_errors(void)
 {
     CU_ASSERT_EQUAL(run("--shard 3 -i x.txt -o y.st"), 2);
-    CU_ASSERT_TRUE(stderr_has("ckbatch: --shard 3: expected I/N, the shard index (0-based) and the "
+    CU_ASSERT_TRUE(ck_cli_stderr_has("ckbatch: --shard 3: expected I/N, the shard index (0-based) and the "
                               "shard count"));
     CU_ASSERT_EQUAL(run("--shard 3/3 -i x.txt -o y.st"), 2);
-    CU_ASSERT_TRUE(stderr_has("ckbatch: --shard 3/3: expected I/N with 0 <= I < N <= 1000000"));
+    CU_ASSERT_TRUE(ck_cli_stderr_has("ckbatch: --shard 3/3: expected I/N with 0 <= I < N <= 1000000"));
     CU_ASSERT_EQUAL(run("--shard 0/2 -i - -o y.st </dev/null"), 2);
-    CU_ASSERT_TRUE(stderr_has("--shard needs a regular --input file"));
+    CU_ASSERT_TRUE(ck_cli_stderr_has("--shard needs a regular --input file"));
     CU_ASSERT_EQUAL(merge("", ""), 2);
 }
 
@@ -279,7 +219,7 @@ static void test_shard_usage_errors(void)
 static void refused(const char *shards, const char *what)
 {
     CU_ASSERT_EQUAL(merge(ck_cli_tmp("bad.st"), shards), 1);
-    CU_ASSERT_TRUE(stderr_has(what));
+    CU_ASSERT_TRUE(ck_cli_stderr_has(what));
     CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("bad.st")));
 }
 
@@ -287,8 +227,8 @@ static void refused(const char *shards, const char *what)
 static void test_merge_refusals(void)
 {
     char list[4096], what[2048];
-    write_corpus(ck_cli_tmp("r.txt"), 600, 0, 5);
-    write_corpus(ck_cli_tmp("o.txt"), 600, 0, 6); /* another corpus */
+    ck_cli_write_phoneme_corpus(ck_cli_tmp("r.txt"), 600, 0, 5);
+    ck_cli_write_phoneme_corpus(ck_cli_tmp("o.txt"), 600, 0, 6); /* another corpus */
     for (size_t i = 0; i < 3; i++) {
         run_shard("r.txt", "r.st", i, 3, "-t 1");
         run_shard("o.txt", "o.st", i, 3, "-t 1");
@@ -343,7 +283,7 @@ static void test_slurm_scripts_emulated(void)
     static const int order[] = {3, 0, 4, 3, 1, 2};
     const char *src = getenv("CK_SOURCE_DIR");
     char env[4096], cmd[8192];
-    write_corpus(ck_cli_tmp("a.txt"), 900, 300, 13);
+    ck_cli_write_phoneme_corpus(ck_cli_tmp("a.txt"), 900, 300, 13);
     run_whole("a.txt", "aw.st");
     snprintf(env, sizeof env, "SHARDS=5 INPUT=%s OUTPUT=%s CKBATCH=%s CKBATCH_ARGS='" CK_ARGS
              " --on-error skip -q' SLURM_CPUS_PER_TASK=1", ck_cli_tmp("a.txt"),
@@ -356,16 +296,16 @@ static void test_slurm_scripts_emulated(void)
     snprintf(cmd, sizeof cmd, "env %s bash %s/examples/slurm/merge.sbatch 2>%s/stderr", env,
              src ? src : ".", ck_cli_work);
     CU_ASSERT_EQUAL(system(cmd), 0);
-    CU_ASSERT_TRUE(same_bytes(ck_cli_tmp("aw.st"), ck_cli_tmp("as.st")));
+    CU_ASSERT_TRUE(ck_cli_same_bytes(ck_cli_tmp("aw.st"), ck_cli_tmp("as.st")));
     CU_ASSERT_FALSE(ck_cli_exists(shard_file("as.st", 0, 5)));
     snprintf(cmd, sizeof cmd, "env %s SLURM_ARRAY_TASK_ID=5 bash %s/examples/slurm/encode.sbatch "
              "2>%s/stderr", env, src ? src : ".", ck_cli_work);
     CU_ASSERT_EQUAL(WEXITSTATUS(system(cmd)), 2);
-    CU_ASSERT_TRUE(stderr_has("encode.sbatch: array index 5 is not below SHARDS=5"));
+    CU_ASSERT_TRUE(ck_cli_stderr_has("encode.sbatch: array index 5 is not below SHARDS=5"));
     snprintf(cmd, sizeof cmd, "env -u SHARDS SLURM_ARRAY_TASK_ID=0 bash %s/examples/slurm/"
              "encode.sbatch 2>%s/stderr", src ? src : ".", ck_cli_work);
     CU_ASSERT_NOT_EQUAL(system(cmd), 0);
-    CU_ASSERT_TRUE(stderr_has("SHARDS: set SHARDS, the shard count N"));
+    CU_ASSERT_TRUE(ck_cli_stderr_has("SHARDS: set SHARDS, the shard count N"));
 }
 
 int main(void)

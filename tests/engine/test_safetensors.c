@@ -468,6 +468,38 @@ static void test_spool_entries(void)
     unlink(path);
 }
 
+/* ck_st_header gives exactly the bytes ck_st_write puts before the data (u64 length and padded
+ * header), from names, dtypes and shapes alone: what lets several writers place the data of one
+ * file themselves (ckbatch-mpi's ranks). */
+static void test_header_equals_written_prefix(void)
+{
+    const float rows[6] = {1, 2, 3, 4, 5, 6};
+    const unsigned char text[5] = {'a', 'b', 'c', '\n', 'd'};
+    const ck_st_entry e[] = {{"rows", CK_DTYPE_F32, 2, {3, 2}, rows, NULL, 0},
+                             {"text", CK_DTYPE_U8, 1, {5}, text, NULL, 0}};
+    const ck_st_entry layout[] = {{"rows", CK_DTYPE_F32, 2, {3, 2}, NULL, NULL, 0},
+                                  {"text", CK_DTYPE_U8, 1, {5}, NULL, NULL, 0}};
+    const ck_st_meta m[] = {{"format", "x \"quoted\""}, {"k", "v"}};
+    const char *path = ck_test_tmp_path("prefix.safetensors");
+    unsigned char *head = NULL;
+    size_t len = 0, n = 0;
+    CU_ASSERT_EQUAL_FATAL(ck_st_write(path, e, 2, m, 2, NULL), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_st_header(layout, 2, m, 2, &head, &len, NULL), CK_OK);
+    unsigned char *file = read_bytes(path, &n);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(file);
+    CU_ASSERT_EQUAL(len % 8, 0);
+    CU_ASSERT_EQUAL(n, len + sizeof rows + sizeof text);
+    CU_ASSERT_EQUAL(memcmp(file, head, len), 0);
+    free(file);
+    free(head);
+    ck_error err = {0};
+    const ck_st_entry dup[] = {layout[0], layout[0]};
+    CU_ASSERT_EQUAL(ck_st_header(dup, 2, m, 2, &head, &len, &err), CK_E_ARG);
+    CU_ASSERT_PTR_NULL(head);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "duplicate"));
+    unlink(path);
+}
+
 static void test_write_into_missing_directory(void)
 {
     const float x = 1.0f;
@@ -579,6 +611,7 @@ CK_TEST_MAIN("safetensors", {"open memory equals file", test_open_memory_equals_
              {"round trip all dtypes", test_round_trip_all_dtypes},
              {"spool entries", test_spool_entries},
              {"segment entries", test_segment_entries},
+             {"header equals the written prefix", test_header_equals_written_prefix},
              {"write into missing directory", test_write_into_missing_directory},
              {"failed write keeps previous file", test_failed_write_keeps_previous_file},
              {"write rejects duplicate name", test_write_rejects_duplicate_name},
