@@ -131,16 +131,26 @@ static int file_sha(const char *path, char hex[65], ck_error *err)
     return ck_sha256_file(path, hex, err);
 }
 
-/* The key's inputs, one per line, in a fixed order; the key is their SHA-256. */
-static int key_text(const ck_compile_params *p, const char *circuit_sha, const char *compiler,
-                    size_t max_seq_len, char *out, size_t cap, ck_error *err)
+int ck_codegen_libraries_sha256(char hex[65], ck_error *err)
 {
-    char kernels[65], scheduler[65], flags[512] = "";
+    char kernels[65], scheduler[65], text[160];
     int rc = file_sha(CK_CODEGEN_KERNELS_LIB, kernels, err);
     rc = rc ? rc : file_sha(CK_CODEGEN_SCHEDULER_LIB, scheduler, err);
-    if (rc != CK_OK) {
-        return rc;
+    if (rc == CK_OK) {
+        unsigned char digest[32];
+        snprintf(text, sizeof text, "kernels %s\nscheduler %s\n", kernels, scheduler);
+        rc = ck_sha256(text, strlen(text), digest);
+        ck_sha256_hex(digest, hex);
     }
+    return rc;
+}
+
+/* The key's inputs, one per line, in a fixed order; the key is their SHA-256. */
+static int key_text(const ck_compile_params *p, const char *circuit_sha, const char *compiler,
+                    size_t max_seq_len, const char *libraries, char *out, size_t cap,
+                    ck_error *err)
+{
+    char flags[512] = "";
     for (size_t i = 0; RECIPE[i] != NULL; i++) {
         snprintf(flags + strlen(flags), sizeof flags - strlen(flags), "%s ", RECIPE[i]);
     }
@@ -150,15 +160,14 @@ static int key_text(const ck_compile_params *p, const char *circuit_sha, const c
                      "isa baseline (no -march), kernels dispatch at run time\nprecision %s\n"
                      "attention heads %s\n"
                      "fuse_gelu %d\nmax_batch_tokens %zu\nmax_seq_len %zu\nckbatch %s\n"
-                     "onednn %d.%d.%d %s\nkernels %s\nscheduler %s\n",
+                     "onednn %d.%d.%d %s\nkernel and scheduler archives %s\n",
                      circuit_sha, CK_EMITTER_VERSION, compiler, flags,
                      p->extra_flags != NULL ? p->extra_flags : "",
                      ck_dtype_info(ck_codegen_dtype(p->precision))->lower,
                      ck_codegen_dtype(p->precision) == CK_DTYPE_BF16 && ck_kernels_amx_bf16()
                          ? "bf16 on amx tiles" : "f32",
-                     !p->parity, p->max_batch_tokens,
-                     max_seq_len, CK_VERSION, dv->major, dv->minor, dv->patch, dv->hash, kernels,
-                     scheduler);
+                     !p->parity, p->max_batch_tokens, max_seq_len, CK_VERSION, dv->major, dv->minor,
+                     dv->patch, dv->hash, libraries);
     return n > 0 && (size_t)n < cap ? CK_OK : ck_fail(err, CK_E_SIZE, "compile: key text too long");
 }
 
@@ -251,11 +260,11 @@ static int load_and_plan(const ck_compile_params *p, ck_circuit *c, ck_plan *pla
 }
 
 static int emit_and_build(const ck_compile_params *p, const char *cc, const char *compiler,
-                          const ck_circuit *c,
-                          const ck_plan *plan, ck_compile_result *r, ck_error *err)
+                          const char *libraries, const ck_circuit *c, const ck_plan *plan,
+                          ck_compile_result *r, ck_error *err)
 {
     const ck_emit_identity id = {r->circuit_sha256, r->key, ck_codegen_dtype(p->precision),
-                                 !p->parity};
+                                 !p->parity, libraries};
     char *text = NULL;
     size_t len = 0;
     int rc = ck_emit_c(&text, &len, c, plan, &id, err); /* checked: nothing written on error */
@@ -278,11 +287,13 @@ int ck_codegen_compile(const ck_compile_params *p, ck_compile_result *r, ck_erro
     const char *cc = p->cc != NULL ? p->cc : getenv("CC") != NULL ? getenv("CC") : CK_CODEGEN_CC;
     ck_circuit c = {0};
     ck_plan plan = {0};
-    char compiler[400], key[2048];
+    char compiler[400], key[2048], libraries[65];
     int rc = load_and_plan(p, &c, &plan, err);
     rc = rc ? rc : ck_codegen_circuit_sha256(p->circuit, r->circuit_sha256, err);
     rc = rc ? rc : compiler_id(cc, p->out_dir, compiler, sizeof compiler, err);
-    rc = rc ? rc : key_text(p, r->circuit_sha256, compiler, c.max_positions, key, sizeof key, err);
+    rc = rc ? rc : ck_codegen_libraries_sha256(libraries, err);
+    rc = rc ? rc : key_text(p, r->circuit_sha256, compiler, c.max_positions, libraries, key,
+                            sizeof key, err);
     if (rc == CK_OK) {
         unsigned char digest[32];
         ck_sha256(key, strlen(key), digest);
@@ -292,7 +303,7 @@ int ck_codegen_compile(const ck_compile_params *p, ck_compile_result *r, ck_erro
         snprintf(r->manifest, sizeof r->manifest, "%s/%s.so.json", p->out_dir, c.name);
         r->cache_hit = cache_hit(r, r->sha256);
         if (!r->cache_hit) {
-            rc = emit_and_build(p, cc, compiler, &c, &plan, r, err);
+            rc = emit_and_build(p, cc, compiler, libraries, &c, &plan, r, err);
         }
     }
     ck_plan_free(&plan);

@@ -29,6 +29,7 @@ typedef struct {
     const char *key;            /* hex cache key */
     ck_dtype precision;         /* the linears' dtype (f32 or bf16) */
     int fuse_gelu;              /* 1: linear + gelu_new fused (not parity) */
+    const char *libraries_sha256; /* hex, ck_codegen_libraries_sha256 */
 } ck_emit_identity;
 
 /* What the emitter refuses to print, before printing anything: a buffer whose offset is at or

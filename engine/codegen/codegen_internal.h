@@ -24,6 +24,10 @@ int ck_codegen_manifest_write(const ck_compile_result *r, const char *compiler, 
  * step that failed (tmp then still exists). */
 int ck_codegen_publish(const char *tmp, const char *path, ck_error *err);
 
+/* Hex SHA-256 over the SHA-256 of this build's kernel and scheduler archives (what a generated
+ * library links), into hex[65]. Errors: CK_E_IO (an archive is missing). */
+int ck_codegen_libraries_sha256(char hex[65], ck_error *err);
+
 /* Runs argv (argv[0] looked up in PATH) with stdout and stderr into the file `log` and stdin from
  * /dev/null; *status is waitpid's. CK_E_BACKEND when it cannot start. */
 int ck_codegen_spawn(const char *const *argv, const char *log, int *status);

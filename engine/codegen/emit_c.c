@@ -249,14 +249,14 @@ static void emit_entry(FILE *f, const ck_circuit *c, const ck_plan *plan,
                        const ck_emit_identity *id)
 {
     fprintf(f, "\nstatic const ck_compiled_provenance PROVENANCE = {\n"
-            "    \"%s\", \"%s\", \"%s\",\n    \"%s\",\n    \"%s\", %d, %zuu, %zuu,\n};\n\n"
+            "    \"%s\", \"%s\", \"%s\",\n    \"%s\",\n    \"%s\", %d, %zuu, %zuu,\n    \"%s\",\n};\n\n"
             "const ck_compiled_circuit ck_compiled_circuit_v1 = {\n"
             "    CK_COMPILED_ABI_VERSION, &PROVENANCE, ARENA_BYTES, N_WEIGHTS, WEIGHTS,\n"
             "    FEATURES_BUFFER, HIDDEN_BUFFER, VOCAB,\n"
             "    gen_init, gen_run, gen_rows, gen_cols, gen_linear_impl, gen_free,\n};\n",
             c->name, id->circuit_sha256, CK_EMITTER_VERSION, id->key,
             ck_dtype_info(id->precision)->lower, id->fuse_gelu, plan->limits.max_tokens,
-            plan->limits.max_seq_len);
+            plan->limits.max_seq_len, id->libraries_sha256 != NULL ? id->libraries_sha256 : "");
 }
 
 /* Circuit weight refs as tensors without data: lowering needs shapes only. */

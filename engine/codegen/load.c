@@ -80,6 +80,10 @@ static int check_provenance(const ck_compiled_library *lib, const ck_codegen_man
     rc = rc ? rc : want_string(path, "key", pv->key, m->key, err);
     rc = rc ? rc : want_string(path, "precision", pv->precision,
                                ck_dtype_info(want->precision)->lower, err);
+    char libraries[65];
+    rc = rc ? rc : ck_codegen_libraries_sha256(libraries, err);
+    rc = rc ? rc : want_string(path, "kernel and scheduler archives (rebuilt since: compile it "
+                               "again)", pv->libraries_sha256, libraries, err);
     if (rc == CK_OK && (pv->fuse_gelu != want->fuse_gelu ||
                         (want->max_batch_tokens != 0 &&
                          pv->max_batch_tokens != want->max_batch_tokens))) {

@@ -24,6 +24,8 @@ typedef struct {
     int fuse_gelu;               /* 1: FFN linear + gelu_new as one step (not --parity) */
     size_t max_batch_tokens;     /* T the arena is planned for */
     size_t max_seq_len;          /* longest sequence */
+    const char *libraries_sha256; /* hex SHA-256 over the kernel and scheduler archives it
+                                    linked: a loader refuses it once those were rebuilt */
 } ck_compiled_provenance;
 
 /* One weight the library binds, in circuit weight order: f32 row-major. */

@@ -50,7 +50,7 @@ static size_t buf(const planned *p, const char *name)
 /* ck_emit_c must fail with `code`, produce no text, and say both words. */
 static void expect_refused(const planned *p, int code, const char *w1, const char *w2)
 {
-    static const ck_emit_identity id = {"0", "0", CK_DTYPE_F32, 1};
+    static const ck_emit_identity id = {"0", "0", CK_DTYPE_F32, 1, "0"};
     char *text = (char *)"untouched";
     size_t len = 7;
     ck_error err = {0};
@@ -67,7 +67,7 @@ static void expect_refused(const planned *p, int code, const char *w1, const cha
 static void test_emit_accepts_the_plan(void)
 {
     planned p;
-    static const ck_emit_identity id = {"0", "0", CK_DTYPE_F32, 1};
+    static const ck_emit_identity id = {"0", "0", CK_DTYPE_F32, 1, "0"};
     char *text = NULL;
     size_t len = 0;
     ck_error err = {0};
