@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -289,6 +290,11 @@ int ck_codegen_compile(const ck_compile_params *p, ck_compile_result *r, ck_erro
     ck_plan plan = {0};
     char compiler[400], key[2048], libraries[65];
     int rc = load_and_plan(p, &c, &plan, err);
+    /* -o DIR: made here when missing (its parent must exist), so no later step fails on it with
+     * a message about something else */
+    if (rc == CK_OK && mkdir(p->out_dir, 0777) != 0 && errno != EEXIST) {
+        rc = ck_fail(err, CK_E_IO, "compile: output directory %s: %s", p->out_dir, strerror(errno));
+    }
     rc = rc ? rc : ck_codegen_circuit_sha256(p->circuit, r->circuit_sha256, err);
     rc = rc ? rc : compiler_id(cc, p->out_dir, compiler, sizeof compiler, err);
     rc = rc ? rc : ck_codegen_libraries_sha256(libraries, err);

@@ -226,6 +226,23 @@ static void test_second_compile_is_a_cache_hit(void)
     CU_ASSERT_EQUAL(before.st_mtim.tv_nsec, after.st_mtim.tv_nsec);
 }
 
+/* -o DIR that does not exist yet is made; one whose parent is missing is CK_E_IO naming it. */
+static void test_output_directory_is_made(void)
+{
+    char fresh[600], orphan[600];
+    snprintf(fresh, sizeof fresh, "%s/made-by-compile", subdir("outdir"));
+    snprintf(orphan, sizeof orphan, "%s/no-such-parent/dir", subdir("outdir"));
+    ck_compile_params p = tiny_params(fresh);
+    ck_compile_result r;
+    CU_ASSERT_FATAL(compile_ok(&p, &r));
+    struct stat st;
+    CU_ASSERT_EQUAL(stat(r.library, &st), 0);
+    p.out_dir = orphan;
+    ck_error err = {0};
+    CU_ASSERT_EQUAL(ck_codegen_compile(&p, &r, &err), CK_E_IO);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "no-such-parent"));
+}
+
 /* One input changed at a time: LayerNorm eps, CFLAGS, precision, fusion, batch tokens, compiler. */
 static void test_each_key_input_changes_the_key(void)
 {
@@ -589,6 +606,7 @@ CK_TEST_MAIN("codegen",
              {"emit refuses unprintable name", test_emit_refuses_unprintable_name},
              {"concurrent compiles all succeed", test_concurrent_compiles_all_succeed},
              {"second compile is a cache hit", test_second_compile_is_a_cache_hit},
+             {"-o DIR is made when missing", test_output_directory_is_made},
              {"each key input changes the key", test_each_key_input_changes_the_key},
              {"generated equals interpreter fused", test_generated_equals_interpreter_fused},
              {"generated equals interpreter parity", test_generated_equals_interpreter_parity},
