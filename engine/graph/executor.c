@@ -37,23 +37,27 @@ static int bind_weight(ck_executor *ex, const ck_weights *w, size_t i, ck_error 
     return CK_OK;
 }
 
-/* The linear a step runs, made on first use: one per (weight matrix, activation), so the 12
- * applications of the shared layer reuse them. */
-static int linear_for(ck_executor *ex, ck_step *s, ck_error *err)
+/* The linear a step runs, made on first use: one per (weight matrix, activation, output dtype),
+ * so the 12 applications of the shared layer reuse them. dst BF16 (a bf16 step whose output is a
+ * bf16 copy, schedule_shadows) writes its y in bf16. */
+static int linear_for(ck_executor *ex, ck_step *s, ck_dtype dst, ck_error *err)
 {
     const ck_circuit *c = ex->circuit;
     int wi = s->weight[CK_LIN_WEIGHT];
-    ck_linear **slot = s->fused_gelu ? &ex->gelu_linears[wi] : &ex->linears[wi];
+    ck_linear **cache = dst == CK_DTYPE_BF16
+                            ? (s->fused_gelu ? ex->gelu_bf16_linears : ex->bf16_out_linears)
+                            : (s->fused_gelu ? ex->gelu_linears : ex->linears);
+    ck_linear **slot = &cache[wi];
     if (*slot == NULL) {
         const ck_tensor *w = s->w[CK_LIN_WEIGHT], *b = s->w[CK_LIN_BIAS];
-        int rc = ck_linear_init_typed(slot, ex->onednn, w->data, w->elements, b->data, b->elements,
-                                      w->shape[1], w->shape[0],
-                                      s->fused_gelu ? CK_LINEAR_GELU_TANH : CK_LINEAR_PLAIN,
-                                      s->dtype);
+        int rc = ck_linear_init_dst(slot, ex->onednn, w->data, w->elements, b->data, b->elements,
+                                    w->shape[1], w->shape[0],
+                                    s->fused_gelu ? CK_LINEAR_GELU_TANH : CK_LINEAR_PLAIN, s->dtype, dst);
         if (rc != CK_OK) {
-            return ck_fail(err, rc, "%s: op %zu \"linear\": oneDNN matmul for \"%s\" [%zu,%zu]: %s",
-                           c->path, c->ops[s->op].decl_index, c->weights[wi].name, w->shape[0],
-                           w->shape[1], ck_status_name(rc));
+            return ck_fail(err, rc, "%s: op %zu \"linear\": oneDNN %s matmul writing %s for \"%s\" "
+                           "[%zu,%zu]: %s", c->path, c->ops[s->op].decl_index,
+                           ck_dtype_info(s->dtype)->lower, ck_dtype_info(dst)->lower,
+                           c->weights[wi].name, w->shape[0], w->shape[1], ck_status_name(rc));
         }
     }
     s->linear = *slot;
@@ -67,7 +71,7 @@ static int lower(ck_executor *ex, ck_error *err)
                               ex->opt.precision, err);
     for (size_t i = 0; rc == CK_OK && ex->opt.compiled == NULL && i < ex->program.n_steps; i++) {
         if (ex->program.steps[i].kind == CK_OP_LINEAR) {
-            rc = linear_for(ex, &ex->program.steps[i], err);
+            rc = linear_for(ex, &ex->program.steps[i], CK_DTYPE_F32, err);
         }
     }
     return rc;
@@ -132,27 +136,6 @@ static int shadow_for(ck_executor *ex, int b, int *shadow_of, ck_error *err)
     return CK_OK;
 }
 
-/* Step i's linear (with its GELU when fused) remade to write bf16, one per weight matrix. */
-static int bf16_out_linear(ck_executor *ex, ck_step *s, ck_error *err)
-{
-    const ck_circuit *c = ex->circuit;
-    int wi = s->weight[CK_LIN_WEIGHT];
-    ck_linear **slot = s->fused_gelu ? &ex->gelu_bf16_linears[wi] : &ex->bf16_out_linears[wi];
-    if (*slot == NULL) {
-        const ck_tensor *w = s->w[CK_LIN_WEIGHT], *b = s->w[CK_LIN_BIAS];
-        int rc = ck_linear_init_dst(slot, ex->onednn, w->data, w->elements, b->data, b->elements,
-                                    w->shape[1], w->shape[0],
-                                    s->fused_gelu ? CK_LINEAR_GELU_TANH : CK_LINEAR_PLAIN, CK_DTYPE_BF16,
-                                    CK_DTYPE_BF16);
-        if (rc != CK_OK) {
-            return ck_fail(err, rc, "%s: op %zu \"linear\": oneDNN bf16 matmul writing bf16 for \"%s\": %s",
-                           c->path, c->ops[s->op].decl_index, c->weights[wi].name, ck_status_name(rc));
-        }
-    }
-    s->linear = *slot;
-    return CK_OK;
-}
-
 /* An AMX attention step a whose q, k and v each come from an unfused linear that reads a bf16
  * copy and whose output only attention steps read: those linears write bf16 only. */
 static int schedule_attention_shadows(ck_executor *ex, size_t a, int *shadow_of, ck_error *err)
@@ -174,7 +157,7 @@ static int schedule_attention_shadows(ck_executor *ex, size_t a, int *shadow_of,
         int b = st[a].in[s];
         int rc = shadow_for(ex, b, shadow_of, err);
         if (rc == CK_OK && ex->step_shadow_out[w[s]] < 0) {
-            rc = bf16_out_linear(ex, &st[w[s]], err);
+            rc = linear_for(ex, &st[w[s]], CK_DTYPE_BF16, err);
         }
         if (rc != CK_OK) {
             return rc;
@@ -225,7 +208,7 @@ static int schedule_shadows(ck_executor *ex, ck_error *err)
         }
         rc = shadow_for(ex, b, shadow_of, err);
         if (rc == CK_OK && fused_writer && ex->step_shadow_out[j] < 0) {
-            rc = bf16_out_linear(ex, w, err);
+            rc = linear_for(ex, w, CK_DTYPE_BF16, err);
         }
         if (rc == CK_OK) {
             ex->step_shadow_out[j] = shadow_of[b];
