@@ -271,6 +271,16 @@ static int check_geometry(const void *q, size_t q_count, const void *k, size_t k
     return 0;
 }
 
+/* context[i, col0:col0+D] = out[i, :] for i < L: the staged head, written only once it is
+ * known to be finite. */
+static void copy_context(float *context, size_t context_stride, size_t col0, const float *out, size_t seq_len,
+                         size_t head_dim)
+{
+    for (size_t i = 0; i < seq_len; i++) {
+        memcpy(context + i * context_stride + col0, out + i * head_dim, head_dim * sizeof(float));
+    }
+}
+
 /* Pass 2 for ROW_BLOCK query rows at once, 32 keys per step (the last 16 alone): 8 accumulators, each key vector loaded
  * once for 4 queries. Same FMA chain per (row, key) as score_row (d in order, then * scale), so the
  * bits are identical to the portable path. q[r] for r >= nr repeats a real row; it is not stored. */
@@ -451,9 +461,7 @@ int ck_attention_head_f32_isa(ck_isa isa, const float *q, size_t q_count, const 
     if (rc != 0) {
         return rc;
     }
-    for (size_t i = 0; i < seq_len; i++) {
-        memcpy(context + i * context_stride + g.col0, s.out + i * head_dim, head_dim * sizeof(float));
-    }
+    copy_context(context, context_stride, g.col0, s.out, seq_len, head_dim);
     return 0;
 }
 
@@ -806,9 +814,7 @@ static int head_bf16(const float *q, const uint16_t *q16, size_t q_count, const 
     if (rc != 0) {
         return rc;
     }
-    for (size_t i = 0; i < seq_len; i++) {
-        memcpy(context + i * context_stride + g.col0, s.out + i * head_dim, head_dim * sizeof(float));
-    }
+    copy_context(context, context_stride, g.col0, s.out, seq_len, head_dim);
     return 0;
 }
 

@@ -547,33 +547,33 @@ int ck_linear_forward_f32(ck_linear *lin, int lane, const float *x, size_t x_cou
     return rc;
 }
 
-int ck_linear_forward_bf16_in(ck_linear *lin, int lane, const uint16_t *x, size_t x_count, size_t x_stride,
-                              float *y, size_t y_count, size_t y_stride, size_t rows)
+/* A bf16 linear writing `dst` (y's elements of ck_dtype_size(dst) bytes) on bf16 rows x: checked,
+ * then forward_bf16. */
+static int forward_bf16_in(ck_linear *lin, int lane, const uint16_t *x, size_t x_count, size_t x_stride,
+                           void *y, ck_dtype dst, size_t y_count, size_t y_stride, size_t rows)
 {
     if (lin == NULL || lane < 0 || lane >= lin->ctx->lanes || lin->compute != CK_DTYPE_BF16 ||
-        lin->dst != CK_DTYPE_F32) {
+        lin->dst != dst) {
         return CK_E_ARG;
     }
     if (rows == 0) {
         return 0;
     }
-    int rc = check_io_sized(x, sizeof *x, x_count, x_stride, y, sizeof *y, y_count, y_stride, rows, lin->in,
-                            lin->out);
+    int rc = check_io_sized(x, sizeof *x, x_count, x_stride, y, ck_dtype_size(dst), y_count, y_stride, rows,
+                            lin->in, lin->out);
     return rc != 0 ? rc : forward_bf16(lin, lane, NULL, x, x_stride, y, y_stride, rows);
+}
+
+int ck_linear_forward_bf16_in(ck_linear *lin, int lane, const uint16_t *x, size_t x_count, size_t x_stride,
+                              float *y, size_t y_count, size_t y_stride, size_t rows)
+{
+    return forward_bf16_in(lin, lane, x, x_count, x_stride, y, CK_DTYPE_F32, y_count, y_stride, rows);
 }
 
 int ck_linear_forward_bf16_io(ck_linear *lin, int lane, const uint16_t *x, size_t x_count, size_t x_stride,
                               uint16_t *y, size_t y_count, size_t y_stride, size_t rows)
 {
-    if (lin == NULL || lane < 0 || lane >= lin->ctx->lanes || lin->dst != CK_DTYPE_BF16) {
-        return CK_E_ARG;
-    }
-    if (rows == 0) {
-        return 0;
-    }
-    int rc = check_io_sized(x, sizeof *x, x_count, x_stride, y, sizeof *y, y_count, y_stride, rows, lin->in,
-                            lin->out);
-    return rc != 0 ? rc : forward_bf16(lin, lane, NULL, x, x_stride, y, y_stride, rows);
+    return forward_bf16_in(lin, lane, x, x_count, x_stride, y, CK_DTYPE_BF16, y_count, y_stride, rows);
 }
 
 const char *ck_onednn_version(void)
