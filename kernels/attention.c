@@ -513,7 +513,8 @@ int ck_attention_scratch_bf16(size_t seq_len, size_t head_dim, size_t *elements)
 
 /* The scratch of one bf16 call, in this order (each part a multiple of 64 bytes). */
 typedef struct {
-    uint16_t *q;      /* [lq, D] query rows in bf16; rows [L, lq) zero */
+    uint16_t *q;      /* [lq, D] query rows in bf16 (f32 input; bf16 input: only the last block,
+                         whole blocks are read in place); rows [L, lq) zero */
     uint32_t *kt;     /* key tiles [lq / 16][D / 32]: tile (n, s) row r, column j holds the bf16 pair
                          (k[16n + j, 32s + 2r], k[16n + j, 32s + 2r + 1]); keys [L, lq) zero */
     uint32_t *vt;     /* value tiles [lk / 32][D / 16]: tile (t, c) row r, column j holds the pair
@@ -554,12 +555,29 @@ CK_TARGET_AMX static void amx_rows_bf16(amx_rows src, size_t first, size_t strid
         ck_bf16_from_f32_rows(src.f + first * stride, stride, dst, head_dim, count, head_dim);
         return;
     }
-    for (size_t r = 0; r < count; r++) {
-        memcpy(dst + r * head_dim, src.h + (first + r) * stride, head_dim * sizeof *dst);
+    for (size_t r = 0; r < count; r++) { /* 64-byte moves inline: a call per 128-byte row cost more */
+        const uint16_t *from = src.h + (first + r) * stride;
+        for (size_t d = 0; d < head_dim; d += AMX_K) {
+            _mm512_storeu_si512((void *)(dst + r * head_dim + d), _mm512_loadu_si512((const void *)(from + d)));
+        }
     }
 }
 
-/* kt and vt from the head's k and v columns, staged through s->out. */
+/* tile row = the bf16 pairs (even[j], odd[j]) for j < 16, even in the low half: two key rows
+ * interleaved word by word (a permutation; moves bits only). */
+CK_TARGET_AMX static inline void amx_interleave_rows(const uint16_t *even, const uint16_t *odd, uint32_t *tile_row)
+{
+    static const uint16_t order[32] = {0, 32, 1, 33, 2, 34, 3, 35, 4, 36, 5, 37, 6, 38, 7, 39,
+                                       8, 40, 9, 41, 10, 42, 11, 43, 12, 44, 13, 45, 14, 46, 15, 47};
+    const __m512i idx = _mm512_loadu_si512((const void *)order);
+    const __m512i e = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)even));
+    const __m512i o = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)odd));
+    _mm512_storeu_si512((void *)tile_row, _mm512_permutex2var_epi16(e, idx, o));
+}
+
+/* kt and vt from the head's k and v columns. Whole blocks of bf16 rows (16 keys for kt, 32 for
+ * vt) are read in place; f32 rows and the last, partial block are first staged as dense bf16 rows
+ * in s->out, zero past L. Either way each tile holds the same bits. */
 CK_TARGET_AMX static void amx_pack_keys_values(amx_rows k, amx_rows v, size_t stride, size_t seq_len,
                                                size_t head_dim, const amx_scratch *s)
 {
@@ -567,38 +585,51 @@ CK_TARGET_AMX static void amx_pack_keys_values(amx_rows k, amx_rows v, size_t st
     const size_t steps = head_dim / AMX_K, col_blocks = head_dim / 16;
     for (size_t n = 0; n < s->lq / AMX_ROWS; n++) {
         size_t first = n * AMX_ROWS, count = seq_len - first < AMX_ROWS ? seq_len - first : AMX_ROWS;
-        amx_rows_bf16(k, first, stride, count, head_dim, rows);
-        memset(rows + count * head_dim, 0, (AMX_ROWS - count) * head_dim * sizeof *rows);
+        const uint16_t *src = rows;
+        size_t src_stride = head_dim;
+        if (k.h != NULL && count == AMX_ROWS && stride % 2 == 0) {
+            src = k.h + first * stride;
+            src_stride = stride;
+        } else {
+            amx_rows_bf16(k, first, stride, count, head_dim, rows);
+            memset(rows + count * head_dim, 0, (AMX_ROWS - count) * head_dim * sizeof *rows);
+        }
         for (size_t st = 0; st < steps; st++) { /* a 16 x 16 block of pairs, transposed */
-            transpose_block16((const float *)(const void *)(rows + st * AMX_K), head_dim / 2,
+            transpose_block16((const float *)(const void *)(src + st * AMX_K), src_stride / 2,
                               (float *)(void *)(s->kt + (n * steps + st) * AMX_TILE_WORDS), AMX_ROWS);
         }
     }
     for (size_t t = 0; t < s->lk / AMX_K; t++) {
         size_t first = t * AMX_K, count = seq_len - first < AMX_K ? seq_len - first : AMX_K;
-        amx_rows_bf16(v, first, stride, count, head_dim, rows);
-        memset(rows + count * head_dim, 0, (AMX_K - count) * head_dim * sizeof *rows);
+        const uint16_t *src = rows;
+        size_t src_stride = head_dim;
+        if (v.h != NULL && count == AMX_K) {
+            src = v.h + first * stride;
+            src_stride = stride;
+        } else {
+            amx_rows_bf16(v, first, stride, count, head_dim, rows);
+            memset(rows + count * head_dim, 0, (AMX_K - count) * head_dim * sizeof *rows);
+        }
         for (size_t c = 0; c < col_blocks; c++) {
             uint32_t *tile = s->vt + (t * col_blocks + c) * AMX_TILE_WORDS;
             for (size_t r = 0; r < AMX_ROWS; r++) {
-                const uint16_t *even = rows + 2 * r * head_dim + 16 * c, *odd = even + head_dim;
-                for (size_t j = 0; j < 16; j++) {
-                    tile[r * 16 + j] = (uint32_t)even[j] | (uint32_t)odd[j] << 16;
-                }
+                const uint16_t *even = src + 2 * r * src_stride + 16 * c;
+                amx_interleave_rows(even, even + src_stride, tile + r * 16);
             }
         }
     }
 }
 
-/* Scores of query rows [i0, i0 + 16) against every key block: s->scores[r, j] = q_i0+r . k_j. */
-CK_TARGET_AMX static void amx_scores(const amx_scratch *s, size_t i0, size_t head_dim)
+/* Scores of the 16 query rows at q (bf16, q_stride bytes apart) against every key block:
+ * s->scores[r, j] = q_r . k_j. */
+CK_TARGET_AMX static void amx_scores(const amx_scratch *s, const uint16_t *q, long q_stride, size_t head_dim)
 {
     const size_t steps = head_dim / AMX_K, blocks = s->lq / AMX_ROWS;
-    const long q_stride = (long)(head_dim * sizeof *s->q), sc_stride = (long)(s->lk * sizeof *s->scores);
+    const long sc_stride = (long)(s->lk * sizeof *s->scores);
     size_t n = 0;
     if (steps == 2) { /* D = 64: both query tiles stay loaded, two key blocks in flight */
-        _tile_loadd(1, s->q + i0 * head_dim, q_stride);
-        _tile_loadd(2, s->q + i0 * head_dim + AMX_K, q_stride);
+        _tile_loadd(1, q, q_stride);
+        _tile_loadd(2, q + AMX_K, q_stride);
         for (; n + 2 <= blocks; n += 2) {
             const uint32_t *kt = s->kt + n * 2 * AMX_TILE_WORDS;
             _tile_zero(0);
@@ -618,7 +649,7 @@ CK_TARGET_AMX static void amx_scores(const amx_scratch *s, size_t i0, size_t hea
     for (; n < blocks; n++) { /* the same sums, one key block at a time */
         _tile_zero(0);
         for (size_t st = 0; st < steps; st++) {
-            _tile_loadd(1, s->q + i0 * head_dim + st * AMX_K, q_stride);
+            _tile_loadd(1, q + st * AMX_K, q_stride);
             _tile_loadd(2, s->kt + (n * steps + st) * AMX_TILE_WORDS, 64);
             _tile_dpbf16ps(0, 1, 2);
         }
@@ -728,7 +759,10 @@ CK_TARGET_AMX static int amx_attend(amx_rows q, amx_rows k, amx_rows v, size_t s
         cfg.colsb[t] = 64;
         cfg.rows[t] = AMX_ROWS;
     }
-    amx_rows_bf16(q, 0, stride, seq_len, head_dim, s->q);
+    /* Whole 16-row blocks of bf16 queries are tile-loaded in place; f32 queries and the last,
+     * partial block are staged in s->q (zero past L). */
+    const size_t q_first = q.h != NULL ? seq_len / AMX_ROWS * AMX_ROWS : 0;
+    amx_rows_bf16(q, q_first, stride, seq_len - q_first, head_dim, s->q + q_first * head_dim);
     memset(s->q + seq_len * head_dim, 0, (s->lq - seq_len) * head_dim * sizeof *s->q);
     amx_pack_keys_values(k, v, stride, seq_len, head_dim, s);
     memset(s->p, 0, AMX_ROWS * s->lk * sizeof *s->p);
@@ -737,9 +771,14 @@ CK_TARGET_AMX static int amx_attend(amx_rows q, amx_rows k, amx_rows v, size_t s
     _tile_loadconfig(&cfg);
     int rc = 0;
     float sums[AMX_ROWS];
+    __m512 bad = _mm512_setzero_ps();
     for (size_t i0 = 0; rc == 0 && i0 < seq_len; i0 += AMX_ROWS) {
         size_t nr = seq_len - i0 < AMX_ROWS ? seq_len - i0 : AMX_ROWS;
-        amx_scores(s, i0, head_dim);
+        if (i0 < q_first) {
+            amx_scores(s, q.h + i0 * stride, (long)(stride * sizeof *q.h), head_dim);
+        } else {
+            amx_scores(s, s->q + i0 * head_dim, (long)(head_dim * sizeof *s->q), head_dim);
+        }
         AMX_BARRIER();
         for (size_t r = 0; rc == 0 && r < nr; r++) {
             rc = amx_softmax_row(s->scores + r * s->lk, seq_len, scale, s->p + r * s->lk, &sums[r]);
@@ -753,7 +792,9 @@ CK_TARGET_AMX static int amx_attend(amx_rows q, amx_rows k, amx_rows v, size_t s
             const __m512 inv = _mm512_set1_ps(1.0f / sums[r]);
             float *row = s->out + (i0 + r) * head_dim;
             for (size_t d = 0; d < head_dim; d += 16) {
-                _mm512_storeu_ps(row + d, _mm512_mul_ps(_mm512_loadu_ps(row + d), inv));
+                __m512 x = _mm512_mul_ps(_mm512_loadu_ps(row + d), inv);
+                bad = _mm512_add_ps(bad, _mm512_sub_ps(x, x)); /* NaN once any x is NaN or Inf */
+                _mm512_storeu_ps(row + d, x);
             }
         }
     }
@@ -762,10 +803,23 @@ CK_TARGET_AMX static int amx_attend(amx_rows q, amx_rows k, amx_rows v, size_t s
     } else {
         _tile_release();
     }
-    if (rc != 0) {
+    if (rc != 0 || _mm512_reduce_add_ps(bad) != 0.0f) {
         return CK_E_NONFINITE;
     }
-    return ck_all_finite(s->out, seq_len, head_dim, head_dim) ? 0 : CK_E_NONFINITE;
+    return 0;
+}
+
+/* context[i, col0:col0+D] = out[i, :] for i < L (D a multiple of 32), as copy_context with the
+ * 64-byte moves inline: a call per 256-byte row cost more than the row. */
+CK_TARGET_AMX static void amx_copy_context(float *context, size_t context_stride, size_t col0, const float *out,
+                                           size_t seq_len, size_t head_dim)
+{
+    for (size_t i = 0; i < seq_len; i++) {
+        float *to = context + i * context_stride + col0;
+        for (size_t d = 0; d < head_dim; d += 16) {
+            _mm512_storeu_ps(to + d, _mm512_loadu_ps(out + i * head_dim + d));
+        }
+    }
 }
 
 /* ck_attention_head_bf16 and ck_attention_head_bf16_in: q, k, v as f32 (q16 NULL) or bf16 rows. */
@@ -814,7 +868,7 @@ static int head_bf16(const float *q, const uint16_t *q16, size_t q_count, const 
     if (rc != 0) {
         return rc;
     }
-    copy_context(context, context_stride, g.col0, s.out, seq_len, head_dim);
+    amx_copy_context(context, context_stride, g.col0, s.out, seq_len, head_dim);
     return 0;
 }
 
