@@ -10,13 +10,161 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <immintrin.h>
 
+#include "ck_dtype.h"
 #include "ck_isa.h"
+#include "ck_status.h"
 
 #ifdef __clang__
 #pragma STDC FP_CONTRACT OFF
+/* ---- float statistics (the LayerNorm of bf16 steps: ck_residual_layer_norm_f32acc) ----
+ *
+ * The same LayerNorm of a + b with everything in float: three passes over the row, the last two
+ * over y while it is in L1. With K = s[0] and d = s - K (shifted, so a constant row has d = 0 and
+ * gives exactly beta): pass 1 stages s in y and sums d; mean_d = sum / n; pass 2 sums
+ * e^2 with e = (y - K) - mean_d (two-pass variance); pass 3 writes
+ * y = e * rstd * gamma + beta (multiply, multiply, add: no FMA), rstd = 1 / sqrtf(var + eps), and
+ * its bf16 copy. Each sum runs in CK_LN_LANES float lanes (element i in lane i % CK_LN_LANES)
+ * reduced in ck_ln32_reduce's fixed tree, so the portable and AVX-512 loops give the same bits. */
+
+/* Fixed-order pairwise reduction of CK_LN_LANES float partial sums (destroys them). */
+static inline float ck_ln32_reduce(float *lane)
+{
+    for (size_t width = CK_LN_LANES / 2; width > 0; width /= 2) {
+        for (size_t l = 0; l < width; l++) {
+            lane[l] += lane[l + width];
+        }
+    }
+    return lane[0];
+}
+
+/* Pass 1, portable, from `from` (a multiple of CK_LN_LANES): y[i] = a[i] + b[i], lane sums of y[i] - k.
+ * Returns the sum of y[i] - y[i]: 0 when every staged value is finite, else NaN. */
+static inline float ck_ln32_stage_portable(float *restrict y, const float *a, const float *b, size_t from,
+                                           size_t n, float k, float *sum)
+{
+    float bad = 0.0f;
+    for (size_t i = from; i < n; i++) {
+        float s = a[i] + b[i];
+        y[i] = s;
+        sum[i % CK_LN_LANES] += s - k;
+        bad += s - s;
+    }
+    return bad;
+}
+
+/* Pass 2, portable: lane sums of e^2, e = (y[i] - k) - mean_d. */
+static inline void ck_ln32_square_portable(const float *y, size_t from, size_t n, float k, float mean_d, float *sq)
+{
+    for (size_t i = from; i < n; i++) {
+        float e = (y[i] - k) - mean_d;
+        sq[i % CK_LN_LANES] += e * e;
+    }
+}
+
+/* Pass 3, portable: y[i] = e * rstd * gamma[i] + beta[i] and, with y16, its bf16 copy. Returns the
+ * sum of y[i] - y[i] (NaN once a result is not finite: a float overflow in the statistics). */
+static inline float ck_ln32_normalize_portable(float *restrict y, uint16_t *restrict y16, const float *gamma,
+                                               const float *beta, size_t from, size_t n, float k, float mean_d,
+                                               float rstd)
+{
+    float bad = 0.0f;
+    for (size_t i = from; i < n; i++) {
+        float v = (((y[i] - k) - mean_d) * rstd) * gamma[i] + beta[i];
+        y[i] = v;
+        bad += v - v;
+        if (y16 != NULL) {
+            y16[i] = ck_bf16_from_f32(v);
+        }
+    }
+    return bad;
+}
+
+/* bf16(v) for 16 floats (round to nearest even, quiet NaN: ck_bf16_from_f32) in AVX-512F integer
+ * lanes, as ck_bf16_from_f32_rows does (not VCVTNEPS2BF16, which flushes denormals). */
+CK_TARGET_AVX512 static inline __m256i ck_ln32_bf16_avx512(__m512 v)
+{
+    const __m512i u = _mm512_castps_si512(v);
+    const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+    const __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)), lsb), 16);
+    const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
+                                                  _mm512_set1_epi32(0x7f800000));
+    const __m512i quiet = _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x0040));
+    return _mm512_cvtepi32_epi16(_mm512_mask_blend_epi32(nan, rounded, quiet));
+}
+
+/* The three passes, 16 elements (one per lane) per step; the remainder continues in the portable
+ * loops on the same lanes. Returns 0, or CK_E_NONFINITE when an element of a + b is NaN or Inf
+ * (after pass 1) or a result is not (after pass 3); y's row is then partly written. The checks
+ * ride on the passes that load and store the row, so a and b are read from memory once. */
+CK_TARGET_AVX512 static inline int ck_ln32_row_avx512(float *restrict y, uint16_t *restrict y16, const float *a,
+                                                      const float *b, const float *gamma, const float *beta,
+                                                      size_t n, float eps)
+{
+    const size_t full = n - n % CK_LN_LANES;
+    const float k = a[0] + b[0];
+    const __m512 vk = _mm512_set1_ps(k);
+    float sum[CK_LN_LANES], sq[CK_LN_LANES];
+    __m512 acc = _mm512_setzero_ps(), bad = _mm512_setzero_ps();
+    for (size_t i = 0; i < full; i += CK_LN_LANES) {
+        __m512 s = _mm512_add_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i));
+        _mm512_storeu_ps(y + i, s);
+        acc = _mm512_add_ps(acc, _mm512_sub_ps(s, vk));
+        bad = _mm512_add_ps(bad, _mm512_sub_ps(s, s));
+    }
+    _mm512_storeu_ps(sum, acc);
+    if (ck_ln32_stage_portable(y, a, b, full, n, k, sum) != 0.0f || _mm512_reduce_add_ps(bad) != 0.0f) {
+        return CK_E_NONFINITE;
+    }
+    const float mean_d = ck_ln32_reduce(sum) / (float)n;
+    const __m512 vm = _mm512_set1_ps(mean_d);
+    acc = _mm512_setzero_ps();
+    for (size_t i = 0; i < full; i += CK_LN_LANES) {
+        __m512 e = _mm512_sub_ps(_mm512_sub_ps(_mm512_loadu_ps(y + i), vk), vm);
+        acc = _mm512_add_ps(acc, _mm512_mul_ps(e, e));
+    }
+    _mm512_storeu_ps(sq, acc);
+    ck_ln32_square_portable(y, full, n, k, mean_d, sq);
+    const float var = ck_ln32_reduce(sq) / (float)n;
+    const float rstd = 1.0f / sqrtf(var + eps);
+    const __m512 vr = _mm512_set1_ps(rstd);
+    bad = _mm512_setzero_ps();
+    for (size_t i = 0; i < full; i += CK_LN_LANES) {
+        __m512 e = _mm512_sub_ps(_mm512_sub_ps(_mm512_loadu_ps(y + i), vk), vm);
+        __m512 v = _mm512_add_ps(_mm512_mul_ps(_mm512_mul_ps(e, vr), _mm512_loadu_ps(gamma + i)),
+                                 _mm512_loadu_ps(beta + i));
+        _mm512_storeu_ps(y + i, v);
+        bad = _mm512_add_ps(bad, _mm512_sub_ps(v, v));
+        if (y16 != NULL) {
+            _mm256_storeu_si256((__m256i *)(void *)(y16 + i), ck_ln32_bf16_avx512(v));
+        }
+    }
+    if (ck_ln32_normalize_portable(y, y16, gamma, beta, full, n, k, mean_d, rstd) != 0.0f ||
+        _mm512_reduce_add_ps(bad) != 0.0f) {
+        return CK_E_NONFINITE;
+    }
+    return 0;
+}
+
+/* The three passes on the portable loops; returns as ck_ln32_row_avx512. */
+static inline int ck_ln32_row_portable(float *restrict y, uint16_t *restrict y16, const float *a, const float *b,
+                                       const float *gamma, const float *beta, size_t n, float eps)
+{
+    const float k = a[0] + b[0];
+    float sum[CK_LN_LANES] = {0}, sq[CK_LN_LANES] = {0};
+    if (ck_ln32_stage_portable(y, a, b, 0, n, k, sum) != 0.0f) {
+        return CK_E_NONFINITE;
+    }
+    const float mean_d = ck_ln32_reduce(sum) / (float)n;
+    ck_ln32_square_portable(y, 0, n, k, mean_d, sq);
+    const float var = ck_ln32_reduce(sq) / (float)n;
+    return ck_ln32_normalize_portable(y, y16, gamma, beta, 0, n, k, mean_d, 1.0f / sqrtf(var + eps)) != 0.0f
+               ? CK_E_NONFINITE : 0;
+}
+
 #endif
 
 /* Independent double accumulators per statistic. Element i always goes to lane i % CK_LN_LANES and
@@ -191,6 +339,151 @@ static inline void ck_layer_norm_row_f32(float *restrict y, const float *a, cons
                                          const float *gamma, const float *beta, size_t n, float eps)
 {
     ck_layer_norm_row_impl(y, a, b, c, gamma, beta, n, eps, ck_kernels_isa_level());
+}
+
+/* ---- float statistics (the LayerNorm of bf16 steps: ck_residual_layer_norm_f32acc) ----
+ *
+ * The same LayerNorm of a + b with everything in float: three passes over the row, the last two
+ * over y while it is in L1. With K = s[0] and d = s - K (shifted, so a constant row has d = 0 and
+ * gives exactly beta): pass 1 stages s in y and sums d; mean_d = sum / n; pass 2 sums
+ * e^2 with e = (y - K) - mean_d (two-pass variance); pass 3 writes
+ * y = e * rstd * gamma + beta (multiply, multiply, add: no FMA), rstd = 1 / sqrtf(var + eps), and
+ * its bf16 copy. Each sum runs in CK_LN_LANES float lanes (element i in lane i % CK_LN_LANES)
+ * reduced in ck_ln32_reduce's fixed tree, so the portable and AVX-512 loops give the same bits. */
+
+/* Fixed-order pairwise reduction of CK_LN_LANES float partial sums (destroys them). */
+static inline float ck_ln32_reduce(float *lane)
+{
+    for (size_t width = CK_LN_LANES / 2; width > 0; width /= 2) {
+        for (size_t l = 0; l < width; l++) {
+            lane[l] += lane[l + width];
+        }
+    }
+    return lane[0];
+}
+
+/* Pass 1, portable, from `from` (a multiple of CK_LN_LANES): y[i] = a[i] + b[i], lane sums of y[i] - k.
+ * Returns the sum of y[i] - y[i]: 0 when every staged value is finite, else NaN. */
+static inline float ck_ln32_stage_portable(float *restrict y, const float *a, const float *b, size_t from,
+                                           size_t n, float k, float *sum)
+{
+    float bad = 0.0f;
+    for (size_t i = from; i < n; i++) {
+        float s = a[i] + b[i];
+        y[i] = s;
+        sum[i % CK_LN_LANES] += s - k;
+        bad += s - s;
+    }
+    return bad;
+}
+
+/* Pass 2, portable: lane sums of e^2, e = (y[i] - k) - mean_d. */
+static inline void ck_ln32_square_portable(const float *y, size_t from, size_t n, float k, float mean_d, float *sq)
+{
+    for (size_t i = from; i < n; i++) {
+        float e = (y[i] - k) - mean_d;
+        sq[i % CK_LN_LANES] += e * e;
+    }
+}
+
+/* Pass 3, portable: y[i] = e * rstd * gamma[i] + beta[i] and, with y16, its bf16 copy. Returns the
+ * sum of y[i] - y[i] (NaN once a result is not finite: a float overflow in the statistics). */
+static inline float ck_ln32_normalize_portable(float *restrict y, uint16_t *restrict y16, const float *gamma,
+                                               const float *beta, size_t from, size_t n, float k, float mean_d,
+                                               float rstd)
+{
+    float bad = 0.0f;
+    for (size_t i = from; i < n; i++) {
+        float v = (((y[i] - k) - mean_d) * rstd) * gamma[i] + beta[i];
+        y[i] = v;
+        bad += v - v;
+        if (y16 != NULL) {
+            y16[i] = ck_bf16_from_f32(v);
+        }
+    }
+    return bad;
+}
+
+/* bf16(v) for 16 floats (round to nearest even, quiet NaN: ck_bf16_from_f32) in AVX-512F integer
+ * lanes, as ck_bf16_from_f32_rows does (not VCVTNEPS2BF16, which flushes denormals). */
+CK_TARGET_AVX512 static inline __m256i ck_ln32_bf16_avx512(__m512 v)
+{
+    const __m512i u = _mm512_castps_si512(v);
+    const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+    const __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)), lsb), 16);
+    const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
+                                                  _mm512_set1_epi32(0x7f800000));
+    const __m512i quiet = _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x0040));
+    return _mm512_cvtepi32_epi16(_mm512_mask_blend_epi32(nan, rounded, quiet));
+}
+
+/* The three passes, 16 elements (one per lane) per step; the remainder continues in the portable
+ * loops on the same lanes. Returns 0, or CK_E_NONFINITE when an element of a + b is NaN or Inf
+ * (after pass 1) or a result is not (after pass 3); y's row is then partly written. The checks
+ * ride on the passes that load and store the row, so a and b are read from memory once. */
+CK_TARGET_AVX512 static inline int ck_ln32_row_avx512(float *restrict y, uint16_t *restrict y16, const float *a,
+                                                      const float *b, const float *gamma, const float *beta,
+                                                      size_t n, float eps)
+{
+    const size_t full = n - n % CK_LN_LANES;
+    const float k = a[0] + b[0];
+    const __m512 vk = _mm512_set1_ps(k);
+    float sum[CK_LN_LANES], sq[CK_LN_LANES];
+    __m512 acc = _mm512_setzero_ps(), bad = _mm512_setzero_ps();
+    for (size_t i = 0; i < full; i += CK_LN_LANES) {
+        __m512 s = _mm512_add_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i));
+        _mm512_storeu_ps(y + i, s);
+        acc = _mm512_add_ps(acc, _mm512_sub_ps(s, vk));
+        bad = _mm512_add_ps(bad, _mm512_sub_ps(s, s));
+    }
+    _mm512_storeu_ps(sum, acc);
+    if (ck_ln32_stage_portable(y, a, b, full, n, k, sum) != 0.0f || _mm512_reduce_add_ps(bad) != 0.0f) {
+        return CK_E_NONFINITE;
+    }
+    const float mean_d = ck_ln32_reduce(sum) / (float)n;
+    const __m512 vm = _mm512_set1_ps(mean_d);
+    acc = _mm512_setzero_ps();
+    for (size_t i = 0; i < full; i += CK_LN_LANES) {
+        __m512 e = _mm512_sub_ps(_mm512_sub_ps(_mm512_loadu_ps(y + i), vk), vm);
+        acc = _mm512_add_ps(acc, _mm512_mul_ps(e, e));
+    }
+    _mm512_storeu_ps(sq, acc);
+    ck_ln32_square_portable(y, full, n, k, mean_d, sq);
+    const float var = ck_ln32_reduce(sq) / (float)n;
+    const float rstd = 1.0f / sqrtf(var + eps);
+    const __m512 vr = _mm512_set1_ps(rstd);
+    bad = _mm512_setzero_ps();
+    for (size_t i = 0; i < full; i += CK_LN_LANES) {
+        __m512 e = _mm512_sub_ps(_mm512_sub_ps(_mm512_loadu_ps(y + i), vk), vm);
+        __m512 v = _mm512_add_ps(_mm512_mul_ps(_mm512_mul_ps(e, vr), _mm512_loadu_ps(gamma + i)),
+                                 _mm512_loadu_ps(beta + i));
+        _mm512_storeu_ps(y + i, v);
+        bad = _mm512_add_ps(bad, _mm512_sub_ps(v, v));
+        if (y16 != NULL) {
+            _mm256_storeu_si256((__m256i *)(void *)(y16 + i), ck_ln32_bf16_avx512(v));
+        }
+    }
+    if (ck_ln32_normalize_portable(y, y16, gamma, beta, full, n, k, mean_d, rstd) != 0.0f ||
+        _mm512_reduce_add_ps(bad) != 0.0f) {
+        return CK_E_NONFINITE;
+    }
+    return 0;
+}
+
+/* The three passes on the portable loops; returns as ck_ln32_row_avx512. */
+static inline int ck_ln32_row_portable(float *restrict y, uint16_t *restrict y16, const float *a, const float *b,
+                                       const float *gamma, const float *beta, size_t n, float eps)
+{
+    const float k = a[0] + b[0];
+    float sum[CK_LN_LANES] = {0}, sq[CK_LN_LANES] = {0};
+    if (ck_ln32_stage_portable(y, a, b, 0, n, k, sum) != 0.0f) {
+        return CK_E_NONFINITE;
+    }
+    const float mean_d = ck_ln32_reduce(sum) / (float)n;
+    ck_ln32_square_portable(y, 0, n, k, mean_d, sq);
+    const float var = ck_ln32_reduce(sq) / (float)n;
+    return ck_ln32_normalize_portable(y, y16, gamma, beta, 0, n, k, mean_d, 1.0f / sqrtf(var + eps)) != 0.0f
+               ? CK_E_NONFINITE : 0;
 }
 
 #endif

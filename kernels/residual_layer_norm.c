@@ -43,6 +43,7 @@ typedef struct {
     float eps;
     uint16_t *y16;       /* NULL, or the bf16 copy of y (stride y16_stride) */
     size_t y16_stride;
+    int f32acc;          /* 1: float statistics (ck_ln32_row_*), else double (ck_layer_norm_row_impl) */
 } ln_call;
 
 /* A finite float sum implies finite terms (NaN and Inf propagate), and rules out overflow. Branch-free
@@ -67,6 +68,24 @@ CK_ALWAYS_INLINE int check_values(const float *x, size_t x_stride, const float *
  * they cost about a third of the kernel in baseline SSE2, which has no unsigned max). */
 CK_ALWAYS_INLINE int check_and_normalize(const ln_call *a, ck_isa isa)
 {
+    if (a->f32acc) { /* gamma and beta first; x + residual row by row, in the pass that stages it */
+        if (!ck_all_finite(a->gamma, 1, a->channels, a->channels) ||
+            !ck_all_finite(a->beta, 1, a->channels, a->channels)) {
+            return CK_E_NONFINITE;
+        }
+        for (size_t r = 0; r < a->rows; r++) {
+            float *y = a->y + r * a->y_stride;
+            uint16_t *y16 = a->y16 != NULL ? a->y16 + r * a->y16_stride : NULL;
+            const float *x = a->x + r * a->x_stride, *res = a->residual + r * a->residual_stride;
+            int rc = isa == CK_ISA_AVX512 ? ck_ln32_row_avx512(y, y16, x, res, a->gamma, a->beta, a->channels, a->eps)
+                                          : ck_ln32_row_portable(y, y16, x, res, a->gamma, a->beta, a->channels,
+                                                                 a->eps);
+            if (rc != 0) {
+                return rc;
+            }
+        }
+        return 0;
+    }
     int rc = check_values(a->x, a->x_stride, a->residual, a->residual_stride, a->gamma, a->beta, a->rows,
                           a->channels);
     if (rc != 0) {
@@ -102,10 +121,12 @@ int ck_residual_layer_norm_f32(const float *x, size_t x_count, size_t x_stride, 
                                            gamma, beta, y, y_count, y_stride, NULL, 0, 0, rows, channels, eps);
 }
 
-int ck_residual_layer_norm_f32_bf16(const float *x, size_t x_count, size_t x_stride, const float *residual,
-                                    size_t residual_count, size_t residual_stride, const float *gamma,
-                                    const float *beta, float *y, size_t y_count, size_t y_stride, uint16_t *y16,
-                                    size_t y16_count, size_t y16_stride, size_t rows, size_t channels, float eps)
+/* Both exported kernels: the checks, then the rows with double (f32acc 0) or float statistics. */
+static int residual_layer_norm(const float *x, size_t x_count, size_t x_stride, const float *residual,
+                               size_t residual_count, size_t residual_stride, const float *gamma,
+                               const float *beta, float *y, size_t y_count, size_t y_stride, uint16_t *y16,
+                               size_t y16_count, size_t y16_stride, size_t rows, size_t channels, float eps,
+                               int f32acc)
 {
     int rc = check_geometry(x, x_count, x_stride, residual, residual_count, residual_stride, gamma, beta, y,
                             y_count, y_stride, rows, channels);
@@ -130,7 +151,25 @@ int ck_residual_layer_norm_f32_bf16(const float *x, size_t x_count, size_t x_str
         return CK_E_ARG;
     }
     const ln_call a = {x, residual, gamma, beta, y, x_stride, residual_stride, y_stride, rows, channels, eps,
-                       y16, y16_stride};
+                       y16, y16_stride, f32acc};
     return ck_kernels_isa_level() == CK_ISA_AVX512 ? check_and_normalize_avx512(&a)
                                                    : check_and_normalize_portable(&a);
+}
+
+int ck_residual_layer_norm_f32_bf16(const float *x, size_t x_count, size_t x_stride, const float *residual,
+                                    size_t residual_count, size_t residual_stride, const float *gamma,
+                                    const float *beta, float *y, size_t y_count, size_t y_stride, uint16_t *y16,
+                                    size_t y16_count, size_t y16_stride, size_t rows, size_t channels, float eps)
+{
+    return residual_layer_norm(x, x_count, x_stride, residual, residual_count, residual_stride, gamma, beta, y,
+                               y_count, y_stride, y16, y16_count, y16_stride, rows, channels, eps, 0);
+}
+
+int ck_residual_layer_norm_f32acc(const float *x, size_t x_count, size_t x_stride, const float *residual,
+                                  size_t residual_count, size_t residual_stride, const float *gamma,
+                                  const float *beta, float *y, size_t y_count, size_t y_stride, uint16_t *y16,
+                                  size_t y16_count, size_t y16_stride, size_t rows, size_t channels, float eps)
+{
+    return residual_layer_norm(x, x_count, x_stride, residual, residual_count, residual_stride, gamma, beta, y,
+                               y_count, y_stride, y16, y16_count, y16_stride, rows, channels, eps, 1);
 }

@@ -35,4 +35,22 @@ int ck_residual_layer_norm_f32_bf16(const float *x, size_t x_count, size_t x_str
                                     const float *beta, float *y, size_t y_count, size_t y_stride, uint16_t *y16,
                                     size_t y16_count, size_t y16_stride, size_t rows, size_t channels, float eps);
 
+/* The LayerNorm of bf16 steps: ck_residual_layer_norm_f32_bf16's arguments, checks, errors (all
+ * before the first write) and bf16 copy, with the statistics and the normalisation in float
+ * instead of double (layer_norm_row.h, "float statistics"): s = x + residual staged in y, shift
+ * K = s[0], mean = K + sum(s - K) / C, var = sum(((s - K) - sum(s - K) / C)^2) / C (two passes over
+ * the row in L1, 16 fixed lanes each), y = (s - mean) / sqrtf(var + eps) * gamma + beta. A constant
+ * row gives exactly beta. Its bits differ from ck_residual_layer_norm_f32's by float rounding
+ * (relative ~1e-6, far below bf16's 2^-9 steps: tests/kernels/test_residual_layer_norm.c), and
+ * do not depend on threads, batch mates or instruction set.
+ * One difference in the errors: x + residual is checked row by row in the pass that stages it (x
+ * and residual are read from memory once, not twice), and each row's results are checked too
+ * (a float overflow in the statistics). So CK_E_NONFINITE comes after the rows before the bad one
+ * are written, and y's contents are then unspecified; every other error is still found before the
+ * first write. Callers that need y untouched on CK_E_NONFINITE use ck_residual_layer_norm_f32_bf16. */
+int ck_residual_layer_norm_f32acc(const float *x, size_t x_count, size_t x_stride, const float *residual,
+                                  size_t residual_count, size_t residual_stride, const float *gamma,
+                                  const float *beta, float *y, size_t y_count, size_t y_stride, uint16_t *y16,
+                                  size_t y16_count, size_t y16_stride, size_t rows, size_t channels, float eps);
+
 #endif

@@ -62,12 +62,14 @@ static int residual_layer_norm_rows(void *ctx, size_t first, size_t count, int w
     size_t cols = s->out_cols;
     size_t n = count * cols, at = first * cols;
     (void)worker;
-    return ck_residual_layer_norm_f32_bf16(in_f32(c, CK_RLN_IN_X) + at, n, cols,
-                                           in_f32(c, CK_RLN_IN_RESIDUAL) + at, n, cols,
-                                           s->w[CK_RLN_GAMMA]->data, s->w[CK_RLN_BETA]->data,
-                                           out_f32(c) + at, n, cols,
-                                           k >= 0 ? c->ex->shadows[k] + at : NULL, n, cols, count,
-                                           cols, s->eps);
+    /* bf16 programs take float statistics (ck_residual_layer_norm_f32acc: one read of x and the
+     * residual); f32 and parity keep double */
+    int (*ln)(const float *, size_t, size_t, const float *, size_t, size_t, const float *, const float *,
+              float *, size_t, size_t, uint16_t *, size_t, size_t, size_t, size_t, float) =
+        c->ex->opt.precision == CK_DTYPE_BF16 ? ck_residual_layer_norm_f32acc : ck_residual_layer_norm_f32_bf16;
+    return ln(in_f32(c, CK_RLN_IN_X) + at, n, cols, in_f32(c, CK_RLN_IN_RESIDUAL) + at, n, cols,
+              s->w[CK_RLN_GAMMA]->data, s->w[CK_RLN_BETA]->data, out_f32(c) + at, n, cols,
+              k >= 0 ? c->ex->shadows[k] + at : NULL, n, cols, count, cols, s->eps);
 }
 
 static int gelu_new_rows(void *ctx, size_t first, size_t count, int worker)

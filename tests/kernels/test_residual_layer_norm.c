@@ -2,8 +2,10 @@
 #include <stdint.h>
 
 #include "ck_dtype.h"
+#include "ck_isa.h"
 #include "ck_status.h"
 #include "ck_test.h"
+#include "layer_norm_row.h"
 #include "residual_layer_norm.h"
 
 /* Legend: T rows, C channels; x, residual and y each get a different stride wider than C. */
@@ -277,6 +279,130 @@ static void test_bf16_copy(void)
     free(h);
 }
 
+/* ---- float statistics (ck_residual_layer_norm_f32acc, the LayerNorm of bf16 programs) ---- */
+
+static int run_f32acc(fixture *f, uint16_t *y16, size_t y16_count, size_t y16_stride)
+{
+    return ck_residual_layer_norm_f32acc(f->x, f->x_count, f->x_stride, f->residual, f->residual_count, RS,
+                                         f->gamma, f->beta, f->y, f->y_count, f->y_stride, y16, y16_count,
+                                         y16_stride, f->rows, f->channels, f->eps);
+}
+
+/* Against the double reference: float sums over 768 values in 16 lanes (48 terms each, then a
+ * 16-way tree) and float normalisation put |y| < 4 within a few float ulps of it. Measured max
+ * abs 7.2e-7; held to 4e-6 (the double kernel is held to 2e-6). Canary pads intact,
+ * and the bf16 copy is ck_bf16_from_f32 of y, its pad untouched. */
+static void test_f32acc_reference(void)
+{
+    enum { S16 = C + 4 };
+    fixture *f = fixture_new();
+    static float want[T * C], got[T * C];
+    static uint16_t y16[T * S16];
+    memset(y16, 0xAB, sizeof y16);
+    CU_ASSERT_EQUAL_FATAL(run_f32acc(f, y16, T * S16, S16), CK_OK);
+    ref_residual_layer_norm(f, want);
+    size_t bad16 = 0;
+    for (int t = 0; t < T; t++) {
+        memcpy(got + t * C, f->y + t * YS, C * sizeof(float));
+        CU_ASSERT_TRUE(ck_test_canary_intact(f->y + t * YS + C, YS - C));
+        for (int c = 0; c < S16; c++) {
+            bad16 += y16[t * S16 + c] != (c < C ? ck_bf16_from_f32(f->y[t * YS + c]) : 0xABAB);
+        }
+    }
+    CU_ASSERT_TRUE(ck_test_close("residual_layer_norm_f32acc", got, want, T * C, 4e-6));
+    CU_ASSERT_EQUAL(bad16, 0);
+    /* not the double kernel's bits: the test would pass for a kernel that ignored f32acc otherwise */
+    fixture *g = fixture_new();
+    CU_ASSERT_EQUAL_FATAL(run(g), CK_OK);
+    CU_ASSERT_NOT_EQUAL(memcmp(f->y, g->y, sizeof f->y), 0);
+    free(f);
+    free(g);
+}
+
+/* A constant row (s the same everywhere) gives exactly beta: the shift K = s[0] makes every
+ * d = s - K zero, so mean_d, var and (s - K) - mean_d are exact zeros. Rows of 1e4 + noise of
+ * 2e-2 (mean 5e5 times the spread) stay as close to the reference as ordinary rows, thanks to the
+ * shift and the second pass: measured 8.3e-7, held to 4e-6. */
+static void test_f32acc_constant_and_large_mean_rows(void)
+{
+    fixture *f = fixture_new();
+    for (int t = 0; t < T; t++) {
+        for (int c = 0; c < C; c++) {
+            f->x[t * XS + c] = t == 0 ? 0.1f : 1e4f + f->x[t * XS + c] * 1e-2f;
+            f->residual[t * RS + c] = t == 0 ? 0.2f : 0.0f;
+        }
+    }
+    static float want[T * C], got[T * C];
+    CU_ASSERT_EQUAL_FATAL(run_f32acc(f, NULL, 0, 0), CK_OK);
+    CU_ASSERT_EQUAL(memcmp(f->y, f->beta, C * sizeof(float)), 0);
+    ref_residual_layer_norm(f, want);
+    for (int t = 0; t < T; t++) {
+        memcpy(got + t * C, f->y + t * YS, C * sizeof(float));
+    }
+    CU_ASSERT_TRUE(ck_test_close("large mean", got + C, want + C, (T - 1) * C, 4e-6));
+    free(f);
+}
+
+/* The AVX-512 and portable rows give the same bits (y and y16), for a length with a remainder
+ * past the last 16-lane block too. */
+static void test_f32acc_isa_paths_agree(void)
+{
+    if (ck_cpu_isa() != CK_ISA_AVX512) {
+        fprintf(stderr, "    (no AVX-512 on this CPU: only the portable path runs)\n");
+        return;
+    }
+    fixture *f = fixture_new();
+    static float ya[C], yp[C];
+    static uint16_t ha[C], hp[C];
+    for (int t = 0; t < T; t++) {
+        const float *x = f->x + t * XS, *r = f->residual + t * RS;
+        CU_ASSERT_EQUAL(ck_ln32_row_avx512(ya, ha, x, r, f->gamma, f->beta, C, f->eps), 0);
+        CU_ASSERT_EQUAL(ck_ln32_row_portable(yp, hp, x, r, f->gamma, f->beta, C, f->eps), 0);
+        CU_ASSERT_EQUAL(memcmp(ya, yp, sizeof ya), 0);
+        CU_ASSERT_EQUAL(memcmp(ha, hp, sizeof ha), 0);
+    }
+    for (int t = 0; t < T; t++) { /* 761: 47 blocks of 16 and 9 left over */
+        const float *x = f->x + t * XS, *r = f->residual + t * RS;
+        memset(ya, 0, sizeof ya);
+        memset(yp, 0, sizeof yp);
+        CU_ASSERT_EQUAL(ck_ln32_row_avx512(ya, ha, x, r, f->gamma, f->beta, 761, f->eps), 0);
+        CU_ASSERT_EQUAL(ck_ln32_row_portable(yp, hp, x, r, f->gamma, f->beta, 761, f->eps), 0);
+        CU_ASSERT_EQUAL(memcmp(ya, yp, sizeof ya), 0);
+        CU_ASSERT_EQUAL(memcmp(ha, hp, 761 * sizeof *ha), 0);
+    }
+    free(f);
+}
+
+/* The errors: geometry and eps before any write (y untouched); NaN or Inf in x + residual, an
+ * overflowing sum, or NaN in gamma/beta give CK_E_NONFINITE, and the rows after the bad row are
+ * untouched (x + residual is checked row by row in the staging pass). */
+static void test_f32acc_errors(void)
+{
+    fixture *f = fixture_new();
+    f->y_count = T * YS - 1 - (YS - C);
+    CU_ASSERT_EQUAL(run_f32acc(f, NULL, 0, 0), CK_E_SIZE);
+    f->y_count = T * YS;
+    f->eps = 0.0f;
+    CU_ASSERT_EQUAL(run_f32acc(f, NULL, 0, 0), CK_E_ARG);
+    f->eps = 1e-12f;
+    f->beta[5] = NAN;
+    CU_ASSERT_EQUAL(run_f32acc(f, NULL, 0, 0), CK_E_NONFINITE);
+    CU_ASSERT_TRUE(ck_test_canary_intact(f->y, T * YS));
+    f->beta[5] = 0.0f;
+    const struct {
+        float x, r;
+    } bad[] = {{NAN, 0.0f}, {0.0f, INFINITY}, {3e38f, 3e38f}};
+    for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
+        fixture *g = fixture_new();
+        g->x[10 * XS + 700] = bad[b].x;
+        g->residual[10 * RS + 700] = bad[b].r;
+        CU_ASSERT_EQUAL(run_f32acc(g, NULL, 0, 0), CK_E_NONFINITE);
+        CU_ASSERT_TRUE(ck_test_canary_intact(g->y + 11 * YS, (T - 11) * YS));
+        free(g);
+    }
+    free(f);
+}
+
 CK_TEST_MAIN("residual_layer_norm", {"hand case", test_hand_case}, {"bf16 copy", test_bf16_copy},
              {"reference, wide strides, canary pads", test_reference_with_wide_strides},
              {"zero rows is a no-op", test_zero_rows_is_a_no_op},
@@ -286,4 +412,8 @@ CK_TEST_MAIN("residual_layer_norm", {"hand case", test_hand_case}, {"bf16 copy",
              {"eps 0", test_eps_zero}, {"eps negative", test_eps_negative}, {"NaN in x", test_nan_in_x},
              {"Inf in residual", test_inf_in_residual}, {"NaN in beta", test_nan_in_beta},
              {"x + residual overflows", test_sum_overflow}, {"NaN in x pad is not read", test_nan_in_x_pad_is_not_read},
-             {"null residual", test_null_residual}, {"y is x", test_y_is_x}, {"y is residual", test_y_is_residual})
+             {"null residual", test_null_residual}, {"y is x", test_y_is_x}, {"y is residual", test_y_is_residual},
+             {"f32acc: reference and bf16 copy", test_f32acc_reference},
+             {"f32acc: constant row is beta, large mean", test_f32acc_constant_and_large_mean_rows},
+             {"f32acc: AVX-512 and portable agree", test_f32acc_isa_paths_agree},
+             {"f32acc: errors", test_f32acc_errors})
