@@ -240,11 +240,13 @@ static int view_bytes(size_t rows, size_t cols, size_t stride, size_t count, siz
 /* The scratch size function of one kernel (ck_attention_scratch, ck_attention_scratch_bf16). */
 typedef int (*scratch_fn)(size_t seq_len, size_t head_dim, size_t *elements);
 
-/* q, k and v hold elements of qkv_size bytes (4: f32, 2: bf16); context and scratch are f32. */
+/* q, k and v hold elements of qkv_size bytes (4: f32, 2: bf16), context of ctx_size bytes; scratch
+ * is f32. */
 static int check_geometry(const void *q, size_t q_count, const void *k, size_t k_count, const void *v,
-                          size_t v_count, size_t qkv_stride, size_t qkv_size, const float *context,
-                          size_t context_count, size_t context_stride, const float *scratch, size_t scratch_count,
-                          size_t seq_len, size_t head, size_t head_dim, scratch_fn scratch_of, attention_geometry *g)
+                          size_t v_count, size_t qkv_stride, size_t qkv_size, const void *context,
+                          size_t context_count, size_t context_stride, size_t ctx_size, const float *scratch,
+                          size_t scratch_count, size_t seq_len, size_t head, size_t head_dim,
+                          scratch_fn scratch_of, attention_geometry *g)
 {
     size_t need, b;
     if (seq_len > 0 && (q == NULL || k == NULL || v == NULL || context == NULL || scratch == NULL)) {
@@ -259,7 +261,7 @@ static int check_geometry(const void *q, size_t q_count, const void *k, size_t k
     if (view_bytes(seq_len, g->cols, qkv_stride, q_count, qkv_size, &g->qkv_bytes) != 0 ||
         view_bytes(seq_len, g->cols, qkv_stride, k_count, qkv_size, &b) != 0 ||
         view_bytes(seq_len, g->cols, qkv_stride, v_count, qkv_size, &b) != 0 ||
-        view_bytes(seq_len, g->cols, context_stride, context_count, sizeof(float), &g->ctx_bytes) != 0) {
+        view_bytes(seq_len, g->cols, context_stride, context_count, ctx_size, &g->ctx_bytes) != 0) {
         return CK_E_SIZE;
     }
     size_t qb = g->qkv_bytes, cb = g->ctx_bytes, sb = need * sizeof(float);
@@ -432,7 +434,7 @@ int ck_attention_head_f32_isa(ck_isa isa, const float *q, size_t q_count, const 
 {
     attention_geometry g;
     int rc = check_geometry(q, q_count, k, k_count, v, v_count, qkv_stride, sizeof *q, context, context_count,
-                            context_stride, scratch, scratch_count, seq_len, head, head_dim,
+                            context_stride, sizeof *context, scratch, scratch_count, seq_len, head, head_dim,
                             ck_attention_scratch, &g);
     if (rc != 0) {
         return rc;
@@ -822,20 +824,22 @@ CK_TARGET_AMX static void amx_copy_context(float *context, size_t context_stride
     }
 }
 
-/* ck_attention_head_bf16 and ck_attention_head_bf16_in: q, k, v as f32 (q16 NULL) or bf16 rows. */
+/* ck_attention_head_bf16, _bf16_in and _bf16_io: q, k, v as f32 (q16 NULL) or bf16 rows; the
+ * context as f32 (context16 NULL) or bf16. */
 static int head_bf16(const float *q, const uint16_t *q16, size_t q_count, const void *k, size_t k_count,
-                     const void *v, size_t v_count, size_t qkv_stride, float *context, size_t context_count,
-                     size_t context_stride, float *scratch, size_t scratch_count, size_t seq_len, size_t head,
-                     size_t head_dim, float scale)
+                     const void *v, size_t v_count, size_t qkv_stride, float *context, uint16_t *context16,
+                     size_t context_count, size_t context_stride, float *scratch, size_t scratch_count,
+                     size_t seq_len, size_t head, size_t head_dim, float scale)
 {
     attention_geometry g;
     if (!ck_kernels_amx_bf16()) {
         return CK_E_ARG;
     }
     const void *qv = q16 != NULL ? (const void *)q16 : (const void *)q;
-    int rc = check_geometry(qv, q_count, k, k_count, v, v_count, qkv_stride, q16 != NULL ? 2 : 4, context,
-                            context_count, context_stride, scratch, scratch_count, seq_len, head, head_dim,
-                            ck_attention_scratch_bf16, &g);
+    const void *cv = context16 != NULL ? (const void *)context16 : (const void *)context;
+    int rc = check_geometry(qv, q_count, k, k_count, v, v_count, qkv_stride, q16 != NULL ? 2 : 4, cv,
+                            context_count, context_stride, context16 != NULL ? 2 : 4, scratch, scratch_count,
+                            seq_len, head, head_dim, ck_attention_scratch_bf16, &g);
     if (rc != 0) {
         return rc;
     }
@@ -868,7 +872,11 @@ static int head_bf16(const float *q, const uint16_t *q16, size_t q_count, const 
     if (rc != 0) {
         return rc;
     }
-    amx_copy_context(context, context_stride, g.col0, s.out, seq_len, head_dim);
+    if (context16 != NULL) { /* rounded as a bf16 linear's own staging of the f32 rows would */
+        ck_bf16_from_f32_rows(s.out, head_dim, context16 + g.col0, context_stride, seq_len, head_dim);
+    } else {
+        amx_copy_context(context, context_stride, g.col0, s.out, seq_len, head_dim);
+    }
     return 0;
 }
 
@@ -877,8 +885,8 @@ int ck_attention_head_bf16(const float *q, size_t q_count, const float *k, size_
                            size_t context_stride, float *scratch, size_t scratch_count, size_t seq_len,
                            size_t head, size_t head_dim, float scale)
 {
-    return head_bf16(q, NULL, q_count, k, k_count, v, v_count, qkv_stride, context, context_count, context_stride,
-                     scratch, scratch_count, seq_len, head, head_dim, scale);
+    return head_bf16(q, NULL, q_count, k, k_count, v, v_count, qkv_stride, context, NULL, context_count,
+                     context_stride, scratch, scratch_count, seq_len, head, head_dim, scale);
 }
 
 int ck_attention_head_bf16_in(const uint16_t *q, size_t q_count, const uint16_t *k, size_t k_count,
@@ -889,6 +897,18 @@ int ck_attention_head_bf16_in(const uint16_t *q, size_t q_count, const uint16_t 
     if (seq_len > 0 && q == NULL) {
         return CK_E_ARG;
     }
-    return head_bf16(NULL, q, q_count, k, k_count, v, v_count, qkv_stride, context, context_count, context_stride,
-                     scratch, scratch_count, seq_len, head, head_dim, scale);
+    return head_bf16(NULL, q, q_count, k, k_count, v, v_count, qkv_stride, context, NULL, context_count,
+                     context_stride, scratch, scratch_count, seq_len, head, head_dim, scale);
+}
+
+int ck_attention_head_bf16_io(const uint16_t *q, size_t q_count, const uint16_t *k, size_t k_count,
+                              const uint16_t *v, size_t v_count, size_t qkv_stride, uint16_t *context,
+                              size_t context_count, size_t context_stride, float *scratch, size_t scratch_count,
+                              size_t seq_len, size_t head, size_t head_dim, float scale)
+{
+    if (seq_len > 0 && (q == NULL || context == NULL)) {
+        return CK_E_ARG;
+    }
+    return head_bf16(NULL, q, q_count, k, k_count, v, v_count, qkv_stride, NULL, context, context_count,
+                     context_stride, scratch, scratch_count, seq_len, head, head_dim, scale);
 }

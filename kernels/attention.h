@@ -78,4 +78,14 @@ int ck_attention_head_bf16_in(const uint16_t *q, size_t q_count, const uint16_t 
                               size_t context_count, size_t context_stride, float *scratch, size_t scratch_count,
                               size_t seq_len, size_t head, size_t head_dim, float scale);
 
+/* ck_attention_head_bf16_in writing the context in bf16: context [L, (h+1)*D] bf16 with row stride
+ * context_stride and context_count in bf16 elements; each value is ck_bf16_from_f32 of the f32
+ * context ck_attention_head_bf16_in writes (so a bf16 linear reading it in place computes what it
+ * computes on its own staging of the f32 context). Errors as there, the context still written only
+ * once the head is known finite. For the attention output projection of bf16 programs. */
+int ck_attention_head_bf16_io(const uint16_t *q, size_t q_count, const uint16_t *k, size_t k_count,
+                              const uint16_t *v, size_t v_count, size_t qkv_stride, uint16_t *context,
+                              size_t context_count, size_t context_stride, float *scratch, size_t scratch_count,
+                              size_t seq_len, size_t head, size_t head_dim, float scale);
+
 #endif

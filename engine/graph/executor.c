@@ -80,13 +80,15 @@ static int lower(ck_executor *ex, ck_error *err)
 /* ---- bf16 copies (interpreter, bf16 precision) ----
  *
  * Each linear whose input was last written by a residual_layer_norm reads a bf16 copy of it that
- * the LayerNorm writes in the same pass (ck_residual_layer_norm_f32_bf16), so q, k and v round
+ * the LayerNorm writes in the same pass (ck_residual_layer_norm_f32acc), so q, k and v round
  * their shared input once instead of three times and no linear re-reads those f32 rows from L3 to
  * round them. A linear fused with its GELU whose output only linears read (the FFN in) writes it
  * in bf16 only, and its reader reads it in place; with fusion on (not X-Ray, not parity), q, k
  * and v linears whose outputs only an AMX attention step reads write bf16 only too
- * (ck_attention_head_bf16_in). Every copy rounds as its consumer would have (round to nearest
- * even), so the features keep their bits. One copy per buffer, sized like the plan's rows. */
+ * (ck_attention_head_bf16_in), and so does that attention step when only linears read its context
+ * (ck_attention_head_bf16_io, for the output projection). Every copy rounds as its consumer would
+ * have (round to nearest even), so the features keep their bits. One copy per buffer, sized like
+ * the plan's rows. */
 
 /* The step before `i` that last wrote buffer b, or -1. */
 static int last_writer(const ck_executor *ex, size_t i, int b)
@@ -164,6 +166,22 @@ static int schedule_attention_shadows(ck_executor *ex, size_t a, int *shadow_of,
         }
         ex->step_shadow_out[w[s]] = shadow_of[b];
         ex->step_attention_in[a][s] = shadow_of[b];
+    }
+    /* and its context, when only linears read it (the attention output projection), in bf16 only:
+     * rounded as their own staging would round it (ck_attention_head_bf16_io) */
+    int b = st[a].out;
+    if (!only_read_by(ex, a, b, CK_OP_LINEAR, 1)) {
+        return CK_OK;
+    }
+    int rc = shadow_for(ex, b, shadow_of, err);
+    if (rc != CK_OK) {
+        return rc;
+    }
+    ex->step_shadow_out[a] = shadow_of[b];
+    for (size_t r = a + 1; r < ex->program.n_steps && st[r].out != b; r++) {
+        if (st[r].kind == CK_OP_LINEAR && st[r].in[CK_LIN_IN_X] == b) {
+            ex->step_shadow_in[r] = shadow_of[b];
+        }
     }
     return CK_OK;
 }
@@ -462,8 +480,8 @@ static int run_steps(ck_executor *ex, ck_capture_fn capture, void *capture_ctx, 
             return ck_fail(err, rc, "%s: op %zu \"%s\" (application %d): %s", c->path,
                            op->decl_index, s->def->name, op->repeat_index, ck_status_name(rc));
         }
-        if (capture != NULL && s->checkpoint != NULL && s->kind == CK_OP_LINEAR &&
-            ex->step_shadow_out[i] >= 0) { /* the linear wrote only bf16: show those values */
+        if (capture != NULL && s->checkpoint != NULL &&
+            ex->step_shadow_out[i] >= 0) { /* the step wrote only bf16: show those values */
             const uint16_t *h = ex->shadows[ex->step_shadow_out[i]];
             float *y = ck_exec_at(ex, s->out_offset);
             for (size_t e = 0; e < ex->tokens * s->out_cols; e++) {

@@ -90,17 +90,20 @@ static int attention_pairs(void *ctx, size_t first, size_t count, int worker)
     const ck_executor *ex = c->ex;
     size_t cols = s->out_cols;
     const ck_arena *scratch = &ex->arenas.scratch[worker];
-    const int *sh = ex->step_attention_in[step_index(c)];
+    const int *sh = ex->step_attention_in[step_index(c)], ko = ex->step_shadow_out[step_index(c)];
     for (size_t p = first; sh[0] >= 0 && p < first + count; p++) { /* q, k, v in bf16 copies */
         size_t seq = p / s->heads, head = p % s->heads;
         size_t row = ex->offsets[seq], len = ex->offsets[seq + 1] - row;
         size_t avail = (ex->tokens - row) * cols;
-        int rc = ck_attention_head_bf16_in(ex->shadows[sh[0]] + row * cols, avail,
-                                           ex->shadows[sh[1]] + row * cols, avail,
-                                           ex->shadows[sh[2]] + row * cols, avail, cols,
-                                           out_f32(c) + row * cols, avail, cols, scratch->base,
-                                           scratch->bytes / sizeof(float), len, head, s->head_dim,
-                                           s->scale);
+        const uint16_t *q = ex->shadows[sh[0]] + row * cols, *k = ex->shadows[sh[1]] + row * cols,
+                       *v = ex->shadows[sh[2]] + row * cols;
+        int rc = ko >= 0 /* the context in bf16 only, for the projection that reads it */
+                     ? ck_attention_head_bf16_io(q, avail, k, avail, v, avail, cols, ex->shadows[ko] + row * cols,
+                                                 avail, cols, scratch->base, scratch->bytes / sizeof(float), len,
+                                                 head, s->head_dim, s->scale)
+                     : ck_attention_head_bf16_in(q, avail, k, avail, v, avail, cols, out_f32(c) + row * cols,
+                                                 avail, cols, scratch->base, scratch->bytes / sizeof(float), len,
+                                                 head, s->head_dim, s->scale);
         if (rc != CK_OK) {
             return rc;
         }

@@ -288,6 +288,54 @@ static void test_rejections_leave_context(void)
     CU_ASSERT_TRUE(ck_test_canary_intact(context, LMAX * CS));
 }
 
+/* The bf16 context (ck_attention_head_bf16_io) is ck_bf16_from_f32 of the f32 context, element
+ * for element, in the head's columns only (the rest keep their fill); a short context count, or
+ * a NaN in v, is refused with the context untouched. */
+static void test_bf16_context_is_rounded_f32_context(void)
+{
+    static uint16_t qkv16[LMAX * QKV], ctx16[LMAX * CS];
+    if (!ck_kernels_amx_bf16()) {
+        CU_ASSERT_EQUAL(ck_attention_head_bf16_io(qkv16, 3 * QKV, qkv16 + C, 3 * QKV - C, qkv16 + 2 * C,
+                                                  3 * QKV - 2 * C, QKV, ctx16, 3 * CS, CS, scratch, scratch_count,
+                                                  3, 0, D, SCALE), CK_E_ARG);
+        return;
+    }
+    static const size_t lens[] = {1, 16, 17, 100, 130};
+    for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
+        size_t n = lens[i], head = (i * 7) % H, bad = 0;
+        fill(qkv, LMAX * QKV, 5000 + n, 2.0);
+        ck_bf16_from_f32_rows(qkv, QKV, qkv16, QKV, LMAX, QKV);
+        ck_test_fill_canary(context, LMAX * CS);
+        CU_ASSERT_EQUAL_FATAL(ck_attention_head_bf16_in(qkv16, n * QKV, qkv16 + C, n * QKV - C, qkv16 + 2 * C,
+                                                        n * QKV - 2 * C, QKV, context, n * CS, CS, scratch,
+                                                        scratch_count, n, head, D, SCALE), CK_OK);
+        memset(ctx16, 0xAB, sizeof ctx16);
+        CU_ASSERT_EQUAL_FATAL(ck_attention_head_bf16_io(qkv16, n * QKV, qkv16 + C, n * QKV - C, qkv16 + 2 * C,
+                                                        n * QKV - 2 * C, QKV, ctx16, n * CS, CS, scratch,
+                                                        scratch_count, n, head, D, SCALE), CK_OK);
+        for (size_t r = 0; r < LMAX; r++) {
+            for (size_t c = 0; c < CS; c++) {
+                int mine = r < n && c >= head * D && c < (head + 1) * D;
+                bad += ctx16[r * CS + c] != (mine ? ck_bf16_from_f32(context[r * CS + c]) : 0xABAB);
+            }
+        }
+        CU_ASSERT_EQUAL(bad, 0);
+    }
+    memset(ctx16, 0xAB, sizeof ctx16);
+    CU_ASSERT_EQUAL(ck_attention_head_bf16_io(qkv16, 130 * QKV, qkv16 + C, 130 * QKV - C, qkv16 + 2 * C,
+                                              130 * QKV - 2 * C, QKV, ctx16, 129 * CS + 3 * D - 1, CS, scratch,
+                                              scratch_count, 130, 2, D, SCALE), CK_E_SIZE);
+    qkv16[5 * QKV + 2 * C + 3 * D + 1] = 0x7fc0; /* a NaN in head 3's v */
+    CU_ASSERT_EQUAL(ck_attention_head_bf16_io(qkv16, 130 * QKV, qkv16 + C, 130 * QKV - C, qkv16 + 2 * C,
+                                              130 * QKV - 2 * C, QKV, ctx16, 130 * CS, CS, scratch, scratch_count,
+                                              130, 3, D, SCALE), CK_E_NONFINITE);
+    size_t touched = 0;
+    for (size_t e = 0; e < LMAX * CS; e++) {
+        touched += ctx16[e] != 0xABAB;
+    }
+    CU_ASSERT_EQUAL(touched, 0);
+}
+
 int main(void)
 {
     if (setup() != 0) {
@@ -298,6 +346,7 @@ int main(void)
         {"one key copies bf16(v)", test_one_key_copies_bf16_v},
         {"bits independent of other heads and of oneDNN", test_bits_independent_of_neighbours_and_onednn},
         {"bf16 input gives the same bits", test_bf16_input_same_bits},
+        {"bf16 context is the rounded f32 context", test_bf16_context_is_rounded_f32_context},
         {"scratch sizes", test_scratch_sizes},
         {"rejections leave the context untouched", test_rejections_leave_context},
     };
