@@ -22,7 +22,7 @@
 #include "plan.h"
 
 /* Grows whenever the generated code changes for the same program. */
-#define CK_EMITTER_VERSION "2" /* 2: attention steps carry bf16_heads */
+#define CK_EMITTER_VERSION "3" /* 3: steps call scheduler/steps.h, bf16 copies, op times */
 
 typedef struct {
     const char *circuit_sha256; /* hex, of the canonical circuit JSON */
