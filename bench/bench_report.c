@@ -71,6 +71,38 @@ static row_figures figures(const ck_bench_peak *peaks, size_t n_peaks,
     return f;
 }
 
+/* For a "+gen" row: the interpreted row of the same workload, threads and precision, or NULL. */
+static const ck_bench_result *interpreted_twin(const ck_bench_result *results, size_t n_results,
+                                               const ck_bench_result *r)
+{
+    const char *gen = strstr(r->precision, "+gen");
+    for (size_t i = 0; gen != NULL && i < n_results; i++) {
+        const ck_bench_result *o = &results[i];
+        if (o->threads == r->threads && strcmp(o->workload, r->workload) == 0 &&
+            strlen(o->precision) == (size_t)(gen - r->precision) &&
+            strncmp(o->precision, r->precision, strlen(o->precision)) == 0 && o->runs == r->runs) {
+            return o;
+        }
+    }
+    return NULL;
+}
+
+/* Generated over interpreted tokens/s, run by run (the two ran next to each other in each run),
+ * median, min and max; 0 when r has no interpreted twin. */
+static void paired_ratio(const ck_bench_result *results, size_t n_results,
+                         const ck_bench_result *r, double *median, double *min, double *max)
+{
+    const ck_bench_result *o = interpreted_twin(results, n_results, r);
+    double v[CK_BENCH_MAX_RUNS];
+    *median = *min = *max = 0.0;
+    for (int k = 0; o != NULL && k < r->runs; k++) {
+        v[k] = o->tokens_per_s[k] > 0 ? r->tokens_per_s[k] / o->tokens_per_s[k] : 0.0;
+    }
+    if (o != NULL && r->runs > 0) {
+        ck_bench_stats(v, r->runs, median, min, max);
+    }
+}
+
 static void cpu_model(char *out, size_t cap)
 {
     FILE *f = fopen("/proc/cpuinfo", "r");
@@ -112,11 +144,17 @@ void ck_bench_write_json(FILE *f, const ck_bench_peak *peaks, size_t n_peaks,
                 "\"sequences\": %zu, "
                 "\"tokens\": %zu, \"runs\": %d, \"tokens_per_s_median\": %.1f, \"min\": %.1f, "
                 "\"max\": %.1f, \"sequences_per_s_median\": %.2f, \"mflop_per_token\": %.2f, "
-                "\"gflops\": %.1f, \"fraction_of_peak\": %.3f, \"speedup_vs_1_thread\": %.3f, "
-                "\"op_share\": {",
+                "\"gflops\": %.1f, \"fraction_of_peak\": %.3f, \"speedup_vs_1_thread\": %.3f, ",
                 i ? "," : "", r->workload, r->precision, r->threads, r->sequences, r->tokens, r->runs,
                 x.median, x.min, x.max, x.seq_per_s, r->mflop_per_token, x.gflops, x.peak_fraction,
                 x.speedup);
+        if (interpreted_twin(results, n_results, r) != NULL) {
+            double med, lo, hi;
+            paired_ratio(results, n_results, r, &med, &lo, &hi);
+            fprintf(f, "\"vs_interpreted_paired\": {\"median\": %.3f, \"min\": %.3f, "
+                    "\"max\": %.3f}, ", med, lo, hi);
+        }
+        fprintf(f, "\"op_share\": {");
         double total = 0;
         for (int c = 0; c < CK_BENCH_OP_CLASSES; c++) {
             total += r->op_seconds[c];
@@ -166,5 +204,22 @@ void ck_bench_write_markdown(FILE *f, const ck_bench_peak *peaks, size_t n_peaks
                 r->op_seconds[CK_OP_CLASS_ATTENTION] / total, r->op_seconds[CK_OP_CLASS_LAYER_NORM] / total,
                 r->op_seconds[CK_OP_CLASS_EMBEDDING] / total, r->op_seconds[CK_OP_CLASS_GELU] / total,
                 r->op_seconds[CK_OP_CLASS_OTHER] / total);
+    }
+    int header = 0;
+    for (size_t i = 0; i < n_results; i++) {
+        const ck_bench_result *r = &results[i];
+        if (interpreted_twin(results, n_results, r) == NULL) {
+            continue;
+        }
+        if (!header) {
+            fprintf(f, "\nGenerated over interpreted tokens/s, paired run by run (the two ran next "
+                       "to each other in every run, in alternating order):\n\n"
+                       "| workload | precision | threads | ratio median (min-max) |\n|---|---|---|---|\n");
+            header = 1;
+        }
+        double med, lo, hi;
+        paired_ratio(results, n_results, r, &med, &lo, &hi);
+        fprintf(f, "| %s | %s | %d | %.3f (%.3f-%.3f) |\n", r->workload, r->precision, r->threads,
+                med, lo, hi);
     }
 }

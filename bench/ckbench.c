@@ -350,7 +350,8 @@ static const char usage[] =
     "tokens, corpus format text, precision fp32. With bf16, oneDNN's bf16 matmul peak is measured\n"
     "too and bf16 rows are held to it; every row reports its time per op class. --compiled LIB (from\n"
     "`ckbatch compile` with the same --precision and --max-batch-tokens, one precision) adds a\n"
-    "\"+gen\" row per workload run on LIB, interleaved with the interpreter's in every run.\n";
+    "\"+gen\" row per workload run on LIB, interleaved with the interpreter's in every run (order\n"
+    "alternating run by run), and their tokens/s ratio paired run by run.\n";
 
 static int parse_options(int argc, char **argv, options *o)
 {
@@ -460,8 +461,10 @@ static int measure(const options *o, workload *loads, int n_loads, ck_bench_resu
             peaks[t].gflops[peaks[t].runs] = sgemm_gflops(o->threads[t]);
             peaks[t].bf16_gflops[peaks[t].runs] = want_bf16 ? bf16_matmul_gflops(o->threads[t]) : 0.0;
             peaks[t].runs++;
-            /* precisions alternate inside each run, so their ratio sees the same machine */
-            for (int p = 0; rc == 0 && p < n_variants; p++) {
+            /* variants alternate inside each run, so their ratio sees the same machine, and odd
+             * runs take them in reverse order, so none always runs right after another */
+            for (int q = 0; rc == 0 && q < n_variants; q++) {
+                int p = r % 2 == 0 ? q : n_variants - 1 - q;
                 for (int l = 0; rc == 0 && l < n_loads; l++) {
                     ck_bench_result *res = &results[(size_t)p * per_precision + (size_t)t * (size_t)n_loads + (size_t)l];
                     ck_model_reset_op_seconds(ex[p][t]);

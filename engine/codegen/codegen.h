@@ -22,7 +22,8 @@
 #include "plan.h"
 
 /* Grows whenever the generated code changes for the same program. */
-#define CK_EMITTER_VERSION "3" /* 2: attention steps carry bf16_heads; 3: bf16 LayerNorm statistics in float */
+#define CK_EMITTER_VERSION "4" /* 3: steps call scheduler/steps.h, bf16 copies, op times; 4: bf16
+                                  LayerNorm in float statistics, the AMX heads' bf16 context */
 
 typedef struct {
     const char *circuit_sha256; /* hex, of the canonical circuit JSON */

@@ -119,10 +119,11 @@ int ck_emit_check_plan(const ck_circuit *c, const ck_plan *plan, ck_error *err)
 typedef struct {
     size_t weight, bias;
     int fused;
+    int bf16_out; /* writes a bf16 copy instead of f32 (ck_step out_copy) */
 } linear_key;
 
-/* The library's linears: one per (weight, fused) in step order, as the executor makes them;
- * slot[i] is step i's. */
+/* The library's linears: one per (weight, fused, output dtype) in step order, as the executor
+ * makes them; slot[i] is step i's. */
 static size_t assign_linears(const ck_program *p, linear_key *keys, size_t *slot)
 {
     size_t n = 0;
@@ -132,13 +133,14 @@ static size_t assign_linears(const ck_program *p, linear_key *keys, size_t *slot
             continue;
         }
         size_t k = 0;
+        int bf16_out = s->out_copy != CK_NO_COPY;
         while (k < n && !(keys[k].weight == (size_t)s->weight[CK_LIN_WEIGHT] &&
-                          keys[k].fused == s->fused_gelu)) {
+                          keys[k].fused == s->fused_gelu && keys[k].bf16_out == bf16_out)) {
             k++;
         }
         if (k == n) {
             keys[n++] = (linear_key){(size_t)s->weight[CK_LIN_WEIGHT],
-                                     (size_t)s->weight[CK_LIN_BIAS], s->fused_gelu};
+                                     (size_t)s->weight[CK_LIN_BIAS], s->fused_gelu, bf16_out};
         }
         slot[i] = k;
     }
@@ -152,20 +154,21 @@ static void emit_head(FILE *f, const ck_circuit *c, const ck_plan *plan, const c
             " * precision %s, %s, max batch tokens %zu, max sequence %zu.\n"
             " * One call per step of the lowered program, planned arena offsets as constants; each\n"
             " * step's comment names its X-Ray checkpoint. Regenerate; do not edit. */\n"
-            "#include <stdint.h>\n#include <stdlib.h>\n#include <string.h>\n\n"
-            "#include \"arena.h\"\n#include \"attention.h\"\n#include \"ck_check.h\"\n"
-            "#include \"compiled_abi.h\"\n#include \"embedding_three_table_layer_norm.h\"\n"
-            "#include \"gelu_new.h\"\n#include \"linear.h\"\n#include \"parallel.h\"\n"
-            "#include \"residual_layer_norm.h\"\n\n",
+            "#define _POSIX_C_SOURCE 200809L /* clock_gettime */\n"
+            "#include <stdint.h>\n#include <stdlib.h>\n#include <string.h>\n#include <time.h>\n\n"
+            "#include \"arena.h\"\n#include \"ck_status.h\"\n#include \"compiled_abi.h\"\n"
+            "#include \"linear.h\"\n#include \"parallel.h\"\n#include \"steps.h\"\n\n",
             c->name, CK_EMITTER_VERSION, c->name, id->circuit_sha256, id->key,
             ck_dtype_info(id->precision)->lower, id->fuse_gelu ? "linear+gelu_new fused" : "unfused",
             plan->limits.max_tokens, plan->limits.max_seq_len);
 }
 
-static void emit_constants(FILE *f, const ck_circuit *c, const ck_plan *plan, size_t vocab,
+static void emit_constants(FILE *f, const ck_circuit *c, const ck_plan *plan, const ck_program *p,
                            size_t n_linears, ck_dtype precision)
 {
     int hidden = c->hidden_buffer;
+    fprintf(f, "#define COPIES_BYTES ((size_t)%zuu) /* the steps' bf16 copies */\n"
+            "#define N_OP_KINDS %d\n", p->copies_bytes, (int)CK_OP_KIND_COUNT);
     fprintf(f, "#define ARENA_BYTES ((size_t)%zuu)\n#define SCRATCH_BYTES ((size_t)%zuu)\n"
             "#define MAX_TOKENS ((size_t)%zuu)\n#define MAX_SEQ_LEN ((size_t)%zuu)\n"
             "#define VOCAB ((size_t)%zuu)\n#define PRECISION %s\n#define N_WEIGHTS %zu\n"
@@ -174,7 +177,7 @@ static void emit_constants(FILE *f, const ck_circuit *c, const ck_plan *plan, si
             "#define FEATURES_BUFFER %d\n#define FEATURES_OFFSET ((size_t)%zuu)\n"
             "#define HIDDEN_BUFFER %d\n#define HIDDEN_OFFSET ((size_t)%zuu)\n\n",
             plan->arena_bytes, plan->scratch_bytes, plan->limits.max_tokens,
-            plan->limits.max_seq_len, vocab,
+            plan->limits.max_seq_len, p->vocab,
             precision == CK_DTYPE_BF16 ? "CK_DTYPE_BF16" : "CK_DTYPE_F32", c->n_weights, n_linears,
             c->n_buffers, plan->offsets[c->ids_buffer], plan->offsets[c->positions_buffer],
             c->features_buffer, plan->offsets[c->features_buffer], hidden,
@@ -204,15 +207,15 @@ static void emit_tables(FILE *f, const ck_circuit *c, const linear_key *keys, si
         fprintf(f, "}, %zu}, /* %zu: %s */\n", w->elements, i, w->name);
     }
     fputs("};\n\ntypedef struct {\n    size_t weight, bias, in, out;\n"
-          "    ck_linear_activation activation;\n} gen_linear;\n\n"
+          "    ck_linear_activation activation;\n    ck_dtype dst; /* y's dtype */\n} gen_linear;\n\n"
           "static const gen_linear LINEARS[N_LINEARS + 1] = {\n", f);
     for (size_t i = 0; i < n_linears; i++) {
         const ck_weight_ref *w = &c->weights[keys[i].weight];
-        fprintf(f, "    {%zu, %zu, %zu, %zu, %s}, /* %s */\n", keys[i].weight, keys[i].bias,
+        fprintf(f, "    {%zu, %zu, %zu, %zu, %s, %s}, /* %s */\n", keys[i].weight, keys[i].bias,
                 w->shape[1], w->shape[0], keys[i].fused ? "CK_LINEAR_GELU_TANH" : "CK_LINEAR_PLAIN",
-                w->name);
+                keys[i].bf16_out ? "CK_DTYPE_BF16" : "CK_DTYPE_F32", w->name);
     }
-    fputs("    {0, 0, 0, 0, CK_LINEAR_PLAIN} /* end */\n};\n"
+    fputs("    {0, 0, 0, 0, CK_LINEAR_PLAIN, CK_DTYPE_F32} /* end */\n};\n"
           "static const size_t n_linears = N_LINEARS;\n\n", f);
 }
 
@@ -231,12 +234,16 @@ static int emit_steps(FILE *f, const ck_circuit *c, const ck_program *p, const s
         }
         fprintf(f, ", %s; X-Ray %s */\n", ck_dtype_info(s->dtype)->lower,
                 s->checkpoint != NULL ? s->checkpoint : "(no checkpoint)");
+        fprintf(f, "    STEP(%d /* %s */, ", (int)s->kind, s->def->name);
         int rc = s->def->emit(f, c, s, slot[i]);
         if (rc != CK_OK) {
             return rc;
         }
-        fputs("    CHECK_STEP();\n", f);
-        if (s->checkpoint != NULL) {
+        fputs(");\n", f);
+        if (s->checkpoint != NULL && s->kind != CK_OP_RESIDUAL_LAYER_NORM && s->out_copy != CK_NO_COPY) {
+            fprintf(f, "    CAPTURE_COPY(\"%s\", %zuu, %zuu, %zuu);\n", s->checkpoint, s->out_copy,
+                    s->out_offset, s->out_cols);
+        } else if (s->checkpoint != NULL) {
             fprintf(f, "    CAPTURE(\"%s\", %zuu, %zuu);\n", s->checkpoint, s->out_offset,
                     s->out_cols);
         }
@@ -253,7 +260,8 @@ static void emit_entry(FILE *f, const ck_circuit *c, const ck_plan *plan,
             "const ck_compiled_circuit ck_compiled_circuit_v1 = {\n"
             "    CK_COMPILED_ABI_VERSION, &PROVENANCE, ARENA_BYTES, N_WEIGHTS, WEIGHTS,\n"
             "    FEATURES_BUFFER, HIDDEN_BUFFER, VOCAB,\n"
-            "    gen_init, gen_run, gen_rows, gen_cols, gen_linear_impl, gen_free,\n};\n",
+            "    gen_init, gen_run, gen_rows, gen_cols, gen_linear_impl, gen_free,\n"
+            "    N_OP_KINDS, gen_op_seconds, gen_reset_op_seconds,\n};\n",
             c->name, id->circuit_sha256, CK_EMITTER_VERSION, id->key,
             ck_dtype_info(id->precision)->lower, id->fuse_gelu, plan->limits.max_tokens,
             plan->limits.max_seq_len, id->libraries_sha256 != NULL ? id->libraries_sha256 : "");
@@ -285,7 +293,7 @@ static int emit_all(FILE *f, const ck_circuit *c, const ck_plan *plan, const ck_
     }
     size_t n_linears = assign_linears(p, keys, slot);
     emit_head(f, c, plan, id);
-    emit_constants(f, c, plan, p->vocab, n_linears, id->precision);
+    emit_constants(f, c, plan, p, n_linears, id->precision);
     emit_tables(f, c, keys, n_linears);
     fputs((const char *)ck_codegen_prelude, f);
     int rc = emit_steps(f, c, p, slot);

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 /* Grows when the table below changes; a loader refuses any other. */
-#define CK_COMPILED_ABI_VERSION 1u
+#define CK_COMPILED_ABI_VERSION 2u /* 2: op_seconds */
 /* The exported symbol: a const ck_compiled_circuit of that version. */
 #define CK_COMPILED_SYMBOL "ck_compiled_circuit_v1"
 
@@ -71,6 +71,11 @@ typedef struct {
     const char *(*linear_impl)(const ck_compiled_state *st, size_t i);
     /* Releases what init made (not the arena or the weights); accepts NULL. */
     void (*free)(ck_compiled_state *st);
+    int n_op_kinds;                           /* op kinds op_seconds knows (the emitter's) */
+    /* Wall seconds of the steps of op kind `kind` (the emitter's ck_op_kind numbers, below
+     * n_op_kinds) over the runs since init or the last reset; 0 for another kind or NULL. */
+    double (*op_seconds)(const ck_compiled_state *st, int kind);
+    void (*reset_op_seconds)(ck_compiled_state *st);
 } ck_compiled_circuit;
 
 #endif

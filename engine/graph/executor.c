@@ -38,12 +38,13 @@ static int bind_weight(ck_executor *ex, const ck_weights *w, size_t i, ck_error 
 }
 
 /* The linear a step runs, made on first use: one per (weight matrix, activation, output dtype),
- * so the 12 applications of the shared layer reuse them. dst BF16 (a bf16 step whose output is a
- * bf16 copy, schedule_shadows) writes its y in bf16. */
-static int linear_for(ck_executor *ex, ck_step *s, ck_dtype dst, ck_error *err)
+ * so the 12 applications of the shared layer reuse them. A step whose output is a bf16 copy
+ * (ck_step out_copy) writes its y in bf16. */
+static int linear_for(ck_executor *ex, ck_step *s, ck_error *err)
 {
     const ck_circuit *c = ex->circuit;
     int wi = s->weight[CK_LIN_WEIGHT];
+    ck_dtype dst = s->out_copy != CK_NO_COPY ? CK_DTYPE_BF16 : CK_DTYPE_F32;
     ck_linear **cache = dst == CK_DTYPE_BF16
                             ? (s->fused_gelu ? ex->gelu_bf16_linears : ex->bf16_out_linears)
                             : (s->fused_gelu ? ex->gelu_linears : ex->linears);
@@ -64,179 +65,24 @@ static int linear_for(ck_executor *ex, ck_step *s, ck_dtype dst, ck_error *err)
     return CK_OK;
 }
 
-/* Lowers the circuit once (fusion, offsets, bound tensors) and builds the steps' linears. */
+/* Lowers the circuit once (fusion, offsets, bound tensors, bf16 copies) and, to interpret it,
+ * builds the steps' linears and the copy arena. */
 static int lower(ck_executor *ex, ck_error *err)
 {
     int rc = ck_program_lower(&ex->program, ex->circuit, &ex->plan, ex->weights, ex->opt.fuse_gelu,
                               ex->opt.precision, err);
-    for (size_t i = 0; rc == CK_OK && ex->opt.compiled == NULL && i < ex->program.n_steps; i++) {
-        if (ex->program.steps[i].kind == CK_OP_LINEAR) {
-            rc = linear_for(ex, &ex->program.steps[i], CK_DTYPE_F32, err);
-        }
-    }
-    return rc;
-}
-
-/* ---- bf16 copies (interpreter, bf16 precision) ----
- *
- * Each linear whose input was last written by a residual_layer_norm reads a bf16 copy of it that
- * the LayerNorm writes in the same pass (ck_residual_layer_norm_f32acc), so q, k and v round
- * their shared input once instead of three times and no linear re-reads those f32 rows from L3 to
- * round them. A linear fused with its GELU whose output only linears read (the FFN in) writes it
- * in bf16 only, and its reader reads it in place; with fusion on (not X-Ray, not parity), q, k
- * and v linears whose outputs only an AMX attention step reads write bf16 only too
- * (ck_attention_head_bf16_in), and so does that attention step when only linears read its context
- * (ck_attention_head_bf16_io, for the output projection). Every copy rounds as its consumer would
- * have (round to nearest even), so the features keep their bits. One copy per buffer, sized like
- * the plan's rows. */
-
-/* The step before `i` that last wrote buffer b, or -1. */
-static int last_writer(const ck_executor *ex, size_t i, int b)
-{
-    while (i > 0 && ex->program.steps[i - 1].out != b) {
-        i--;
-    }
-    return (int)i - 1;
-}
-
-/* 1 when every step after `writer` that reads buffer b, before b is written again, is of `kind`
- * and reads it in one of its first `slots` input slots, and b is an activation (no output). */
-static int only_read_by(const ck_executor *ex, size_t writer, int b, ck_op_kind kind, size_t slots)
-{
-    if (ex->circuit->buffers[b].role != CK_BUFFER_ACTIVATION) {
-        return 0;
-    }
-    for (size_t k = writer + 1; k < ex->program.n_steps; k++) {
-        const ck_step *s = &ex->program.steps[k];
-        for (size_t slot = 0; slot < s->n_in; slot++) {
-            if (s->in[slot] == b && !(s->kind == kind && slot < slots)) {
-                return 0;
-            }
-        }
-        if (s->out == b) {
-            return 1;
-        }
-    }
-    return 1;
-}
-
-/* The shadow of buffer b (shadow_of[b]), made on first use. */
-static int shadow_for(ck_executor *ex, int b, int *shadow_of, ck_error *err)
-{
-    const ck_circuit *c = ex->circuit;
-    if (shadow_of[b] >= 0) {
-        return CK_OK;
-    }
-    size_t bytes = ck_plan_rows(&ex->plan) * c->buffers[b].cols * sizeof(uint16_t);
-    uint16_t *mem = aligned_alloc(64, (bytes + 63) / 64 * 64);
-    if (mem == NULL) {
-        return ck_fail(err, CK_E_MEMORY, "executor: bf16 copy of \"%s\" (%zu bytes)", c->buffers[b].name,
-                       bytes);
-    }
-    ex->shadows[ex->n_shadows] = mem;
-    shadow_of[b] = (int)ex->n_shadows++;
-    return CK_OK;
-}
-
-/* An AMX attention step a whose q, k and v each come from an unfused linear that reads a bf16
- * copy and whose output only attention steps read: those linears write bf16 only. */
-static int schedule_attention_shadows(ck_executor *ex, size_t a, int *shadow_of, ck_error *err)
-{
-    ck_step *st = ex->program.steps;
-    int w[3];
-    if (st[a].kind != CK_OP_ATTENTION || st[a].dtype != CK_DTYPE_BF16 || !ex->opt.fuse_gelu) {
-        return CK_OK;
-    }
-    for (int s = 0; s < 3; s++) {
-        int b = st[a].in[s];
-        w[s] = last_writer(ex, a, b);
-        if (w[s] < 0 || st[w[s]].kind != CK_OP_LINEAR || st[w[s]].fused_gelu ||
-            ex->step_shadow_in[w[s]] < 0 || !only_read_by(ex, (size_t)w[s], b, CK_OP_ATTENTION, 3)) {
-            return CK_OK;
-        }
-    }
-    for (int s = 0; s < 3; s++) {
-        int b = st[a].in[s];
-        int rc = shadow_for(ex, b, shadow_of, err);
-        if (rc == CK_OK && ex->step_shadow_out[w[s]] < 0) {
-            rc = linear_for(ex, &st[w[s]], CK_DTYPE_BF16, err);
-        }
-        if (rc != CK_OK) {
-            return rc;
-        }
-        ex->step_shadow_out[w[s]] = shadow_of[b];
-        ex->step_attention_in[a][s] = shadow_of[b];
-    }
-    /* and its context, when only linears read it (the attention output projection), in bf16 only:
-     * rounded as their own staging would round it (ck_attention_head_bf16_io) */
-    int b = st[a].out;
-    if (!only_read_by(ex, a, b, CK_OP_LINEAR, 1)) {
-        return CK_OK;
-    }
-    int rc = shadow_for(ex, b, shadow_of, err);
-    if (rc != CK_OK) {
+    if (rc != CK_OK || ex->opt.compiled != NULL) {
         return rc;
     }
-    ex->step_shadow_out[a] = shadow_of[b];
-    for (size_t r = a + 1; r < ex->program.n_steps && st[r].out != b; r++) {
-        if (st[r].kind == CK_OP_LINEAR && st[r].in[CK_LIN_IN_X] == b) {
-            ex->step_shadow_in[r] = shadow_of[b];
+    for (size_t i = 0; rc == CK_OK && i < ex->program.n_steps; i++) {
+        if (ex->program.steps[i].kind == CK_OP_LINEAR) {
+            rc = linear_for(ex, &ex->program.steps[i], err);
         }
     }
-    return CK_OK;
-}
-
-static int schedule_shadows(ck_executor *ex, ck_error *err)
-{
-    const ck_circuit *c = ex->circuit;
-    size_t n = ex->program.n_steps ? ex->program.n_steps : 1, nb = c->n_buffers ? c->n_buffers : 1;
-    int *shadow_of = malloc(nb * sizeof *shadow_of);
-    ex->step_shadow_in = malloc(n * sizeof *ex->step_shadow_in);
-    ex->step_shadow_out = malloc(n * sizeof *ex->step_shadow_out);
-    ex->step_attention_in = malloc(n * sizeof *ex->step_attention_in);
-    ex->shadows = calloc(nb, sizeof *ex->shadows);
-    if (!shadow_of || !ex->step_shadow_in || !ex->step_shadow_out || !ex->step_attention_in ||
-        !ex->shadows) {
-        free(shadow_of);
-        return ck_fail(err, CK_E_MEMORY, "executor: out of memory");
+    if (rc == CK_OK && (rc = ck_arena_init(&ex->copies, ex->program.copies_bytes)) != CK_OK) {
+        return ck_fail(err, rc, "executor: bf16 copies of %zu bytes: %s", ex->program.copies_bytes,
+                       ck_status_name(rc));
     }
-    for (size_t b = 0; b < nb; b++) {
-        shadow_of[b] = -1;
-    }
-    for (size_t i = 0; i < n; i++) {
-        ex->step_shadow_in[i] = ex->step_shadow_out[i] = -1;
-        ex->step_attention_in[i][0] = ex->step_attention_in[i][1] = ex->step_attention_in[i][2] = -1;
-    }
-    int rc = CK_OK;
-    int on = ex->opt.precision == CK_DTYPE_BF16 && ex->opt.compiled == NULL;
-    for (size_t i = 0; rc == CK_OK && on && i < ex->program.n_steps; i++) {
-        ck_step *s = &ex->program.steps[i];
-        if (s->kind != CK_OP_LINEAR) {
-            continue;
-        }
-        int b = s->in[CK_LIN_IN_X], j = last_writer(ex, i, b);
-        if (j < 0) {
-            continue;
-        }
-        ck_step *w = &ex->program.steps[j];
-        int fused_writer = w->kind == CK_OP_LINEAR && w->fused_gelu && ex->step_shadow_in[j] >= 0 &&
-                           only_read_by(ex, (size_t)j, b, CK_OP_LINEAR, 1);
-        if (w->kind != CK_OP_RESIDUAL_LAYER_NORM && !fused_writer) {
-            continue;
-        }
-        rc = shadow_for(ex, b, shadow_of, err);
-        if (rc == CK_OK && fused_writer && ex->step_shadow_out[j] < 0) {
-            rc = linear_for(ex, w, CK_DTYPE_BF16, err);
-        }
-        if (rc == CK_OK) {
-            ex->step_shadow_out[j] = shadow_of[b];
-            ex->step_shadow_in[i] = shadow_of[b];
-        }
-    }
-    for (size_t a = 0; rc == CK_OK && on && a < ex->program.n_steps; a++) {
-        rc = schedule_attention_shadows(ex, a, shadow_of, err);
-    }
-    free(shadow_of);
     return rc;
 }
 
@@ -369,7 +215,6 @@ static int setup(ck_executor *ex, const ck_weights *w, ck_error *err)
     /* Every worker runs its own rows' matmuls single-threaded (linear.h): made for one thread. */
     int threads = ck_parallel_set_threads(1);
     rc = lower(ex, err);
-    rc = rc == CK_OK ? schedule_shadows(ex, err) : rc;
     if (rc == CK_OK && ex->opt.compiled != NULL) {
         rc = init_compiled(ex, err);
     }
@@ -472,21 +317,18 @@ static int run_steps(ck_executor *ex, ck_capture_fn capture, void *capture_ctx, 
     const ck_circuit *c = ex->circuit;
     for (size_t i = 0; i < ex->program.n_steps; i++) {
         const ck_step *s = &ex->program.steps[i];
+        const ck_step_args args = ck_step_bind(s);
         double t0 = seconds_now();
-        int rc = s->def->run[s->dtype](ex, s);
+        int rc = s->def->run[s->dtype](&ex->batch, &args);
         ex->op_seconds[s->kind] += seconds_now() - t0;
         if (rc != CK_OK) {
             const ck_op *op = &c->ops[s->op];
             return ck_fail(err, rc, "%s: op %zu \"%s\" (application %d): %s", c->path,
                            op->decl_index, s->def->name, op->repeat_index, ck_status_name(rc));
         }
-        if (capture != NULL && s->checkpoint != NULL &&
-            ex->step_shadow_out[i] >= 0) { /* the step wrote only bf16: show those values */
-            const uint16_t *h = ex->shadows[ex->step_shadow_out[i]];
-            float *y = ck_exec_at(ex, s->out_offset);
-            for (size_t e = 0; e < ex->tokens * s->out_cols; e++) {
-                y[e] = ck_bf16_to_f32(h[e]);
-            }
+        if (capture != NULL && s->checkpoint != NULL && s->kind != CK_OP_RESIDUAL_LAYER_NORM &&
+            s->out_copy != CK_NO_COPY) { /* the step wrote only bf16: show those values */
+            ck_step_widen_copy(&ex->batch, s->out_copy, s->out_offset, s->out_cols);
         }
         if (capture != NULL && s->checkpoint != NULL) {
             capture(capture_ctx, s->checkpoint, ck_exec_at(ex, s->out_offset), ex->tokens,
@@ -497,7 +339,8 @@ static int run_steps(ck_executor *ex, ck_capture_fn capture, void *capture_ctx, 
 }
 
 /* The generated library runs the batch (it fills the inputs, runs its steps, checks and copies the
- * output itself); its time counts as "the rest of the run", not per op kind. */
+ * output itself); the whole call counts into the last slot, from which ck_executor_op_seconds
+ * takes what the library timed per op kind. */
 static int run_compiled(ck_executor *ex, const int32_t *ids, const size_t *offsets, size_t n_seqs,
                         int output_buffer, float *out, size_t out_count, ck_capture_fn capture,
                         void *capture_ctx, ck_error *err)
@@ -530,6 +373,8 @@ int ck_executor_run(ck_executor *ex, const int32_t *ids, const size_t *offsets, 
     ex->tokens = offsets[n_seqs];
     ex->offsets = offsets;
     ex->n_seqs = n_seqs;
+    ex->batch = (ck_step_batch){ex->arenas.activations.base, ex->copies.base, ex->arenas.scratch,
+                                ex->opt.threads, ex->tokens, offsets, n_seqs};
     if (ex->compiled != NULL) {
         return run_compiled(ex, ids, offsets, n_seqs, output_buffer, out, out_count, capture,
                             capture_ctx, err);
@@ -541,7 +386,8 @@ int ck_executor_run(ck_executor *ex, const int32_t *ids, const size_t *offsets, 
     int caller_threads = ck_parallel_set_threads(ex->opt.threads);
     rc = run_steps(ex, capture, capture_ctx, err);
     t0 = seconds_now();
-    if (rc == CK_OK && ck_exec_check_finite(ex, output_buffer) != CK_OK) {
+    if (rc == CK_OK && ck_step_check_finite(&ex->batch, ex->plan.offsets[output_buffer],
+                                            c->buffers[output_buffer].cols) != CK_OK) {
         rc = ck_fail(err, CK_E_NONFINITE, "%s: output \"%s\" holds NaN or Inf (overflow)",
                      c->path, c->buffers[output_buffer].name);
     }
@@ -558,15 +404,37 @@ int ck_executor_run(ck_executor *ex, const int32_t *ids, const size_t *offsets, 
     return CK_OK;
 }
 
+/* What the generated library timed for op kind k (0 for a kind it does not know). */
+static double compiled_op_seconds(const ck_executor *ex, int k)
+{
+    return k < ex->opt.compiled->n_op_kinds ? ex->opt.compiled->op_seconds(ex->compiled, k) : 0.0;
+}
+
 double ck_executor_op_seconds(const ck_executor *ex, ck_op_kind kind)
 {
-    return ex != NULL && (unsigned)kind <= CK_OP_KIND_COUNT ? ex->op_seconds[kind] : 0.0;
+    if (ex == NULL || (unsigned)kind > CK_OP_KIND_COUNT) {
+        return 0.0;
+    }
+    if (ex->compiled == NULL) {
+        return ex->op_seconds[kind];
+    }
+    if (kind < CK_OP_KIND_COUNT) {
+        return compiled_op_seconds(ex, (int)kind);
+    }
+    double rest = ex->op_seconds[CK_OP_KIND_COUNT]; /* the library's calls, less its steps */
+    for (int k = 0; k < CK_OP_KIND_COUNT; k++) {
+        rest -= compiled_op_seconds(ex, k);
+    }
+    return rest > 0.0 ? rest : 0.0;
 }
 
 void ck_executor_reset_op_seconds(ck_executor *ex)
 {
     if (ex != NULL) {
         memset(ex->op_seconds, 0, sizeof ex->op_seconds);
+    }
+    if (ex != NULL && ex->compiled != NULL) {
+        ex->opt.compiled->reset_op_seconds(ex->compiled);
     }
 }
 
@@ -697,13 +565,7 @@ void ck_executor_free(ck_executor *ex)
     free(ex->gelu_linears);
     free(ex->bf16_out_linears);
     free(ex->gelu_bf16_linears);
-    for (size_t k = 0; ex->shadows != NULL && k < ex->n_shadows; k++) {
-        free(ex->shadows[k]);
-    }
-    free(ex->shadows);
-    free(ex->step_shadow_in);
-    free(ex->step_shadow_out);
-    free(ex->step_attention_in);
+    ck_arena_free(&ex->copies);
     if (ex->compiled != NULL) {
         ex->opt.compiled->free(ex->compiled);
     }

@@ -86,8 +86,8 @@ ck_dtype ck_executor_op_dtype(const ck_executor *ex, ck_op_kind kind);
 
 /* Wall seconds ex spent running ops of `kind` (a linear fused with its gelu_new counts as linear)
  * since init or the last ck_executor_reset_op_seconds; kind CK_OP_KIND_COUNT: the rest of each run
- * (inputs, the finite check of the output, the copy-out; with opt.compiled, the whole batch: the
- * generated library does not time its steps). 0 for other kinds. */
+ * (inputs, the finite check of the output, the copy-out; with opt.compiled, the generated
+ * library's calls less the steps it timed per kind). 0 for other kinds. */
 double ck_executor_op_seconds(const ck_executor *ex, ck_op_kind kind);
 void ck_executor_reset_op_seconds(ck_executor *ex);
 

@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "attention.h"
-#include "executor_internal.h"
 
 /* ---- geometry checks ---- */
 
@@ -155,7 +154,7 @@ const ck_op_def ck_op_defs[] = {
         .weights = {"word", "position", "token_type", "gamma", "beta", NULL},
         .params = {EPS_PARAM, {NULL, CK_PARAM_FLOAT, 0, NULL}},
         .check = check_embedding, .split = CK_SPLIT_ROWS,
-        .run = {[CK_DTYPE_F32] = ck_exec_embedding},
+        .run = {[CK_DTYPE_F32] = ck_step_embedding},
         .emit = ck_emit_embedding,
     },
     [CK_OP_LINEAR] = {
@@ -164,7 +163,7 @@ const ck_op_def ck_op_defs[] = {
         .weights = {"weight", "bias", NULL},
         .check = check_linear, .split = CK_SPLIT_ROW_BLOCKS,
         /* the dtype is the oneDNN matmul's, chosen at init (ck_linear_init_typed) */
-        .run = {[CK_DTYPE_F32] = ck_exec_linear, [CK_DTYPE_BF16] = ck_exec_linear},
+        .run = {[CK_DTYPE_F32] = ck_step_linear, [CK_DTYPE_BF16] = ck_step_linear},
         .emit = ck_emit_linear,
     },
     [CK_OP_ATTENTION] = {
@@ -176,7 +175,7 @@ const ck_op_def ck_op_defs[] = {
                    {NULL, CK_PARAM_FLOAT, 0, NULL}},
         .check = check_attention, .scratch = attention_scratch, .split = CK_SPLIT_SEQUENCE_HEADS,
         /* bf16: q k^T and p v on AMX tiles (ck_attention_dtype says where) */
-        .run = {[CK_DTYPE_F32] = ck_exec_attention, [CK_DTYPE_BF16] = ck_exec_attention},
+        .run = {[CK_DTYPE_F32] = ck_step_attention, [CK_DTYPE_BF16] = ck_step_attention},
         .emit = ck_emit_attention,
     },
     [CK_OP_RESIDUAL_LAYER_NORM] = {
@@ -185,14 +184,14 @@ const ck_op_def ck_op_defs[] = {
         .weights = {"gamma", "beta", NULL},
         .params = {EPS_PARAM, {NULL, CK_PARAM_FLOAT, 0, NULL}},
         .check = check_residual_layer_norm, .split = CK_SPLIT_ROWS,
-        .run = {[CK_DTYPE_F32] = ck_exec_residual_layer_norm},
+        .run = {[CK_DTYPE_F32] = ck_step_residual_layer_norm},
         .emit = ck_emit_residual_layer_norm,
     },
     [CK_OP_GELU_NEW] = {
         .name = "gelu_new",
         .in = {"x", NULL},
         .check = check_gelu_new, .split = CK_SPLIT_ROWS, .in_place = 1,
-        .run = {[CK_DTYPE_F32] = ck_exec_gelu_new},
+        .run = {[CK_DTYPE_F32] = ck_step_gelu_new},
         .emit = ck_emit_gelu_new,
     },
 };
@@ -266,6 +265,11 @@ static void lower_op(ck_step *s, const ck_circuit *c, const ck_plan *plan,
         s->weight[s->n_weights] = op->weights[s->n_weights];
         s->w[s->n_weights] = weights[op->weights[s->n_weights]];
     }
+    for (size_t k = 0; k < CK_MAX_SLOTS; k++) {
+        s->in_copy[k] = CK_NO_COPY;
+    }
+    s->out_copy = CK_NO_COPY;
+    s->stats_f32 = op->kind == CK_OP_RESIDUAL_LAYER_NORM && precision == CK_DTYPE_BF16;
     s->out = op->output;
     s->out_offset = plan->offsets[op->output];
     s->out_cols = c->buffers[op->output].cols;
@@ -275,6 +279,128 @@ static void lower_op(ck_step *s, const ck_circuit *c, const ck_plan *plan,
     s->scale = op->scale;
     s->split = def->split;
     s->checkpoint = op->checkpoint[0] != '\0' ? op->checkpoint : NULL;
+}
+
+/* ---- bf16 copies (bf16 precision; ck_step in_copy/out_copy) ---- */
+
+/* The step before `i` that last wrote buffer b, or -1. */
+static int last_writer(const ck_program *p, size_t i, int b)
+{
+    while (i > 0 && p->steps[i - 1].out != b) {
+        i--;
+    }
+    return (int)i - 1;
+}
+
+/* 1 when every step after `writer` that reads buffer b, before b is written again, is of `kind`
+ * and reads it in one of its first `slots` input slots, and b is an activation (no output). */
+static int only_read_by(const ck_program *p, const ck_circuit *c, size_t writer, int b,
+                        ck_op_kind kind, size_t slots)
+{
+    if (c->buffers[b].role != CK_BUFFER_ACTIVATION) {
+        return 0;
+    }
+    for (size_t k = writer + 1; k < p->n_steps; k++) {
+        const ck_step *s = &p->steps[k];
+        for (size_t slot = 0; slot < s->n_in; slot++) {
+            if (s->in[slot] == b && !(s->kind == kind && slot < slots)) {
+                return 0;
+            }
+        }
+        if (s->out == b) {
+            return 1;
+        }
+    }
+    return 1;
+}
+
+/* The copy of buffer b (copy_of[b]), placed at the end of the copy arena on first use. */
+static size_t copy_for(ck_program *p, const ck_circuit *c, const ck_plan *plan, int b,
+                       size_t *copy_of)
+{
+    if (copy_of[b] == CK_NO_COPY) {
+        size_t bytes = ck_plan_rows(plan) * c->buffers[b].cols * sizeof(uint16_t);
+        copy_of[b] = p->copies_bytes;
+        p->copies_bytes += (bytes + CK_ARENA_ALIGN - 1) / CK_ARENA_ALIGN * CK_ARENA_ALIGN;
+    }
+    return copy_of[b];
+}
+
+/* Linear step i reads the copy its input's writer makes: a residual_layer_norm, or a fused
+ * linear that itself reads a copy and whose output only linears read. */
+static void copy_linear_input(ck_program *p, const ck_circuit *c, const ck_plan *plan, size_t i,
+                              size_t *copy_of)
+{
+    int b = p->steps[i].in[CK_LIN_IN_X], j = last_writer(p, i, b);
+    if (j < 0) {
+        return;
+    }
+    const ck_step *w = &p->steps[j];
+    int fused_writer = w->kind == CK_OP_LINEAR && w->fused_gelu &&
+                       w->in_copy[CK_LIN_IN_X] != CK_NO_COPY &&
+                       only_read_by(p, c, (size_t)j, b, CK_OP_LINEAR, 1);
+    if (w->kind == CK_OP_RESIDUAL_LAYER_NORM || fused_writer) {
+        p->steps[j].out_copy = p->steps[i].in_copy[CK_LIN_IN_X] = copy_for(p, c, plan, b, copy_of);
+    }
+}
+
+/* An AMX attention step a whose q, k and v each come from an unfused linear that reads a copy
+ * and whose output only attention steps read: those linears write bf16 only, a reads them; and a
+ * writes its context only in bf16 when only linears read it. */
+static void copy_attention_inputs(ck_program *p, const ck_circuit *c, const ck_plan *plan,
+                                  size_t a, size_t *copy_of)
+{
+    ck_step *st = p->steps;
+    int w[3];
+    if (st[a].kind != CK_OP_ATTENTION || st[a].dtype != CK_DTYPE_BF16) {
+        return;
+    }
+    for (int k = 0; k < 3; k++) {
+        int b = st[a].in[k];
+        w[k] = last_writer(p, a, b);
+        if (w[k] < 0 || st[w[k]].kind != CK_OP_LINEAR || st[w[k]].fused_gelu ||
+            st[w[k]].in_copy[CK_LIN_IN_X] == CK_NO_COPY ||
+            !only_read_by(p, c, (size_t)w[k], b, CK_OP_ATTENTION, 3)) {
+            return;
+        }
+    }
+    for (int k = 0; k < 3; k++) {
+        st[w[k]].out_copy = st[a].in_copy[k] = copy_for(p, c, plan, st[a].in[k], copy_of);
+    }
+    /* and its context, when only linears read it (the output projection), in bf16 only: rounded as
+     * their own staging would round it (ck_attention_head_bf16_io) */
+    int b = st[a].out;
+    if (!only_read_by(p, c, a, b, CK_OP_LINEAR, 1)) {
+        return;
+    }
+    st[a].out_copy = copy_for(p, c, plan, b, copy_of);
+    for (size_t r = a + 1; r < p->n_steps && st[r].out != b; r++) {
+        if (st[r].kind == CK_OP_LINEAR && st[r].in[CK_LIN_IN_X] == b) {
+            st[r].in_copy[CK_LIN_IN_X] = st[a].out_copy;
+        }
+    }
+}
+
+static int schedule_copies(ck_program *p, const ck_circuit *c, const ck_plan *plan, int fuse_gelu,
+                           ck_error *err)
+{
+    size_t *copy_of = malloc((c->n_buffers ? c->n_buffers : 1) * sizeof *copy_of);
+    if (copy_of == NULL) {
+        return ck_fail(err, CK_E_MEMORY, "lower: out of memory for the bf16 copies");
+    }
+    for (size_t b = 0; b < c->n_buffers; b++) {
+        copy_of[b] = CK_NO_COPY;
+    }
+    for (size_t i = 0; i < p->n_steps; i++) {
+        if (p->steps[i].kind == CK_OP_LINEAR) {
+            copy_linear_input(p, c, plan, i, copy_of);
+        }
+    }
+    for (size_t a = 0; fuse_gelu && a < p->n_steps; a++) {
+        copy_attention_inputs(p, c, plan, a, copy_of);
+    }
+    free(copy_of);
+    return CK_OK;
 }
 
 int ck_program_lower(ck_program *p, const ck_circuit *c, const ck_plan *plan,
@@ -304,7 +430,30 @@ int ck_program_lower(ck_program *p, const ck_circuit *c, const ck_plan *plan,
             s->checkpoint = gelu->checkpoint[0] != '\0' ? gelu->checkpoint : NULL;
         }
     }
-    return CK_OK;
+    int rc = precision == CK_DTYPE_BF16 ? schedule_copies(p, c, plan, fuse_gelu, err) : CK_OK;
+    if (rc != CK_OK) {
+        ck_program_free(p);
+    }
+    return rc;
+}
+
+ck_step_args ck_step_bind(const ck_step *s)
+{
+    ck_step_args a = {
+        .in_cols = s->in_cols[0], .out = s->out_offset, .cols = s->out_cols,
+        .out_copy = s->out_copy, .linear = s->linear, .heads = s->heads, .head_dim = s->head_dim,
+        .eps = s->eps, .scale = s->scale,
+        .bf16_heads = s->kind == CK_OP_ATTENTION && s->dtype == CK_DTYPE_BF16, .stats_f32 = s->stats_f32,
+    };
+    for (size_t k = 0; k < 3; k++) {
+        a.in[k] = k < s->n_in ? s->in_offset[k] : 0;
+        a.in_copy[k] = s->in_copy[k];
+        a.w_rows[k] = k < s->n_weights ? s->w[k]->shape[0] : 0;
+    }
+    for (size_t k = 0; k < 5 && k < s->n_weights; k++) {
+        a.w[k] = s->w[k]->data;
+    }
+    return a;
 }
 
 void ck_program_free(ck_program *p)

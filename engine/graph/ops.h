@@ -14,6 +14,7 @@
 #include "circuit.h"
 #include "linear.h"
 #include "plan.h"
+#include "steps.h"
 #include "weights.h"
 
 /* Slot names as numbers, per kind, in the order of the row's `in` and `weights` lists. */
@@ -49,17 +50,19 @@ typedef enum {
 } ck_split;
 
 typedef struct ck_step ck_step;
-struct ck_executor;
 
-/* Runs one step over the executor's current batch; 0 or a CK_E_* code. */
-typedef int (*ck_op_run_fn)(const struct ck_executor *ex, const ck_step *step);
+/* Runs one step (its operands bound by ck_step_bind) over a batch, sliced over the workers as the
+ * row's `split` says: one of scheduler/steps.h's, which generated libraries call too. 0 or a
+ * CK_E_* code. */
+typedef int (*ck_op_run_fn)(const ck_step_batch *batch, const ck_step_args *step);
 
 /* Geometry check of one op against the circuit's buffers and weights: CK_OK, or CK_E_CIRCUIT with
  * msg[cap] saying which slot and what was expected (the loader adds file and op). */
 typedef int (*ck_op_check_fn)(const ck_circuit *c, const ck_op *op, char *msg, size_t cap);
 
-/* Prints the generated C call of one step (ops_emit.c): `rc = run_<op>(st, &(const gen_step){..})`
- * with the step's planned offsets (c names their buffers in comments), weight indices and scalars
+/* Prints the generated C call of one step (ops_emit.c), the expression
+ * `ck_step_<op>(&st->batch, &(const ck_step_args){..})` (the row's run function, steps.h) with the
+ * step's planned offsets and bf16 copies (c names the buffers in comments), weights and scalars
  * as constants (floats in hex, exact).
  * linear_slot: the index of the step's linear in the generated library (linears only). Returns
  * 0, or CK_E_IO when the write fails. */
@@ -122,6 +125,21 @@ struct ck_step {
     size_t in_cols[CK_MAX_SLOTS];
     int out;                         /* buffer written (a fused linear: its gelu_new's) */
     size_t out_offset, out_cols;
+    /* bf16 copies (bf16 precision; byte offsets in the program's copy arena, CK_NO_COPY for none).
+     * A linear whose input a residual_layer_norm wrote reads the bf16 copy that LayerNorm writes
+     * beside its f32 rows (ck_residual_layer_norm_f32acc), so q, k and v round their shared input
+     * once; a fused linear + gelu_new whose output only linears read (the FFN in) writes that copy
+     * instead of its f32 rows, and its reader reads it; with fusion on, q, k and v linears whose
+     * outputs only an AMX attention step reads write bf16 only too and the heads read those
+     * (ck_attention_head_bf16_in), and that step writes its context only in bf16 when only linears
+     * (the output projection) read it (ck_attention_head_bf16_io). Every copy rounds as its
+     * consumer would (round to nearest even), so the features keep their bits. */
+    size_t in_copy[CK_MAX_SLOTS];    /* the copy input slot k reads instead of its f32 buffer */
+    size_t out_copy;                 /* the copy written: a residual_layer_norm beside out, a linear
+                                        or an AMX attention step instead of out (a linear's matmul
+                                        then writes bf16) */
+    int stats_f32;                   /* residual_layer_norm of a bf16 program: float statistics
+                                        (ck_residual_layer_norm_f32acc); f32 and parity: double */
     size_t n_weights;                /* weight slots used */
     int weight[CK_MAX_SLOTS];        /* circuit weight index per weight slot */
     const ck_tensor *w[CK_MAX_SLOTS];/* the bound tensor per weight slot */
@@ -138,15 +156,22 @@ typedef struct {
     ck_step *steps;   /* [n_steps] in execution order */
     size_t n_steps;   /* ops minus the gelu_news fused into their linears */
     size_t vocab;     /* rows of the embedding's word table (0 without one): ids must be below */
+    size_t copies_bytes; /* the bf16 copy arena the steps' in_copy/out_copy point into (0: none) */
 } ck_program;
 
 /* Lowers circuit c once: weights[i] is the tensor bound to circuit weight i, plan the planned
  * arena layout (offsets, liveness). fuse_gelu: a linear whose output only the next gelu_new reads
  * (plan liveness, not an output) becomes one step with fused_gelu 1 (its own checkpoint is then
- * not captured). precision: f32 or bf16. step.linear is left NULL. Errors: CK_E_ARG, CK_E_MEMORY. */
+ * not captured). precision: f32 or bf16; bf16 also schedules the steps' bf16 copies (ck_step
+ * in_copy/out_copy), one per copied buffer of plan rows x cols, 64-byte aligned.
+ * step.linear is left NULL. Errors: CK_E_ARG, CK_E_MEMORY. */
 int ck_program_lower(ck_program *p, const ck_circuit *c, const ck_plan *plan,
                      const ck_tensor *const *weights, int fuse_gelu, ck_dtype precision,
                      ck_error *err);
+
+/* The operands step s runs on (steps.h): its offsets, copies, bound tensors' data and table rows,
+ * its linear and scalars. */
+ck_step_args ck_step_bind(const ck_step *s);
 
 /* Releases the steps; accepts a zeroed program. */
 void ck_program_free(ck_program *p);

@@ -1,28 +1,45 @@
-/* ops_emit.c - the emit column of the op table: one generated C call per step, its planned
- * offsets, weight indices and scalars printed as constants (floats as exact hex literals). The
- * calls name the gen_step runners of the generated prelude (codegen/emit_c.c). Writes only to
- * the FILE it is given. */
+/* ops_emit.c - the emit column of the op table: one generated call per step of the step runner
+ * the interpreter runs too (scheduler/steps.h), its planned offsets, bf16 copies, weight indices
+ * and scalars printed as constants (floats as exact hex literals). Writes only to the FILE it is
+ * given. */
 #include <stdio.h>
 
 #include "ops.h"
 
-/* ".in = {o0 /_* b0 *_/, ...}" for the step's input slots. */
-static void emit_inputs(FILE *f, const ck_circuit *c, const ck_step *s)
+/* A copy offset, CK_NO_COPY by name. */
+static void emit_copy(FILE *f, size_t copy)
 {
-    fputs(".in = {", f);
-    for (size_t k = 0; k < s->n_in; k++) {
-        fprintf(f, "%s%zu /* %s */", k ? ", " : "", s->in_offset[k], c->buffers[s->in[k]].name);
+    if (copy == CK_NO_COPY) {
+        fputs("CK_NO_COPY", f);
+    } else {
+        fprintf(f, "%zuu", copy);
     }
-    fprintf(f, "},\n        .out = %zu /* %s */, .cols = %zuu", s->out_offset,
-            c->buffers[s->out].name, s->out_cols);
 }
 
-/* ".w = {i0, ...}": circuit weight indices, which the generated WEIGHTS[] table names. */
+/* "ck_step_<fn>(&st->batch, &(const ck_step_args){.in = {o0 /_* b0 *_/, ...}, .in_copy = {...},
+ * .out = o /_* b *_/, .cols = n, .out_copy = c" for the step's slots. */
+static void emit_operands(FILE *f, const ck_circuit *c, const ck_step *s, const char *fn)
+{
+    fprintf(f, "ck_step_%s(&st->batch, &(const ck_step_args){.in = {", fn);
+    for (size_t k = 0; k < s->n_in && k < 3; k++) {
+        fprintf(f, "%s%zuu /* %s */", k ? ", " : "", s->in_offset[k], c->buffers[s->in[k]].name);
+    }
+    fputs("}, .in_copy = {", f);
+    for (size_t k = 0; k < 3; k++) {
+        fputs(k ? ", " : "", f);
+        emit_copy(f, s->in_copy[k]);
+    }
+    fprintf(f, "},\n        .out = %zuu /* %s */, .cols = %zuu, .out_copy = ", s->out_offset,
+            c->buffers[s->out].name, s->out_cols);
+    emit_copy(f, s->out_copy);
+}
+
+/* ".w = {st->w[i0], ...}": circuit weight indices, which the generated WEIGHTS[] table names. */
 static void emit_weights(FILE *f, const ck_step *s)
 {
     fputs(",\n        .w = {", f);
     for (size_t k = 0; k < s->n_weights; k++) {
-        fprintf(f, "%s%d", k ? ", " : "", s->weight[k]);
+        fprintf(f, "%sst->w[%d]", k ? ", " : "", s->weight[k]);
     }
     fputc('}', f);
 }
@@ -35,33 +52,33 @@ static void emit_float(FILE *f, const char *field, float v)
 
 static int finish(FILE *f)
 {
-    fputs("});\n", f);
+    fputs("})", f);
     return ferror(f) ? CK_E_IO : CK_OK;
 }
 
 int ck_emit_embedding(FILE *f, const ck_circuit *c, const ck_step *s, size_t linear_slot)
 {
     (void)linear_slot;
-    fputs("    rc = run_embedding(st, &(const gen_step){", f);
-    emit_inputs(f, c, s);
+    emit_operands(f, c, s, "embedding");
     emit_weights(f, s);
+    fprintf(f, ",\n        .w_rows = {%zuu, %zuu, %zuu}", s->w[CK_EMB_WORD]->shape[0],
+            s->w[CK_EMB_POSITION]->shape[0], s->w[CK_EMB_TOKEN_TYPE]->shape[0]);
     emit_float(f, "eps", s->eps);
     return finish(f);
 }
 
 int ck_emit_linear(FILE *f, const ck_circuit *c, const ck_step *s, size_t linear_slot)
 {
-    fputs("    rc = run_linear(st, &(const gen_step){", f);
-    emit_inputs(f, c, s);
-    fprintf(f, ", .in_cols = %zuu, .linear = %zuu", s->in_cols[CK_LIN_IN_X], linear_slot);
+    emit_operands(f, c, s, "linear");
+    fprintf(f, ",\n        .in_cols = %zuu, .linear = st->linear[%zu]", s->in_cols[CK_LIN_IN_X],
+            linear_slot);
     return finish(f);
 }
 
 int ck_emit_attention(FILE *f, const ck_circuit *c, const ck_step *s, size_t linear_slot)
 {
     (void)linear_slot;
-    fputs("    rc = run_attention(st, &(const gen_step){", f);
-    emit_inputs(f, c, s);
+    emit_operands(f, c, s, "attention");
     fprintf(f, ",\n        .heads = %zuu, .head_dim = %zuu, .bf16_heads = %d", s->heads, s->head_dim,
             s->dtype == CK_DTYPE_BF16);
     emit_float(f, "scale", s->scale);
@@ -72,17 +89,16 @@ int ck_emit_residual_layer_norm(FILE *f, const ck_circuit *c, const ck_step *s,
                                 size_t linear_slot)
 {
     (void)linear_slot;
-    fputs("    rc = run_residual_layer_norm(st, &(const gen_step){", f);
-    emit_inputs(f, c, s);
+    emit_operands(f, c, s, "residual_layer_norm");
     emit_weights(f, s);
     emit_float(f, "eps", s->eps);
+    fprintf(f, ", .stats_f32 = %d", s->stats_f32);
     return finish(f);
 }
 
 int ck_emit_gelu_new(FILE *f, const ck_circuit *c, const ck_step *s, size_t linear_slot)
 {
     (void)linear_slot;
-    fputs("    rc = run_gelu_new(st, &(const gen_step){", f);
-    emit_inputs(f, c, s);
+    emit_operands(f, c, s, "gelu_new");
     return finish(f);
 }

@@ -401,6 +401,34 @@ static void test_generated_equals_interpreter_parity(void)
 }
 
 /* The smallest boundary: one embedding op, no linear (an empty linear table), no hidden output. */
+/* The library times its steps per op kind, as the interpreter does (ckbench's per-op-class
+ * columns): every kind of the tiny circuit gets time, the rest of the call is "other", and a
+ * reset zeroes them all. Parity, so the gelu_new is a step of its own. */
+static void test_generated_times_each_op_kind(void)
+{
+    loaded l;
+    int32_t ids[26];
+    size_t offsets[4];
+    float out[26 * 4];
+    ck_executor *ex = NULL;
+    ck_error err = {0};
+    CU_ASSERT_FATAL(load_tiny(&l, ck_test_path(TINY), 1, subdir("times")));
+    make_batch(ids, offsets, 0);
+    ck_executor_options o = {1, 64, 16, 0, CK_DTYPE_F32, l.lib.table};
+    CU_ASSERT_FATAL(ck_executor_init(&ex, &l.c, l.w, &o, &err) == CK_OK);
+    CU_ASSERT_EQUAL(ck_executor_run(ex, ids, offsets, 3, l.c.features_buffer, out, 26 * 4, NULL,
+                                    NULL, &err), CK_OK);
+    for (int k = 0; k <= CK_OP_KIND_COUNT; k++) {
+        CU_ASSERT(ck_executor_op_seconds(ex, (ck_op_kind)k) > 0.0);
+    }
+    ck_executor_reset_op_seconds(ex);
+    for (int k = 0; k <= CK_OP_KIND_COUNT; k++) {
+        CU_ASSERT_EQUAL(ck_executor_op_seconds(ex, (ck_op_kind)k), 0.0);
+    }
+    ck_executor_free(ex);
+    unload(&l);
+}
+
 static void test_embedding_only_circuit(void)
 {
     check_identical(EMBEDDING_ONLY, 0, "emb");
@@ -610,6 +638,7 @@ CK_TEST_MAIN("codegen",
              {"each key input changes the key", test_each_key_input_changes_the_key},
              {"generated equals interpreter fused", test_generated_equals_interpreter_fused},
              {"generated equals interpreter parity", test_generated_equals_interpreter_parity},
+             {"generated times each op kind", test_generated_times_each_op_kind},
              {"embedding-only circuit", test_embedding_only_circuit},
              {"arena one byte small or off", test_arena_one_byte_small_or_off},
              {"id equal to vocab leaves canary", test_id_equal_to_vocab_leaves_canary},

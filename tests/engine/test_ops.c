@@ -152,6 +152,86 @@ static void test_lower_fuses_ffn_gelu(void)
     teardown(&l);
 }
 
+/* Every bf16 copy a step reads is the one its input's last writer writes, inside the copy arena;
+ * counts the steps of `kind` reading a copy and the linears writing bf16 only. */
+static void check_copies(const ck_program *p, ck_op_kind kind, size_t *readers, size_t *bf16_out)
+{
+    *readers = *bf16_out = 0;
+    for (size_t i = 0; i < p->n_steps; i++) {
+        const ck_step *s = &p->steps[i];
+        *bf16_out += s->kind == CK_OP_LINEAR && s->out_copy != CK_NO_COPY;
+        CU_ASSERT(s->out_copy == CK_NO_COPY || s->out_copy < p->copies_bytes);
+        for (size_t k = 0; k < s->n_in; k++) {
+            if (s->in_copy[k] == CK_NO_COPY) {
+                continue;
+            }
+            size_t w = i;
+            while (w > 0 && p->steps[w - 1].out != s->in[k]) {
+                w--;
+            }
+            CU_ASSERT_FATAL(w > 0);
+            CU_ASSERT_EQUAL(p->steps[w - 1].out_copy, s->in_copy[k]);
+            *readers += s->kind == kind && k == 0;
+        }
+    }
+}
+
+/* Steps of `kind` with a bf16 out copy, and LayerNorm steps with float statistics. */
+static void count_flags(const ck_program *p, ck_op_kind kind, size_t *out_copies, size_t *stats_f32)
+{
+    *out_copies = *stats_f32 = 0;
+    for (size_t i = 0; i < p->n_steps; i++) {
+        *out_copies += p->steps[i].kind == kind && p->steps[i].out_copy != CK_NO_COPY;
+        *stats_f32 += p->steps[i].stats_f32 != 0;
+        CU_ASSERT(!p->steps[i].stats_f32 || p->steps[i].kind == CK_OP_RESIDUAL_LAYER_NORM);
+    }
+}
+
+/* Kokoro under bf16: the linears after a LayerNorm (q, k, v of layers 1-11, the FFN in, the
+ * 768->512 output) read the LayerNorm's bf16 copy, the FFN out reads the FFN in's bf16-only output;
+ * with AMX heads q, k, v of layers 1-11 write bf16 only for the attention; f32 has no copies. */
+static void test_lower_schedules_bf16_copies(void)
+{
+    lowered l;
+    ck_program p = {0};
+    ck_error err = {0};
+    size_t readers = 0, bf16_out = 0;
+    CU_ASSERT_FATAL(setup(&l, KOKORO));
+    CU_ASSERT_EQUAL_FATAL(ck_program_lower(&p, &l.c, &l.plan, l.bound, 1, CK_DTYPE_F32, &err), CK_OK);
+    check_copies(&p, CK_OP_LINEAR, &readers, &bf16_out);
+    CU_ASSERT_EQUAL(p.copies_bytes, 0);
+    CU_ASSERT_EQUAL(readers + bf16_out, 0);
+    size_t contexts = 0, stats = 0;
+    count_flags(&p, CK_OP_ATTENTION, &contexts, &stats);
+    CU_ASSERT_EQUAL(contexts + stats, 0); /* f32: double-statistics LayerNorm everywhere */
+    ck_program_free(&p);
+    CU_ASSERT_EQUAL_FATAL(ck_program_lower(&p, &l.c, &l.plan, l.bound, 1, CK_DTYPE_BF16, &err), CK_OK);
+    check_copies(&p, CK_OP_LINEAR, &readers, &bf16_out);
+    CU_ASSERT_EQUAL(readers, 11 * 3 + 12 + 12 + 1);
+    CU_ASSERT_EQUAL(bf16_out, 12);
+    CU_ASSERT(p.copies_bytes > 0);
+    ck_program_free(&p);
+    l.plan.limits.attention = CK_DTYPE_BF16; /* the heads on AMX tiles */
+    CU_ASSERT_EQUAL_FATAL(ck_program_lower(&p, &l.c, &l.plan, l.bound, 1, CK_DTYPE_BF16, &err), CK_OK);
+    check_copies(&p, CK_OP_ATTENTION, &readers, &bf16_out);
+    CU_ASSERT_EQUAL(readers, 11);
+    CU_ASSERT_EQUAL(bf16_out, 12 + 11 * 3);
+    /* those 11 heads write their context only in bf16, and the output projection reads it */
+    count_flags(&p, CK_OP_ATTENTION, &contexts, &stats);
+    CU_ASSERT_EQUAL(contexts, 11);
+    CU_ASSERT_EQUAL(stats, 24); /* both LayerNorms of all 12 applications */
+    check_copies(&p, CK_OP_LINEAR, &readers, &bf16_out);
+    CU_ASSERT_EQUAL(readers, 11 * 3 + 12 + 12 + 1 + 11);
+    ck_program_free(&p);
+    CU_ASSERT_EQUAL_FATAL(ck_program_lower(&p, &l.c, &l.plan, l.bound, 0, CK_DTYPE_BF16, &err), CK_OK);
+    check_copies(&p, CK_OP_ATTENTION, &readers, &bf16_out); /* parity: no bf16-only q, k, v */
+    CU_ASSERT_EQUAL(readers, 0);
+    count_flags(&p, CK_OP_ATTENTION, &contexts, &stats); /* unfused (X-Ray): the f32 context */
+    CU_ASSERT_EQUAL(contexts, 0);
+    ck_program_free(&p);
+    teardown(&l);
+}
+
 static void test_lower_rejects_null(void)
 {
     ck_program p = {0};
@@ -165,4 +245,5 @@ CK_TEST_MAIN("ops",
              {"dtype comes from the row", test_dtype_comes_from_the_row},
              {"lower unfused is one step per op", test_lower_unfused_is_one_step_per_op},
              {"lower fuses ffn gelu", test_lower_fuses_ffn_gelu},
+             {"lower schedules bf16 copies", test_lower_schedules_bf16_copies},
              {"lower rejects null", test_lower_rejects_null})

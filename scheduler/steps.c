@@ -1,0 +1,214 @@
+/* steps.c - each op kind's step sliced over the workers (steps.h); the interpreter and generated
+ * libraries call these same functions. No I/O, no allocation. */
+#include "steps.h"
+
+#include <string.h>
+
+#include "attention.h"
+#include "ck_check.h"
+#include "ck_dtype.h"
+#include "ck_status.h"
+#include "embedding_three_table_layer_norm.h"
+#include "gelu_new.h"
+#include "parallel.h"
+#include "residual_layer_norm.h"
+
+typedef struct {
+    const ck_step_batch *b;
+    const ck_step_args *s;
+} step_ctx;
+
+static void *at(const ck_step_batch *b, size_t offset)
+{
+    return (char *)b->arena + offset;
+}
+
+static uint16_t *copy_at(const ck_step_batch *b, size_t offset)
+{
+    return offset == CK_NO_COPY ? NULL : (uint16_t *)((char *)b->copies + offset);
+}
+
+static int embedding_rows(void *ctx, size_t first, size_t count, int worker)
+{
+    const step_ctx *c = ctx;
+    const ck_step_args *s = c->s;
+    const int32_t *ids = at(c->b, s->in[0]), *positions = at(c->b, s->in[1]);
+    ck_embedding_tables tables = {
+        .word = s->w[0], .word_rows = s->w_rows[0], .position = s->w[1],
+        .position_rows = s->w_rows[1], .token_type = s->w[2], .token_type_rows = s->w_rows[2],
+        .gamma = s->w[3], .beta = s->w[4], .channels = s->cols,
+    };
+    (void)worker;
+    return ck_embedding_three_table_layer_norm_f32(ids + first, positions + first, NULL, count,
+                                                   &tables, (float *)at(c->b, s->out) +
+                                                   first * s->cols, count * s->cols, s->cols,
+                                                   s->eps);
+}
+
+/* Also writes the bf16 copy of its rows that the next linears read, where the step has one. */
+static int residual_layer_norm_rows(void *ctx, size_t first, size_t count, int worker)
+{
+    const step_ctx *c = ctx;
+    const ck_step_args *s = c->s;
+    size_t n = count * s->cols, at_row = first * s->cols;
+    uint16_t *y16 = copy_at(c->b, s->out_copy);
+    (void)worker;
+    /* bf16 programs: float statistics, x and the residual read once */
+    return (s->stats_f32 ? ck_residual_layer_norm_f32acc : ck_residual_layer_norm_f32_bf16)(
+        (const float *)at(c->b, s->in[0]) + at_row, n, s->cols, (const float *)at(c->b, s->in[1]) + at_row, n,
+        s->cols, s->w[0], s->w[1], (float *)at(c->b, s->out) + at_row, n, s->cols,
+        y16 != NULL ? y16 + at_row : NULL, n, s->cols, count, s->cols, s->eps);
+}
+
+static int gelu_new_rows(void *ctx, size_t first, size_t count, int worker)
+{
+    const step_ctx *c = ctx;
+    size_t n = count * c->s->cols, at_row = first * c->s->cols;
+    (void)worker;
+    return ck_gelu_new_f32((const float *)at(c->b, c->s->in[0]) + at_row, n,
+                           (float *)at(c->b, c->s->out) + at_row, n, n);
+}
+
+/* One (sequence, head) pair from bf16 copies of q, k, v (AMX heads), into the f32 context or,
+ * where the step has one, only into its bf16 copy (what the output projection reads). */
+static int head_bf16_in(const step_ctx *c, const ck_arena *scratch, size_t row, size_t len,
+                        size_t head)
+{
+    const ck_step_batch *b = c->b;
+    const ck_step_args *s = c->s;
+    size_t cols = s->cols, avail = (b->tokens - row) * cols, first = row * cols;
+    const uint16_t *q = copy_at(b, s->in_copy[0]) + first, *k = copy_at(b, s->in_copy[1]) + first,
+                   *v = copy_at(b, s->in_copy[2]) + first;
+    if (s->out_copy != CK_NO_COPY) {
+        return ck_attention_head_bf16_io(q, avail, k, avail, v, avail, cols, copy_at(b, s->out_copy) + first,
+                                         avail, cols, scratch->base, scratch->bytes / sizeof(float), len, head,
+                                         s->head_dim, s->scale);
+    }
+    return ck_attention_head_bf16_in(q, avail, k, avail, v, avail, cols, (float *)at(b, s->out) + first, avail,
+                                     cols, scratch->base, scratch->bytes / sizeof(float), len, head,
+                                     s->head_dim, s->scale);
+}
+
+/* One (sequence, head) pair from f32 q, k, v: the AMX heads where the step says, else f32. */
+static int head_f32_in(const step_ctx *c, const ck_arena *scratch, size_t row, size_t len,
+                       size_t head)
+{
+    const ck_step_batch *b = c->b;
+    const ck_step_args *s = c->s;
+    size_t cols = s->cols, avail = (b->tokens - row) * cols, first = row * cols;
+    return (s->bf16_heads ? ck_attention_head_bf16 : ck_attention_head_f32)(
+        (const float *)at(b, s->in[0]) + first, avail, (const float *)at(b, s->in[1]) + first,
+        avail, (const float *)at(b, s->in[2]) + first, avail, cols, (float *)at(b, s->out) + first,
+        avail, cols, scratch->base, scratch->bytes / sizeof(float), len, head, s->head_dim,
+        s->scale);
+}
+
+/* Item p is (sequence p / heads, head p % heads): each head of each sequence is computed whole by
+ * one worker in its own scratch arena, so its bits do not depend on the thread count. */
+static int attention_pairs(void *ctx, size_t first, size_t count, int worker)
+{
+    const step_ctx *c = ctx;
+    const ck_step_args *s = c->s;
+    const ck_arena *scratch = &c->b->scratch[worker];
+    int copies = s->in_copy[0] != CK_NO_COPY;
+    for (size_t p = first; p < first + count; p++) {
+        size_t seq = p / s->heads, row = c->b->offsets[seq];
+        size_t len = c->b->offsets[seq + 1] - row;
+        int rc = copies ? head_bf16_in(c, scratch, row, len, p % s->heads)
+                        : head_f32_in(c, scratch, row, len, p % s->heads);
+        if (rc != CK_OK) {
+            return rc;
+        }
+    }
+    return CK_OK;
+}
+
+/* Each worker multiplies its own contiguous blocks of CK_LINEAR_ROW_BLOCK rows on its own oneDNN
+ * lane, single-threaded (M = its rows, in full tiles). The last block may run past the batch's
+ * last token into the rows the planner added (plan row_block): those results are never read. A
+ * row's bits do not depend on which worker or tile computes it (linear.h). */
+static int linear_blocks(void *ctx, size_t first, size_t count, int worker)
+{
+    const step_ctx *c = ctx;
+    const ck_step_args *s = c->s;
+    size_t in = s->in_cols, out = s->cols;
+    size_t row = first * CK_LINEAR_ROW_BLOCK, rows = count * CK_LINEAR_ROW_BLOCK;
+    const uint16_t *x16 = copy_at(c->b, s->in_copy[0]);
+    uint16_t *y16 = copy_at(c->b, s->out_copy);
+    float *y = (float *)at(c->b, s->out) + row * out;
+    if (x16 != NULL && y16 != NULL) { /* bf16 in, bf16 out: the FFN in, q, k, v */
+        return ck_linear_forward_bf16_io(s->linear, worker, x16 + row * in, rows * in, in,
+                                         y16 + row * out, rows * out, out, rows);
+    }
+    if (x16 != NULL) {
+        return ck_linear_forward_bf16_in(s->linear, worker, x16 + row * in, rows * in, in, y,
+                                         rows * out, out, rows);
+    }
+    return ck_linear_forward_f32(s->linear, worker, (const float *)at(c->b, s->in[0]) + row * in,
+                                 rows * in, in, y, rows * out, out, rows);
+}
+
+int ck_step_linear(const ck_step_batch *b, const ck_step_args *s)
+{
+    step_ctx ctx = {b, s};
+    size_t blocks = (b->tokens + CK_LINEAR_ROW_BLOCK - 1) / CK_LINEAR_ROW_BLOCK;
+    size_t pad = blocks * CK_LINEAR_ROW_BLOCK - b->tokens;
+    uint16_t *x16 = copy_at(b, s->in_copy[0]);
+    memset((float *)at(b, s->in[0]) + b->tokens * s->in_cols, 0, pad * s->in_cols * sizeof(float));
+    if (x16 != NULL) { /* the copy's pad rows too: it is what the linear reads */
+        memset(x16 + b->tokens * s->in_cols, 0, pad * s->in_cols * sizeof *x16);
+    }
+    return ck_parallel_for(blocks, b->threads, linear_blocks, &ctx);
+}
+
+int ck_step_embedding(const ck_step_batch *b, const ck_step_args *s)
+{
+    step_ctx ctx = {b, s};
+    return ck_parallel_for(b->tokens, b->threads, embedding_rows, &ctx);
+}
+
+int ck_step_attention(const ck_step_batch *b, const ck_step_args *s)
+{
+    step_ctx ctx = {b, s};
+    return ck_parallel_for_interleaved(b->n_seqs * s->heads, b->threads, attention_pairs, &ctx);
+}
+
+int ck_step_residual_layer_norm(const ck_step_batch *b, const ck_step_args *s)
+{
+    step_ctx ctx = {b, s};
+    return ck_parallel_for(b->tokens, b->threads, residual_layer_norm_rows, &ctx);
+}
+
+int ck_step_gelu_new(const ck_step_batch *b, const ck_step_args *s)
+{
+    step_ctx ctx = {b, s};
+    return ck_parallel_for(b->tokens, b->threads, gelu_new_rows, &ctx);
+}
+
+typedef struct {
+    const float *rows;
+    size_t cols;
+} finite_ctx;
+
+static int finite_rows(void *ctx, size_t first, size_t count, int worker)
+{
+    const finite_ctx *c = ctx;
+    (void)worker;
+    return ck_all_finite(c->rows + first * c->cols, count, c->cols, c->cols) ? CK_OK
+                                                                           : CK_E_NONFINITE;
+}
+
+int ck_step_check_finite(const ck_step_batch *b, size_t offset, size_t cols)
+{
+    finite_ctx ctx = {at(b, offset), cols};
+    return ck_parallel_for(b->tokens, b->threads, finite_rows, &ctx);
+}
+
+void ck_step_widen_copy(const ck_step_batch *b, size_t copy, size_t out, size_t cols)
+{
+    const uint16_t *h = copy_at(b, copy);
+    float *y = at(b, out);
+    for (size_t e = 0; e < b->tokens * cols; e++) {
+        y[e] = ck_bf16_to_f32(h[e]);
+    }
+}
