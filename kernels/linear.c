@@ -12,6 +12,7 @@
 
 #include "ck_check.h"
 #include "ck_isa.h"
+#include "ck_memory.h"
 
 /* Rows of tile j: CK_LINEAR_TILE_ROWS down to CK_LINEAR_ROW_BLOCK by halves, then single rows (for
  * strided rows and for the remainder of a count that is not a multiple of CK_LINEAR_ROW_BLOCK).
@@ -49,7 +50,8 @@ struct ck_linear {
     ck_dtype dst;                         /* y's dtype: F32, or BF16 (bf16 compute only) */
     dnnl_primitive_t prim[TILE_KINDS];    /* matmul of exactly TILE_ROWS[j] dense rows */
     dnnl_memory_t weights;                /* [K,N] in the layout every tile primitive asked for */
-    dnnl_memory_t bias;                   /* [1,N] oneDNN-owned copy, or NULL */
+    dnnl_memory_t bias;                   /* [1,N] copy, or NULL */
+    void *weights_buf, *bias_buf;         /* their ck_large_alloc blocks (ck_memory.h) */
 };
 
 /* Any oneDNN failure is CK_E_BACKEND; the dnnl status itself is not kept (kernels know no messages). */
@@ -120,10 +122,10 @@ void ck_onednn_free(ck_onednn *ctx)
         free_scratchpads(ctx);
     }
     for (int l = 0; ctx->staging != NULL && l < ctx->lanes; l++) {
-        free(ctx->staging[l]);
+        ck_large_free(ctx->staging[l]);
     }
     for (int l = 0; ctx->staging_y != NULL && l < ctx->lanes; l++) {
-        free(ctx->staging_y[l]);
+        ck_large_free(ctx->staging_y[l]);
     }
     free(ctx->staging);
     free(ctx->staging_y);
@@ -166,11 +168,11 @@ static int reserve_lane_buffers(ck_onednn *ctx, void **bufs, size_t *have, size_
     }
     size_t bytes = (elems * size + 63) / 64 * 64;
     for (int l = 0; l < ctx->lanes; l++) {
-        void *b = aligned_alloc(64, bytes);
+        void *b = ck_large_alloc(bytes);
         if (b == NULL) {
             return CK_E_MEMORY;
         }
-        free(bufs[l]);
+        ck_large_free(bufs[l]);
         bufs[l] = b;
     }
     *have = elems;
@@ -243,15 +245,20 @@ static dnnl_status_t plain_md(dnnl_memory_desc_t *md, int64_t rows, int64_t cols
     return typed_md(md, rows, cols, stride, CK_DTYPE_F32);
 }
 
-/* Copies the user buffer described by src_md into new oneDNN-owned memory of layout dst_md. */
+/* Copies the user buffer described by src_md into new memory of layout dst_md, placed by
+ * ck_large_alloc (2 MiB pages for the large weights: ck_memory.h) in *buf, which the caller frees
+ * after destroying *dst (also on error). */
 static int copy_into(ck_onednn *ctx, const dnnl_memory_desc_t *src_md, const float *src,
-                     const dnnl_memory_desc_t *dst_md, dnnl_memory_t *dst)
+                     const dnnl_memory_desc_t *dst_md, dnnl_memory_t *dst, void **buf)
 {
     int rc = 0;
     dnnl_memory_t user = NULL;
     dnnl_primitive_desc_t pd = NULL;
     dnnl_primitive_t reorder = NULL;
-    DNNL_TRY(dnnl_memory_create(dst, dst_md, ctx->engine, DNNL_MEMORY_ALLOCATE));
+    if ((*buf = ck_large_alloc(dnnl_memory_desc_get_size(dst_md))) == NULL) {
+        return CK_E_MEMORY;
+    }
+    DNNL_TRY(dnnl_memory_create(dst, dst_md, ctx->engine, *buf));
     DNNL_TRY(dnnl_memory_create(&user, src_md, ctx->engine, (void *)(uintptr_t)src)); /* read only */
     DNNL_TRY(dnnl_reorder_primitive_desc_create(&pd, src_md, ctx->engine, dst_md, ctx->engine, NULL));
     DNNL_TRY(dnnl_primitive_create(&reorder, pd));
@@ -357,9 +364,9 @@ static int build(ck_linear *lin, const float *weight, const float *bias)
     }
     DNNL_TRY(plain_md(&b_md, 1, n, n));
     DNNL_TRY(dnnl_memory_desc_init_by_strides(&w_user, 2, wdims, dnnl_f32, wstrides));
-    rc = copy_into(lin->ctx, &w_user, weight, &w_md, &lin->weights);
+    rc = copy_into(lin->ctx, &w_user, weight, &w_md, &lin->weights, &lin->weights_buf);
     if (rc == 0 && bias != NULL) {
-        rc = copy_into(lin->ctx, &b_md, bias, &b_md, &lin->bias);
+        rc = copy_into(lin->ctx, &b_md, bias, &b_md, &lin->bias, &lin->bias_buf);
     }
 done:
     if (attr != NULL) {
@@ -444,6 +451,8 @@ void ck_linear_free(ck_linear *lin)
     if (lin->bias != NULL) {
         dnnl_memory_destroy(lin->bias);
     }
+    ck_large_free(lin->weights_buf);
+    ck_large_free(lin->bias_buf);
     free(lin);
 }
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ck_memory.h"
 #include "ck_status.h"
 
 #define CK_ARENA_ALIGN_BYTES 64
@@ -23,7 +24,7 @@ int ck_arena_init(ck_arena *arena, size_t bytes)
         return CK_E_SIZE;
     }
     size_t rounded = (bytes + CK_ARENA_ALIGN_BYTES - 1) / CK_ARENA_ALIGN_BYTES * CK_ARENA_ALIGN_BYTES;
-    void *base = aligned_alloc(CK_ARENA_ALIGN_BYTES, rounded);
+    void *base = ck_large_alloc(rounded); /* 2 MiB pages when large: ck_memory.h */
     if (base == NULL) {
         return CK_E_MEMORY;
     }
@@ -35,7 +36,7 @@ int ck_arena_init(ck_arena *arena, size_t bytes)
 void ck_arena_free(ck_arena *arena)
 {
     if (arena != NULL) {
-        free(arena->base);
+        ck_large_free(arena->base);
         arena->base = NULL;
         arena->bytes = 0;
     }

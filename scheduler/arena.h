@@ -1,5 +1,6 @@
 /* arena.h - 64-byte aligned arenas: one activation arena per session and one scratch arena per
- * OpenMP worker, allocated once and reused for every batch. Sizes come from the planner. */
+ * OpenMP worker, allocated once and reused for every batch. Sizes come from the planner. Arenas of
+ * 2 MiB or more sit on 2 MiB boundaries with huge pages advised (ck_memory.h). */
 #ifndef CK_ARENA_H
 #define CK_ARENA_H
 

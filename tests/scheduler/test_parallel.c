@@ -100,6 +100,11 @@ static void test_arenas_aligned(void)
     }
     ck_arenas_free(&a);
     ck_arenas_free(&a);
+    /* 2 MiB and up: on a 2 MiB boundary (huge pages, ck_memory.h), bytes still rounded to 64 only */
+    CU_ASSERT_EQUAL_FATAL(ck_arenas_init(&a, (3u << 20) + 1, 64, 1), CK_OK);
+    CU_ASSERT_EQUAL((uintptr_t)a.activations.base % (2u << 20), 0);
+    CU_ASSERT_EQUAL(a.activations.bytes, (3u << 20) + 64);
+    ck_arenas_free(&a);
     CU_ASSERT_EQUAL(ck_arenas_init(&a, 64, 64, 0), CK_E_ARG);
     CU_ASSERT_EQUAL(ck_arenas_init(&a, SIZE_MAX, 64, 1), CK_E_SIZE);
 }
