@@ -7,6 +7,8 @@
 #   P/bin/ckbatch-mpi                            the MPI front end (-DCK_MPI=ON only)
 #   P/<libdir>/pkgconfig/ckbatch.pc              pkg-config (--static: the system libraries)
 #   P/<libdir>/cmake/ckbatch/                    find_package(ckbatch CONFIG): ckbatch::ckbatch
+#   P/<libdir>/ckbatch/codegen/                  what `ckbatch compile` builds from: include/ and
+#                                                the kernel and scheduler archives
 #
 # <libdir> is GNUInstallDirs' CMAKE_INSTALL_LIBDIR, fixed at configure time ("lib", or
 # lib/x86_64-linux-gnu on Debian when configured with CMAKE_INSTALL_PREFIX=/usr); every file above
@@ -38,6 +40,16 @@ install(FILES ${PROJECT_SOURCE_DIR}/data/misaki/us_gold.json ${PROJECT_SOURCE_DI
               ${PROJECT_SOURCE_DIR}/data/misaki/gb_gold.json ${PROJECT_SOURCE_DIR}/data/misaki/gb_silver.json
               ${PROJECT_SOURCE_DIR}/data/misaki/NOTICE ${PROJECT_SOURCE_DIR}/data/misaki/MANIFEST
         DESTINATION ${CMAKE_INSTALL_DATADIR}/ckbatch/misaki)
+
+# the codegen kit `ckbatch compile` builds a generated library from (engine/codegen/kit.c): the
+# headers the generated C includes and the kernel and scheduler archives it links, beside the
+# shared library so a moved prefix keeps its own
+set(CK_KIT_DIR ${CMAKE_INSTALL_LIBDIR}/ckbatch/codegen)
+file(GLOB ck_kit_headers ${PROJECT_SOURCE_DIR}/kernels/*.h ${PROJECT_SOURCE_DIR}/scheduler/*.h)
+install(FILES ${ck_kit_headers} ${PROJECT_SOURCE_DIR}/engine/graph/compiled_abi.h
+              ${PROJECT_SOURCE_DIR}/include/ckbatch.h
+        DESTINATION ${CK_KIT_DIR}/include)
+install(FILES $<TARGET_FILE:ck_kernels> $<TARGET_FILE:ck_scheduler> DESTINATION ${CK_KIT_DIR})
 
 # ---- CMake package: ckbatchConfig.cmake, ckbatchConfigVersion.cmake, ckbatchTargets*.cmake ----
 

@@ -211,6 +211,9 @@ typedef struct {
     char sha256[65];          /* hex SHA-256 of the library */
     char circuit_sha256[65];  /* hex SHA-256 of the canonical circuit JSON */
     int cache_hit;            /* 1: the library for this key was already there: no compiler ran */
+    char kit[640];            /* where the headers and archives it builds from were found:
+                                 "installed DIR", "build tree DIR" or "installed (configured
+                                 prefix) DIR" */
 } ck_compile_result;
 
 /* The defaults above (out_dir NULL: must be set). */

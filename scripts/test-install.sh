@@ -4,7 +4,9 @@
 # pkg-config (shared, and static against libckbatch.a) and with CMake (find_package), runs all
 # three and checks they print the same numbers as the installed bin/ckbatch gives for the same
 # lines. Also: the .so exports exactly the CK_API functions of include/ckbatch.h, its SONAME is
-# libckbatch.so.MAJOR, and bin/ckbatch runs from a moved prefix. No network.
+# libckbatch.so.MAJOR, bin/ckbatch runs from a moved prefix, and `bin/ckbatch compile` builds a
+# generated library from the installed kit (also when moved) whose features are the interpreter's.
+# No network.
 #   bash scripts/test-install.sh            build dir: $CK_BUILD_DIR, else build/ (configured
 #                                           Release when it is not configured yet)
 # Exits 1 with "test-install: FAIL: ..." on the first failure.
@@ -131,6 +133,30 @@ grep '^sequence ' "$work/example_pc.out" | diff - "$work/cli.out" >&2 \
     || fail "the example's features differ from bin/ckbatch's (above: < example, > CLI)"
 ok "bin/ckbatch gives the example's tokens and features[0..3] for the same lines"
 
+# ---- generated C from the installed package: ckbatch compile builds from the installed kit ----
+
+# The tensors of a safetensors file (everything after its 8-byte length and JSON header): the
+# header's metadata names the backend, so only the tensor bytes can equal the interpreter's.
+tensors() { tail -c +$((9 + $(od -An -tu8 -N8 "$1" | tr -d ' '))) "$1"; }
+# $1: the prefix; compiles into $work/gen-$2, runs the lines through it, compares with cli.safetensors
+compiled_run() {
+    local bin=$1/bin/ckbatch kit=$1/$libdir/ckbatch/codegen out=$work/gen-$2
+    env -u LD_LIBRARY_PATH "$bin" compile -o "$out" 2>"$out.log" \
+        || { cat "$out.log" >&2; fail "$2: bin/ckbatch compile"; }
+    grep -qxF "ckbatch compile: kit installed $kit" "$out.log" \
+        || { cat "$out.log" >&2; fail "$2: bin/ckbatch compile did not build from $kit"; }
+    env -u LD_LIBRARY_PATH "$bin" --compiled "$out/kokoro_phoneme_encoder.so" -f phonemes \
+        -i "$work/lines.txt" -o "$out.safetensors" -q --no-progress \
+        || fail "$2: bin/ckbatch --compiled"
+    cmp -s <(tensors "$work/cli.safetensors") <(tensors "$out.safetensors") \
+        || fail "$2: the generated library's features differ from the interpreter's"
+}
+for f in libck_kernels.a libck_scheduler.a include/compiled_abi.h include/steps.h include/ckbatch.h; do
+    [ -f "$prefix/$libdir/ckbatch/codegen/$f" ] || fail "not installed: <prefix>/$libdir/ckbatch/codegen/$f"
+done
+compiled_run "$prefix" installed
+ok "bin/ckbatch compile builds from <prefix>/$libdir/ckbatch/codegen; --compiled gives the interpreter's features, bit for bit"
+
 # ---- the prefix moved: bin/ckbatch finds its library through $ORIGIN alone ----
 
 mv "$prefix" "$work/moved"
@@ -139,4 +165,6 @@ env -u LD_LIBRARY_PATH "$work/moved/bin/ckbatch" -f phonemes -i "$work/lines.txt
 cmp -s "$work/cli.safetensors" "$work/moved.safetensors" \
     || fail "bin/ckbatch from a moved prefix wrote another file"
 ok "bin/ckbatch runs from a moved prefix (same bytes)"
+compiled_run "$work/moved" moved
+ok "bin/ckbatch compile from a moved prefix builds from the moved kit (same features)"
 echo "test-install: installed package passed"

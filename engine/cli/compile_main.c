@@ -94,9 +94,9 @@ int ck_compile_main(int argc, char **argv)
     }
     if (!quiet) {
         fprintf(stderr, "ckbatch compile: %s %s in %.2f s (%s)\nckbatch compile: sha256 %s\n"
-                "ckbatch compile: key %s\n", r.cache_hit ? "cached" : "built", r.library,
-                now_seconds() - t0, r.cache_hit ? "cache hit: no compiler ran" : r.source,
-                r.sha256, r.key);
+                "ckbatch compile: key %s\nckbatch compile: kit %s\n",
+                r.cache_hit ? "cached" : "built", r.library, now_seconds() - t0,
+                r.cache_hit ? "cache hit: no compiler ran" : r.source, r.sha256, r.key, r.kit);
     }
     return EXIT_SUCCESS;
 }

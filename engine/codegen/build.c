@@ -135,8 +135,10 @@ static int file_sha(const char *path, char hex[65], ck_error *err)
 int ck_codegen_libraries_sha256(char hex[65], ck_error *err)
 {
     char kernels[65], scheduler[65], text[160];
-    int rc = file_sha(CK_CODEGEN_KERNELS_LIB, kernels, err);
-    rc = rc ? rc : file_sha(CK_CODEGEN_SCHEDULER_LIB, scheduler, err);
+    ck_codegen_kit kit;
+    int rc = ck_codegen_kit_find(&kit, err);
+    rc = rc ? rc : file_sha(kit.kernels, kernels, err);
+    rc = rc ? rc : file_sha(kit.scheduler, scheduler, err);
     if (rc == CK_OK) {
         unsigned char digest[32];
         snprintf(text, sizeof text, "kernels %s\nscheduler %s\n", kernels, scheduler);
@@ -197,18 +199,22 @@ static int run_compiler(const ck_compile_params *p, const char *cc, const char *
     if (p->extra_flags != NULL) {
         argv[n++] = p->extra_flags;
     }
-    const char *tail[] = {"-I" CK_CODEGEN_SOURCE_DIR "/kernels",
-                          "-I" CK_CODEGEN_SOURCE_DIR "/scheduler",
-                          "-I" CK_CODEGEN_SOURCE_DIR "/engine/graph",
-                          "-I" CK_CODEGEN_SOURCE_DIR "/include", src, "-o", out,
-                          CK_CODEGEN_SCHEDULER_LIB, CK_CODEGEN_KERNELS_LIB, CK_CODEGEN_DNNL_LIB,
+    ck_codegen_kit kit;
+    int rc = ck_codegen_kit_find(&kit, err);
+    if (rc != CK_OK) {
+        return rc;
+    }
+    for (size_t i = 0; i < kit.n_include; i++) {
+        argv[n++] = kit.include[i];
+    }
+    const char *tail[] = {src, "-o", out, kit.scheduler, kit.kernels, CK_CODEGEN_DNNL_LIB,
                           "-lgomp", "-lm", NULL};
     for (size_t i = 0; tail[i] != NULL; i++) {
         argv[n++] = tail[i];
     }
     argv[n] = NULL;
     int status = 0;
-    int rc = ck_codegen_spawn(argv, log, &status);
+    rc = ck_codegen_spawn(argv, log, &status);
     if (rc == CK_OK && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
         unlink(log);
         return CK_OK;
@@ -298,6 +304,10 @@ int ck_codegen_compile(const ck_compile_params *p, ck_compile_result *r, ck_erro
     rc = rc ? rc : ck_codegen_circuit_sha256(p->circuit, r->circuit_sha256, err);
     rc = rc ? rc : compiler_id(cc, p->out_dir, compiler, sizeof compiler, err);
     rc = rc ? rc : ck_codegen_libraries_sha256(libraries, err);
+    ck_codegen_kit kit;
+    if (rc == CK_OK && (rc = ck_codegen_kit_find(&kit, err)) == CK_OK) {
+        snprintf(r->kit, sizeof r->kit, "%s %.600s", kit.origin, kit.dir);
+    }
     rc = rc ? rc : key_text(p, r->circuit_sha256, compiler, c.max_positions, libraries, key,
                             sizeof key, err);
     if (rc == CK_OK) {

@@ -24,8 +24,22 @@ int ck_codegen_manifest_write(const ck_compile_result *r, const char *compiler, 
  * step that failed (tmp then still exists). */
 int ck_codegen_publish(const char *tmp, const char *path, ck_error *err);
 
-/* Hex SHA-256 over the SHA-256 of this build's kernel and scheduler archives (what a generated
- * library links), into hex[65]. Errors: CK_E_IO (an archive is missing). */
+/* The codegen kit: the -I flags and the two archives a generated library is compiled with, and
+ * where they were found ("installed", "build tree", "installed (configured prefix)"). */
+typedef struct {
+    char include[4][600];  /* "-I<dir>" each */
+    size_t n_include;
+    char kernels[600];     /* libck_kernels.a */
+    char scheduler[600];   /* libck_scheduler.a */
+    const char *origin;
+    char dir[600];         /* the kit folder, or the source tree for "build tree" */
+} ck_codegen_kit;
+
+/* Finds the kit (kit.c says where it looks, in order). CK_E_IO naming every place looked in. */
+int ck_codegen_kit_find(ck_codegen_kit *kit, ck_error *err);
+
+/* Hex SHA-256 over the SHA-256 of the kit's kernel and scheduler archives (what a generated
+ * library links), into hex[65]. Errors: CK_E_IO (no kit, or an archive is unreadable). */
 int ck_codegen_libraries_sha256(char hex[65], ck_error *err);
 
 /* Runs argv (argv[0] looked up in PATH) with stdout and stderr into the file `log` and stdin from
