@@ -431,8 +431,12 @@ static int measure(const options *o, workload *loads, int n_loads, ck_bench_resu
     size_t per_precision = (size_t)o->n_threads * (size_t)n_loads;
     /* variants: each precision interpreted, then (--compiled) the first precision generated */
     int n_variants = o->n_precisions + (o->compiled != NULL);
-    for (int p = 0; rc == 0 && p < n_variants; p++) {
-        for (int t = 0; rc == 0 && t < o->n_threads; t++) {
+    /* loaded thread count by thread count, the variants of one thread count next to each other
+     * and in alternating order, so neither variant is always the first model in memory (the large
+     * buffers sit on 2 MiB pages, kernels/ck_memory.h, so placement should not matter either) */
+    for (int t = 0; rc == 0 && t < o->n_threads; t++) {
+        for (int q = 0; rc == 0 && q < n_variants; q++) {
+            int p = t % 2 == 0 ? q : n_variants - 1 - q;
             ck_error err = {0};
             ck_model_params mp = ck_model_default_params();
             mp.threads = o->threads[t];
