@@ -18,8 +18,11 @@ void *ck_large_alloc(size_t bytes)
     size_t rounded = (bytes + align - 1) / align * align; /* aligned_alloc: a multiple of align */
     void *p = aligned_alloc(align, rounded);
 #ifdef MADV_HUGEPAGE
-    if (p != NULL && align == CK_HUGE_PAGE_BYTES) {
-        (void)madvise(p, rounded, MADV_HUGEPAGE); /* advice: a failure leaves 4 KiB pages */
+    /* only the whole 2 MiB pages the caller asked for: the tail stays on 4 KiB pages, so writing
+     * a buffer's last bytes never maps a huge page that is mostly padding (peak RSS, docs/memory.md) */
+    size_t whole = bytes / CK_HUGE_PAGE_BYTES * CK_HUGE_PAGE_BYTES;
+    if (p != NULL && whole > 0) {
+        (void)madvise(p, whole, MADV_HUGEPAGE); /* advice: a failure leaves 4 KiB pages */
     }
 #endif
     return p;

@@ -1,5 +1,6 @@
-/* test_memory.c - ck_large_alloc (ck_memory.h): 64-byte blocks below 2 MiB, 2 MiB aligned blocks with
- * huge pages advised from 2 MiB up, NULL for 0 bytes and on overflow. */
+/* test_memory.c - ck_large_alloc (ck_memory.h): 64-byte blocks below 2 MiB, 2 MiB aligned blocks from
+ * 2 MiB up with huge pages advised on their whole 2 MiB pages and not on the tail, NULL for 0 bytes
+ * and on overflow. */
 #include <stdint.h>
 
 #include "ck_memory.h"
@@ -41,7 +42,7 @@ static void test_small_block_64_aligned(void)
 
 static void test_large_block_2mib_aligned_and_advised(void)
 {
-    size_t bytes = CK_HUGE_PAGE_BYTES + 1;
+    size_t bytes = 2 * CK_HUGE_PAGE_BYTES + 4096;
     unsigned char *p = ck_large_alloc(bytes);
     CU_ASSERT_PTR_NOT_NULL_FATAL(p);
     CU_ASSERT_EQUAL((uintptr_t)p % CK_HUGE_PAGE_BYTES, 0);
@@ -49,7 +50,8 @@ static void test_large_block_2mib_aligned_and_advised(void)
     CU_ASSERT_EQUAL(p[bytes - 1], 0x5a);
     if (access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK) == 0) {
         CU_ASSERT_EQUAL(advised_huge(p), 1);
-        CU_ASSERT_EQUAL(advised_huge(p + bytes - 1), 1); /* the rounded-up tail too */
+        CU_ASSERT_EQUAL(advised_huge(p + 2 * CK_HUGE_PAGE_BYTES - 1), 1);
+        CU_ASSERT_EQUAL(advised_huge(p + 2 * CK_HUGE_PAGE_BYTES), 0); /* the tail: 4 KiB pages */
     } else {
         fprintf(stderr, "    NOT_TESTED: the huge-page advice (this kernel has no THP)\n");
     }
@@ -65,5 +67,5 @@ static void test_zero_and_overflow_give_null(void)
 }
 
 CK_TEST_MAIN("memory", {"a small block is 64-byte aligned", test_small_block_64_aligned},
-             {"a large block is 2 MiB aligned, huge pages advised", test_large_block_2mib_aligned_and_advised},
+             {"a large block is 2 MiB aligned, huge pages advised but not on its tail", test_large_block_2mib_aligned_and_advised},
              {"0 bytes and overflow give NULL", test_zero_and_overflow_give_null})
