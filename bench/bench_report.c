@@ -212,8 +212,9 @@ void ck_bench_write_markdown(FILE *f, const ck_bench_peak *peaks, size_t n_peaks
             continue;
         }
         if (!header) {
-            fprintf(f, "\nGenerated over interpreted tokens/s, paired run by run (the two ran next "
-                       "to each other in every run, in alternating order):\n\n"
+            fprintf(f, "\nGenerated over interpreted tokens/s, paired run by run (in every run each "
+                       "window of the workload ran on both, back to back, which first alternating "
+                       "window by window):\n\n"
                        "| workload | precision | threads | ratio median (min-max) |\n|---|---|---|---|\n");
             header = 1;
         }

@@ -223,27 +223,70 @@ static void workload_free(workload *w)
     free(w->windows);
 }
 
+/* Packs window b of the workload into ids/offsets. */
+static void pack_window(const workload *w, size_t b, int32_t *ids, size_t *offsets)
+{
+    const bench_window *win = &w->windows[b];
+    offsets[0] = 0;
+    for (size_t j = 0; j < win->count; j++) {
+        size_t s = w->order[win->first_seq + j];
+        memcpy(ids + offsets[j], w->ids[s], w->len[s] * sizeof *ids);
+        offsets[j + 1] = offsets[j] + w->len[s];
+    }
+}
+
+/* Encodes the packed window b on m; its wall seconds, or -1 on error. */
+static double time_window(ck_model *m, const workload *w, size_t b, const int32_t *ids,
+                          const size_t *offsets, float *out, size_t out_rows)
+{
+    ck_error err = {0};
+    double t0 = now();
+    if (ck_model_encode_ids(m, ids, offsets, w->windows[b].count, CK_LAYER_FEATURES, out, out_rows,
+                            &err) != CK_OK) {
+        fprintf(stderr, "ckbench: %s\n", err.message);
+        return -1;
+    }
+    return now() - t0;
+}
+
 /* One timed pass over every window of the workload; returns tokens/s, or -1 on error. */
 static double time_pass(ck_model *m, const workload *w, int32_t *ids, size_t *offsets, float *out,
                         size_t out_rows)
 {
-    ck_error err = {0};
-    double t0 = now();
+    double seconds = 0;
     for (size_t b = 0; b < w->n_windows; b++) {
-        const bench_window *win = &w->windows[b];
-        offsets[0] = 0;
-        for (size_t j = 0; j < win->count; j++) {
-            size_t s = w->order[win->first_seq + j];
-            memcpy(ids + offsets[j], w->ids[s], w->len[s] * sizeof *ids);
-            offsets[j + 1] = offsets[j] + w->len[s];
-        }
-        if (ck_model_encode_ids(m, ids, offsets, win->count, CK_LAYER_FEATURES, out, out_rows,
-                                &err) != CK_OK) {
-            fprintf(stderr, "ckbench: %s\n", err.message);
+        pack_window(w, b, ids, offsets);
+        double s = time_window(m, w, b, ids, offsets, out, out_rows);
+        if (s < 0) {
             return -1;
         }
+        seconds += s;
     }
-    return (double)w->tokens / (now() - t0);
+    return (double)w->tokens / seconds;
+}
+
+/* One pass of the workload on two models, window by window: each window runs on both, back to
+ * back, which one first alternating by window (and by `flip`), so a machine whose speed drifts
+ * over seconds (these VMs do) moves both alike and their ratio sees the same machine. Fills each
+ * model's tokens/s (the workload's tokens over the seconds its windows took); 0, or -1 on error. */
+static int time_pair(ck_model *const m[2], const workload *w, int flip, int32_t *ids,
+                     size_t *offsets, float *out, size_t out_rows, double tps[2])
+{
+    double seconds[2] = {0, 0};
+    for (size_t b = 0; b < w->n_windows; b++) {
+        pack_window(w, b, ids, offsets);
+        for (int q = 0; q < 2; q++) {
+            int v = (int)((b + (size_t)flip + (size_t)q) % 2);
+            double s = time_window(m[v], w, b, ids, offsets, out, out_rows);
+            if (s < 0) {
+                return -1;
+            }
+            seconds[v] += s;
+        }
+    }
+    tps[0] = (double)w->tokens / seconds[0];
+    tps[1] = (double)w->tokens / seconds[1];
+    return 0;
 }
 
 /* oneDNN's own sgemm (dnnl_sgemm, its OpenMP team of `threads`) at M=2048, K=768, N=2048 (the FFN
@@ -350,8 +393,9 @@ static const char usage[] =
     "tokens, corpus format text, precision fp32. With bf16, oneDNN's bf16 matmul peak is measured\n"
     "too and bf16 rows are held to it; every row reports its time per op class. --compiled LIB (from\n"
     "`ckbatch compile` with the same --precision and --max-batch-tokens, one precision) adds a\n"
-    "\"+gen\" row per workload run on LIB, interleaved with the interpreter's in every run (order\n"
-    "alternating run by run), and their tokens/s ratio paired run by run.\n";
+    "\"+gen\" row per workload run on LIB: in every run each window runs on the interpreter and on\n"
+    "LIB back to back (which first alternating window by window), and their tokens/s ratio is\n"
+    "paired run by run.\n";
 
 static int parse_options(int argc, char **argv, options *o)
 {
@@ -465,6 +509,26 @@ static int measure(const options *o, workload *loads, int n_loads, ck_bench_resu
             peaks[t].gflops[peaks[t].runs] = sgemm_gflops(o->threads[t]);
             peaks[t].bf16_gflops[peaks[t].runs] = want_bf16 ? bf16_matmul_gflops(o->threads[t]) : 0.0;
             peaks[t].runs++;
+            if (o->compiled != NULL) {
+                /* interpreted (variant 0) and generated (variant 1): window by window */
+                for (int l = 0; rc == 0 && l < n_loads; l++) {
+                    ck_bench_result *res[2];
+                    ck_model *pair[2] = {ex[0][t], ex[1][t]};
+                    double tps[2];
+                    for (int v = 0; v < 2; v++) {
+                        res[v] = &results[(size_t)v * per_precision + (size_t)t * (size_t)n_loads + (size_t)l];
+                        ck_model_reset_op_seconds(pair[v]);
+                    }
+                    rc = time_pair(pair, &loads[l], r % 2, ids, offsets, out, cap, tps);
+                    for (int v = 0; rc == 0 && v < 2; v++) {
+                        res[v]->tokens_per_s[res[v]->runs++] = tps[v];
+                        for (int c = 0; c < CK_OP_CLASS_COUNT; c++) {
+                            res[v]->op_seconds[c] += ck_model_op_seconds(pair[v], (ck_op_class)c);
+                        }
+                    }
+                }
+                continue;
+            }
             /* variants alternate inside each run, so their ratio sees the same machine, and odd
              * runs take them in reverse order, so none always runs right after another */
             for (int q = 0; rc == 0 && q < n_variants; q++) {
