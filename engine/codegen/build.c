@@ -149,9 +149,9 @@ int ck_codegen_libraries_sha256(char hex[65], ck_error *err)
 }
 
 /* The key's inputs, one per line, in a fixed order; the key is their SHA-256. */
-static int key_text(const ck_compile_params *p, const char *circuit_sha, const char *compiler,
-                    size_t max_seq_len, const char *libraries, char *out, size_t cap,
-                    ck_error *err)
+static int key_text(const ck_compile_params *p, const char *emitter, const char *circuit_sha,
+                    const char *compiler, size_t max_seq_len, const char *libraries, char *out,
+                    size_t cap, ck_error *err)
 {
     char flags[512] = "";
     for (size_t i = 0; RECIPE[i] != NULL; i++) {
@@ -164,7 +164,7 @@ static int key_text(const ck_compile_params *p, const char *circuit_sha, const c
                      "attention heads %s\n"
                      "fuse_gelu %d\nmax_batch_tokens %zu\nmax_seq_len %zu\nckbatch %s\n"
                      "onednn %d.%d.%d %s\nkernel and scheduler archives %s\n",
-                     circuit_sha, CK_EMITTER_VERSION, compiler, flags,
+                     circuit_sha, emitter, compiler, flags,
                      p->extra_flags != NULL ? p->extra_flags : "",
                      ck_dtype_info(ck_codegen_dtype(p->precision))->lower,
                      ck_codegen_dtype(p->precision) == CK_DTYPE_BF16 && ck_kernels_amx_bf16()
@@ -266,12 +266,12 @@ static int load_and_plan(const ck_compile_params *p, ck_circuit *c, ck_plan *pla
     return rc ? rc : ck_plan_build(plan, c, &limits, err);
 }
 
-static int emit_and_build(const ck_compile_params *p, const char *cc, const char *compiler,
-                          const char *libraries, const ck_circuit *c, const ck_plan *plan,
-                          ck_compile_result *r, ck_error *err)
+static int emit_and_build(const ck_compile_params *p, const char *emitter, const char *cc,
+                          const char *compiler, const char *libraries, const ck_circuit *c,
+                          const ck_plan *plan, ck_compile_result *r, ck_error *err)
 {
     const ck_emit_identity id = {r->circuit_sha256, r->key, ck_codegen_dtype(p->precision),
-                                 !p->parity, libraries};
+                                 !p->parity, libraries, emitter};
     char *text = NULL;
     size_t len = 0;
     int rc = ck_emit_c(&text, &len, c, plan, &id, err); /* checked: nothing written on error */
@@ -279,11 +279,20 @@ static int emit_and_build(const ck_compile_params *p, const char *cc, const char
     free(text);
     rc = rc ? rc : build_library(p, cc, r, err);
     rc = rc ? rc : file_sha(r->library, r->sha256, err);
-    return rc ? rc : ck_codegen_manifest_write(r, compiler, err);
+    return rc ? rc : ck_codegen_manifest_write(r, compiler, emitter, err);
 }
 
 int ck_codegen_compile(const ck_compile_params *p, ck_compile_result *r, ck_error *err)
 {
+    return ck_codegen_compile_as(p, CK_EMITTER_VERSION, r, err);
+}
+
+int ck_codegen_compile_as(const ck_compile_params *p, const char *emitter, ck_compile_result *r,
+                          ck_error *err)
+{
+    if (emitter == NULL || emitter[0] == '\0' || strlen(emitter) > 15) {
+        return ck_fail(err, CK_E_ARG, "compile: emitter version must be 1 to 15 bytes");
+    }
     if (p == NULL || r == NULL || p->out_dir == NULL ||
         (p->precision != CK_PRECISION_FP32 && p->precision != CK_PRECISION_BF16)) {
         return ck_fail(err, CK_E_ARG, "compile: null params, result or output directory, or a "
@@ -308,7 +317,7 @@ int ck_codegen_compile(const ck_compile_params *p, ck_compile_result *r, ck_erro
     if (rc == CK_OK && (rc = ck_codegen_kit_find(&kit, err)) == CK_OK) {
         snprintf(r->kit, sizeof r->kit, "%s %.600s", kit.origin, kit.dir);
     }
-    rc = rc ? rc : key_text(p, r->circuit_sha256, compiler, c.max_positions, libraries, key,
+    rc = rc ? rc : key_text(p, emitter, r->circuit_sha256, compiler, c.max_positions, libraries, key,
                             sizeof key, err);
     if (rc == CK_OK) {
         unsigned char digest[32];
@@ -319,7 +328,7 @@ int ck_codegen_compile(const ck_compile_params *p, ck_compile_result *r, ck_erro
         snprintf(r->manifest, sizeof r->manifest, "%s/%s.so.json", p->out_dir, c.name);
         r->cache_hit = cache_hit(r, r->sha256);
         if (!r->cache_hit) {
-            rc = emit_and_build(p, cc, compiler, libraries, &c, &plan, r, err);
+            rc = emit_and_build(p, emitter, cc, compiler, libraries, &c, &plan, r, err);
         }
     }
     ck_plan_free(&plan);

@@ -31,6 +31,7 @@ typedef struct {
     ck_dtype precision;         /* the linears' dtype (f32 or bf16) */
     int fuse_gelu;              /* 1: linear + gelu_new fused (not parity) */
     const char *libraries_sha256; /* hex, ck_codegen_libraries_sha256 */
+    const char *emitter_version;  /* CK_EMITTER_VERSION, except in ck_codegen_compile_as */
 } ck_emit_identity;
 
 /* What the emitter refuses to print, before printing anything: a buffer whose offset is at or
@@ -58,6 +59,14 @@ int ck_codegen_circuit_sha256(const char *path, char hex[65], ck_error *err);
  * circuit all succeed and no reader sees a partial file. Errors: CK_E_ARG, CK_E_IO, CK_E_FORMAT,
  * CK_E_CIRCUIT, CK_E_SIZE (the plan check), CK_E_BACKEND (the compiler failed: err quotes it). */
 int ck_codegen_compile(const ck_compile_params *p, ck_compile_result *r, ck_error *err);
+
+/* ck_codegen_compile, with emitter_version in place of CK_EMITTER_VERSION wherever the version
+ * is recorded: the cache key, the manifest and the library's provenance (the code emitted is
+ * today's). What a version change must do is tested with it: the next compile misses the cache,
+ * and the loader refuses a library of another version. Errors: those of ck_codegen_compile;
+ * CK_E_ARG for a NULL or empty version or one longer than 15 bytes. */
+int ck_codegen_compile_as(const ck_compile_params *p, const char *emitter_version,
+                          ck_compile_result *r, ck_error *err);
 
 /* The dtype of a public precision. */
 ck_dtype ck_codegen_dtype(ck_precision precision);

@@ -17,8 +17,9 @@ typedef struct {
  * field). */
 int ck_codegen_manifest_read(const char *path, ck_codegen_manifest *m, ck_error *err);
 
-/* Writes r->manifest (atomically) for r->library, r->sha256, r->key. */
-int ck_codegen_manifest_write(const ck_compile_result *r, const char *compiler, ck_error *err);
+/* Writes r->manifest (atomically) for r->library, r->sha256, r->key, made by `emitter`. */
+int ck_codegen_manifest_write(const ck_compile_result *r, const char *compiler,
+                              const char *emitter, ck_error *err);
 
 /* fsyncs the file at tmp, renames it onto path and fsyncs path's directory. CK_E_IO naming the
  * step that failed (tmp then still exists). */

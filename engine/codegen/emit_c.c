@@ -158,7 +158,7 @@ static void emit_head(FILE *f, const ck_circuit *c, const ck_plan *plan, const c
             "#include <stdint.h>\n#include <stdlib.h>\n#include <string.h>\n#include <time.h>\n\n"
             "#include \"arena.h\"\n#include \"ck_status.h\"\n#include \"compiled_abi.h\"\n"
             "#include \"linear.h\"\n#include \"parallel.h\"\n#include \"steps.h\"\n\n",
-            c->name, CK_EMITTER_VERSION, c->name, id->circuit_sha256, id->key,
+            c->name, id->emitter_version, c->name, id->circuit_sha256, id->key,
             ck_dtype_info(id->precision)->lower, id->fuse_gelu ? "linear+gelu_new fused" : "unfused",
             plan->limits.max_tokens, plan->limits.max_seq_len);
 }
@@ -262,7 +262,7 @@ static void emit_entry(FILE *f, const ck_circuit *c, const ck_plan *plan,
             "    FEATURES_BUFFER, HIDDEN_BUFFER, VOCAB,\n"
             "    gen_init, gen_run, gen_rows, gen_cols, gen_linear_impl, gen_free,\n"
             "    N_OP_KINDS, gen_op_seconds, gen_reset_op_seconds,\n};\n",
-            c->name, id->circuit_sha256, CK_EMITTER_VERSION, id->key,
+            c->name, id->circuit_sha256, id->emitter_version, id->key,
             ck_dtype_info(id->precision)->lower, id->fuse_gelu, plan->limits.max_tokens,
             plan->limits.max_seq_len, id->libraries_sha256 != NULL ? id->libraries_sha256 : "");
 }

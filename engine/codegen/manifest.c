@@ -50,7 +50,8 @@ int ck_codegen_manifest_read(const char *path, ck_codegen_manifest *m, ck_error 
     return rc;
 }
 
-int ck_codegen_manifest_write(const ck_compile_result *r, const char *compiler, ck_error *err)
+int ck_codegen_manifest_write(const ck_compile_result *r, const char *compiler,
+                              const char *emitter, ck_error *err)
 {
     cJSON *json = cJSON_CreateObject();
     const char *slash = strrchr(r->library, '/');
@@ -58,7 +59,7 @@ int ck_codegen_manifest_write(const ck_compile_result *r, const char *compiler, 
     cJSON_AddStringToObject(json, "sha256", r->sha256);
     cJSON_AddStringToObject(json, "key", r->key);
     cJSON_AddStringToObject(json, "circuit_sha256", r->circuit_sha256);
-    cJSON_AddStringToObject(json, "emitter", CK_EMITTER_VERSION);
+    cJSON_AddStringToObject(json, "emitter", emitter);
     cJSON_AddStringToObject(json, "compiler", compiler);
     char *text = cJSON_Print(json);
     cJSON_Delete(json);

@@ -2,8 +2,8 @@
  * checked emitter refuses bad plans before producing anything; the compile cache hits on the same
  * key and misses on each changed input; the library computes the interpreter's bits; the seed's
  * rejection paths hold on the generated entry table; the loader refuses a tampered or foreign
- * library and never serves a stale one rebuilt at the same path (cases C21); four concurrent
- * compiles all succeed. */
+ * library, one of another emitter version, and never serves a stale one rebuilt at the same
+ * path (cases C21); four concurrent compiles all succeed. */
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -50,7 +50,7 @@ static size_t buf(const planned *p, const char *name)
 /* ck_emit_c must fail with `code`, produce no text, and say both words. */
 static void expect_refused(const planned *p, int code, const char *w1, const char *w2)
 {
-    static const ck_emit_identity id = {"0", "0", CK_DTYPE_F32, 1, "0"};
+    static const ck_emit_identity id = {"0", "0", CK_DTYPE_F32, 1, "0", CK_EMITTER_VERSION};
     char *text = (char *)"untouched";
     size_t len = 7;
     ck_error err = {0};
@@ -67,7 +67,7 @@ static void expect_refused(const planned *p, int code, const char *w1, const cha
 static void test_emit_accepts_the_plan(void)
 {
     planned p;
-    static const ck_emit_identity id = {"0", "0", CK_DTYPE_F32, 1, "0"};
+    static const ck_emit_identity id = {"0", "0", CK_DTYPE_F32, 1, "0", CK_EMITTER_VERSION};
     char *text = NULL;
     size_t len = 0;
     ck_error err = {0};
@@ -596,6 +596,40 @@ static void test_load_refuses_tampered_and_foreign(void)
     ck_codegen_unload(&lib);
 }
 
+/* An emitter version change: the library of another version has its own key, the next compile
+ * into the same directory misses the cache (it does not serve the old library), and the loader
+ * refuses the old library by its provenance even with a manifest that matches it. */
+static void test_another_emitter_version_misses_and_is_refused(void)
+{
+    const ck_compile_params p = tiny_params(subdir("emitter"));
+    ck_compile_result old, now, again;
+    ck_error err = {0};
+    CU_ASSERT_EQUAL(ck_codegen_compile_as(&p, "", &old, &err), CK_E_ARG);
+    CU_ASSERT_FATAL(ck_codegen_compile_as(&p, "3", &old, &err) == CK_OK);
+    CU_ASSERT_EQUAL(old.cache_hit, 0);
+    char so[600], manifest[600];
+    snprintf(so, sizeof so, "%s/old.so", p.out_dir);
+    snprintf(manifest, sizeof manifest, "%s/old.so.json", p.out_dir);
+    copy_file(old.library, so, -1);
+    copy_file(old.manifest, manifest, -1);
+    CU_ASSERT_FATAL(compile_ok(&p, &now));
+    CU_ASSERT_EQUAL(now.cache_hit, 0);
+    CU_ASSERT_STRING_NOT_EQUAL(now.key, old.key);
+    CU_ASSERT_STRING_NOT_EQUAL(now.sha256, old.sha256);
+    CU_ASSERT_FATAL(ck_codegen_compile_as(&p, CK_EMITTER_VERSION, &again, &err) == CK_OK);
+    CU_ASSERT_EQUAL(again.cache_hit, 1);
+    CU_ASSERT_STRING_EQUAL(again.key, now.key);
+    ck_compiled_library lib;
+    ck_compiled_want want = {old.circuit_sha256, CK_DTYPE_F32, 1, 64};
+    memset(&err, 0, sizeof err);
+    CU_ASSERT_EQUAL(ck_codegen_load(&lib, so, &want, &err), CK_E_CIRCUIT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "provenance emitter version is \"3\", expected \""
+                                  CK_EMITTER_VERSION "\""));
+    CU_ASSERT_PTR_NULL(lib.handle);
+    CU_ASSERT_EQUAL(ck_codegen_load(&lib, now.library, &want, &err), CK_OK);
+    ck_codegen_unload(&lib);
+}
+
 /* C21: load A from P and keep it loaded, rebuild B at P, load P again in the same process: B's
  * code runs (its provenance, its different features), not glibc's cached A. */
 static void test_rebuilt_library_is_never_stale(void)
@@ -636,6 +670,8 @@ CK_TEST_MAIN("codegen",
              {"second compile is a cache hit", test_second_compile_is_a_cache_hit},
              {"-o DIR is made when missing", test_output_directory_is_made},
              {"each key input changes the key", test_each_key_input_changes_the_key},
+             {"another emitter version misses and is refused",
+              test_another_emitter_version_misses_and_is_refused},
              {"generated equals interpreter fused", test_generated_equals_interpreter_fused},
              {"generated equals interpreter parity", test_generated_equals_interpreter_parity},
              {"generated times each op kind", test_generated_times_each_op_kind},
