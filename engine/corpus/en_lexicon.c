@@ -4,6 +4,9 @@
 #include "en_lexicon.h"
 
 #include <cjson/cJSON.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,13 +28,16 @@ static const char *const k_names[2][2] = {{"us_gold.json", "us_silver.json"},
 
 #define MAX_LEXICON_BYTES ((size_t)64 << 20)
 
-/* A slot: key bytes pool[key, key + key_len); value = pool offset of a NUL-terminated phoneme
- * string when pos < 0, else index into the POS table. key_len 0 marks an empty slot. */
+/* A slot, 8 bytes (365k of them for en-us, so the size is the lexicon's memory): key = pool
+ * offset of the NUL-terminated key, 0 for an empty slot (pool offset 0 holds "", never a key);
+ * value = pool offset of a NUL-terminated phoneme string, or POS_BIT | index into the POS
+ * table. */
 typedef struct {
-    uint32_t key, key_len;
+    uint32_t key;
     uint32_t value;
-    int32_t pos;
 } slot;
+
+#define POS_BIT 0x80000000u
 
 typedef struct {
     slot *slots;
@@ -66,7 +72,7 @@ static uint32_t pool_add(ck_lexicon *lex, const char *s, size_t n)
         while (cap < lex->pool_len + n + 1) {
             cap *= 2;
         }
-        if (cap > UINT32_MAX) {
+        if (cap > POS_BIT) {  /* offsets stay below the POS bit */
             return UINT32_MAX;
         }
         char *p = realloc(lex->pool, cap);
@@ -83,29 +89,29 @@ static uint32_t pool_add(ck_lexicon *lex, const char *s, size_t n)
     return off;
 }
 
-/* Slot of key (empty slot where it would go when absent). */
+/* Slot of key, n bytes without a NUL (empty slot where it would go when absent). A stored key
+ * equals it when its first n bytes do (strncmp stops at the stored key's NUL, so a shorter key
+ * differs there) and its NUL comes next. */
 static slot *find_slot(const ck_lexicon *lex, const table *t, const char *key, size_t n)
 {
     size_t mask = t->cap - 1, i = fnv1a(key, n) & mask;
     for (;;) {
         slot *s = &t->slots[i];
-        if (s->key_len == 0 || (s->key_len == n && memcmp(lex->pool + s->key, key, n) == 0)) {
+        if (s->key == 0 ||
+            (strncmp(lex->pool + s->key, key, n) == 0 && lex->pool[s->key + n] == '\0')) {
             return s;
         }
         i = (i + 1) & mask;
     }
 }
 
-/* Inserts key -> (value, pos) unless present (the first insert wins). */
-static void table_put(ck_lexicon *lex, table *t, uint32_t key, uint32_t key_len, uint32_t value,
-                      int32_t pos)
+/* Inserts key -> value unless present (the first insert wins). */
+static void table_put(ck_lexicon *lex, table *t, uint32_t key, size_t key_len, uint32_t value)
 {
     slot *s = find_slot(lex, t, lex->pool + key, key_len);
-    if (s->key_len == 0) {
+    if (s->key == 0) {
         s->key = key;
-        s->key_len = key_len;
         s->value = value;
-        s->pos = pos;
         t->count++;
     }
 }
@@ -152,6 +158,44 @@ static void capitalize(const char *k, size_t n, char *out)
         }
         out[i] = c;
     }
+}
+
+/* Loading frees far more than it keeps: the parse tree (~4x the file, in small blocks), the
+ * slots copied for growing, the pool's old buffers. glibc keeps freed heap resident; handing it
+ * back here keeps it out of the peak RSS of every text run (about 35 MB for en-us). */
+static void release_freed_heap(void)
+{
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
+}
+
+/* Rehashes t into the smallest power-of-two capacity it fills to at most 3/4: growing needed room
+ * for twice the file's keys, and the slots are most of the lexicon's memory (en-us: 8 MiB -> 4). */
+static int shrink_table(const ck_lexicon *lex, table *t, const char *path, ck_error *err)
+{
+    size_t cap = 16;
+    while (4 * t->count > 3 * cap) {
+        cap *= 2;
+    }
+    if (cap >= t->cap) {
+        return CK_OK;
+    }
+    table small = *t;
+    small.cap = cap;
+    small.slots = calloc(cap, sizeof *small.slots);
+    if (small.slots == NULL) {
+        return ck_fail(err, CK_E_MEMORY, "%s: cannot allocate %zu slots", path, cap);
+    }
+    for (size_t i = 0; i < t->cap; i++) {
+        if (t->slots[i].key != 0) {
+            const char *k = lex->pool + t->slots[i].key;
+            *find_slot(lex, &small, k, strlen(k)) = t->slots[i];
+        }
+    }
+    free(t->slots);
+    *t = small;
+    return CK_OK;
 }
 
 /* Parses one file into table t (file entries first, then the grown forms). */
@@ -205,7 +249,6 @@ static int load_table(ck_lexicon *lex, table *t, const char *path, const char *p
             break;
         }
         uint32_t key = pool_add(lex, word, key_len), value = 0;
-        int32_t pos = -1;
         if (key == UINT32_MAX) {
             rc = ck_fail(err, CK_E_MEMORY, "%s: cannot grow the string pool", path);
         } else if (cJSON_IsString(it)) {
@@ -248,7 +291,7 @@ static int load_table(ck_lexicon *lex, table *t, const char *path, const char *p
             if (rc == CK_OK && !has_default) {
                 rc = ck_fail(err, CK_E_FORMAT, "%s: entry \"%s\": no DEFAULT", path, word);
             }
-            pos = (int32_t)lex->n_pos++;
+            value = POS_BIT | (uint32_t)lex->n_pos++;
         } else {
             rc = ck_fail(err, CK_E_FORMAT, "%s: entry \"%s\": not a string or an object", path,
                          word);
@@ -257,10 +300,11 @@ static int load_table(ck_lexicon *lex, table *t, const char *path, const char *p
             rc = ck_fail(err, CK_E_MEMORY, "%s: cannot grow the string pool", path);
         }
         if (rc == CK_OK) {
-            table_put(lex, t, key, (uint32_t)key_len, value, pos);
+            table_put(lex, t, key, key_len, value);
         }
     }
     cJSON_Delete(root);
+    release_freed_heap();
     if (rc != CK_OK) {
         return rc;
     }
@@ -274,41 +318,42 @@ static int load_table(ck_lexicon *lex, table *t, const char *path, const char *p
     char form[256];
     for (size_t i = 0; i < n_file && rc == CK_OK; i++) {
         const slot *s = &orig[i];
-        if (s->key_len < 2) {
+        const char *k = lex->pool + s->key;
+        size_t key_len = strlen(k);
+        if (s->key == 0 || key_len < 2) {
             continue;
         }
-        const char *k = lex->pool + s->key;
-        capitalize(k, s->key_len, form);
-        int lower = is_lower(k, s->key_len);
+        capitalize(k, key_len, form);
+        int lower = is_lower(k, key_len);
         if (lower) {
-            if (memcmp(form, k, s->key_len) == 0) {
+            if (memcmp(form, k, key_len) == 0) {
                 continue;  /* no letters to capitalise */
             }
         } else {
-            if (memcmp(form, k, s->key_len) != 0) {
+            if (memcmp(form, k, key_len) != 0) {
                 continue;  /* neither lower case nor Capitalised */
             }
-            for (size_t j = 0; j < s->key_len; j++) {
+            for (size_t j = 0; j < key_len; j++) {
                 form[j] = (char)(form[j] >= 'A' && form[j] <= 'Z' ? form[j] + 32 : form[j]);
             }
         }
-        slot *dst = find_slot(lex, t, form, s->key_len);
-        if (dst->key_len != 0) {
+        slot *dst = find_slot(lex, t, form, key_len);
+        if (dst->key != 0) {
             continue;
         }
-        uint32_t key = pool_add(lex, form, s->key_len);
+        uint32_t key = pool_add(lex, form, key_len);
         if (key == UINT32_MAX) {
             rc = ck_fail(err, CK_E_MEMORY, "%s: cannot grow the string pool", path);
             break;
         }
-        dst = find_slot(lex, t, form, s->key_len);
+        dst = find_slot(lex, t, form, key_len);
         dst->key = key;
-        dst->key_len = s->key_len;
         dst->value = s->value;
-        dst->pos = s->pos;
         t->count++;
     }
     free(orig);
+    rc = rc ? rc : shrink_table(lex, t, path, err);
+    release_freed_heap();
     return rc;
 }
 
@@ -325,7 +370,8 @@ int ck_lexicon_open(ck_lexicon **out, const char *dir, int british, int check_sh
     }
     lex->british = british != 0;
     vocab = vocab != NULL ? vocab : ck_vocab_embedded();
-    int rc = CK_OK;
+    int rc = pool_add(lex, "", 0) == 0 ? CK_OK  /* offset 0: the empty slot's key */
+                                       : ck_fail(err, CK_E_MEMORY, "lexicon: cannot allocate");
     for (int k = 0; k < 2 && rc == CK_OK; k++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, k_names[lex->british][k]);
@@ -353,14 +399,17 @@ int ck_lexicon_get(const ck_lexicon *lex, ck_lex_kind kind, const char *word, si
     if (lex == NULL || word == NULL || len == 0 || len > 255) {
         return 0;
     }
+    if (memchr(word, '\0', len) != NULL) {
+        return 0;  /* no key holds a NUL (cJSON's strings end at one), and find_slot needs that */
+    }
     const table *t = &lex->t[kind == CK_LEX_SILVER];
     const slot *s = find_slot(lex, t, word, len);
-    if (s->key_len == 0) {
+    if (s->key == 0) {
         return 0;
     }
     if (e != NULL) {
-        e->phonemes = s->pos < 0 ? lex->pool + s->value : NULL;
-        e->pos = s->pos < 0 ? NULL : &lex->pos[s->pos];
+        e->phonemes = s->value & POS_BIT ? NULL : lex->pool + s->value;
+        e->pos = s->value & POS_BIT ? &lex->pos[s->value & ~POS_BIT] : NULL;
     }
     return 1;
 }

@@ -117,6 +117,47 @@ static void test_lexicon_rejects_bad_entry(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "gb_gold.json"));
 }
 
+/* Writes us_gold.json (gold) and us_silver.json ({}) into a fresh temp dir. */
+static const char *lexicon_dir(const char *gold)
+{
+    const char *dir = ck_test_tmp_dir();
+    char path[512];
+    snprintf(path, sizeof path, "%s/us_gold.json", dir);
+    FILE *f = fopen(path, "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs(gold, f);
+    fclose(f);
+    snprintf(path, sizeof path, "%s/us_silver.json", dir);
+    f = fopen(path, "wb");
+    fputs("{}", f);
+    fclose(f);
+    return dir;
+}
+
+/* Keys are found by their exact bytes: a stored key's prefix or extension is absent, a word with a
+ * NUL is absent; grown forms and the shrunk table keep every key. */
+static void test_lexicon_exact_keys(void)
+{
+    ck_lexicon *lex = NULL;
+    ck_error err = {CK_OK, ""};
+    const char *dir = lexicon_dir("{\"cat\": \"kˈæt\", \"cats\": \"kˈæts\", \"NASA\": \"nˈæsə\"}");
+    CU_ASSERT_EQUAL_FATAL(ck_lexicon_open(&lex, dir, 0, 0, NULL, &err), CK_OK);
+    CU_ASSERT_EQUAL(ck_lexicon_size(lex, CK_LEX_GOLD), 5);  /* + Cat, Cats; NASA grows none */
+    ck_lex_entry e;
+    CU_ASSERT_EQUAL_FATAL(ck_lexicon_get(lex, CK_LEX_GOLD, "cats", 4, &e), 1);
+    CU_ASSERT_STRING_EQUAL(e.phonemes, "kˈæts");
+    CU_ASSERT_PTR_NULL(e.pos);
+    CU_ASSERT_EQUAL_FATAL(ck_lexicon_get(lex, CK_LEX_GOLD, "Cat", 3, &e), 1);
+    CU_ASSERT_STRING_EQUAL(e.phonemes, "kˈæt");
+    CU_ASSERT_EQUAL(ck_lexicon_get(lex, CK_LEX_GOLD, "ca", 2, NULL), 0);
+    CU_ASSERT_EQUAL(ck_lexicon_get(lex, CK_LEX_GOLD, "catss", 5, NULL), 0);
+    CU_ASSERT_EQUAL(ck_lexicon_get(lex, CK_LEX_GOLD, "cat\0s", 5, NULL), 0);
+    CU_ASSERT_EQUAL(ck_lexicon_get(lex, CK_LEX_GOLD, "cats", 3, NULL), 1);  /* "cat" */
+    CU_ASSERT_EQUAL(ck_lexicon_get(lex, CK_LEX_GOLD, "nasa", 4, NULL), 0);
+    CU_ASSERT_EQUAL(ck_lexicon_get(lex, CK_LEX_SILVER, "cat", 3, NULL), 0);
+    ck_lexicon_close(lex);
+}
+
 /* ---- numbers ---- */
 
 typedef struct {
@@ -951,6 +992,7 @@ static void test_cleanup(void)
 
 CK_TEST_MAIN("misaki", {"lexicon sizes", test_lexicon_sizes},
              {"lexicon rejects a bad entry", test_lexicon_rejects_bad_entry},
+             {"lexicon finds exact keys only", test_lexicon_exact_keys},
              {"numbers golden", test_numbers_golden},
              {"numbers vs python3-num2words", test_numbers_num2words_oracle}, {"espeak fallback us", test_fallback_us},
              {"espeak fallback gb", test_fallback_gb}, {"targeted us", test_targeted_us},
