@@ -88,6 +88,41 @@ int ck_parallel_for_interleaved(size_t items, int workers, ck_slice_fn fn, void 
     return first_failure(status, workers);
 }
 
+int ck_parallel_for_dynamic(size_t items, size_t chunk, int workers, ck_slice_fn fn, void *ctx)
+{
+    if (fn == NULL || workers < 1 || chunk == 0) {
+        return CK_E_ARG;
+    }
+    size_t slices = (items + chunk - 1) / chunk;
+    workers = clamp_workers(workers, slices);
+    if (workers == 1) {
+        for (size_t first = 0; first < items; first += chunk) {
+            int rc = fn(ctx, first, items - first < chunk ? items - first : chunk, 0);
+            if (rc != CK_OK) {
+                return rc;
+            }
+        }
+        return CK_OK;
+    }
+    int status[CK_MAX_WORKERS] = {0};
+    size_t next = 0;
+#pragma omp parallel num_threads(workers)
+    {
+        int w = omp_get_thread_num();
+        for (;;) {
+            size_t slice;
+#pragma omp atomic capture
+            slice = next++;
+            if (slice >= slices || status[w] != CK_OK) {
+                break;
+            }
+            size_t first = slice * chunk;
+            status[w] = fn(ctx, first, items - first < chunk ? items - first : chunk, w);
+        }
+    }
+    return first_failure(status, workers);
+}
+
 int ck_parallel_set_threads(int threads)
 {
     int previous = omp_get_max_threads();

@@ -25,6 +25,15 @@ int ck_parallel_for(size_t items, int workers, ck_slice_fn fn, void *ctx);
  * Returns 0, or the first failing code of the lowest-numbered failing worker. Errors: CK_E_ARG. */
 int ck_parallel_for_interleaved(size_t items, int workers, ck_slice_fn fn, void *ctx);
 
+/* Runs fn over items [0, items) in slices of `chunk` items (the last may be shorter), each slice
+ * taken by whichever worker is free next: for work whose results do not depend on the worker that
+ * computes them (each row of a row-local run), so a worker the machine slows down takes fewer
+ * slices instead of holding the others at the end. Which worker takes which slice varies from
+ * run to run. workers <= 1 runs the slices in order on the calling thread. Returns 0, or the
+ * first failing code of the lowest-numbered failing worker (a failing worker takes no more
+ * slices). Errors: CK_E_ARG (fn null, workers < 1, chunk 0). */
+int ck_parallel_for_dynamic(size_t items, size_t chunk, int workers, ck_slice_fn fn, void *ctx);
+
 /* Sets the number of threads OpenMP (and oneDNN's OpenMP runtime) may use from this thread on;
  * threads < 1 changes nothing (so 0 reads the count). Call outside any parallel region. Returns
  * the previous value. */

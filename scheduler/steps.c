@@ -1,8 +1,10 @@
 /* steps.c - each op kind's step sliced over the workers (steps.h); the interpreter and generated
  * libraries call these same functions. No I/O, no allocation. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "steps.h"
 
 #include <string.h>
+#include <time.h>
 
 #include "attention.h"
 #include "ck_check.h"
@@ -159,6 +161,101 @@ int ck_step_linear(const ck_step_batch *b, const ck_step_args *s)
         memset(x16 + b->tokens * s->in_cols, 0, pad * s->in_cols * sizeof *x16);
     }
     return ck_parallel_for(blocks, b->threads, linear_blocks, &ctx);
+}
+
+/* ---- row-local runs ---- */
+
+int ck_step_linear_rows(const ck_step_batch *b, const ck_step_args *s, size_t row, size_t rows,
+                        int worker)
+{
+    step_ctx ctx = {b, s};
+    if (row + rows > b->tokens) { /* the last block: its padding rows from zeros, as ck_step_linear */
+        size_t from = row > b->tokens ? row : b->tokens, pad = row + rows - from;
+        uint16_t *x16 = copy_at(b, s->in_copy[0]);
+        memset((float *)at(b, s->in[0]) + from * s->in_cols, 0, pad * s->in_cols * sizeof(float));
+        if (x16 != NULL) {
+            memset(x16 + from * s->in_cols, 0, pad * s->in_cols * sizeof *x16);
+        }
+    }
+    return linear_blocks(&ctx, row / CK_LINEAR_ROW_BLOCK, rows / CK_LINEAR_ROW_BLOCK, worker);
+}
+
+/* how many rows of [row, row + rows) are below T */
+static size_t real_rows(const ck_step_batch *b, size_t row, size_t rows)
+{
+    return row >= b->tokens ? 0 : row + rows > b->tokens ? b->tokens - row : rows;
+}
+
+int ck_step_residual_layer_norm_rows(const ck_step_batch *b, const ck_step_args *s, size_t row,
+                                     size_t rows, int worker)
+{
+    step_ctx ctx = {b, s};
+    size_t n = real_rows(b, row, rows);
+    return n > 0 ? residual_layer_norm_rows(&ctx, row, n, worker) : CK_OK;
+}
+
+int ck_step_gelu_new_rows(const ck_step_batch *b, const ck_step_args *s, size_t row, size_t rows,
+                          int worker)
+{
+    step_ctx ctx = {b, s};
+    size_t n = real_rows(b, row, rows);
+    return n > 0 ? gelu_new_rows(&ctx, row, n, worker) : CK_OK;
+}
+
+typedef struct {
+    const ck_step_batch *b;
+    const ck_step_row_item *items;
+    size_t n;
+    double *seconds;
+} rows_ctx;
+
+static double now_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* blocks [first, first + count): CK_LINEAR_TILE_ROWS rows at a time through every item */
+static int run_blocks(void *ctx, size_t first, size_t count, int worker)
+{
+    const rows_ctx *c = ctx;
+    const size_t chunk = CK_LINEAR_TILE_ROWS / CK_LINEAR_ROW_BLOCK;
+    double *seconds = worker == 0 ? c->seconds : NULL;
+    for (size_t block = first; block < first + count; block += chunk) {
+        size_t blocks = first + count - block < chunk ? first + count - block : chunk;
+        for (size_t i = 0; i < c->n; i++) {
+            const ck_step_row_item *it = &c->items[i];
+            double t0 = seconds != NULL ? now_seconds() : 0.0;
+            int rc = it->rows(c->b, it->args, block * CK_LINEAR_ROW_BLOCK,
+                              blocks * CK_LINEAR_ROW_BLOCK, worker);
+            if (seconds != NULL) {
+                seconds[it->timer] += now_seconds() - t0;
+            }
+            if (rc != CK_OK) {
+                return rc;
+            }
+        }
+    }
+    return CK_OK;
+}
+
+int ck_step_rows(const ck_step_batch *b, const ck_step_row_item *items, size_t n,
+                 double *seconds)
+{
+    if (b == NULL || (items == NULL && n > 0)) {
+        return CK_E_ARG;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (items[i].rows == NULL || items[i].args == NULL || items[i].timer < 0) {
+            return CK_E_ARG;
+        }
+    }
+    rows_ctx ctx = {b, items, n, seconds};
+    size_t blocks = (b->tokens + CK_LINEAR_ROW_BLOCK - 1) / CK_LINEAR_ROW_BLOCK;
+    return n > 0 ? ck_parallel_for_dynamic(blocks, CK_LINEAR_TILE_ROWS / CK_LINEAR_ROW_BLOCK,
+                                           b->threads, run_blocks, &ctx)
+                 : CK_OK;
 }
 
 int ck_step_embedding(const ck_step_batch *b, const ck_step_args *s)

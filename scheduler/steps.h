@@ -60,6 +60,42 @@ int ck_step_attention(const ck_step_batch *b, const ck_step_args *s);
 int ck_step_residual_layer_norm(const ck_step_batch *b, const ck_step_args *s);
 int ck_step_gelu_new(const ck_step_batch *b, const ck_step_args *s);
 
+/* ---- row-local runs: several steps over one pass of the rows (generated libraries) ----
+ *
+ * The linear, residual_layer_norm and gelu_new steps compute token row t from row t of their
+ * inputs only. A run of them whose buffers may be computed row range by row range (every two
+ * buffers of the run that share arena bytes share them row for row: same offset, same row
+ * stride; the emitter checks this against the plan) runs as one ck_step_rows: the workers take
+ * contiguous blocks of CK_LINEAR_ROW_BLOCK rows as a linear step would, and each carries its
+ * rows through every step of the run, CK_LINEAR_TILE_ROWS rows at a time, before the next
+ * chunk. Each row meets the same kernels in the same order as step by step, so its bits are the
+ * same; what goes is a barrier per step and a pass over [T, cols] through memory per step. */
+
+/* Step s over token rows [row, row + rows) on `worker`: row and rows are multiples of
+ * CK_LINEAR_ROW_BLOCK and end at most at the last block's end; rows past T are a linear's
+ * padding (its x rows there zeroed first, as ck_step_linear) and the other kinds skip them. */
+typedef int (*ck_step_rows_fn)(const ck_step_batch *b, const ck_step_args *s, size_t row,
+                               size_t rows, int worker);
+int ck_step_linear_rows(const ck_step_batch *b, const ck_step_args *s, size_t row, size_t rows,
+                        int worker);
+int ck_step_residual_layer_norm_rows(const ck_step_batch *b, const ck_step_args *s, size_t row,
+                                     size_t rows, int worker);
+int ck_step_gelu_new_rows(const ck_step_batch *b, const ck_step_args *s, size_t row, size_t rows,
+                          int worker);
+
+/* One step of a row-local run. */
+typedef struct {
+    ck_step_rows_fn rows;
+    const ck_step_args *args;
+    int timer;               /* index into ck_step_rows's seconds */
+} ck_step_row_item;
+
+/* Runs items[0..n) as one row-local run (above). seconds[item.timer] gains worker 0's time in
+ * each item (NULL: not timed). Returns 0 or the lowest failing worker's first CK_E_* code (that
+ * worker stops at it). Errors: CK_E_ARG (items NULL with n > 0, an item without rows or args). */
+int ck_step_rows(const ck_step_batch *b, const ck_step_row_item *items, size_t n,
+                 double *seconds);
+
 /* CK_E_NONFINITE when a row of the f32 buffer at byte offset `offset` ([T, cols]) holds NaN or
  * Inf, else 0 (rows split over the workers). */
 int ck_step_check_finite(const ck_step_batch *b, size_t offset, size_t cols);

@@ -1,5 +1,5 @@
-/* test_parallel.c - static partitioning covers every item exactly once, reports the first failing
- * worker's code, and arenas are aligned and released. */
+/* test_parallel.c - static, interleaved and dynamic partitioning cover every item exactly once and
+ * report the first failing worker's code, and arenas are aligned and released. */
 #include <stdint.h>
 
 #include "arena.h"
@@ -88,6 +88,62 @@ static void test_failure_code_returned(void)
     CU_ASSERT_EQUAL(ck_parallel_for(10, 2, NULL, &c), CK_E_ARG);
 }
 
+typedef struct {
+    size_t len_at[1001]; /* count of the slice starting at each item, 0 elsewhere */
+    int hits[1000];
+} slice_ctx;
+
+static int record_slice(void *ctx, size_t first, size_t count, int worker)
+{
+    slice_ctx *c = ctx;
+    (void)worker;
+    c->len_at[first] = count;
+    for (size_t i = first; i < first + count; i++) {
+        c->hits[i]++;
+    }
+    return CK_OK;
+}
+
+/* Dynamic slices: every item once, in slices of `chunk` starting at multiples of it (the last
+ * shorter), whatever the worker count; failures and bad arguments as the static split. */
+static void test_dynamic_slices(void)
+{
+    static const size_t items[] = {0, 1, 7, 16, 17, 999};
+    static const size_t chunks[] = {1, 3, 16};
+    static const int workers[] = {1, 2, 3, 5};
+    static slice_ctx c;
+    for (size_t i = 0; i < sizeof items / sizeof items[0]; i++) {
+        for (size_t k = 0; k < sizeof chunks / sizeof chunks[0]; k++) {
+            for (size_t w = 0; w < sizeof workers / sizeof workers[0]; w++) {
+                memset(&c, 0, sizeof c);
+                size_t n = items[i], chunk = chunks[k];
+                CU_ASSERT_EQUAL(ck_parallel_for_dynamic(n, chunk, workers[w], record_slice, &c),
+                                CK_OK);
+                for (size_t t = 0; t < n; t++) {
+                    CU_ASSERT_EQUAL(c.hits[t], 1);
+                    size_t want = t % chunk != 0 ? 0 : n - t < chunk ? n - t : chunk;
+                    CU_ASSERT_EQUAL(c.len_at[t], want);
+                }
+                CU_ASSERT_EQUAL(c.hits[n], 0);
+            }
+        }
+    }
+    static count_ctx f;
+    memset(&f, 0, sizeof f);
+    f.fail_at = 600;
+    CU_ASSERT_EQUAL(ck_parallel_for_dynamic(999, 16, 2, mark_slice, &f), CK_E_RANGE);
+    CU_ASSERT_EQUAL(f.hits[600], 1);
+    CU_ASSERT_EQUAL(f.hits[601], 0); /* the slice stopped at its failing item */
+    memset(&f, 0, sizeof f);
+    f.fail_at = 600;
+    CU_ASSERT_EQUAL(ck_parallel_for_dynamic(999, 16, 1, mark_slice, &f), CK_E_RANGE);
+    CU_ASSERT_EQUAL(f.hits[599], 1);
+    CU_ASSERT_EQUAL(f.hits[700], 0); /* one worker: no slice after the failing one */
+    CU_ASSERT_EQUAL(ck_parallel_for_dynamic(10, 0, 2, mark_slice, &f), CK_E_ARG);
+    CU_ASSERT_EQUAL(ck_parallel_for_dynamic(10, 4, 0, mark_slice, &f), CK_E_ARG);
+    CU_ASSERT_EQUAL(ck_parallel_for_dynamic(10, 4, 2, NULL, &f), CK_E_ARG);
+}
+
 static void test_arenas_aligned(void)
 {
     ck_arenas a;
@@ -112,4 +168,5 @@ static void test_arenas_aligned(void)
 CK_TEST_MAIN("parallel", {"every item once", test_every_item_once},
              {"failure code returned", test_failure_code_returned},
              {"interleaved round robin", test_interleaved_round_robin},
+             {"dynamic slices", test_dynamic_slices},
              {"arenas aligned", test_arenas_aligned})
