@@ -1,6 +1,8 @@
 /* emit_c.c - the checked emitter: rejects a bad plan before printing anything, then prints the
  * lowered program as one C translation unit (constants, weight table, the fixed runtime prelude,
- * the step sequence through the op table's emit column, the entry table). Writes no file. */
+ * the step sequence through the op table's emit column, once step by step for X-Ray and once in
+ * row-local runs, the entry table). Writes no file. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -219,27 +221,41 @@ static void emit_tables(FILE *f, const ck_circuit *c, const linear_key *keys, si
           "static const size_t n_linears = N_LINEARS;\n\n", f);
 }
 
+/* "/_* step i: op ..., dtype; X-Ray id *_/" */
+static void emit_step_comment(FILE *f, const ck_circuit *c, const ck_step *s, size_t i)
+{
+    const ck_op *op = &c->ops[s->op];
+    fprintf(f, "    /* step %zu: op %zu %s%s", i, s->op, s->def->name,
+            s->fused_gelu ? " + gelu_new" : "");
+    if (op->repeat_index >= 0) {
+        fprintf(f, " (application %d)", op->repeat_index);
+    }
+    fprintf(f, ", %s; X-Ray %s */\n", ck_dtype_info(s->dtype)->lower,
+            s->checkpoint != NULL ? s->checkpoint : "(no checkpoint)");
+}
+
+/* "STEP(kind, ck_step_<op>(&st->batch, <operands>));" */
+static int emit_step_call(FILE *f, const ck_circuit *c, const ck_step *s, size_t slot)
+{
+    fprintf(f, "    STEP(%d /* %s */, %s(&st->batch, ", (int)s->kind, s->def->name,
+            s->def->step_fn);
+    int rc = s->def->emit(f, c, s, slot);
+    fputs("));\n", f);
+    return rc;
+}
+
 static int emit_steps(FILE *f, const ck_circuit *c, const ck_program *p, const size_t *slot)
 {
-    fputs("\n/* ---- the lowered program ---- */\n\n"
+    fputs("\n/* ---- the lowered program, one step at a time (X-Ray captures between steps) ---- */\n\n"
           "static int run_steps(ck_compiled_state *st, ck_compiled_capture_fn capture, "
           "void *capture_ctx)\n{\n    int rc;\n    (void)capture;\n    (void)capture_ctx;\n", f);
     for (size_t i = 0; i < p->n_steps; i++) {
         const ck_step *s = &p->steps[i];
-        const ck_op *op = &c->ops[s->op];
-        fprintf(f, "    /* step %zu: op %zu %s%s", i, s->op, s->def->name,
-                s->fused_gelu ? " + gelu_new" : "");
-        if (op->repeat_index >= 0) {
-            fprintf(f, " (application %d)", op->repeat_index);
-        }
-        fprintf(f, ", %s; X-Ray %s */\n", ck_dtype_info(s->dtype)->lower,
-                s->checkpoint != NULL ? s->checkpoint : "(no checkpoint)");
-        fprintf(f, "    STEP(%d /* %s */, ", (int)s->kind, s->def->name);
-        int rc = s->def->emit(f, c, s, slot[i]);
+        emit_step_comment(f, c, s, i);
+        int rc = emit_step_call(f, c, s, slot[i]);
         if (rc != CK_OK) {
             return rc;
         }
-        fputs(");\n", f);
         if (s->checkpoint != NULL && s->kind != CK_OP_RESIDUAL_LAYER_NORM && s->out_copy != CK_NO_COPY) {
             fprintf(f, "    CAPTURE_COPY(\"%s\", %zuu, %zuu, %zuu);\n", s->checkpoint, s->out_copy,
                     s->out_offset, s->out_cols);
@@ -250,6 +266,115 @@ static int emit_steps(FILE *f, const ck_circuit *c, const ck_program *p, const s
     }
     fputs("    return CK_OK;\n}\n", f);
     return CK_OK;
+}
+
+/* ---- row-local runs (scheduler/steps.h, ck_step_rows) ---- */
+
+/* Bytes a step touches, in the activation arena (copy 0) or the bf16 copy arena (copy 1). */
+typedef struct {
+    int copy;
+    size_t offset, bytes, stride; /* stride: one row's bytes */
+    int write;
+} span;
+
+#define MAX_SPANS (2 * CK_MAX_SLOTS + 2)
+
+/* A step's spans over the plan's rows: each input and its copy (a linear also writes zeros into
+ * their padding rows), the output and its copy. */
+static size_t step_spans(const ck_step *s, const ck_plan *plan, span *out)
+{
+    size_t rows = ck_plan_rows(plan), n = 0;
+    int linear = s->kind == CK_OP_LINEAR;
+    for (size_t k = 0; k < s->n_in && k < CK_MAX_SLOTS; k++) {
+        size_t f32 = s->in_cols[k] * sizeof(float), bf16 = s->in_cols[k] * sizeof(uint16_t);
+        out[n++] = (span){0, s->in_offset[k], rows * f32, f32, linear};
+        if (s->in_copy[k] != CK_NO_COPY) {
+            out[n++] = (span){1, s->in_copy[k], rows * bf16, bf16, linear};
+        }
+    }
+    size_t f32 = s->out_cols * sizeof(float), bf16 = s->out_cols * sizeof(uint16_t);
+    out[n++] = (span){0, s->out_offset, rows * f32, f32, 1};
+    if (s->out_copy != CK_NO_COPY) {
+        out[n++] = (span){1, s->out_copy, rows * bf16, bf16, 1};
+    }
+    return n;
+}
+
+/* Two spans of different steps of one run conflict when one writes bytes the other touches and
+ * they do not share them row for row (same start, same row stride): with the rows split over
+ * workers, worker A's rows of one would then be worker B's rows of the other. */
+static int spans_conflict(const span *a, const span *b)
+{
+    return a->copy == b->copy && (a->write || b->write) && a->offset < b->offset + b->bytes &&
+           b->offset < a->offset + a->bytes &&
+           !(a->offset == b->offset && a->stride == b->stride);
+}
+
+void ck_emit_row_runs(const ck_program *p, const ck_plan *plan, size_t *first)
+{
+    span in_run[64 * MAX_SPANS];
+    size_t n_run = 0, start = 0;
+    for (size_t i = 0; i < p->n_steps; i++) {
+        const ck_step *s = &p->steps[i];
+        span mine[MAX_SPANS];
+        size_t n = s->def->rows_fn != NULL ? step_spans(s, plan, mine) : 0;
+        int joins = s->def->rows_fn != NULL && i > 0 && first[i - 1] == start &&
+                    p->steps[i - 1].def->rows_fn != NULL && n_run + n <= 64 * MAX_SPANS;
+        for (size_t a = 0; joins && a < n; a++) {
+            for (size_t b = 0; joins && b < n_run; b++) {
+                joins = !spans_conflict(&mine[a], &in_run[b]);
+            }
+        }
+        if (!joins) {
+            start = i;
+            n_run = 0;
+        }
+        first[i] = start;
+        memcpy(in_run + n_run, mine, n * sizeof *mine);
+        n_run += n;
+    }
+}
+
+/* run_rows: the same steps for runs without a capture, each run of two or more row-local steps
+ * as one ck_step_rows. */
+static int emit_runs(FILE *f, const ck_circuit *c, const ck_program *p, const ck_plan *plan,
+                     const size_t *slot, size_t *first)
+{
+    ck_emit_row_runs(p, plan, first);
+    fputs("\n/* ---- the same steps in row-local runs (no capture): each run of two or more steps\n"
+          " * below is one pass over the rows (steps.h, ck_step_rows), checked against the plan\n"
+          " * when this file was written: every two of its buffers that share arena bytes share\n"
+          " * them row for row ---- */\n\n"
+          "static int run_rows(ck_compiled_state *st)\n{\n    int rc;\n", f);
+    for (size_t i = 0; i < p->n_steps;) {
+        size_t end = i + 1;
+        while (end < p->n_steps && first[end] == i) {
+            end++;
+        }
+        int rc = CK_OK;
+        if (end - i == 1) {
+            emit_step_comment(f, c, &p->steps[i], i);
+            rc = emit_step_call(f, c, &p->steps[i], slot[i]);
+        } else {
+            fprintf(f, "    /* steps %zu-%zu: one row-local run */\n    {\n"
+                    "        const ck_step_row_item run[] = {\n", i, end - 1);
+            for (size_t j = i; j < end && rc == CK_OK; j++) {
+                const ck_step *s = &p->steps[j];
+                fputs("    ", f);
+                emit_step_comment(f, c, s, j);
+                fprintf(f, "            {%s, ", s->def->rows_fn);
+                rc = s->def->emit(f, c, s, slot[j]);
+                fprintf(f, ", %d /* %s */},\n", (int)s->kind, s->def->name);
+            }
+            fputs("        };\n        ROWS(run);\n    }\n", f);
+        }
+        if (rc != CK_OK) {
+            return rc;
+        }
+        i = end;
+    }
+    fputs("    return CK_OK;\n}\n", f);
+    return ferror(f) ? CK_E_IO : CK_OK;
 }
 
 static void emit_entry(FILE *f, const ck_circuit *c, const ck_plan *plan,
@@ -286,9 +411,11 @@ static int emit_all(FILE *f, const ck_circuit *c, const ck_plan *plan, const ck_
 {
     linear_key *keys = calloc(p->n_steps + 1, sizeof *keys);
     size_t *slot = calloc(p->n_steps + 1, sizeof *slot);
-    if (keys == NULL || slot == NULL) {
+    size_t *run_first = calloc(p->n_steps + 1, sizeof *run_first);
+    if (keys == NULL || slot == NULL || run_first == NULL) {
         free(keys);
         free(slot);
+        free(run_first);
         return ck_fail(err, CK_E_MEMORY, "emit: out of memory");
     }
     size_t n_linears = assign_linears(p, keys, slot);
@@ -297,9 +424,11 @@ static int emit_all(FILE *f, const ck_circuit *c, const ck_plan *plan, const ck_
     emit_tables(f, c, keys, n_linears);
     fputs((const char *)ck_codegen_prelude, f);
     int rc = emit_steps(f, c, p, slot);
+    rc = rc ? rc : emit_runs(f, c, p, plan, slot, run_first);
     emit_entry(f, c, plan, id);
     free(keys);
     free(slot);
+    free(run_first);
     return rc != CK_OK ? ck_fail(err, rc, "emit: write failed") : CK_OK;
 }
 

@@ -156,6 +156,7 @@ const ck_op_def ck_op_defs[] = {
         .check = check_embedding, .split = CK_SPLIT_ROWS,
         .run = {[CK_DTYPE_F32] = ck_step_embedding},
         .emit = ck_emit_embedding,
+        .step_fn = "ck_step_embedding", .rows_fn = NULL,
     },
     [CK_OP_LINEAR] = {
         .name = "linear",
@@ -165,6 +166,7 @@ const ck_op_def ck_op_defs[] = {
         /* the dtype is the oneDNN matmul's, chosen at init (ck_linear_init_typed) */
         .run = {[CK_DTYPE_F32] = ck_step_linear, [CK_DTYPE_BF16] = ck_step_linear},
         .emit = ck_emit_linear,
+        .step_fn = "ck_step_linear", .rows_fn = "ck_step_linear_rows",
     },
     [CK_OP_ATTENTION] = {
         .name = "attention",
@@ -177,6 +179,7 @@ const ck_op_def ck_op_defs[] = {
         /* bf16: q k^T and p v on AMX tiles (ck_attention_dtype says where) */
         .run = {[CK_DTYPE_F32] = ck_step_attention, [CK_DTYPE_BF16] = ck_step_attention},
         .emit = ck_emit_attention,
+        .step_fn = "ck_step_attention", .rows_fn = NULL,
     },
     [CK_OP_RESIDUAL_LAYER_NORM] = {
         .name = "residual_layer_norm",
@@ -186,6 +189,7 @@ const ck_op_def ck_op_defs[] = {
         .check = check_residual_layer_norm, .split = CK_SPLIT_ROWS,
         .run = {[CK_DTYPE_F32] = ck_step_residual_layer_norm},
         .emit = ck_emit_residual_layer_norm,
+        .step_fn = "ck_step_residual_layer_norm", .rows_fn = "ck_step_residual_layer_norm_rows",
     },
     [CK_OP_GELU_NEW] = {
         .name = "gelu_new",
@@ -193,6 +197,7 @@ const ck_op_def ck_op_defs[] = {
         .check = check_gelu_new, .split = CK_SPLIT_ROWS, .in_place = 1,
         .run = {[CK_DTYPE_F32] = ck_step_gelu_new},
         .emit = ck_emit_gelu_new,
+        .step_fn = "ck_step_gelu_new", .rows_fn = "ck_step_gelu_new_rows",
     },
 };
 _Static_assert(sizeof ck_op_defs / sizeof ck_op_defs[0] == CK_OP_KIND_COUNT,

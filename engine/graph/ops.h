@@ -60,10 +60,10 @@ typedef int (*ck_op_run_fn)(const ck_step_batch *batch, const ck_step_args *step
  * msg[cap] saying which slot and what was expected (the loader adds file and op). */
 typedef int (*ck_op_check_fn)(const ck_circuit *c, const ck_op *op, char *msg, size_t cap);
 
-/* Prints the generated C call of one step (ops_emit.c), the expression
- * `ck_step_<op>(&st->batch, &(const ck_step_args){..})` (the row's run function, steps.h) with the
- * step's planned offsets and bf16 copies (c names the buffers in comments), weights and scalars
- * as constants (floats in hex, exact).
+/* Prints the operands of one step as generated C (ops_emit.c), the expression
+ * `&(const ck_step_args){..}` that the row's step_fn or rows_fn (steps.h) takes, with the step's
+ * planned offsets and bf16 copies (c names the buffers in comments), weights and scalars as
+ * constants (floats in hex, exact).
  * linear_slot: the index of the step's linear in the generated library (linears only). Returns
  * 0, or CK_E_IO when the write fails. */
 typedef int (*ck_op_emit_fn)(FILE *f, const ck_circuit *c, const ck_step *step, size_t linear_slot);
@@ -82,7 +82,12 @@ typedef struct {
     ck_split split;
     int in_place;                              /* 1: out may also be an in */
     ck_op_run_fn run[CK_DTYPE_COUNT];          /* NULL: the op does not compute in that dtype */
-    ck_op_emit_fn emit;                        /* the generated call (ops_emit.c) */
+    ck_op_emit_fn emit;                        /* the generated operands (ops_emit.c) */
+    const char *step_fn;                       /* C name of run's function, for the emitter */
+    const char *rows_fn;                       /* C name of its row-range form (steps.h), which
+                                                  lets generated code carry rows through a run of
+                                                  such steps; NULL: not offered (the op reads
+                                                  other tokens' rows, or runs once a batch) */
 } ck_op_def;
 
 /* The table, one row per ck_op_kind, indexed by kind. Declared unsized so that ops.c's

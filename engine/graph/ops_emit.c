@@ -1,7 +1,7 @@
-/* ops_emit.c - the emit column of the op table: one generated call per step of the step runner
- * the interpreter runs too (scheduler/steps.h), its planned offsets, bf16 copies, weight indices
- * and scalars printed as constants (floats as exact hex literals). Writes only to the FILE it is
- * given. */
+/* ops_emit.c - the emit column of the op table: the generated operands of each step, for the
+ * step runners the interpreter runs too (scheduler/steps.h): its planned offsets, bf16 copies,
+ * weight indices and scalars printed as constants (floats as exact hex literals). Writes only to
+ * the FILE it is given. */
 #include <stdio.h>
 
 #include "ops.h"
@@ -16,11 +16,11 @@ static void emit_copy(FILE *f, size_t copy)
     }
 }
 
-/* "ck_step_<fn>(&st->batch, &(const ck_step_args){.in = {o0 /_* b0 *_/, ...}, .in_copy = {...},
- * .out = o /_* b *_/, .cols = n, .out_copy = c" for the step's slots. */
-static void emit_operands(FILE *f, const ck_circuit *c, const ck_step *s, const char *fn)
+/* "&(const ck_step_args){.in = {o0 /_* b0 *_/, ...}, .in_copy = {...}, .out = o /_* b *_/,
+ * .cols = n, .out_copy = c" for the step's slots. */
+static void emit_operands(FILE *f, const ck_circuit *c, const ck_step *s)
 {
-    fprintf(f, "ck_step_%s(&st->batch, &(const ck_step_args){.in = {", fn);
+    fputs("&(const ck_step_args){.in = {", f);
     for (size_t k = 0; k < s->n_in && k < 3; k++) {
         fprintf(f, "%s%zuu /* %s */", k ? ", " : "", s->in_offset[k], c->buffers[s->in[k]].name);
     }
@@ -52,14 +52,14 @@ static void emit_float(FILE *f, const char *field, float v)
 
 static int finish(FILE *f)
 {
-    fputs("})", f);
+    fputc('}', f);
     return ferror(f) ? CK_E_IO : CK_OK;
 }
 
 int ck_emit_embedding(FILE *f, const ck_circuit *c, const ck_step *s, size_t linear_slot)
 {
     (void)linear_slot;
-    emit_operands(f, c, s, "embedding");
+    emit_operands(f, c, s);
     emit_weights(f, s);
     fprintf(f, ",\n        .w_rows = {%zuu, %zuu, %zuu}", s->w[CK_EMB_WORD]->shape[0],
             s->w[CK_EMB_POSITION]->shape[0], s->w[CK_EMB_TOKEN_TYPE]->shape[0]);
@@ -69,7 +69,7 @@ int ck_emit_embedding(FILE *f, const ck_circuit *c, const ck_step *s, size_t lin
 
 int ck_emit_linear(FILE *f, const ck_circuit *c, const ck_step *s, size_t linear_slot)
 {
-    emit_operands(f, c, s, "linear");
+    emit_operands(f, c, s);
     fprintf(f, ",\n        .in_cols = %zuu, .linear = st->linear[%zu]", s->in_cols[CK_LIN_IN_X],
             linear_slot);
     return finish(f);
@@ -78,7 +78,7 @@ int ck_emit_linear(FILE *f, const ck_circuit *c, const ck_step *s, size_t linear
 int ck_emit_attention(FILE *f, const ck_circuit *c, const ck_step *s, size_t linear_slot)
 {
     (void)linear_slot;
-    emit_operands(f, c, s, "attention");
+    emit_operands(f, c, s);
     fprintf(f, ",\n        .heads = %zuu, .head_dim = %zuu, .bf16_heads = %d", s->heads, s->head_dim,
             s->dtype == CK_DTYPE_BF16);
     emit_float(f, "scale", s->scale);
@@ -89,7 +89,7 @@ int ck_emit_residual_layer_norm(FILE *f, const ck_circuit *c, const ck_step *s,
                                 size_t linear_slot)
 {
     (void)linear_slot;
-    emit_operands(f, c, s, "residual_layer_norm");
+    emit_operands(f, c, s);
     emit_weights(f, s);
     emit_float(f, "eps", s->eps);
     fprintf(f, ", .stats_f32 = %d", s->stats_f32);
@@ -99,6 +99,6 @@ int ck_emit_residual_layer_norm(FILE *f, const ck_circuit *c, const ck_step *s,
 int ck_emit_gelu_new(FILE *f, const ck_circuit *c, const ck_step *s, size_t linear_slot)
 {
     (void)linear_slot;
-    emit_operands(f, c, s, "gelu_new");
+    emit_operands(f, c, s);
     return finish(f);
 }

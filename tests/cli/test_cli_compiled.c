@@ -1,8 +1,9 @@
 /* test_cli_compiled.c - generated C through the binary on the Kokoro circuit: `ckbatch compile`
  * builds the library and a second compile is a cache hit; `--compiled` gives the interpreter's
- * features bit for bit on the quotes corpus sample in fp32, --parity and bf16 (where native), and
- * its metadata names the library; X-Ray over the generated path passes every checkpoint of every
- * pinned case and captures the interpreter's bytes; a mismatched or tampered library is refused. */
+ * features bit for bit on the quotes corpus sample in fp32 (at 1, 2 and 3 threads), --parity and
+ * bf16 (where native), and its metadata names the library; X-Ray over the generated path passes
+ * every checkpoint of every pinned case and captures the interpreter's bytes; a mismatched or
+ * tampered library is refused. */
 #include <stdint.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -106,6 +107,29 @@ static void test_fp32_identical(void)
     check_identical("fp32", "");
 }
 
+/* The library's row-local runs hand 256-row slices to whichever worker is free: its features at
+ * 1 and 3 threads are the interpreter's at 1, bit for bit. */
+static void test_fp32_identical_at_any_threads(void)
+{
+    const char *lib = compile_kokoro("fp32", "");
+    size_t rows[3] = {0};
+    char *backend[3], *sha[3];
+    float *interp = encode("interp-t1.st", "-t 1", NULL, &rows[0], &backend[0], &sha[0]);
+    float *gen1 = encode("gen-t1.st", "-t 1", lib, &rows[1], &backend[1], &sha[1]);
+    float *gen3 = encode("gen-t3.st", "-t 3", lib, &rows[2], &backend[2], &sha[2]);
+    CU_ASSERT_EQUAL_FATAL(rows[0], rows[1]);
+    CU_ASSERT_EQUAL_FATAL(rows[0], rows[2]);
+    CU_ASSERT_EQUAL(memcmp(interp, gen1, rows[0] * 512 * sizeof(float)), 0);
+    CU_ASSERT_EQUAL(memcmp(interp, gen3, rows[0] * 512 * sizeof(float)), 0);
+    free(interp);
+    free(gen1);
+    free(gen3);
+    for (int i = 0; i < 3; i++) {
+        free(backend[i]);
+        free(sha[i]);
+    }
+}
+
 static void test_parity_identical(void)
 {
     check_identical("parity", "--parity");
@@ -189,6 +213,7 @@ int main(void)
 {
     static const ck_test_case cases[] = {
         {"fp32 identical", test_fp32_identical},
+        {"fp32 identical at any threads", test_fp32_identical_at_any_threads},
         {"parity identical", test_parity_identical},
         {"bf16 identical", test_bf16_identical},
         {"second compile runs no compiler", test_second_compile_runs_no_compiler},
