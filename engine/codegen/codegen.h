@@ -19,7 +19,6 @@
 #include "circuit.h"
 #include "compiled_abi.h"
 #include "ck_error.h"
-#include "ops.h"
 #include "plan.h"
 
 /* Grows whenever the generated code changes for the same program. */
@@ -42,14 +41,6 @@ typedef struct {
  * no weight. CK_E_SIZE (CK_E_CIRCUIT for the name, the weight) with a message naming the buffer
  * or buffers and their offsets. */
 int ck_emit_check_plan(const ck_circuit *c, const ck_plan *plan, ck_error *err);
-
-/* The row-local runs the emitter prints in run_rows (scheduler/steps.h, ck_step_rows): first[i]
- * is the first step of step i's run, for i < p->n_steps. A run is a longest sequence of
- * consecutive steps whose kind has a row-range form (ck_op_def.rows_fn) in which every two
- * buffers or bf16 copies of different steps that share arena bytes, one of them written, share
- * them row for row (same offset, same row stride); a linear counts as writing its input (it
- * zeroes the padding rows). Spans cover the plan's rows (ck_plan_rows). */
-void ck_emit_row_runs(const ck_program *p, const ck_plan *plan, size_t *first);
 
 /* The translation unit for circuit c under plan and id, into a malloc'd NUL-terminated *text
  * (*len bytes). Checks the plan first (ck_emit_check_plan): on error nothing is produced.

@@ -2,7 +2,6 @@
  * lowered program as one C translation unit (constants, weight table, the fixed runtime prelude,
  * the step sequence through the op table's emit column, once step by step for X-Ray and once in
  * row-local runs, the entry table). Writes no file. */
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -268,79 +267,10 @@ static int emit_steps(FILE *f, const ck_circuit *c, const ck_program *p, const s
     return CK_OK;
 }
 
-/* ---- row-local runs (scheduler/steps.h, ck_step_rows) ---- */
-
-/* Bytes a step touches, in the activation arena (copy 0) or the bf16 copy arena (copy 1). */
-typedef struct {
-    int copy;
-    size_t offset, bytes, stride; /* stride: one row's bytes */
-    int write;
-} span;
-
-#define MAX_SPANS (2 * CK_MAX_SLOTS + 2)
-
-/* A step's spans over the plan's rows: each input and its copy (a linear also writes zeros into
- * their padding rows), the output and its copy. */
-static size_t step_spans(const ck_step *s, const ck_plan *plan, span *out)
+/* run_rows: the same steps for runs without a capture, each row-local run of two or more steps
+ * (ck_step.run_first) as one ck_step_rows. */
+static int emit_runs(FILE *f, const ck_circuit *c, const ck_program *p, const size_t *slot)
 {
-    size_t rows = ck_plan_rows(plan), n = 0;
-    int linear = s->kind == CK_OP_LINEAR;
-    for (size_t k = 0; k < s->n_in && k < CK_MAX_SLOTS; k++) {
-        size_t f32 = s->in_cols[k] * sizeof(float), bf16 = s->in_cols[k] * sizeof(uint16_t);
-        out[n++] = (span){0, s->in_offset[k], rows * f32, f32, linear};
-        if (s->in_copy[k] != CK_NO_COPY) {
-            out[n++] = (span){1, s->in_copy[k], rows * bf16, bf16, linear};
-        }
-    }
-    size_t f32 = s->out_cols * sizeof(float), bf16 = s->out_cols * sizeof(uint16_t);
-    out[n++] = (span){0, s->out_offset, rows * f32, f32, 1};
-    if (s->out_copy != CK_NO_COPY) {
-        out[n++] = (span){1, s->out_copy, rows * bf16, bf16, 1};
-    }
-    return n;
-}
-
-/* Two spans of different steps of one run conflict when one writes bytes the other touches and
- * they do not share them row for row (same start, same row stride): with the rows split over
- * workers, worker A's rows of one would then be worker B's rows of the other. */
-static int spans_conflict(const span *a, const span *b)
-{
-    return a->copy == b->copy && (a->write || b->write) && a->offset < b->offset + b->bytes &&
-           b->offset < a->offset + a->bytes &&
-           !(a->offset == b->offset && a->stride == b->stride);
-}
-
-void ck_emit_row_runs(const ck_program *p, const ck_plan *plan, size_t *first)
-{
-    span in_run[64 * MAX_SPANS];
-    size_t n_run = 0, start = 0;
-    for (size_t i = 0; i < p->n_steps; i++) {
-        const ck_step *s = &p->steps[i];
-        span mine[MAX_SPANS];
-        size_t n = s->def->rows_fn != NULL ? step_spans(s, plan, mine) : 0;
-        int joins = s->def->rows_fn != NULL && i > 0 && first[i - 1] == start &&
-                    p->steps[i - 1].def->rows_fn != NULL && n_run + n <= 64 * MAX_SPANS;
-        for (size_t a = 0; joins && a < n; a++) {
-            for (size_t b = 0; joins && b < n_run; b++) {
-                joins = !spans_conflict(&mine[a], &in_run[b]);
-            }
-        }
-        if (!joins) {
-            start = i;
-            n_run = 0;
-        }
-        first[i] = start;
-        memcpy(in_run + n_run, mine, n * sizeof *mine);
-        n_run += n;
-    }
-}
-
-/* run_rows: the same steps for runs without a capture, each run of two or more row-local steps
- * as one ck_step_rows. */
-static int emit_runs(FILE *f, const ck_circuit *c, const ck_program *p, const ck_plan *plan,
-                     const size_t *slot, size_t *first)
-{
-    ck_emit_row_runs(p, plan, first);
     fputs("\n/* ---- the same steps in row-local runs (no capture): each run of two or more steps\n"
           " * below is one pass over the rows (steps.h, ck_step_rows), checked against the plan\n"
           " * when this file was written: every two of its buffers that share arena bytes share\n"
@@ -348,7 +278,7 @@ static int emit_runs(FILE *f, const ck_circuit *c, const ck_program *p, const ck
           "static int run_rows(ck_compiled_state *st)\n{\n    int rc;\n", f);
     for (size_t i = 0; i < p->n_steps;) {
         size_t end = i + 1;
-        while (end < p->n_steps && first[end] == i) {
+        while (end < p->n_steps && p->steps[end].run_first == i) {
             end++;
         }
         int rc = CK_OK;
@@ -411,11 +341,9 @@ static int emit_all(FILE *f, const ck_circuit *c, const ck_plan *plan, const ck_
 {
     linear_key *keys = calloc(p->n_steps + 1, sizeof *keys);
     size_t *slot = calloc(p->n_steps + 1, sizeof *slot);
-    size_t *run_first = calloc(p->n_steps + 1, sizeof *run_first);
-    if (keys == NULL || slot == NULL || run_first == NULL) {
+    if (keys == NULL || slot == NULL) {
         free(keys);
         free(slot);
-        free(run_first);
         return ck_fail(err, CK_E_MEMORY, "emit: out of memory");
     }
     size_t n_linears = assign_linears(p, keys, slot);
@@ -424,11 +352,10 @@ static int emit_all(FILE *f, const ck_circuit *c, const ck_plan *plan, const ck_
     emit_tables(f, c, keys, n_linears);
     fputs((const char *)ck_codegen_prelude, f);
     int rc = emit_steps(f, c, p, slot);
-    rc = rc ? rc : emit_runs(f, c, p, plan, slot, run_first);
+    rc = rc ? rc : emit_runs(f, c, p, slot);
     emit_entry(f, c, plan, id);
     free(keys);
     free(slot);
-    free(run_first);
     return rc != CK_OK ? ck_fail(err, rc, "emit: write failed") : CK_OK;
 }
 

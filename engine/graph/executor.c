@@ -312,11 +312,50 @@ static double seconds_now(void)
 }
 
 /* Runs every step of the lowered program on the filled inputs, capture seeing each checkpoint. */
+/* Steps [first, end) as one row-local run (steps.h, ck_step_rows). */
+static int run_rows(ck_executor *ex, size_t first, size_t end, ck_error *err)
+{
+    ck_step_args args[64];
+    ck_step_row_item items[64];
+    size_t n = end - first;
+    if (n > 64) {
+        return ck_fail(err, CK_E_CIRCUIT, "%s: a row-local run of %zu steps (at most 64)",
+                       ex->circuit->path, n);
+    }
+    for (size_t j = 0; j < n; j++) {
+        const ck_step *s = &ex->program.steps[first + j];
+        args[j] = ck_step_bind(s);
+        items[j] = (ck_step_row_item){s->def->rows, &args[j], (int)s->kind};
+    }
+    int rc = ck_step_rows(&ex->batch, items, n, ex->op_seconds);
+    if (rc != CK_OK) {
+        const ck_op *a = &ex->circuit->ops[ex->program.steps[first].op];
+        const ck_op *b = &ex->circuit->ops[ex->program.steps[end - 1].op];
+        return ck_fail(err, rc, "%s: ops %zu-%zu (a row-local run, applications %d-%d): %s",
+                       ex->circuit->path, a->decl_index, b->decl_index, a->repeat_index,
+                       b->repeat_index, ck_status_name(rc));
+    }
+    return CK_OK;
+}
+
 static int run_steps(ck_executor *ex, ck_capture_fn capture, void *capture_ctx, ck_error *err)
 {
     const ck_circuit *c = ex->circuit;
     for (size_t i = 0; i < ex->program.n_steps; i++) {
         const ck_step *s = &ex->program.steps[i];
+        size_t end = i + 1;
+        while (capture == NULL && end < ex->program.n_steps &&
+               ex->program.steps[end].run_first == i) {
+            end++;
+        }
+        if (end - i > 1) { /* no capture: the row-local run in one pass (ck_program_row_runs) */
+            int rc = run_rows(ex, i, end, err);
+            if (rc != CK_OK) {
+                return rc;
+            }
+            i = end - 1;
+            continue;
+        }
         const ck_step_args args = ck_step_bind(s);
         double t0 = seconds_now();
         int rc = s->def->run[s->dtype](&ex->batch, &args);

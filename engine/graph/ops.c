@@ -156,7 +156,7 @@ const ck_op_def ck_op_defs[] = {
         .check = check_embedding, .split = CK_SPLIT_ROWS,
         .run = {[CK_DTYPE_F32] = ck_step_embedding},
         .emit = ck_emit_embedding,
-        .step_fn = "ck_step_embedding", .rows_fn = NULL,
+        .step_fn = "ck_step_embedding",
     },
     [CK_OP_LINEAR] = {
         .name = "linear",
@@ -166,7 +166,8 @@ const ck_op_def ck_op_defs[] = {
         /* the dtype is the oneDNN matmul's, chosen at init (ck_linear_init_typed) */
         .run = {[CK_DTYPE_F32] = ck_step_linear, [CK_DTYPE_BF16] = ck_step_linear},
         .emit = ck_emit_linear,
-        .step_fn = "ck_step_linear", .rows_fn = "ck_step_linear_rows",
+        .step_fn = "ck_step_linear",
+        .rows = ck_step_linear_rows, .rows_fn = "ck_step_linear_rows",
     },
     [CK_OP_ATTENTION] = {
         .name = "attention",
@@ -179,7 +180,7 @@ const ck_op_def ck_op_defs[] = {
         /* bf16: q k^T and p v on AMX tiles (ck_attention_dtype says where) */
         .run = {[CK_DTYPE_F32] = ck_step_attention, [CK_DTYPE_BF16] = ck_step_attention},
         .emit = ck_emit_attention,
-        .step_fn = "ck_step_attention", .rows_fn = NULL,
+        .step_fn = "ck_step_attention",
     },
     [CK_OP_RESIDUAL_LAYER_NORM] = {
         .name = "residual_layer_norm",
@@ -189,7 +190,8 @@ const ck_op_def ck_op_defs[] = {
         .check = check_residual_layer_norm, .split = CK_SPLIT_ROWS,
         .run = {[CK_DTYPE_F32] = ck_step_residual_layer_norm},
         .emit = ck_emit_residual_layer_norm,
-        .step_fn = "ck_step_residual_layer_norm", .rows_fn = "ck_step_residual_layer_norm_rows",
+        .step_fn = "ck_step_residual_layer_norm",
+        .rows = ck_step_residual_layer_norm_rows, .rows_fn = "ck_step_residual_layer_norm_rows",
     },
     [CK_OP_GELU_NEW] = {
         .name = "gelu_new",
@@ -197,7 +199,8 @@ const ck_op_def ck_op_defs[] = {
         .check = check_gelu_new, .split = CK_SPLIT_ROWS, .in_place = 1,
         .run = {[CK_DTYPE_F32] = ck_step_gelu_new},
         .emit = ck_emit_gelu_new,
-        .step_fn = "ck_step_gelu_new", .rows_fn = "ck_step_gelu_new_rows",
+        .step_fn = "ck_step_gelu_new",
+        .rows = ck_step_gelu_new_rows, .rows_fn = "ck_step_gelu_new_rows",
     },
 };
 _Static_assert(sizeof ck_op_defs / sizeof ck_op_defs[0] == CK_OP_KIND_COUNT,
@@ -408,6 +411,74 @@ static int schedule_copies(ck_program *p, const ck_circuit *c, const ck_plan *pl
     return CK_OK;
 }
 
+/* ---- row-local runs ---- */
+
+/* Bytes a step touches, in the activation arena (copy 0) or the bf16 copy arena (copy 1). */
+typedef struct {
+    int copy;
+    size_t offset, bytes, stride; /* stride: one row's bytes */
+    int write;
+} span;
+
+#define MAX_SPANS (2 * CK_MAX_SLOTS + 2)
+#define MAX_RUN_SPANS (64 * MAX_SPANS)
+
+/* A step's spans over the plan's rows: each input and its copy (a linear also writes zeros into
+ * their padding rows), the output and its copy. */
+static size_t step_spans(const ck_step *s, size_t rows, span *out)
+{
+    size_t n = 0;
+    int linear = s->kind == CK_OP_LINEAR;
+    for (size_t k = 0; k < s->n_in && k < CK_MAX_SLOTS; k++) {
+        size_t f32 = s->in_cols[k] * sizeof(float), bf16 = s->in_cols[k] * sizeof(uint16_t);
+        out[n++] = (span){0, s->in_offset[k], rows * f32, f32, linear};
+        if (s->in_copy[k] != CK_NO_COPY) {
+            out[n++] = (span){1, s->in_copy[k], rows * bf16, bf16, linear};
+        }
+    }
+    size_t f32 = s->out_cols * sizeof(float), bf16 = s->out_cols * sizeof(uint16_t);
+    out[n++] = (span){0, s->out_offset, rows * f32, f32, 1};
+    if (s->out_copy != CK_NO_COPY) {
+        out[n++] = (span){1, s->out_copy, rows * bf16, bf16, 1};
+    }
+    return n;
+}
+
+/* Two spans of different steps of one run conflict when one writes bytes the other touches and
+ * they do not share them row for row: with the rows split over workers, worker A's rows of one
+ * would then be worker B's rows of the other. */
+static int spans_conflict(const span *a, const span *b)
+{
+    return a->copy == b->copy && (a->write || b->write) && a->offset < b->offset + b->bytes &&
+           b->offset < a->offset + a->bytes &&
+           !(a->offset == b->offset && a->stride == b->stride);
+}
+
+void ck_program_row_runs(ck_program *p, const ck_plan *plan)
+{
+    span in_run[MAX_RUN_SPANS]; /* 46 KiB */
+    size_t rows = ck_plan_rows(plan), n_run = 0, start = 0;
+    for (size_t i = 0; i < p->n_steps; i++) {
+        ck_step *s = &p->steps[i];
+        span mine[MAX_SPANS];
+        size_t n = s->def->rows != NULL ? step_spans(s, rows, mine) : 0;
+        int joins = n > 0 && i > 0 && p->steps[i - 1].def->rows != NULL &&
+                    n_run + n <= MAX_RUN_SPANS;
+        for (size_t a = 0; joins && a < n; a++) {
+            for (size_t b = 0; joins && b < n_run; b++) {
+                joins = !spans_conflict(&mine[a], &in_run[b]);
+            }
+        }
+        if (!joins) {
+            start = i;
+            n_run = 0;
+        }
+        s->run_first = start;
+        memcpy(in_run + n_run, mine, n * sizeof *mine);
+        n_run += n;
+    }
+}
+
 int ck_program_lower(ck_program *p, const ck_circuit *c, const ck_plan *plan,
                      const ck_tensor *const *weights, int fuse_gelu, ck_dtype precision,
                      ck_error *err)
@@ -438,8 +509,10 @@ int ck_program_lower(ck_program *p, const ck_circuit *c, const ck_plan *plan,
     int rc = precision == CK_DTYPE_BF16 ? schedule_copies(p, c, plan, fuse_gelu, err) : CK_OK;
     if (rc != CK_OK) {
         ck_program_free(p);
+        return rc;
     }
-    return rc;
+    ck_program_row_runs(p, plan);
+    return CK_OK;
 }
 
 ck_step_args ck_step_bind(const ck_step *s)

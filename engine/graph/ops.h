@@ -84,10 +84,12 @@ typedef struct {
     ck_op_run_fn run[CK_DTYPE_COUNT];          /* NULL: the op does not compute in that dtype */
     ck_op_emit_fn emit;                        /* the generated operands (ops_emit.c) */
     const char *step_fn;                       /* C name of run's function, for the emitter */
-    const char *rows_fn;                       /* C name of its row-range form (steps.h), which
-                                                  lets generated code carry rows through a run of
-                                                  such steps; NULL: not offered (the op reads
-                                                  other tokens' rows, or runs once a batch) */
+    ck_step_rows_fn rows;                      /* its row-range form (steps.h), which lets a run
+                                                  of such steps carry rows through all of them
+                                                  (ck_program_row_runs); NULL: not offered (the
+                                                  op reads other tokens' rows, or runs once a
+                                                  batch) */
+    const char *rows_fn;                       /* C name of rows, for the emitter */
 } ck_op_def;
 
 /* The table, one row per ck_op_kind, indexed by kind. Declared unsized so that ops.c's
@@ -155,6 +157,8 @@ struct ck_step {
     ck_split split;
     const char *checkpoint;          /* X-Ray id captured after the step (a fused linear: its
                                         gelu_new's), NULL when none */
+    size_t run_first;                /* the first step of this step's row-local run
+                                        (ck_program_row_runs); the step's own index when alone */
 };
 
 typedef struct {
@@ -169,10 +173,21 @@ typedef struct {
  * (plan liveness, not an output) becomes one step with fused_gelu 1 (its own checkpoint is then
  * not captured). precision: f32 or bf16; bf16 also schedules the steps' bf16 copies (ck_step
  * in_copy/out_copy), one per copied buffer of plan rows x cols, 64-byte aligned.
- * step.linear is left NULL. Errors: CK_E_ARG, CK_E_MEMORY. */
+ * The steps' row-local runs are set (ck_program_row_runs). step.linear is left NULL.
+ * Errors: CK_E_ARG, CK_E_MEMORY. */
 int ck_program_lower(ck_program *p, const ck_circuit *c, const ck_plan *plan,
                      const ck_tensor *const *weights, int fuse_gelu, ck_dtype precision,
                      ck_error *err);
+
+/* Sets every step's run_first: the row-local runs (scheduler/steps.h, ck_step_rows) that runs
+ * without an X-Ray capture take, in the interpreter and in generated code alike. A run is a
+ * longest sequence of consecutive steps whose kind has a row-range form (ck_op_def.rows) in
+ * which every two buffers or bf16 copies of different steps that share arena bytes, one of them
+ * written, share them row for row (same offset, same row stride): with the rows shared out over
+ * workers, any other sharing of the plan's reused bytes would be a race. A linear counts as
+ * writing its input (it zeroes the padding rows). Spans cover the plan's rows (ck_plan_rows).
+ * ck_program_lower calls it; call it again after changing offsets. */
+void ck_program_row_runs(ck_program *p, const ck_plan *plan);
 
 /* The operands step s runs on (steps.h): its offsets, copies, bound tensors' data and table rows,
  * its linear and scalars. */

@@ -153,76 +153,6 @@ static void test_emit_refuses_weight_outside_table(void)
     unplan(&p);
 }
 
-/* ---- row-local runs ---- */
-
-/* The Kokoro circuit lowered (fp32, fused GELU) on shape-only weights, at 2048 tokens. */
-typedef struct {
-    ck_circuit c;
-    ck_plan plan;
-    ck_tensor t[64];
-    const ck_tensor *bound[64];
-    ck_program p;
-} kokoro_program;
-
-static int lower_kokoro(kokoro_program *k)
-{
-    ck_error err = {0};
-    memset(k, 0, sizeof *k);
-    const ck_plan_limits limits = {2048, 512, 1, 16, CK_DTYPE_F32};
-    if (ck_circuit_load(&k->c, ck_test_path("circuits/kokoro_phoneme_encoder.json"), &err) != CK_OK ||
-        k->c.n_weights > 64 || ck_plan_build(&k->plan, &k->c, &limits, &err) != CK_OK) {
-        fprintf(stderr, "\n    %s\n", err.message);
-        return 0;
-    }
-    for (size_t i = 0; i < k->c.n_weights; i++) {
-        k->t[i].rank = k->c.weights[i].rank;
-        memcpy(k->t[i].shape, k->c.weights[i].shape, sizeof k->c.weights[i].shape);
-        k->t[i].elements = k->c.weights[i].elements;
-        k->bound[i] = &k->t[i];
-    }
-    return ck_program_lower(&k->p, &k->c, &k->plan, k->bound, 1, CK_DTYPE_F32, &err) == CK_OK;
-}
-
-static void unlower_kokoro(kokoro_program *k)
-{
-    ck_program_free(&k->p);
-    ck_plan_free(&k->plan);
-    ck_circuit_free(&k->c);
-}
-
-/* Layer 0 of Kokoro's plan: q, k, v one run; attention alone; output projection + LayerNorm one
- * run; FFN in, FFN out, LayerNorm and layer 1's q and k one run, cut before v (v's bytes are the
- * FFN in's, row for row at another stride). Moving a LayerNorm's output onto bytes its run's
- * linear reads at another offset cuts the run there; onto the same offset and stride it does not. */
-static void test_row_runs_follow_the_plan(void)
-{
-    kokoro_program k;
-    CU_ASSERT_FATAL(lower_kokoro(&k));
-    size_t first[256];
-    CU_ASSERT_FATAL(k.p.n_steps <= 256 && k.p.n_steps > 14);
-    ck_emit_row_runs(&k.p, &k.plan, first);
-    static const size_t want[15] = {0, 1, 2, 2, 2, 5, 6, 6, 8, 8, 8, 8, 8, 13, 14};
-    for (size_t i = 0; i < 15; i++) {
-        CU_ASSERT_EQUAL(first[i], want[i]);
-        if (first[i] != want[i]) {
-            fprintf(stderr, "\n    step %zu (%s): run from %zu, expected %zu\n", i,
-                    k.p.steps[i].def->name, first[i], want[i]);
-        }
-    }
-    CU_ASSERT_EQUAL(k.p.steps[5].kind, CK_OP_ATTENTION);
-    CU_ASSERT_EQUAL(k.p.steps[7].kind, CK_OP_RESIDUAL_LAYER_NORM);
-    ck_step *norm = &k.p.steps[7], *proj = &k.p.steps[6];
-    size_t kept = norm->out_offset;
-    norm->out_offset = proj->in_offset[0] + 64; /* inside the context the projection reads */
-    ck_emit_row_runs(&k.p, &k.plan, first);
-    CU_ASSERT_EQUAL(first[7], 7);
-    norm->out_offset = proj->out_offset; /* its own input's bytes, row for row: in place */
-    ck_emit_row_runs(&k.p, &k.plan, first);
-    CU_ASSERT_EQUAL(first[7], 6);
-    norm->out_offset = kept;
-    unlower_kokoro(&k);
-}
-
 /* ---- compiling and the cache ---- */
 
 static ck_compile_params tiny_params(const char *dir)
@@ -739,7 +669,6 @@ CK_TEST_MAIN("codegen",
              {"concurrent compiles all succeed", test_concurrent_compiles_all_succeed},
              {"second compile is a cache hit", test_second_compile_is_a_cache_hit},
              {"-o DIR is made when missing", test_output_directory_is_made},
-             {"row runs follow the plan", test_row_runs_follow_the_plan},
              {"each key input changes the key", test_each_key_input_changes_the_key},
              {"another emitter version misses and is refused",
               test_another_emitter_version_misses_and_is_refused},

@@ -1,6 +1,7 @@
 /* test_ops.c - the op table and the lowered program: every kind has a complete row, names and
  * dtypes come from the table, and lowering turns circuit + plan + weights into steps whose offsets
- * are the plan's, whose tensors are the bound ones, with linear + gelu_new fused only when asked. */
+ * are the plan's, whose tensors are the bound ones, with linear + gelu_new fused only when asked,
+ * and row-local runs cut wherever the plan's reused bytes would race. */
 #include "ck_test.h"
 #include "circuit_default.h"
 #include "ops.h"
@@ -17,6 +18,10 @@ static void test_every_kind_has_a_complete_row(void)
         CU_ASSERT_PTR_NOT_NULL(def->check);
         CU_ASSERT_PTR_NOT_NULL(def->run[CK_DTYPE_F32]);
         CU_ASSERT_PTR_NOT_NULL(def->in[0]);
+        CU_ASSERT_PTR_NOT_NULL(def->step_fn);
+        CU_ASSERT_EQUAL(def->rows == NULL, def->rows_fn == NULL);
+        CU_ASSERT_EQUAL(def->rows != NULL, def->split != CK_SPLIT_SEQUENCE_HEADS &&
+                                               k != CK_OP_EMBEDDING_THREE_TABLE_LAYER_NORM);
         CU_ASSERT_STRING_EQUAL(ck_op_kind_name((ck_op_kind)k), def->name);
         for (int j = 0; j < k; j++) {
             CU_ASSERT_STRING_NOT_EQUAL(ck_op_defs[j].name, def->name);
@@ -232,6 +237,79 @@ static void test_lower_schedules_bf16_copies(void)
     teardown(&l);
 }
 
+/* ---- row-local runs ---- */
+
+/* The Kokoro circuit lowered (fp32, fused GELU) on shape-only weights, at 2048 tokens. */
+typedef struct {
+    ck_circuit c;
+    ck_plan plan;
+    ck_tensor t[64];
+    const ck_tensor *bound[64];
+    ck_program p;
+} kokoro_program;
+
+static int lower_kokoro(kokoro_program *k)
+{
+    ck_error err = {0};
+    memset(k, 0, sizeof *k);
+    const ck_plan_limits limits = {2048, 512, 1, 16, CK_DTYPE_F32};
+    if (ck_circuit_load(&k->c, ck_test_path(KOKORO), &err) != CK_OK ||
+        k->c.n_weights > 64 || ck_plan_build(&k->plan, &k->c, &limits, &err) != CK_OK) {
+        fprintf(stderr, "\n    %s\n", err.message);
+        return 0;
+    }
+    for (size_t i = 0; i < k->c.n_weights; i++) {
+        k->t[i].rank = k->c.weights[i].rank;
+        memcpy(k->t[i].shape, k->c.weights[i].shape, sizeof k->c.weights[i].shape);
+        k->t[i].elements = k->c.weights[i].elements;
+        k->bound[i] = &k->t[i];
+    }
+    return ck_program_lower(&k->p, &k->c, &k->plan, k->bound, 1, CK_DTYPE_F32, &err) == CK_OK;
+}
+
+static void unlower_kokoro(kokoro_program *k)
+{
+    ck_program_free(&k->p);
+    ck_plan_free(&k->plan);
+    ck_circuit_free(&k->c);
+}
+
+/* Layer 0 of Kokoro's plan: q, k, v one run; attention alone; output projection + LayerNorm one
+ * run; FFN in, FFN out, LayerNorm and layer 1's q and k one run, cut before v (v's bytes are the
+ * FFN in's, row for row at another stride). Moving a LayerNorm's output onto bytes its run's
+ * linear reads at another offset cuts the run there; onto the same offset and stride it does not. */
+static void test_row_runs_follow_the_plan(void)
+{
+    kokoro_program k;
+    CU_ASSERT_FATAL(lower_kokoro(&k));
+    size_t first[256];
+    CU_ASSERT_FATAL(k.p.n_steps <= 256 && k.p.n_steps > 14);
+    ck_program_row_runs(&k.p, &k.plan);
+    for (size_t i = 0; i < k.p.n_steps; i++) {
+        first[i] = k.p.steps[i].run_first;
+    }
+    static const size_t want[15] = {0, 1, 2, 2, 2, 5, 6, 6, 8, 8, 8, 8, 8, 13, 14};
+    for (size_t i = 0; i < 15; i++) {
+        CU_ASSERT_EQUAL(first[i], want[i]);
+        if (first[i] != want[i]) {
+            fprintf(stderr, "\n    step %zu (%s): run from %zu, expected %zu\n", i,
+                    k.p.steps[i].def->name, first[i], want[i]);
+        }
+    }
+    CU_ASSERT_EQUAL(k.p.steps[5].kind, CK_OP_ATTENTION);
+    CU_ASSERT_EQUAL(k.p.steps[7].kind, CK_OP_RESIDUAL_LAYER_NORM);
+    ck_step *norm = &k.p.steps[7], *proj = &k.p.steps[6];
+    size_t kept = norm->out_offset;
+    norm->out_offset = proj->in_offset[0] + 64; /* inside the context the projection reads */
+    ck_program_row_runs(&k.p, &k.plan);
+    CU_ASSERT_EQUAL(k.p.steps[7].run_first, 7);
+    norm->out_offset = proj->out_offset; /* its own input's bytes, row for row: in place */
+    ck_program_row_runs(&k.p, &k.plan);
+    CU_ASSERT_EQUAL(k.p.steps[7].run_first, 6);
+    norm->out_offset = kept;
+    unlower_kokoro(&k);
+}
+
 static void test_lower_rejects_null(void)
 {
     ck_program p = {0};
@@ -246,4 +324,5 @@ CK_TEST_MAIN("ops",
              {"lower unfused is one step per op", test_lower_unfused_is_one_step_per_op},
              {"lower fuses ffn gelu", test_lower_fuses_ffn_gelu},
              {"lower schedules bf16 copies", test_lower_schedules_bf16_copies},
-             {"lower rejects null", test_lower_rejects_null})
+             {"lower rejects null", test_lower_rejects_null},
+             {"row runs follow the plan", test_row_runs_follow_the_plan})
