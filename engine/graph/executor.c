@@ -315,13 +315,9 @@ static double seconds_now(void)
 /* Steps [first, end) as one row-local run (steps.h, ck_step_rows). */
 static int run_rows(ck_executor *ex, size_t first, size_t end, ck_error *err)
 {
-    ck_step_args args[64];
-    ck_step_row_item items[64];
-    size_t n = end - first;
-    if (n > 64) {
-        return ck_fail(err, CK_E_CIRCUIT, "%s: a row-local run of %zu steps (at most 64)",
-                       ex->circuit->path, n);
-    }
+    ck_step_args args[CK_ROW_RUN_MAX_STEPS];
+    ck_step_row_item items[CK_ROW_RUN_MAX_STEPS];
+    size_t n = end - first; /* at most CK_ROW_RUN_MAX_STEPS (ck_program_row_runs) */
     for (size_t j = 0; j < n; j++) {
         const ck_step *s = &ex->program.steps[first + j];
         args[j] = ck_step_bind(s);

@@ -421,7 +421,7 @@ typedef struct {
 } span;
 
 #define MAX_SPANS (2 * CK_MAX_SLOTS + 2)
-#define MAX_RUN_SPANS (64 * MAX_SPANS)
+#define MAX_RUN_SPANS (CK_ROW_RUN_MAX_STEPS * MAX_SPANS)
 
 /* A step's spans over the plan's rows: each input and its copy (a linear also writes zeros into
  * their padding rows), the output and its copy. */
@@ -463,7 +463,7 @@ void ck_program_row_runs(ck_program *p, const ck_plan *plan)
         span mine[MAX_SPANS];
         size_t n = s->def->rows != NULL ? step_spans(s, rows, mine) : 0;
         int joins = n > 0 && i > 0 && p->steps[i - 1].def->rows != NULL &&
-                    n_run + n <= MAX_RUN_SPANS;
+                    i - start < CK_ROW_RUN_MAX_STEPS;
         for (size_t a = 0; joins && a < n; a++) {
             for (size_t b = 0; joins && b < n_run; b++) {
                 joins = !spans_conflict(&mine[a], &in_run[b]);

@@ -189,6 +189,9 @@ int ck_program_lower(ck_program *p, const ck_circuit *c, const ck_plan *plan,
  * ck_program_lower calls it; call it again after changing offsets. */
 void ck_program_row_runs(ck_program *p, const ck_plan *plan);
 
+/* Most steps in one row-local run (a longer sequence is cut into runs of this many). */
+#define CK_ROW_RUN_MAX_STEPS 64
+
 /* The operands step s runs on (steps.h): its offsets, copies, bound tensors' data and table rows,
  * its linear and scalars. */
 ck_step_args ck_step_bind(const ck_step *s);
