@@ -78,6 +78,10 @@ def test_one_model_shared_by_threads_serialises():
 
 
 def interrupt_after(seconds):
+    # A shell starts background jobs (`cmd &`, nohup in a script) with SIGINT ignored, and Python
+    # then installs no KeyboardInterrupt handler: install it, so the test sees Ctrl-C however the
+    # suite was started.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     t = threading.Timer(seconds, os.kill, (os.getpid(), signal.SIGINT))
     t.start()
     return t
