@@ -150,32 +150,35 @@ static int linear_blocks(void *ctx, size_t first, size_t count, int worker)
                                  rows * in, in, y, rows * out, out, rows);
 }
 
+
+
+/* ---- row-local runs ---- */
+
+/* Zeroes x's rows [from, to) (to: the end of the last block, past T), and its copy's: the copy is
+ * what a bf16 linear reads. */
+static void zero_pad_rows(const ck_step_batch *b, const ck_step_args *s, size_t from, size_t to)
+{
+    uint16_t *x16 = copy_at(b, s->in_copy[0]);
+    memset((float *)at(b, s->in[0]) + from * s->in_cols, 0, (to - from) * s->in_cols * sizeof(float));
+    if (x16 != NULL) {
+        memset(x16 + from * s->in_cols, 0, (to - from) * s->in_cols * sizeof *x16);
+    }
+}
+
 int ck_step_linear(const ck_step_batch *b, const ck_step_args *s)
 {
     step_ctx ctx = {b, s};
     size_t blocks = (b->tokens + CK_LINEAR_ROW_BLOCK - 1) / CK_LINEAR_ROW_BLOCK;
-    size_t pad = blocks * CK_LINEAR_ROW_BLOCK - b->tokens;
-    uint16_t *x16 = copy_at(b, s->in_copy[0]);
-    memset((float *)at(b, s->in[0]) + b->tokens * s->in_cols, 0, pad * s->in_cols * sizeof(float));
-    if (x16 != NULL) { /* the copy's pad rows too: it is what the linear reads */
-        memset(x16 + b->tokens * s->in_cols, 0, pad * s->in_cols * sizeof *x16);
-    }
+    zero_pad_rows(b, s, b->tokens, blocks * CK_LINEAR_ROW_BLOCK);
     return ck_parallel_for(blocks, b->threads, linear_blocks, &ctx);
 }
-
-/* ---- row-local runs ---- */
 
 int ck_step_linear_rows(const ck_step_batch *b, const ck_step_args *s, size_t row, size_t rows,
                         int worker)
 {
     step_ctx ctx = {b, s};
     if (row + rows > b->tokens) { /* the last block: its padding rows from zeros, as ck_step_linear */
-        size_t from = row > b->tokens ? row : b->tokens, pad = row + rows - from;
-        uint16_t *x16 = copy_at(b, s->in_copy[0]);
-        memset((float *)at(b, s->in[0]) + from * s->in_cols, 0, pad * s->in_cols * sizeof(float));
-        if (x16 != NULL) {
-            memset(x16 + from * s->in_cols, 0, pad * s->in_cols * sizeof *x16);
-        }
+        zero_pad_rows(b, s, row > b->tokens ? row : b->tokens, row + rows);
     }
     return linear_blocks(&ctx, row / CK_LINEAR_ROW_BLOCK, rows / CK_LINEAR_ROW_BLOCK, worker);
 }
@@ -216,25 +219,21 @@ static double now_seconds(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* blocks [first, first + count): CK_LINEAR_TILE_ROWS rows at a time through every item */
+/* One slice, blocks [first, first + count) (at most CK_LINEAR_TILE_ROWS rows), through every item */
 static int run_blocks(void *ctx, size_t first, size_t count, int worker)
 {
     const rows_ctx *c = ctx;
-    const size_t chunk = CK_LINEAR_TILE_ROWS / CK_LINEAR_ROW_BLOCK;
     double *seconds = worker == 0 ? c->seconds : NULL;
-    for (size_t block = first; block < first + count; block += chunk) {
-        size_t blocks = first + count - block < chunk ? first + count - block : chunk;
-        for (size_t i = 0; i < c->n; i++) {
-            const ck_step_row_item *it = &c->items[i];
-            double t0 = seconds != NULL ? now_seconds() : 0.0;
-            int rc = it->rows(c->b, it->args, block * CK_LINEAR_ROW_BLOCK,
-                              blocks * CK_LINEAR_ROW_BLOCK, worker);
-            if (seconds != NULL) {
-                seconds[it->timer] += now_seconds() - t0;
-            }
-            if (rc != CK_OK) {
-                return rc;
-            }
+    for (size_t i = 0; i < c->n; i++) {
+        const ck_step_row_item *it = &c->items[i];
+        double t0 = seconds != NULL ? now_seconds() : 0.0;
+        int rc = it->rows(c->b, it->args, first * CK_LINEAR_ROW_BLOCK, count * CK_LINEAR_ROW_BLOCK,
+                          worker);
+        if (seconds != NULL) {
+            seconds[it->timer] += now_seconds() - t0;
+        }
+        if (rc != CK_OK) {
+            return rc;
         }
     }
     return CK_OK;
