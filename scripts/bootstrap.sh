@@ -31,6 +31,11 @@ fi
 
 missing=()
 for p in "${packages[@]}"; do
+    # A node and npm already on PATH (nodesource, nvm) serve as well as Debian's, and Debian's npm
+    # conflicts with nodesource's nodejs ("held broken packages"), so it is only wanted when absent.
+    if [ "$p" = npm ] && command -v npm >/dev/null && command -v node >/dev/null; then
+        continue
+    fi
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then
