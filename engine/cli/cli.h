@@ -18,8 +18,13 @@ typedef struct {
  * --version printed: exit 0). The log and progress callbacks are left for the caller to set. */
 int ck_cli_parse(int argc, char **argv, ck_cli_options *o);
 
-/* Path mistakes that would surface only after the whole corpus is encoded: 0 or 2 (printed). */
+/* Path mistakes that would surface only after the whole corpus is encoded, or after the weights
+ * are made: 0, 1 (the input cannot be read) or 2 (a usage mistake); printed. */
 int ck_cli_check_paths(const ck_corpus_params *o);
+
+/* 1 when argv[1..argc) holds -h or --help before any "--": a subcommand then prints its usage on
+ * stdout and exits 0 (and takes no other argument, so `make-demo-weights --help` writes no file). */
+int ck_cli_wants_help(int argc, char **argv);
 
 /* "ckbatch: " + fmt (one %s: arg) and the --help hint on stderr; returns 2. */
 int ck_cli_usage_error(const char *fmt, const char *arg);

@@ -70,6 +70,10 @@ int ck_compile_main(int argc, char **argv)
         {"cc", required_argument, NULL, 'C'}, {"cflag", required_argument, NULL, 'F'},
         {"output", required_argument, NULL, 'o'}, {"quiet", no_argument, NULL, 'q'},
         {NULL, 0, NULL, 0}};
+    if (ck_cli_wants_help(argc, argv)) {
+        fputs(USAGE, stdout);
+        return EXIT_SUCCESS;
+    }
     ck_compile_params p = ck_compile_default_params();
     int ch, quiet = 0;
     opterr = 0;

@@ -20,8 +20,19 @@ enum { EXIT_INPUT = 1 };
 static int make_demo_weights(int argc, char **argv)
 {
     unsigned long long seed = ck_model_default_params().seed;
+    if (ck_cli_wants_help(argc, argv)) {
+        printf("usage: ckbatch make-demo-weights OUT.safetensors [--seed N]\n"
+               "Writes the synthetic demo weights (NOT Kokoro's: splitmix64-uniform-v1, seed N, default\n"
+               "%llu) in Kokoro's safetensors names, for --weights; the same seed gives the same\n"
+               "bytes.\n", seed);
+        return EXIT_SUCCESS;
+    }
     if (argc != 2 && !(argc == 4 && strcmp(argv[2], "--seed") == 0)) {
         return ck_cli_usage_error("%s", "make-demo-weights takes OUT.safetensors [--seed N]");
+    }
+    if (argv[1][0] == '-') { /* an option where the file name goes: write no file named after it */
+        return ck_cli_usage_error("make-demo-weights: '%s' is an option, not OUT.safetensors (a "
+                                  "file whose name starts with '-' is given as ./NAME)", argv[1]);
     }
     if (argc == 4 && ck_cli_parse_size(argv[3], 0, UINT64_MAX, &seed) != 0) {
         return ck_cli_usage_error("--seed %s: expected an unsigned 64-bit integer", argv[3]);
@@ -40,6 +51,13 @@ static int make_demo_weights(int argc, char **argv)
 /* `weights inspect F` (tensors as stored) or `weights hash F` (manifest on stdout). */
 static int weights_command(int argc, char **argv)
 {
+    if (ck_cli_wants_help(argc, argv)) {
+        printf("usage: ckbatch weights inspect F | ckbatch weights hash F > MANIFEST.json\n"
+               "inspect: the tensors of the weights file F (.pth or .safetensors) as stored: name,\n"
+               "dtype, shape. hash: the manifest (SHA-256 of every tensor) that --weights-manifest\n"
+               "checks a later run's weights against.\n");
+        return EXIT_SUCCESS;
+    }
     if (argc != 3 || (strcmp(argv[1], "inspect") != 0 && strcmp(argv[1], "hash") != 0)) {
         return ck_cli_usage_error("%s", "weights takes inspect F or hash F");
     }

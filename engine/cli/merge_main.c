@@ -43,6 +43,14 @@ static void merge_log(void *ctx, ck_log_level level, const char *message)
 /* `merge -o OUT [-q] [SHARD...]`: the shards given, or every OUT.shard-*-of-* file. */
 int ck_merge_main(int argc, char **argv)
 {
+    if (ck_cli_wants_help(argc, argv)) {
+        printf("usage: ckbatch merge -o FILE [-q] [SHARD...]\n"
+               "Merges the shard files of `ckbatch --shard I/N ... -o FILE` (default: every\n"
+               "FILE.shard-*-of-* file) into FILE, the file one unsharded run writes; refused unless\n"
+               "they are exactly shards 0..N-1 of one split of one input, run with the same weights\n"
+               "and options.\n");
+        return EXIT_SUCCESS;
+    }
     const char *out = NULL;
     int quiet = 0, first = argc;
     for (int i = 1; i < argc && first == argc; i++) {

@@ -25,11 +25,12 @@ static const char *const usage_text[] = {
     "       ckbatch xray --candidate A --oracle B [--profile P] [--report R]\n"
     "       ckbatch --shard I/N [options] --input FILE --output FILE\n"
     "       ckbatch merge -o FILE [SHARD...]\n"
-    "       ckbatch compile [--circuit C] [--precision P] [--parity] [--max-batch-tokens N] -o DIR\n"
+    "       ckbatch compile [--circuit C] [--precision P] [--parity] [--max-batch-tokens N]\n"
+    "                       [--cc CC] [--cflag FLAG] [-q] -o DIR\n"
     "       mpirun -np N ckbatch-mpi [options] --input FILE --output FILE   (-DCK_MPI=ON builds)\n"
     "       ckbatch make-demo-weights OUT.safetensors [--seed N]\n"
     "       ckbatch weights inspect F | ckbatch weights hash F > MANIFEST.json\n"
-    "       ckbatch --help | --version\n"
+    "       ckbatch --help | --version       (every subcommand takes --help too)\n"
     "\n"
     "Encodes a corpus (one item per line) with the Kokoro-82M phoneme encoder and writes per-token\n"
     "features as safetensors: features F32 [tokens, 512], offsets I64 [sequences + 1], and\n"
@@ -119,6 +120,16 @@ int ck_cli_usage_error(const char *fmt, const char *arg)
     fprintf(stderr, fmt, arg);
     fprintf(stderr, "\nTry 'ckbatch --help'.\n");
     return EXIT_USAGE;
+}
+
+int ck_cli_wants_help(int argc, char **argv)
+{
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            return 1;
+        }
+    }
+    return 0;
 }
 
 /* Parses a decimal in [min, max]; 0 on success. */
@@ -342,6 +353,16 @@ int ck_cli_check_paths(const ck_corpus_params *o)
     if (stat(o->output, &out) == 0 && !S_ISREG(out.st_mode)) {
         return usage_error("--output %s: exists and is not a regular file (a device, FIFO or "
                            "socket would be replaced)", o->output);
+    }
+    /* A missing input is said now, not after the weights are made and the model is loaded; the
+     * library still opens it itself (a FIFO is not opened here: that would end its writer). */
+    if (strcmp(o->input, "-") != 0 && (stat(o->input, &in) != 0 || access(o->input, R_OK) != 0)) {
+        fprintf(stderr, "ckbatch: error: --input %s: cannot read it: %s\n", o->input, strerror(errno));
+        return 1;
+    }
+    if (strcmp(o->input, "-") != 0 && S_ISDIR(in.st_mode)) {
+        fprintf(stderr, "ckbatch: error: --input %s: is a directory\n", o->input);
+        return 1;
     }
     if (strcmp(o->input, "-") != 0 && stat(o->input, &in) == 0 && stat(o->output, &out) == 0 &&
         in.st_dev == out.st_dev && in.st_ino == out.st_ino) {

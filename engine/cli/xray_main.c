@@ -52,10 +52,18 @@ static void log_stderr(void *ctx, ck_log_level level, const char *message)
 
 int ck_xray_main(int argc, char **argv)
 {
+    static const char usage[] =
+        "usage: ckbatch xray --candidate A.safetensors --oracle B.safetensors [--profile P.json]\n"
+        "                    [--report R.json] [--manifest M.json] [--quiet]\n";
     xray_args a = {0};
+    if (ck_cli_wants_help(argc, argv)) {
+        printf("%sCompares the capture A (`ckbatch --xray-out`) with the pinned capture B checkpoint by\n"
+               "checkpoint under the profile's budgets; exit 0 when every compared checkpoint passes.\n",
+               usage);
+        return 0;
+    }
     if (parse_args(argc, argv, &a) != 0) {
-        fprintf(stderr, "usage: ckbatch xray --candidate A.safetensors --oracle B.safetensors "
-                "[--profile P.json] [--report R.json] [--manifest M.json] [--quiet]\n");
+        fputs(usage, stderr);
         return 2;
     }
     ck_error err = {0};

@@ -285,6 +285,48 @@ static void test_usage_errors_exit_2(void)
     CU_ASSERT_EQUAL(run("--version >/dev/null"), 0);
 }
 
+/* Every subcommand's --help is its usage on stdout with exit 0, and writes nothing: before, a
+ * `make-demo-weights --help` wrote 24 MB of weights to a file named "--help". A missing or
+ * directory input is an input error (1) before the weights are made: no weights line on stderr. */
+static void test_subcommand_help_and_early_input_errors(void)
+{
+    static const char *const subs[][2] = {
+        {"make-demo-weights --help", "usage: ckbatch make-demo-weights"},
+        {"compile --help", "usage: ckbatch compile"},
+        {"merge -h", "usage: ckbatch merge"},
+        {"xray --help", "usage: ckbatch xray"},
+        {"weights --help", "usage: ckbatch weights"},
+        {"weights inspect --help", "usage: ckbatch weights"},
+    };
+    char args[1024];
+    CU_ASSERT_EQUAL_FATAL(chdir(ck_cli_work), 0);
+    for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++) {
+        snprintf(args, sizeof args, "%s > %s", subs[i][0], ck_cli_tmp("help.txt"));
+        CU_ASSERT_EQUAL(run(args), 0);
+        FILE *f = fopen(ck_cli_tmp("help.txt"), "rb");
+        char line[256] = "";
+        CU_ASSERT_TRUE(f != NULL && fgets(line, sizeof line, f) != NULL);
+        CU_ASSERT_PTR_NOT_NULL(strstr(line, subs[i][1]));
+        if (f != NULL) {
+            fclose(f);
+        }
+    }
+    CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("--help")));
+    CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("-h")));
+    CU_ASSERT_EQUAL(run("make-demo-weights -o"), 2);  /* an option where OUT goes */
+    CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("-o")));
+    CU_ASSERT_EQUAL(chdir("/"), 0);
+    snprintf(args, sizeof args, "--input %s --output %s", ck_cli_tmp("no-such-input.txt"),
+             ck_cli_tmp("x.st"));
+    CU_ASSERT_EQUAL(run(args), 1);
+    CU_ASSERT_EQUAL(error_lines("cannot read it: No such file or directory"), 1);
+    CU_ASSERT_EQUAL(ck_cli_stderr_lines_with("weights:"), 0); /* said before the weights are made */
+    snprintf(args, sizeof args, "--input %s --output %s", ck_cli_work, ck_cli_tmp("x.st"));
+    CU_ASSERT_EQUAL(run(args), 1);
+    CU_ASSERT_EQUAL(error_lines("is a directory"), 1);
+    CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("x.st")));
+}
+
 /* Demo weights written to a file and loaded back give byte-identical features. */
 static void test_demo_weights_file_equals_embedded(void)
 {
@@ -320,6 +362,7 @@ int main(void)
         {"unknown symbol (strict) fails cleanly", test_unknown_symbol_strict_fails_cleanly},
         {"malformed circuit fails cleanly", test_malformed_circuit_fails_cleanly},
         {"missing weight fails cleanly", test_missing_weight_fails_cleanly},
+        {"subcommand --help; early input errors", test_subcommand_help_and_early_input_errors},
         {"usage errors exit 2", test_usage_errors_exit_2},
         {"demo weights file equals embedded", test_demo_weights_file_equals_embedded},
     };
