@@ -247,9 +247,10 @@ static int check_identity(const ck_output *o, const cJSON *r, ck_error *err)
         const cJSON *b = cJSON_GetObjectItemCaseSensitive(o->identity, fields[i]);
         if (cJSON_IsString(a) && cJSON_IsString(b) && strcmp(a->valuestring, b->valuestring) != 0) {
             size_t at = ck_output_parting_word(a->valuestring, b->valuestring);
-            return ck_fail(err, CK_E_ARG, "--resume: identity field \"%s\" differs from the "
-                           "interrupted run's from \"%.60s\" on (now \"%.60s\"): start again without "
-                           "--resume", fields[i], a->valuestring + at, b->valuestring + at);
+            return ck_fail(err, CK_E_ARG, "--resume: identity field \"%s\" differs: the "
+                           "interrupted run had \"%.60s\", this run has \"%.60s\" (each from the "
+                           "first word that differs): start again without --resume", fields[i],
+                           a->valuestring + at, b->valuestring + at);
         }
         if (a == NULL || !cJSON_Compare(a, b, 1)) {
             char *was = a != NULL ? cJSON_PrintUnformatted(a) : NULL;

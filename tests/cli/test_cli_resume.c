@@ -201,8 +201,8 @@ static void test_resume_rejects_changed_input_and_options(void)
     snprintf(args, sizeof args, "--on-error stop --resume -i %s -o %s", ck_cli_tmp("d.txt"), ck_cli_tmp("d.st"));
     CU_ASSERT_EQUAL(run(args), 1);
     CU_ASSERT_TRUE(stderr_has("identity field \"options\" differs"));
-    CU_ASSERT_TRUE(stderr_has("from \"on_error=skip ")); /* the differing option, not a cut prefix */
-    CU_ASSERT_TRUE(stderr_has("(now \"on_error=stop "));
+    CU_ASSERT_TRUE(stderr_has("the interrupted run had \"on_error=skip ")); /* the differing option, not a cut prefix */
+    CU_ASSERT_TRUE(stderr_has("this run has \"on_error=stop "));
     write_corpus(ck_cli_tmp("d.txt"), 0);
     snprintf(args, sizeof args, "--on-error skip --resume -i %s -o %s", ck_cli_tmp("d.txt"), ck_cli_tmp("d.st"));
     CU_ASSERT_EQUAL(run(args), 1);
@@ -222,8 +222,8 @@ static void test_resume_rejects_added_config(void)
              "tiny_config.json -i %s -o %s", src ? src : ".", ck_cli_tmp("g.txt"), ck_cli_tmp("g.st"));
     CU_ASSERT_EQUAL(run(args), 1);
     CU_ASSERT_TRUE(stderr_has("identity field \"options\" differs"));
-    CU_ASSERT_TRUE(stderr_has("from \"circuit=")); /* the first differing word */
-    CU_ASSERT_TRUE(stderr_has("(now \"config=sha256:"));
+    CU_ASSERT_TRUE(stderr_has("the interrupted run had \"circuit=")); /* the first differing word */
+    CU_ASSERT_TRUE(stderr_has("this run has \"config=sha256:"));
     CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("g.st")));
     CU_ASSERT_TRUE(ck_cli_exists(ck_cli_tmp("g.st.partial.json")));
 }
