@@ -387,15 +387,14 @@ static const char usage[] =
     "               [--runs N] [--tokens N] [--max-batch-tokens N] [--precision fp32,bf16]\n"
     "               [--json F] [--markdown F] [--compiled LIB]\n"
     "Times the encoder through ck_model_encode_ids (synthetic demo weights; inputs prepared before\n"
-    "timing)\n"
-    "for each thread count and workload, and oneDNN's sgemm peak in the same run. Defaults: threads\n"
-    "1..the CPUs this process may run on (affinity), lengths 36,128,512, 5 runs, 16384 tokens per fixed-length run, batches of 2048\n"
-    "tokens, corpus format text, precision fp32. With bf16, oneDNN's bf16 matmul peak is measured\n"
-    "too and bf16 rows are held to it; every row reports its time per op class. --compiled LIB (from\n"
-    "`ckbatch compile` with the same --precision and --max-batch-tokens, one precision) adds a\n"
-    "\"+gen\" row per workload run on LIB: in every run each window runs on the interpreter and on\n"
-    "LIB back to back (which first alternating window by window), and their tokens/s ratio is\n"
-    "paired run by run.\n";
+    "timing) for each thread count and workload, and oneDNN's sgemm peak in the same run.\n"
+    "Defaults: threads 1..the CPUs this process may run on (affinity), lengths 36,128,512, 5 runs,\n"
+    "16384 tokens per fixed-length run, batches of 2048 tokens, corpus format text, precision\n"
+    "fp32. With bf16, oneDNN's bf16 matmul peak is measured too and bf16 rows are held to it;\n"
+    "every row reports its time per op class. --compiled LIB (from `ckbatch compile` with the\n"
+    "same --precision and --max-batch-tokens, one precision) adds a \"+gen\" row per workload run\n"
+    "on LIB: in every run each window runs on the interpreter and on LIB back to back (which\n"
+    "first alternating window by window), and their tokens/s ratio is paired run by run.\n";
 
 static int parse_options(int argc, char **argv, options *o)
 {
@@ -584,6 +583,12 @@ int main(int argc, char **argv)
                  .runs = 5, .tokens = 16384, .max_batch_tokens = 2048};
     for (o.n_threads = 0; o.n_threads < cpus && o.n_threads < MAX_LIST; o.n_threads++) {
         o.threads[o.n_threads] = o.n_threads + 1;
+    }
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            fputs(usage, stdout);
+            return 0;
+        }
     }
     if (parse_options(argc, argv, &o) != 0 || (o.compiled != NULL && o.n_precisions != 1)) {
         fputs(usage, stderr);
