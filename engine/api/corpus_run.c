@@ -42,6 +42,8 @@ typedef struct {
     ck_corpus_summary *summary;
     unsigned char (*weights_sha)[32]; /* parity: every tensor's SHA-256 before the run */
     unsigned long long input_bytes;     /* size of a regular input file, 0 for stdin */
+    int streamed;                       /* stdin, or a pipe, FIFO or device named by path
+                                           (/dev/stdin, <(...)): read once, never rewound */
     unsigned long long committed_bytes; /* input bytes before the window (all their rows written) */
     unsigned long long window_bytes_end; /* input bytes through the window's last line */
     unsigned long long resumed_bytes;   /* resume: input bytes before the first line this run encodes */
@@ -221,15 +223,17 @@ static int resume_at_mark(session *s, ck_error *err)
     return ck_reader_skip(s->reader, s->resumed_lines, err);
 }
 
-/* Opens (or with --resume reopens) the output under this run's identity. A stdin run's output is
- * unresumable: its journals get no record, so nothing it leaves looks resumable. */
+/* Opens (or with --resume reopens) the output under this run's identity. A streamed run's output
+ * (stdin, a pipe) is unresumable: its journals get no record, so nothing it leaves looks
+ * resumable; and its input is not hashed, which would read it to its end before the run. */
 static int open_output(session *s, int is_stdin, ck_error *err)
 {
     const ck_corpus_params *opt = s->opt;
     char *sha = s->input_sha, options[1200];
     struct stat st = {0};
     if (opt->resume && is_stdin) {
-        return ck_fail(err, CK_E_ARG, "resume: needs a regular input file, not stdin");
+        return ck_fail(err, CK_E_ARG, "resume: needs a regular input file, not stdin or a pipe "
+                       "(%s)", opt->input);
     }
     int rc = is_stdin ? CK_OK : ck_sha256_file(opt->input, sha, err);
     if (rc == CK_OK && !is_stdin && stat(opt->input, &st) != 0) {
@@ -330,8 +334,13 @@ static int open_io(session *s, ck_error *err)
         return ck_fail(err, CK_E_IO, "%s: cannot open input: %s", opt->input, strerror(errno));
     }
     struct stat in_st;
-    s->input_bytes = !is_stdin && fstat(fileno(s->input), &in_st) == 0 && S_ISREG(in_st.st_mode)
-                         ? (unsigned long long)in_st.st_size : 0;
+    int regular = !is_stdin && fstat(fileno(s->input), &in_st) == 0 && S_ISREG(in_st.st_mode);
+    s->input_bytes = regular ? (unsigned long long)in_st.st_size : 0;
+    s->streamed = !regular;
+    if (s->streamed && opt->shard_count > 0) {
+        return ck_fail(err, CK_E_ARG, "shard: needs a regular input file, not stdin or a pipe (%s)",
+                       opt->input);
+    }
     s->out_path = opt->output;
     if (opt->shard_count > 0) {
         int rc = ck_corpus_shard_open(opt, s->input, &s->range, &s->shard_path, err);
@@ -355,7 +364,7 @@ static int open_io(session *s, ck_error *err)
     if (rc != CK_OK) {
         return rc;
     }
-    rc = open_output(s, is_stdin, err);
+    rc = open_output(s, s->streamed, err);
     if (rc != CK_OK) {
         return rc;
     }
@@ -582,10 +591,10 @@ static void release(session *s)
  * and the log says how to continue. */
 static void keep_or_discard(session *s, int rc)
 {
-    if (strcmp(s->opt->input, "-") == 0) {
+    if (s->streamed) {
         ck_output_discard(s->output);
-        note(s, "a run reading stdin cannot be resumed: its partial files beside %s were removed",
-             s->out_path);
+        note(s, "a run reading stdin or a pipe cannot be resumed: its partial files beside %s were "
+             "removed", s->out_path);
         return;
     }
     if (rc == CK_E_INPUT ||

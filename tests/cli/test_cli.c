@@ -350,6 +350,43 @@ static void test_demo_weights_file_equals_embedded(void)
     ck_features_close(b);
 }
 
+/* A pipe named by path (/dev/stdin under `cat |`, bash's <(...)) is read once, as stdin is: it
+ * gives the regular file's features and offsets. Before, the input was hashed by path first,
+ * which drained the pipe, and the run wrote an empty file with exit 0. */
+static void test_pipe_named_by_path_is_read_once(void)
+{
+    char args[2048];
+    ck_cli_write_file(ck_cli_tmp("three.txt"), "h\xc9\x99l\xcb\x88O\nw\xcb\x88\xc9\x9c\xc9\xb9ld\n;:,\n");
+    snprintf(args, sizeof args, "--input %s --output %s", ck_cli_tmp("three.txt"), ck_cli_tmp("file.st"));
+    CU_ASSERT_EQUAL_FATAL(run(args), 0);
+    char cmd[4096];
+    const char *bin = getenv("CK_BINARY_DIR");
+    snprintf(cmd, sizeof cmd, "cat %s | %s/engine/ckbatch --input /dev/stdin --output %s 2>%s/stderr",
+             ck_cli_tmp("three.txt"), bin ? bin : "build", ck_cli_tmp("pipe.st"), ck_cli_work);
+    int st = system(cmd);
+    CU_ASSERT_TRUE_FATAL(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    ck_features_file *a = NULL, *b = NULL;
+    ck_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(ck_features_open(&a, ck_cli_tmp("file.st"), &err), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_features_open(&b, ck_cli_tmp("pipe.st"), &err), CK_OK);
+    static const char *const names[] = {"features", "offsets"};
+    for (int i = 0; i < 2; i++) {
+        const ck_tensor_view *x = ck_features_tensor(a, names[i]), *y = ck_features_tensor(b, names[i]);
+        CU_ASSERT_FATAL(x != NULL && y != NULL);
+        CU_ASSERT_EQUAL(x->bytes, y->bytes);
+        CU_ASSERT_TRUE(x->bytes > 0 && x->bytes == y->bytes && memcmp(x->data, y->data, x->bytes) == 0);
+    }
+    ck_features_close(a);
+    ck_features_close(b);
+    snprintf(cmd, sizeof cmd, "cat %s | %s/engine/ckbatch --resume --input /dev/stdin --output %s "
+             "2>%s/stderr", ck_cli_tmp("three.txt"), bin ? bin : "build", ck_cli_tmp("pipe2.st"),
+             ck_cli_work);
+    st = system(cmd);
+    CU_ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1); /* a pipe cannot be resumed: refused */
+    CU_ASSERT_TRUE(error_lines("needs a regular input file, not stdin or a pipe") == 1);
+    CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("pipe2.st")));
+}
+
 int main(void)
 {
     static const ck_test_case cases[] = {
@@ -362,6 +399,7 @@ int main(void)
         {"unknown symbol (strict) fails cleanly", test_unknown_symbol_strict_fails_cleanly},
         {"malformed circuit fails cleanly", test_malformed_circuit_fails_cleanly},
         {"missing weight fails cleanly", test_missing_weight_fails_cleanly},
+        {"a pipe named by path is read once", test_pipe_named_by_path_is_read_once},
         {"subcommand --help; early input errors", test_subcommand_help_and_early_input_errors},
         {"usage errors exit 2", test_usage_errors_exit_2},
         {"demo weights file equals embedded", test_demo_weights_file_equals_embedded},

@@ -402,7 +402,7 @@ static void test_stdin_run_leaves_nothing_resumable(void)
     int st = system(cmd);
     CU_ASSERT_EQUAL(WIFEXITED(st) ? WEXITSTATUS(st) : -1, 1);
     CU_ASSERT_TRUE(stderr_has("disk full?"));
-    CU_ASSERT_TRUE(stderr_has("a run reading stdin cannot be resumed: its partial files beside "));
+    CU_ASSERT_TRUE(stderr_has("a run reading stdin or a pipe cannot be resumed: its partial files beside "));
     CU_ASSERT_FALSE(stderr_has("--resume to continue"));
     static const char *const parts[] = {"s.st", "s.st.partial", "s.st.partial.seqs",
                                         "s.st.partial.skipped", "s.st.partial.offsets",
