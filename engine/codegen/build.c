@@ -305,10 +305,25 @@ int ck_codegen_compile_as(const ck_compile_params *p, const char *emitter, ck_co
     ck_plan plan = {0};
     char compiler[400], key[2048], libraries[65];
     int rc = load_and_plan(p, &c, &plan, err);
+    /* Every path made in DIR must fit the result's 512-byte fields and the 600-byte scratch
+     * names (DIR/NAME.so.log.PID is the longest; a PID has at most 10 digits): a cut path would
+     * name a file outside DIR. */
+    size_t longest =
+        rc == CK_OK ? strlen(p->out_dir) + 1 + strlen(c.name) + sizeof ".so.json.log." + 10 : 0;
+    if (rc == CK_OK && longest >= sizeof r->library) {
+        rc = ck_fail(err, CK_E_ARG, "compile: output directory path is too long (%zu bytes; with the "
+                     "circuit name \"%.64s\" it may have at most %zu)", strlen(p->out_dir), c.name,
+                     sizeof r->library - (longest - strlen(p->out_dir)) - 1);
+    }
     /* -o DIR: made here when missing (its parent must exist), so no later step fails on it with
      * a message about something else */
     if (rc == CK_OK && mkdir(p->out_dir, 0777) != 0 && errno != EEXIST) {
         rc = ck_fail(err, CK_E_IO, "compile: output directory %s: %s", p->out_dir, strerror(errno));
+    }
+    struct stat dir_st;
+    if (rc == CK_OK && (stat(p->out_dir, &dir_st) != 0 || !S_ISDIR(dir_st.st_mode))) {
+        rc = ck_fail(err, CK_E_IO, "compile: output directory %s: exists and is not a directory",
+                     p->out_dir);
     }
     rc = rc ? rc : ck_codegen_circuit_sha256(p->circuit, r->circuit_sha256, err);
     rc = rc ? rc : compiler_id(cc, p->out_dir, compiler, sizeof compiler, err);

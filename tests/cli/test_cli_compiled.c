@@ -209,6 +209,28 @@ static void test_mismatch_and_tamper_refused(void)
     CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("x.st")));
 }
 
+/* compile -o DIR refuses, before it makes anything, a DIR whose paths would not fit (a cut path
+ * named files outside DIR and overwrote one there) and a DIR that is a file. */
+static void test_compile_output_dir_refusals(void)
+{
+    char dir[1024], args[2048];
+    int n = snprintf(dir, sizeof dir, "%s/long", ck_cli_work);
+    while (n < 560) { /* components of 99 bytes, the last one not made */
+        n += snprintf(dir + n, sizeof dir - (size_t)n, "/%099d", n);
+    }
+    snprintf(args, sizeof args, "mkdir -p %s", dir); /* it exists: only its length is wrong */
+    CU_ASSERT_EQUAL_FATAL(system(args), 0);
+    snprintf(args, sizeof args, "compile -o %s", dir);
+    CU_ASSERT_EQUAL(run(args), 1);
+    CU_ASSERT_EQUAL(ck_cli_stderr_lines_with("output directory path is too long"), 1);
+    snprintf(args, sizeof args, "test -z \"$(find %s/long -type f)\"", ck_cli_work);
+    CU_ASSERT_EQUAL(system(args), 0); /* no file made in it, nor beside it under a cut name */
+    ck_cli_write_file(ck_cli_tmp("a-file"), "x\n");
+    snprintf(args, sizeof args, "compile -o %s", ck_cli_tmp("a-file"));
+    CU_ASSERT_EQUAL(run(args), 1);
+    CU_ASSERT_EQUAL(ck_cli_stderr_lines_with("exists and is not a directory"), 1);
+}
+
 int main(void)
 {
     static const ck_test_case cases[] = {
@@ -219,6 +241,7 @@ int main(void)
         {"second compile runs no compiler", test_second_compile_runs_no_compiler},
         {"xray generated", test_xray_generated},
         {"mismatch and tamper refused", test_mismatch_and_tamper_refused},
+        {"compile output dir refusals", test_compile_output_dir_refusals},
     };
     return ck_cli_main("cli_compiled", cases, sizeof cases / sizeof cases[0]);
 }
