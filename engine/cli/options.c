@@ -139,7 +139,9 @@ int ck_cli_parse_size(const char *s, unsigned long long min, unsigned long long 
     char *end = NULL;
     errno = 0;
     unsigned long long v = strtoull(s, &end, 10);
-    if (errno != 0 || end == s || *end != '\0' || s[0] == '-' || v < min || v > max) {
+    /* digits only: strtoull would skip leading space and wrap " -1" to 2^64 - 1 */
+    if (errno != 0 || end == s || *end != '\0' || !(s[0] >= '0' && s[0] <= '9') || v < min ||
+        v > max) {
         return -1;
     }
     *out = v;

@@ -191,6 +191,11 @@ static int add_op(ck_loader *l, const cJSON *json, size_t top, size_t decl, int 
     if (rc == CK_OK && op->kind == CK_OP_EMBEDDING_THREE_TABLE_LAYER_NORM &&
         l->c->max_positions == 0) {
         l->c->max_positions = l->c->weights[op->weights[CK_EMB_POSITION]].shape[0];
+        if (l->c->max_positions < 3) { /* else every line fails at run time, naming no circuit */
+            rc = ck_loader_fail(l, "weights \"position\": %zu rows, but a sequence needs at least "
+                                "3 positions (its two boundary tokens and one symbol)",
+                                l->c->max_positions);
+        }
     }
     l->c->n_ops += rc == CK_OK;
     return rc;

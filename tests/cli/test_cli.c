@@ -252,6 +252,8 @@ static void test_missing_weight_fails_cleanly(void)
 static void test_usage_errors_exit_2(void)
 {
     CU_ASSERT_EQUAL(run("--threads 0 --input a --output b"), 2);
+    CU_ASSERT_EQUAL(run("--threads ' 2' --input a --output b"), 2); /* digits only */
+    CU_ASSERT_EQUAL(run("--seed ' -1' --input a --output b"), 2);  /* not 2^64 - 1 */
     CU_ASSERT_EQUAL(run("--format xml --input a --output b"), 2);
     CU_ASSERT_EQUAL(run("--input a"), 2);
     CU_ASSERT_EQUAL(run("--bogus"), 2);

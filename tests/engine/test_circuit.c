@@ -215,6 +215,14 @@ static void test_dim_zero(void)
     expect_reject("\"E\": 4", "\"E\": 0", CK_E_CIRCUIT, "dims \"E\"", "positive integer");
 }
 
+/* Two positions hold no sequence (boundaries and one symbol need 3): refused at load, naming the
+ * table, where it used to load and fail every line at run time naming no circuit. */
+static void test_too_few_positions(void)
+{
+    expect_reject("\"P\": 16", "\"P\": 2", CK_E_CIRCUIT, "weights \"position\": 2 rows",
+                  "at least 3 positions");
+}
+
 static void test_dim_fraction(void)
 {
     expect_reject("\"E\": 4", "\"E\": 4.5", CK_E_CIRCUIT, "dims \"E\"", "positive integer");
@@ -464,7 +472,7 @@ CK_TEST_MAIN("circuit", {"kokoro loads as forward()", test_kokoro_loads_as_forwa
              {"unknown op kind", test_unknown_op_kind}, {"unknown slot", test_unknown_slot},
              {"missing slot", test_missing_slot}, {"extra op field", test_extra_op_field},
              {"unknown dim", test_unknown_dim}, {"dim zero", test_dim_zero},
-             {"dim fraction", test_dim_fraction}, {"dim negative", test_dim_negative},
+             {"dim fraction", test_dim_fraction}, {"too few positions", test_too_few_positions}, {"dim negative", test_dim_negative},
              {"two runtime dims", test_two_runtime_dims},
              {"no runtime dim", test_no_runtime_dim},
              {"runtime dim in weight", test_runtime_dim_in_weight},
