@@ -254,6 +254,10 @@ static int open_output(session *s, int is_stdin, ck_error *err)
                                    : (opt->resume ? CK_OUTPUT_RESUME : CK_OUTPUT_FRESH);
     rc = ck_output_open(&s->output, s->out_path, opt->layer == CK_LAYER_HIDDEN ? "hidden" : "features",
                         s->cols, &id, mode, &s->mark, err);
+    if (rc == CK_OK && ck_output_replaced_record(s->output)) {
+        note(s, "an interrupted run's progress (%s.partial*) was discarded: this run starts from the "
+             "beginning (--resume would have continued it)", s->out_path);
+    }
     return rc == CK_OK && opt->resume ? resume_at_mark(s, err) : rc;
 }
 

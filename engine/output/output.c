@@ -140,6 +140,7 @@ int ck_output_open(ck_output **out, const char *path, const char *rows_name, siz
     /* no record: nothing was committed (or the run finished); any journals left are replaced */
     o->mode = mode == CK_OUTPUT_RESUME && access(o->record_path, F_OK) != 0 && errno == ENOENT
                   ? CK_OUTPUT_FRESH : mode;
+    o->replaced_record = mode == CK_OUTPUT_FRESH && access(o->record_path, F_OK) == 0;
     if (rc == CK_OK) {
         rc = o->mode == CK_OUTPUT_RESUME ? ck_output_resume(o, mark, err) : open_fresh(o, err);
     }
@@ -388,6 +389,11 @@ size_t ck_output_skipped(const ck_output *o)
 int ck_output_resumed(const ck_output *o)
 {
     return o->mode == CK_OUTPUT_RESUME;
+}
+
+int ck_output_replaced_record(const ck_output *o)
+{
+    return o->replaced_record;
 }
 
 void ck_output_free(ck_output *o)

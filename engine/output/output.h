@@ -82,6 +82,10 @@ int ck_output_open(ck_output **out, const char *path, const char *rows_name, siz
 /* 1 when ck_output_open continued from a progress record, 0 when it started fresh. */
 int ck_output_resumed(const ck_output *o);
 
+/* 1 when ck_output_open, asked for CK_OUTPUT_FRESH, found an interrupted run's progress record
+ * (which it then replaced): the caller says so, since --resume would have continued it. */
+int ck_output_replaced_record(const ck_output *o);
+
 /* Skipped lines recorded so far: those of the resumed record plus this run's ck_output_skip. */
 size_t ck_output_skipped(const ck_output *o);
 

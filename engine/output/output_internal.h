@@ -35,6 +35,7 @@ struct ck_output {
     const char *rows_name;  /* name of the rows tensor: "features" or "hidden" (not owned) */
     size_t cols;
     ck_output_mode mode;        /* RESUME only when continued from a record */
+    int replaced_record;        /* a FRESH open found an interrupted run's record and replaced it */
     size_t n_seqs, tokens, commits, skipped;
     size_t placed;              /* rows [0, placed) of the rows journal are written (put or appended) */
     size_t last_skip_line;      /* highest line given to ck_output_skip by this run, 0 if none */

@@ -193,6 +193,25 @@ static void test_kill_then_resume_equals_uninterrupted(void)
     ck_features_close(f);
 }
 
+/* A run without --resume over an interrupted run's record starts over, as before, but says that
+ * it discarded the progress (it used to be silent), and gives the uninterrupted file. */
+static void test_fresh_run_says_it_discards_a_record(void)
+{
+    char args[1024];
+    write_corpus(ck_cli_tmp("e.txt"), 1);
+    snprintf(args, sizeof args, "--on-error skip -i %s -o %s", ck_cli_tmp("e.txt"), ck_cli_tmp("e_full.st"));
+    CU_ASSERT_EQUAL_FATAL(run(args), 0);
+    CU_ASSERT_FALSE(stderr_has("was discarded"));
+    run_and_kill(ck_cli_tmp("e.txt"), ck_cli_tmp("e.st"));
+    CU_ASSERT_TRUE_FATAL(ck_cli_exists(ck_cli_tmp("e.st.partial.json")));
+    snprintf(args, sizeof args, "--on-error skip -i %s -o %s", ck_cli_tmp("e.txt"), ck_cli_tmp("e.st"));
+    CU_ASSERT_EQUAL_FATAL(run(args), 0);
+    CU_ASSERT_TRUE(stderr_has("an interrupted run's progress ("));
+    CU_ASSERT_TRUE(stderr_has("was discarded: this run starts from the beginning (--resume would"));
+    CU_ASSERT_TRUE(same_bytes(ck_cli_tmp("e_full.st"), ck_cli_tmp("e.st")));
+    CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("e.st.partial.json")));
+}
+
 static void test_resume_rejects_changed_input_and_options(void)
 {
     char args[1024];
@@ -487,6 +506,7 @@ int main(void)
 {
     static const ck_test_case cases[] = {
         {"kill -9 then --resume equals uninterrupted", test_kill_then_resume_equals_uninterrupted},
+        {"fresh run says it discards a record", test_fresh_run_says_it_discards_a_record},
         {"--resume rejects changed input and options", test_resume_rejects_changed_input_and_options},
         {"--resume rejects an added --config", test_resume_rejects_added_config},
         {"--resume without record starts over", test_resume_without_record_starts_over},
