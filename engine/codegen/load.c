@@ -2,9 +2,11 @@
  * dlopen, a copy named by that hash so glibc never hands back a stale object for a rebuilt path
  * (cases C21), and the exported provenance checked against what the caller asked for. */
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "codegen_internal.h"
@@ -26,7 +28,35 @@ static int materialize(const char *named, const char *bytes, size_t len, const c
     return ck_file_write_atomic(named, bytes, len, err);
 }
 
-/* Reads path, checks its SHA-256 against the manifest, writes the hash-named copy. */
+/* The hash-named copy's name in this user's private directory, $TMPDIR/ckbatch-UID (else /tmp):
+ * for a library whose own directory this process cannot write (installed, shared, read-only).
+ * The directory must be this user's, mode 0700, so no one else can put an object there between
+ * the hash check and dlopen. */
+static int private_copy_name(const char *path, const char *sha, char *out, size_t cap, ck_error *err)
+{
+    const char *tmp = getenv("TMPDIR") != NULL && getenv("TMPDIR")[0] == '/' ? getenv("TMPDIR") : "/tmp";
+    char dir[400];
+    struct stat st;
+    int n = snprintf(dir, sizeof dir, "%s/ckbatch-%ld", tmp, (long)getuid());
+    if (n < 0 || (size_t)n >= sizeof dir || (mkdir(dir, 0700) != 0 && errno != EEXIST)) {
+        return ck_fail(err, CK_E_IO, "%s: cannot make the private directory %s for its copy: %s",
+                       path, dir, strerror(errno));
+    }
+    if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
+        (st.st_mode & 077) != 0) {
+        return ck_fail(err, CK_E_IO, "%s: %s is not this user's private (0700) directory: refusing "
+                       "to load a copy from it", path, dir);
+    }
+    const char *base = strrchr(path, '/') != NULL ? strrchr(path, '/') + 1 : path;
+    n = snprintf(out, cap, "%s/%s.%.16s", dir, base, sha);
+    if (n < 0 || (size_t)n >= cap) {
+        return ck_fail(err, CK_E_ARG, "%s: the name of its private copy is too long", path);
+    }
+    return CK_OK;
+}
+
+/* Reads path, checks its SHA-256 against the manifest, writes the hash-named copy: beside it, or
+ * where its directory is not writable, in the user's private directory (private_copy_name). */
 static int verify(ck_compiled_library *lib, const char *path, ck_codegen_manifest *m,
                   ck_error *err)
 {
@@ -48,7 +78,15 @@ static int verify(ck_compiled_library *lib, const char *path, ck_codegen_manifes
         /* a name with a slash: dlopen must not search the library path for it */
         snprintf(lib->loaded, sizeof lib->loaded, "%s%s.%.16s", strchr(path, '/') ? "" : "./",
                  path, lib->sha256);
-        rc = materialize(lib->loaded, bytes, len, lib->sha256, err);
+        ck_error beside = {0}, private_dir = {0}; /* both failed: the first reason is the one to fix */
+        rc = materialize(lib->loaded, bytes, len, lib->sha256, &beside);
+        if (rc != CK_OK &&
+            (private_copy_name(path, lib->sha256, lib->loaded, sizeof lib->loaded, &private_dir) ||
+             materialize(lib->loaded, bytes, len, lib->sha256, &private_dir))) {
+            rc = ck_fail(err, rc, "%s", beside.message);
+        } else {
+            rc = CK_OK;
+        }
     }
     free(bytes);
     return rc;

@@ -231,6 +231,37 @@ static void test_compile_output_dir_refusals(void)
     CU_ASSERT_EQUAL(ck_cli_stderr_lines_with("exists and is not a directory"), 1);
 }
 
+/* A library in a directory the user cannot write (installed, shared, read-only) loads from a
+ * hash-named copy in the user's private $TMPDIR/ckbatch-UID (it used to fail: "cannot create").
+ * Run as nobody (root writes anywhere), where nobody can reach the binary. */
+static void test_read_only_library_directory(void)
+{
+    const char *lib = compile_kokoro("gen_ro_src", "");
+    char cmd[4096], as_nobody[256];
+    snprintf(as_nobody, sizeof as_nobody, "setpriv --reuid=65534 --regid=65534 --clear-groups");
+    snprintf(cmd, sizeof cmd, "%s test -x %s 2>/dev/null", as_nobody, ck_cli_binary());
+    if (geteuid() != 0 || chmod(ck_cli_work, 0755) != 0 || system(cmd) != 0) {
+        CU_PASS("not root, no setpriv, or nobody cannot reach the binary here (e.g. under /root)");
+        return;
+    }
+    const char *ro = ck_cli_tmp("ro"), *home = ck_cli_tmp("nobody");
+    snprintf(cmd, sizeof cmd, "mkdir -p %s %s && chmod 777 %s && cp %s %s.json %s && chmod 555 %s && "
+             "printf 'h\\311\\231l\\313\\210O\\n' > %s/in.txt && chmod 644 %s/in.txt",
+             ro, home, home, lib, lib, ro, ro, home, home);
+    CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "%s env TMPDIR=%s %s -q -t 1 -i %s/in.txt -o %s/x.st --compiled "
+             "%s/kokoro_phoneme_encoder.so 2>%s", as_nobody, home, ck_cli_binary(), home, home, ro,
+             ck_cli_tmp("stderr"));
+    int st = system(cmd);
+    CU_ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    snprintf(cmd, sizeof cmd, "%s/x.st", home);
+    CU_ASSERT_TRUE(ck_cli_exists(cmd));
+    snprintf(cmd, sizeof cmd, "test \"$(stat -c %%a %s/ckbatch-65534)\" = 700 && ls %s/ckbatch-65534/"
+             "kokoro_phoneme_encoder.so.* >/dev/null && test -z \"$(ls -A %s | grep -v '^kokoro_phoneme"
+             "_encoder.so$' | grep -v '^kokoro_phoneme_encoder.so.json$')\"", home, home, ro);
+    CU_ASSERT_EQUAL(system(cmd), 0); /* the copy is private, and nothing was written beside */
+}
+
 int main(void)
 {
     static const ck_test_case cases[] = {
@@ -242,6 +273,7 @@ int main(void)
         {"xray generated", test_xray_generated},
         {"mismatch and tamper refused", test_mismatch_and_tamper_refused},
         {"compile output dir refusals", test_compile_output_dir_refusals},
+        {"read-only library directory", test_read_only_library_directory},
     };
     return ck_cli_main("cli_compiled", cases, sizeof cases / sizeof cases[0]);
 }
