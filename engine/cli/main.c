@@ -3,6 +3,7 @@
  * 1 input or runtime error, 2 usage error). Computes nothing itself. */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -144,6 +145,41 @@ static void bound_allocator(void)
 #endif
 }
 
+/* SIGINT or SIGTERM while a corpus runs: the first asks the library to stop before its next batch
+ * (what was committed stays for --resume; a stdin run's partial files are removed), the second
+ * ends the process at once, as without a handler. */
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig)
+{
+    stop_signal = sig;
+    signal(sig, SIG_DFL);
+}
+
+static int stop_requested(void *ctx)
+{
+    (void)ctx;
+    return stop_signal != 0;
+}
+
+static void catch_stop_signals(ck_cli_options *o)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    const int sigs[] = {SIGINT, SIGTERM};
+    for (int i = 0; i < 2; i++) {
+        struct sigaction old;
+        /* a signal the parent set to be ignored (nohup, a background job) stays ignored */
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN) {
+            sigaction(sigs[i], &sa, NULL);
+        }
+    }
+    o->model.cancel = stop_requested;
+    o->model.cancel_ctx = NULL;
+}
+
 /* Loads the model, runs the corpus, prints the summary. */
 static int run_corpus(ck_cli_options *o)
 {
@@ -151,11 +187,17 @@ static int run_corpus(ck_cli_options *o)
     ck_model *model = NULL;
     ck_corpus_summary summary;
     bound_allocator();
+    catch_stop_signals(o);
     int rc = ck_model_load(&model, &o->model, &err);
     if (rc == CK_OK) {
         rc = ck_run_corpus(model, &o->corpus, &summary, &err);
     }
     ck_model_free(model);
+    if (rc == CK_E_CANCELLED && stop_signal != 0) { /* the shell's convention: 128 + the signal */
+        fprintf(stderr, "ckbatch: stopped by %s: %s\n", stop_signal == SIGINT ? "SIGINT" : "SIGTERM",
+                err.message);
+        return 128 + (int)stop_signal;
+    }
     if (rc != CK_OK) {
         fprintf(stderr, "ckbatch: error: %s\n", err.message);
         return EXIT_INPUT;

@@ -111,7 +111,8 @@ static const char *const usage_text[] = {
     "  -V, --version             version\n"
     "\n"
     "Exit status: 0 success, 1 input or runtime error (no output file; committed progress stays in\n"
-    "FILE.partial* for --resume), 2 usage error.\n",
+    "FILE.partial* for --resume), 2 usage error, 130 / 143 stopped by SIGINT / SIGTERM (the first\n"
+    "stops before the next batch, keeping the progress for --resume; a second ends it at once).\n",
 };
 
 int ck_cli_usage_error(const char *fmt, const char *arg)

@@ -144,6 +144,29 @@ static inline int ck_cli_same_bytes(const char *a, const char *b)
 
 /* Starts the shell command `cmd` (which must exec ckbatch writing `out`) and SIGKILLs it as soon
  * as its first progress record exists; asserts the record is there and `out` is not. */
+/* As ck_cli_kill_after_first_commit, with SIGTERM: returns the exit status (-1 if it died of the
+ * signal), the file not written. */
+static inline int ck_cli_term_after_first_commit(const char *cmd, const char *out)
+{
+    char record[600];
+    snprintf(record, sizeof record, "%s.partial.json", out);
+    pid_t pid = fork();
+    CU_ASSERT_FATAL(pid >= 0);
+    if (pid == 0) {
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    struct timespec nap = {0, 2000000};
+    for (int i = 0; i < 30000 && !ck_cli_exists(record); i++) {
+        nanosleep(&nap, NULL);
+    }
+    kill(pid, SIGTERM);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    CU_ASSERT_FALSE(ck_cli_exists(out));
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
 static inline void ck_cli_kill_after_first_commit(const char *cmd, const char *out)
 {
     char record[600];

@@ -212,6 +212,26 @@ static void test_fresh_run_says_it_discards_a_record(void)
     CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("e.st.partial.json")));
 }
 
+/* SIGTERM (or Ctrl-C's SIGINT) stops the run before its next batch: exit 143, the progress kept
+ * with the --resume hint, and the resumed file equals the uninterrupted one. */
+static void test_sigterm_stops_cleanly_and_resumes(void)
+{
+    char args[1024], cmd[4096];
+    write_corpus(ck_cli_tmp("sg.txt"), 1);
+    snprintf(args, sizeof args, "--on-error skip -i %s -o %s", ck_cli_tmp("sg.txt"), ck_cli_tmp("sg_full.st"));
+    CU_ASSERT_EQUAL_FATAL(run(args), 0);
+    snprintf(cmd, sizeof cmd, "exec %s " CK_ARGS " --on-error skip -i %s -o %s 2>%s", ck_cli_binary(),
+             getenv("CK_SOURCE_DIR") ? getenv("CK_SOURCE_DIR") : ".", ck_cli_tmp("sg.txt"),
+             ck_cli_tmp("sg.st"), ck_cli_tmp("stderr"));
+    CU_ASSERT_EQUAL(ck_cli_term_after_first_commit(cmd, ck_cli_tmp("sg.st")), 128 + SIGTERM);
+    CU_ASSERT_TRUE(stderr_has("ckbatch: stopped by SIGTERM: corpus: cancelled by the caller"));
+    CU_ASSERT_TRUE(stderr_has("run again with --resume to continue"));
+    snprintf(args, sizeof args, "--on-error skip --resume -i %s -o %s", ck_cli_tmp("sg.txt"), ck_cli_tmp("sg.st"));
+    CU_ASSERT_EQUAL_FATAL(run(args), 0);
+    CU_ASSERT_TRUE(stderr_has("ckbatch: resuming at line "));
+    CU_ASSERT_TRUE(same_bytes(ck_cli_tmp("sg_full.st"), ck_cli_tmp("sg.st")));
+}
+
 static void test_resume_rejects_changed_input_and_options(void)
 {
     char args[1024];
@@ -507,6 +527,7 @@ int main(void)
     static const ck_test_case cases[] = {
         {"kill -9 then --resume equals uninterrupted", test_kill_then_resume_equals_uninterrupted},
         {"fresh run says it discards a record", test_fresh_run_says_it_discards_a_record},
+        {"SIGTERM stops cleanly and resumes", test_sigterm_stops_cleanly_and_resumes},
         {"--resume rejects changed input and options", test_resume_rejects_changed_input_and_options},
         {"--resume rejects an added --config", test_resume_rejects_added_config},
         {"--resume without record starts over", test_resume_without_record_starts_over},
