@@ -142,11 +142,10 @@ static inline int ck_cli_same_bytes(const char *a, const char *b)
     return system(cmd) == 0;
 }
 
-/* Starts the shell command `cmd` (which must exec ckbatch writing `out`) and SIGKILLs it as soon
- * as its first progress record exists; asserts the record is there and `out` is not. */
-/* As ck_cli_kill_after_first_commit, with SIGTERM: returns the exit status (-1 if it died of the
- * signal), the file not written. */
-static inline int ck_cli_term_after_first_commit(const char *cmd, const char *out)
+/* Starts the shell command `cmd` (which must exec ckbatch writing `out`) and sends it `sig` as
+ * soon as its first progress record exists; asserts the record is there and `out` is not; returns
+ * the wait status. */
+static inline int ck_cli_signal_after_first_commit(const char *cmd, const char *out, int sig)
 {
     char record[600];
     snprintf(record, sizeof record, "%s.partial.json", out);
@@ -160,33 +159,26 @@ static inline int ck_cli_term_after_first_commit(const char *cmd, const char *ou
     for (int i = 0; i < 30000 && !ck_cli_exists(record); i++) {
         nanosleep(&nap, NULL);
     }
-    kill(pid, SIGTERM);
+    kill(pid, sig);
     int st = 0;
     waitpid(pid, &st, 0);
+    CU_ASSERT_TRUE(ck_cli_exists(record));
     CU_ASSERT_FALSE(ck_cli_exists(out));
+    return st;
+}
+
+/* SIGTERM after the first commit: the exit status (-1 if it died of the signal). */
+static inline int ck_cli_term_after_first_commit(const char *cmd, const char *out)
+{
+    int st = ck_cli_signal_after_first_commit(cmd, out, SIGTERM);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* SIGKILL after the first commit: the record stays, the file is not written. */
 static inline void ck_cli_kill_after_first_commit(const char *cmd, const char *out)
 {
-    char record[600];
-    snprintf(record, sizeof record, "%s.partial.json", out);
-    pid_t pid = fork();
-    CU_ASSERT_FATAL(pid >= 0);
-    if (pid == 0) {
-        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-        _exit(127);
-    }
-    struct timespec nap = {0, 2000000};
-    for (int i = 0; i < 30000 && !ck_cli_exists(record); i++) {
-        nanosleep(&nap, NULL);
-    }
-    kill(pid, SIGKILL);
-    int st = 0;
-    waitpid(pid, &st, 0);
+    int st = ck_cli_signal_after_first_commit(cmd, out, SIGKILL);
     CU_ASSERT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
-    CU_ASSERT_TRUE(ck_cli_exists(record));
-    CU_ASSERT_FALSE(ck_cli_exists(out));
 }
 
 /* Runs the cases in a fresh work directory, then removes it (unmounting a test tmpfs at work/disk
