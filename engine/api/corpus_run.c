@@ -226,17 +226,17 @@ static int resume_at_mark(session *s, ck_error *err)
 /* Opens (or with --resume reopens) the output under this run's identity. A streamed run's output
  * (stdin, a pipe) is unresumable: its journals get no record, so nothing it leaves looks
  * resumable; and its input is not hashed, which would read it to its end before the run. */
-static int open_output(session *s, int is_stdin, ck_error *err)
+static int open_output(session *s, int streamed, ck_error *err)
 {
     const ck_corpus_params *opt = s->opt;
     char *sha = s->input_sha, options[1200];
     struct stat st = {0};
-    if (opt->resume && is_stdin) {
+    if (opt->resume && streamed) {
         return ck_fail(err, CK_E_ARG, "resume: needs a regular input file, not stdin or a pipe "
                        "(%s)", opt->input);
     }
-    int rc = is_stdin ? CK_OK : ck_sha256_file(opt->input, sha, err);
-    if (rc == CK_OK && !is_stdin && stat(opt->input, &st) != 0) {
+    int rc = streamed ? CK_OK : ck_sha256_file(opt->input, sha, err);
+    if (rc == CK_OK && !streamed && stat(opt->input, &st) != 0) {
         rc = ck_fail(err, CK_E_IO, "%s: cannot stat input", opt->input);
     }
     if (rc != CK_OK) {
@@ -250,7 +250,7 @@ static int open_output(session *s, int is_stdin, ck_error *err)
     }
     ck_output_identity id = {sha, (size_t)st.st_size, options,
                              ck_weights_identity(s->model->weights)};
-    ck_output_mode mode = is_stdin ? CK_OUTPUT_UNRESUMABLE
+    ck_output_mode mode = streamed ? CK_OUTPUT_UNRESUMABLE
                                    : (opt->resume ? CK_OUTPUT_RESUME : CK_OUTPUT_FRESH);
     rc = ck_output_open(&s->output, s->out_path, opt->layer == CK_LAYER_HIDDEN ? "hidden" : "features",
                         s->cols, &id, mode, &s->mark, err);
