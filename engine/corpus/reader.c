@@ -295,13 +295,14 @@ static int phonemes_line(ck_reader *r, const char *s, size_t len, const char *wh
     return rc;
 }
 
-/* One id of an ids-format array: an integer 1..id_rows-1 (0 is the boundary the reader adds), a
+/* One id of an ids-format array: a finite integer 1..id_rows-1 (0 is the boundary the reader adds;
+ * an overflowing number such as 1e400, which cJSON reads as inf, is not an integer), a
  * row of the word-embedding table. One the vocab does not define is a line error when strict,
  * else warned, counted and kept. */
 static int array_id(ck_reader *r, const cJSON *item, size_t k, int32_t *id, ck_error *err)
 {
     double v = cJSON_IsNumber(item) ? item->valuedouble : NAN;
-    if (!cJSON_IsNumber(item) || v != floor(v)) {
+    if (!cJSON_IsNumber(item) || !isfinite(v) || v != floor(v)) {
         return ck_fail(err, CK_E_INPUT, "%s:%zu: element %zu: not an integer id", r->source,
                        r->line_no, k + 1);
     }

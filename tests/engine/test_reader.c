@@ -276,6 +276,8 @@ static void test_ids_rejections(void)
     ids_line_fails_strict("[50, 26]", 0, 1, "c.txt:1: element 2: id 26 names no vocab symbol");
     ids_line_fails("[1.5]", 0, "c.txt:1: element 1: not an integer id");
     ids_line_fails("[1, \"a\"]", 0, "c.txt:1: element 2: not an integer id");
+    ids_line_fails("[1e400]", 0, "c.txt:1: element 1: not an integer id");
+    ids_line_fails("[5, -1e400]", 0, "c.txt:1: element 2: not an integer id");
     ids_line_fails("{\"a\": 1}", 0, "c.txt:1: column 1: expected a JSON array of ids");
     ids_line_fails("[1, 2", 0, "c.txt:1: column 5: expected a JSON array of ids");
     ids_line_fails("[1] x", 0, "c.txt:1: column 4: text after the JSON array");
