@@ -117,7 +117,7 @@ int ck_kokoro_config_parse(ck_kokoro_config *c, const char *json, size_t length,
     }
     ck_sha256_hex(digest, c->sha256);
     const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(json, length, &end, 0);
+    cJSON *root = ck_json_parse(json, length, &end);
     int rc = CK_OK;
     if (root == NULL) {
         size_t at = end != NULL && end >= json ? (size_t)(end - json) : 0, line = 1;

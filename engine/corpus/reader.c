@@ -13,6 +13,7 @@
 #include "en_lexicon.h"
 #include "en_text.h"
 #include "g2p.h"
+#include "json.h"
 #include "misaki.h"
 #include "line_reader.h"
 #include "utf8.h"
@@ -332,6 +333,12 @@ static int array_id(ck_reader *r, const cJSON *item, size_t k, int32_t *id, ck_e
 static int parse_ids(ck_reader *r, const char *s, size_t len, cJSON **array, ck_error *err)
 {
     const char *end = NULL;
+    size_t bad = ck_json_bad_number(s, len);
+    if (bad < len) {
+        size_t n = strspn(s + bad, "0123456789+-.eE");
+        return ck_fail(err, CK_E_INPUT, "%s:%zu: column %zu: %.*s is not a JSON number",
+                       r->source, r->line_no, bad + 1, (int)(n < 24 ? n : 24), s + bad);
+    }
     *array = cJSON_ParseWithLengthOpts(s, len, &end, 0);
     size_t column = (end != NULL && end >= s) ? (size_t)(end - s) + 1 : 1;
     if (*array == NULL || !cJSON_IsArray(*array)) {

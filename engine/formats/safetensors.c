@@ -264,7 +264,12 @@ static int load(ck_st_file *f, ck_error *err)
                        f->path, (unsigned long long)n, f->map_bytes - 8);
     }
     const char *text = (const char *)f->map + 8, *end = NULL;
-    root = cJSON_ParseWithLengthOpts(text, (size_t)n, &end, 0);
+    root = ck_json_parse(text, (size_t)n, &end);
+    if (root == NULL && ck_json_bad_number(text, (size_t)n) < (size_t)n) {
+        rc = ck_fail(err, CK_E_FORMAT, "%s: header: not a JSON number at byte %zu", f->path,
+                     ck_json_bad_number(text, (size_t)n));
+        goto done;
+    }
     if (!cJSON_IsObject(root)) {
         rc = ck_fail(err, CK_E_FORMAT, "%s: header: not a JSON object", f->path);
         goto done;

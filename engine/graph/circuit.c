@@ -417,7 +417,7 @@ int ck_circuit_parse(ck_circuit *c, const char *json, size_t length, const char 
     ck_loader l = {.c = c, .err = err};
     const char *end = NULL;
     int rc = CK_OK;
-    cJSON *root = cJSON_ParseWithLengthOpts(json, length, &end, 0);
+    cJSON *root = ck_json_parse(json, length, &end);
     if (root == NULL) {
         size_t at = end != NULL && end >= json ? (size_t)(end - json) : 0, line = 1;
         for (size_t i = 0; i < at && i < length; i++) {
