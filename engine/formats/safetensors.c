@@ -196,24 +196,39 @@ typedef struct {
 static int span_cmp(const void *a, const void *b)
 {
     const st_span *x = a, *y = b;
-    return (x->begin > y->begin) - (x->begin < y->begin);
+    if (x->begin != y->begin) {
+        return (x->begin > y->begin) - (x->begin < y->begin);
+    }
+    return (x->end > y->end) - (x->end < y->end);
 }
 
-/* No two non-empty tensors share a byte: sort by begin, each must start at or after the previous end. */
-static int check_overlap(const ck_st_file *f, st_span *spans, size_t n, ck_error *err)
+/* The data section is the tensors' bytes back to back, as the format's reference implementation
+ * validates it (safetensors' Metadata::validate: sorted by (begin, end), each begins where the
+ * previous ended, the last ends at the end of the file): no shared byte, no hole, nothing after. */
+static int check_layout(const ck_st_file *f, st_span *spans, size_t n, size_t data_bytes,
+                        ck_error *err)
 {
-    size_t prev = SIZE_MAX;
+    size_t at = 0;
     qsort(spans, n, sizeof *spans, span_cmp);
     for (size_t i = 0; i < n; i++) {
-        if (spans[i].begin == spans[i].end) {
-            continue;
-        }
-        if (prev != SIZE_MAX && spans[i].begin < spans[prev].end) {
+        const char *name = f->tensors[spans[i].index].name;
+        if (spans[i].begin < at) {
             return ck_fail(err, CK_E_FORMAT,
                            "%s: tensor \"%s\": data_offsets: overlaps tensor \"%s\"", f->path,
-                           f->tensors[spans[i].index].name, f->tensors[spans[prev].index].name);
+                           name, f->tensors[spans[i - 1].index].name);
         }
-        prev = i;
+        if (spans[i].begin > at) {
+            return ck_fail(err, CK_E_FORMAT,
+                           "%s: tensor \"%s\": data_offsets: begins at %zu, leaving bytes %zu..%zu "
+                           "of the data section unused",
+                           f->path, name, spans[i].begin, at, spans[i].begin - 1);
+        }
+        at = spans[i].end;
+    }
+    if (at != data_bytes) {
+        return ck_fail(err, CK_E_FORMAT,
+                       "%s: data section: %zu bytes after the last tensor's data (%zu of %zu used)",
+                       f->path, data_bytes - at, at, data_bytes);
     }
     return CK_OK;
 }
@@ -240,7 +255,7 @@ static int parse_header(ck_st_file *f, const cJSON *root, const unsigned char *d
         spans[i].index = i;
     }
     if (rc == CK_OK) {
-        rc = check_overlap(f, spans, f->n, err);
+        rc = check_layout(f, spans, f->n, data_bytes, err);
     }
 done:
     free(spans);

@@ -188,8 +188,9 @@ static void test_malformed_circuit_fails_cleanly(void)
     expect_failure(fmt, ck_cli_tmp("one.txt"), "bad.json");
 }
 
-/* Writes a copy of the safetensors file src without its first tensor (its bytes stay in the data
- * section, unreferenced) and returns that tensor's name (static). */
+/* Writes a copy of the safetensors file src without its first tensor (ckbatch's writer puts it at
+ * data offset 0: its bytes go too and the others' offsets move down, so the copy is a valid file)
+ * and returns that tensor's name (static). */
 static const char *drop_first_tensor(const char *src, const char *dst)
 {
     static char name[256];
@@ -216,7 +217,17 @@ static const char *drop_first_tensor(const char *src, const char *dst)
     }
     CU_ASSERT_PTR_NOT_NULL_FATAL(first);
     snprintf(name, sizeof name, "%s", first->string);
+    const cJSON *span = cJSON_GetObjectItemCaseSensitive(first, "data_offsets");
+    CU_ASSERT_EQUAL_FATAL(cJSON_GetArrayItem(span, 0)->valuedouble, 0);
+    size_t cut = (size_t)cJSON_GetArrayItem(span, 1)->valuedouble;
     cJSON_DeleteItemFromObjectCaseSensitive(root, name);
+    for (cJSON *t = root->child; t != NULL; t = t->next) {
+        cJSON *offsets = cJSON_GetObjectItemCaseSensitive(t, "data_offsets");
+        for (int k = 0; offsets != NULL && k < 2; k++) {
+            cJSON *at = cJSON_GetArrayItem(offsets, k);
+            cJSON_SetNumberValue(at, at->valuedouble - (double)cut);
+        }
+    }
     char *text = cJSON_PrintUnformatted(root);
     size_t n = strlen(text), padded = (n + 7) / 8 * 8;
     FILE *o = fopen(dst, "wb");
@@ -228,7 +239,7 @@ static const char *drop_first_tensor(const char *src, const char *dst)
     for (size_t i = n; i < padded; i++) {
         fputc(' ', o);
     }
-    fwrite(bytes, 1, data, o);
+    fwrite(bytes + cut, 1, data - cut, o);
     fclose(o);
     free(text);
     cJSON_Delete(root);

@@ -147,6 +147,38 @@ static void test_reject_overlap(void)
                   16, CK_E_FORMAT, "tensor \"b\": data_offsets: overlaps tensor \"a\"", NULL);
 }
 
+/* The reference implementation's layout rule: tensors back to back from byte 0 to the file's end. */
+static void test_reject_unused_bytes(void)
+{
+    expect_reject("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 12,
+                  CK_E_FORMAT, "data section: 4 bytes after the last tensor's data (8 of 12 used)",
+                  NULL);
+    expect_reject("{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+                  "\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[8,12]}}",
+                  12, CK_E_FORMAT,
+                  "tensor \"b\": data_offsets: begins at 8, leaving bytes 4..7 of the data section unused",
+                  NULL);
+    expect_reject("{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", 8,
+                  CK_E_FORMAT, "tensor \"a\": data_offsets: begins at 4, leaving bytes 0..3", NULL);
+    /* An empty tensor at the current position is fine, before or after one at the same offset. */
+    const char *json = "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+                       "\"z\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[0,0]}}";
+    const char *path = raw_file(strlen(json), json, 4);
+    ck_st_file *f = NULL;
+    ck_error err = {0};
+    CU_ASSERT_EQUAL(ck_st_open(&f, path, &err), CK_OK);
+    CU_ASSERT_EQUAL(ck_st_count(f), 2);
+    ck_st_close(f);
+    unlink(path);
+}
+
+/* cJSON reads 02 as 2; RFC 8259 (and the reference implementation's serde_json) does not. */
+static void test_reject_non_json_number(void)
+{
+    expect_reject("{\"a\":{\"dtype\":\"F32\",\"shape\":[02],\"data_offsets\":[0,8]}}", 8,
+                  CK_E_FORMAT, "header: not a JSON number at byte 29", NULL);
+}
+
 static void test_reject_unknown_dtype(void)
 {
     expect_reject("{\"w\":{\"dtype\":\"F12\",\"shape\":[1],\"data_offsets\":[0,2]}}", 2, CK_E_FORMAT,
@@ -592,6 +624,8 @@ CK_TEST_MAIN("safetensors", {"open memory equals file", test_open_memory_equals_
              {"reject begin after end", test_reject_begin_after_end},
              {"reject size mismatch", test_reject_size_mismatch},
              {"reject overlap", test_reject_overlap},
+             {"reject unused bytes", test_reject_unused_bytes},
+             {"reject non-JSON number", test_reject_non_json_number},
              {"reject unknown dtype", test_reject_unknown_dtype},
              {"reject shape overflow", test_reject_shape_overflow},
              {"reject byte count overflow", test_reject_byte_count_overflow},
