@@ -252,6 +252,10 @@ static int load_and_plan(const ck_compile_params *p, ck_circuit *c, ck_plan *pla
                                 : ck_circuit_parse(c, (const char *)ck_default_circuit_json,
                                                    ck_default_circuit_json_len, "embedded circuit",
                                                    err);
+    if (rc == CK_OK && c->name[0] == '\0') {
+        rc = ck_fail(err, CK_E_CIRCUIT, "compile: circuit name is empty; it names the output "
+                     "files (letters, digits, _ and - only)");
+    }
     if (rc == CK_OK && strspn(c->name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
                                          "0123456789_-") != strlen(c->name)) {
         rc = ck_fail(err, CK_E_CIRCUIT, "compile: circuit name \"%s\" names the output files: "

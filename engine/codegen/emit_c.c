@@ -62,7 +62,10 @@ static int check_name(const char *what, const char *name, ck_error *err)
 {
     static const char safe[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.,:+-";
     size_t ok = strspn(name, safe);
-    if (name[0] == '\0' || name[ok] != '\0') {
+    if (name[0] == '\0') {
+        return ck_fail(err, CK_E_CIRCUIT, "emit: %s is empty", what);
+    }
+    if (name[ok] != '\0') {
         return ck_fail(err, CK_E_CIRCUIT, "emit: %s \"%s\": character %zu (0x%02x) cannot be "
                        "printed into generated C (allowed: letters, digits, _.,:+-)", what, name,
                        ok, (unsigned)(unsigned char)name[ok]);

@@ -2,6 +2,7 @@
  * dlopen, a copy named by that hash so glibc never hands back a stale object for a rebuilt path
  * (cases C21), and the exported provenance checked against what the caller asked for. */
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +56,40 @@ static int private_copy_name(const char *path, const char *sha, char *out, size_
     return CK_OK;
 }
 
+/* The bytes are a 64-bit little-endian ELF shared object whose program headers and loadable
+ * segments lie inside the file. dlopen maps each PT_LOAD segment from the file; one that ends past
+ * the end of the file (a truncated copy, even with a manifest forged to match it) is a SIGBUS on
+ * first touch inside the dynamic loader, not an error. Layout: the ELF-64 object file format,
+ * Elf64_Ehdr and Elf64_Phdr as <elf.h> declares them. */
+static int check_elf(const char *path, const char *bytes, size_t len, ck_error *err)
+{
+    Elf64_Ehdr eh;
+    if (len < sizeof eh) {
+        return ck_fail(err, CK_E_FORMAT, "%s: %zu bytes: too short for an ELF header", path, len);
+    }
+    memcpy(&eh, bytes, sizeof eh);
+    if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+        eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_type != ET_DYN) {
+        return ck_fail(err, CK_E_FORMAT, "%s: not a 64-bit little-endian ELF shared object", path);
+    }
+    if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phoff > len ||
+        eh.e_phnum > (len - eh.e_phoff) / sizeof(Elf64_Phdr)) {
+        return ck_fail(err, CK_E_FORMAT, "%s: its %u program headers at byte %llu do not fit in its "
+                       "%zu bytes", path, (unsigned)eh.e_phnum, (unsigned long long)eh.e_phoff, len);
+    }
+    for (unsigned i = 0; i < eh.e_phnum; i++) {
+        Elf64_Phdr ph;
+        memcpy(&ph, bytes + eh.e_phoff + (size_t)i * sizeof ph, sizeof ph);
+        if (ph.p_type == PT_LOAD && (ph.p_offset > len || ph.p_filesz > len - ph.p_offset)) {
+            return ck_fail(err, CK_E_FORMAT, "%s: loadable segment %u (bytes %llu..%llu) ends past "
+                           "the end of the file (%zu bytes): truncated", path, i,
+                           (unsigned long long)ph.p_offset,
+                           (unsigned long long)(ph.p_offset + ph.p_filesz), len);
+        }
+    }
+    return CK_OK;
+}
+
 /* Reads path, checks its SHA-256 against the manifest, writes the hash-named copy: beside it, or
  * where its directory is not writable, in the user's private directory (private_copy_name). */
 static int verify(ck_compiled_library *lib, const char *path, ck_codegen_manifest *m,
@@ -74,7 +109,7 @@ static int verify(ck_compiled_library *lib, const char *path, ck_codegen_manifes
     if (strcmp(lib->sha256, m->sha256) != 0) {
         rc = ck_fail(err, CK_E_HASH, "%s: SHA-256 %.16s... differs from its manifest's %.16s...: "
                      "refusing to load it", path, lib->sha256, m->sha256);
-    } else {
+    } else if ((rc = check_elf(path, bytes, len, err)) == CK_OK) {
         /* a name with a slash: dlopen must not search the library path for it */
         snprintf(lib->loaded, sizeof lib->loaded, "%s%s.%.16s", strchr(path, '/') ? "" : "./",
                  path, lib->sha256);

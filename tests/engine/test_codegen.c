@@ -4,6 +4,7 @@
  * rejection paths hold on the generated entry table; the loader refuses a tampered or foreign
  * library, one of another emitter version, and never serves a stale one rebuilt at the same
  * path (cases C21); four concurrent compiles all succeed. */
+#include <cjson/cJSON.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -241,6 +242,36 @@ static void test_output_directory_is_made(void)
     ck_error err = {0};
     CU_ASSERT_EQUAL(ck_codegen_compile(&p, &r, &err), CK_E_IO);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "no-such-parent"));
+}
+
+/* A circuit named "" names no output file: refused before -o DIR is made. */
+static void test_empty_circuit_name_is_refused(void)
+{
+    FILE *in = fopen(ck_test_path(TINY), "rb");
+    static char text[1 << 16];
+    size_t n = in ? fread(text, 1, sizeof text - 1, in) : 0;
+    if (in) {
+        fclose(in);
+    }
+    text[n] = '\0';
+    char *at = strstr(text, "\"name\": \"tiny_encoder\"");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+    char path[512], dir[600];
+    snprintf(path, sizeof path, "%s", ck_test_tmp_path("unnamed.json"));
+    FILE *out = fopen(path, "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    fprintf(out, "%.*s\"name\": \"\"%s", (int)(at - text), text,
+            at + strlen("\"name\": \"tiny_encoder\""));
+    fclose(out);
+    snprintf(dir, sizeof dir, "%s/never-made", subdir("unnamed"));
+    ck_compile_params p = tiny_params(dir);
+    p.circuit = path;
+    ck_compile_result r;
+    ck_error err = {0};
+    CU_ASSERT_EQUAL(ck_codegen_compile(&p, &r, &err), CK_E_CIRCUIT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "circuit name is empty"));
+    struct stat st;
+    CU_ASSERT_NOT_EQUAL(stat(dir, &st), 0);
 }
 
 /* One input changed at a time: LayerNorm eps, CFLAGS, precision, fusion, batch tokens, compiler. */
@@ -596,6 +627,52 @@ static void test_load_refuses_tampered_and_foreign(void)
     ck_codegen_unload(&lib);
 }
 
+/* A library cut to half its size, with its manifest forged to the cut bytes' SHA-256, passes the
+ * hash check; its loadable segments end past the end of the file, which dlopen would touch as a
+ * SIGBUS. The loader refuses it before dlopen, naming the segment. */
+static void test_load_refuses_truncated_with_forged_manifest(void)
+{
+    const ck_compile_params p = tiny_params(subdir("truncated"));
+    ck_compile_result r;
+    ck_compiled_library lib;
+    ck_error err = {0};
+    CU_ASSERT_FATAL(compile_ok(&p, &r));
+    char so[600], manifest[600], sha[65];
+    snprintf(so, sizeof so, "%s/cut.so", p.out_dir);
+    snprintf(manifest, sizeof manifest, "%s/cut.so.json", p.out_dir);
+    struct stat st;
+    CU_ASSERT_EQUAL_FATAL(stat(r.library, &st), 0);
+    FILE *in = fopen(r.library, "rb"), *out = fopen(so, "wb");
+    CU_ASSERT_FATAL(in != NULL && out != NULL);
+    for (long i = 0; i < (long)st.st_size / 2; i++) {
+        fputc(fgetc(in), out);
+    }
+    fclose(in);
+    fclose(out);
+    CU_ASSERT_EQUAL_FATAL(ck_sha256_file(so, sha, &err), CK_OK);
+    in = fopen(r.manifest, "rb");
+    static char text[1 << 16];
+    size_t n = in ? fread(text, 1, sizeof text - 1, in) : 0;
+    if (in) {
+        fclose(in);
+    }
+    text[n] = '\0';
+    cJSON *json = cJSON_Parse(text);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(json);
+    cJSON_ReplaceItemInObjectCaseSensitive(json, "sha256", cJSON_CreateString(sha));
+    char *forged = cJSON_Print(json);
+    out = fopen(manifest, "wb");
+    CU_ASSERT_FATAL(out != NULL && forged != NULL);
+    fputs(forged, out);
+    fclose(out);
+    free(forged);
+    cJSON_Delete(json);
+    ck_compiled_want want = {r.circuit_sha256, CK_DTYPE_F32, 1, 64};
+    CU_ASSERT_EQUAL(ck_codegen_load(&lib, so, &want, &err), CK_E_FORMAT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "ends past the end of the file"));
+    CU_ASSERT_PTR_NULL(lib.handle);
+}
+
 /* An emitter version change: the library of another version has its own key, the next compile
  * into the same directory misses the cache (it does not serve the old library), and the loader
  * refuses the old library by its provenance even with a manifest that matches it. */
@@ -669,6 +746,9 @@ CK_TEST_MAIN("codegen",
              {"concurrent compiles all succeed", test_concurrent_compiles_all_succeed},
              {"second compile is a cache hit", test_second_compile_is_a_cache_hit},
              {"-o DIR is made when missing", test_output_directory_is_made},
+             {"empty circuit name is refused before -o DIR", test_empty_circuit_name_is_refused},
+             {"truncated library with a forged manifest is refused before dlopen",
+              test_load_refuses_truncated_with_forged_manifest},
              {"each key input changes the key", test_each_key_input_changes_the_key},
              {"another emitter version misses and is refused",
               test_another_emitter_version_misses_and_is_refused},
