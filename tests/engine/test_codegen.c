@@ -191,8 +191,8 @@ static int compile_ok(const ck_compile_params *p, ck_compile_result *r)
     return rc == CK_OK;
 }
 
-/* Writes tiny.json with the residual LayerNorm eps 1e-5 replaced by `eps` to the temp dir. */
-static const char *tiny_with_eps(const char *file, const char *eps)
+/* Writes tiny.json with its first `from` replaced by `to` to `file` in the temp dir; its path. */
+static const char *tiny_with(const char *file, const char *from, const char *to)
 {
     FILE *in = fopen(ck_test_path(TINY), "rb");
     static char text[1 << 16], path[512];
@@ -201,13 +201,22 @@ static const char *tiny_with_eps(const char *file, const char *eps)
         fclose(in);
     }
     text[n] = '\0';
-    char *at = strstr(text, "\"eps\": 1e-5");
+    char *at = strstr(text, from);
     CU_ASSERT_PTR_NOT_NULL_FATAL(at);
     snprintf(path, sizeof path, "%s", ck_test_tmp_path(file));
     FILE *out = fopen(path, "wb");
-    fprintf(out, "%.*s\"eps\": %s%s", (int)(at - text), text, eps, at + strlen("\"eps\": 1e-5"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    fprintf(out, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
     fclose(out);
     return path;
+}
+
+/* tiny.json with the residual LayerNorm eps 1e-5 replaced by `eps`. */
+static const char *tiny_with_eps(const char *file, const char *eps)
+{
+    char to[64];
+    snprintf(to, sizeof to, "\"eps\": %s", eps);
+    return tiny_with(file, "\"eps\": 1e-5", to);
 }
 
 static void test_second_compile_is_a_cache_hit(void)
@@ -247,22 +256,8 @@ static void test_output_directory_is_made(void)
 /* A circuit named "" names no output file: refused before -o DIR is made. */
 static void test_empty_circuit_name_is_refused(void)
 {
-    FILE *in = fopen(ck_test_path(TINY), "rb");
-    static char text[1 << 16];
-    size_t n = in ? fread(text, 1, sizeof text - 1, in) : 0;
-    if (in) {
-        fclose(in);
-    }
-    text[n] = '\0';
-    char *at = strstr(text, "\"name\": \"tiny_encoder\"");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(at);
-    char path[512], dir[600];
-    snprintf(path, sizeof path, "%s", ck_test_tmp_path("unnamed.json"));
-    FILE *out = fopen(path, "wb");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
-    fprintf(out, "%.*s\"name\": \"\"%s", (int)(at - text), text,
-            at + strlen("\"name\": \"tiny_encoder\""));
-    fclose(out);
+    const char *path = tiny_with("unnamed.json", "\"name\": \"tiny_encoder\"", "\"name\": \"\"");
+    char dir[600];
     snprintf(dir, sizeof dir, "%s/never-made", subdir("unnamed"));
     ck_compile_params p = tiny_params(dir);
     p.circuit = path;
