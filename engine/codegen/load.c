@@ -72,8 +72,20 @@ static int check_elf(const char *path, const char *bytes, size_t len, ck_error *
         eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_type != ET_DYN) {
         return ck_fail(err, CK_E_FORMAT, "%s: not a 64-bit little-endian ELF shared object", path);
     }
-    if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phoff > len ||
-        eh.e_phnum > (len - eh.e_phoff) / sizeof(Elf64_Phdr)) {
+#if defined(__x86_64__)
+    if (eh.e_machine != EM_X86_64) {
+        return ck_fail(err, CK_E_FORMAT, "%s: built for ELF machine %u, not x86-64 (%u)", path,
+                       (unsigned)eh.e_machine, (unsigned)EM_X86_64);
+    }
+#endif
+    if (eh.e_phnum == 0) {
+        return ck_fail(err, CK_E_FORMAT, "%s: no program headers: nothing to load", path);
+    }
+    if (eh.e_phentsize != sizeof(Elf64_Phdr)) {
+        return ck_fail(err, CK_E_FORMAT, "%s: program header entries of %u bytes, not ELF-64's %zu",
+                       path, (unsigned)eh.e_phentsize, sizeof(Elf64_Phdr));
+    }
+    if (eh.e_phoff > len || eh.e_phnum > (len - eh.e_phoff) / sizeof(Elf64_Phdr)) {
         return ck_fail(err, CK_E_FORMAT, "%s: its %u program headers at byte %llu do not fit in its "
                        "%zu bytes", path, (unsigned)eh.e_phnum, (unsigned long long)eh.e_phoff, len);
     }
@@ -81,10 +93,9 @@ static int check_elf(const char *path, const char *bytes, size_t len, ck_error *
         Elf64_Phdr ph;
         memcpy(&ph, bytes + eh.e_phoff + (size_t)i * sizeof ph, sizeof ph);
         if (ph.p_type == PT_LOAD && (ph.p_offset > len || ph.p_filesz > len - ph.p_offset)) {
-            return ck_fail(err, CK_E_FORMAT, "%s: loadable segment %u (bytes %llu..%llu) ends past "
-                           "the end of the file (%zu bytes): truncated", path, i,
-                           (unsigned long long)ph.p_offset,
-                           (unsigned long long)(ph.p_offset + ph.p_filesz), len);
+            return ck_fail(err, CK_E_FORMAT, "%s: loadable segment %u (%llu bytes from byte %llu) "
+                           "ends past the end of the file (%zu bytes): truncated", path, i,
+                           (unsigned long long)ph.p_filesz, (unsigned long long)ph.p_offset, len);
         }
     }
     return CK_OK;

@@ -622,30 +622,23 @@ static void test_load_refuses_tampered_and_foreign(void)
     ck_codegen_unload(&lib);
 }
 
-/* A library cut to half its size, with its manifest forged to the cut bytes' SHA-256, passes the
- * hash check; its loadable segments end past the end of the file, which dlopen would touch as a
- * SIGBUS. The loader refuses it before dlopen, naming the segment. */
-static void test_load_refuses_truncated_with_forged_manifest(void)
+/* Copies the first `keep` bytes of library r->library to DIR/NAME.so (the byte at `poke`, when
+ * below keep, xor 1) and writes DIR/NAME.so.json: r's manifest forged to that copy's SHA-256. */
+static void forge_copy(const ck_compile_result *r, const char *so, long keep, long poke)
 {
-    const ck_compile_params p = tiny_params(subdir("truncated"));
-    ck_compile_result r;
-    ck_compiled_library lib;
+    char manifest[640], sha[65];
     ck_error err = {0};
-    CU_ASSERT_FATAL(compile_ok(&p, &r));
-    char so[600], manifest[600], sha[65];
-    snprintf(so, sizeof so, "%s/cut.so", p.out_dir);
-    snprintf(manifest, sizeof manifest, "%s/cut.so.json", p.out_dir);
-    struct stat st;
-    CU_ASSERT_EQUAL_FATAL(stat(r.library, &st), 0);
-    FILE *in = fopen(r.library, "rb"), *out = fopen(so, "wb");
+    snprintf(manifest, sizeof manifest, "%s.json", so);
+    FILE *in = fopen(r->library, "rb"), *out = fopen(so, "wb");
     CU_ASSERT_FATAL(in != NULL && out != NULL);
-    for (long i = 0; i < (long)st.st_size / 2; i++) {
-        fputc(fgetc(in), out);
+    for (long i = 0; i < keep; i++) {
+        int ch = fgetc(in);
+        fputc(i == poke ? ch ^ 1 : ch, out);
     }
     fclose(in);
     fclose(out);
     CU_ASSERT_EQUAL_FATAL(ck_sha256_file(so, sha, &err), CK_OK);
-    in = fopen(r.manifest, "rb");
+    in = fopen(r->manifest, "rb");
     static char text[1 << 16];
     size_t n = in ? fread(text, 1, sizeof text - 1, in) : 0;
     if (in) {
@@ -662,9 +655,33 @@ static void test_load_refuses_truncated_with_forged_manifest(void)
     fclose(out);
     free(forged);
     cJSON_Delete(json);
+}
+
+/* A library cut to half its size, with its manifest forged to the cut bytes' SHA-256, passes the
+ * hash check; its loadable segments end past the end of the file, which dlopen would touch as a
+ * SIGBUS. The loader refuses it before dlopen, naming the segment; and a whole copy relabelled for
+ * another machine (e_machine, bytes 18-19, xor 1) by its machine. */
+static void test_load_refuses_truncated_with_forged_manifest(void)
+{
+    const ck_compile_params p = tiny_params(subdir("truncated"));
+    ck_compile_result r;
+    ck_compiled_library lib;
+    ck_error err = {0};
+    CU_ASSERT_FATAL(compile_ok(&p, &r));
+    char so[600];
+    struct stat st;
+    CU_ASSERT_EQUAL_FATAL(stat(r.library, &st), 0);
+    snprintf(so, sizeof so, "%s/cut.so", p.out_dir);
+    forge_copy(&r, so, (long)st.st_size / 2, -1);
     ck_compiled_want want = {r.circuit_sha256, CK_DTYPE_F32, 1, 64};
     CU_ASSERT_EQUAL(ck_codegen_load(&lib, so, &want, &err), CK_E_FORMAT);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "ends past the end of the file"));
+    CU_ASSERT_PTR_NULL(lib.handle);
+    snprintf(so, sizeof so, "%s/other.so", p.out_dir);
+    forge_copy(&r, so, (long)st.st_size, 18);
+    err = (ck_error){0};
+    CU_ASSERT_EQUAL(ck_codegen_load(&lib, so, &want, &err), CK_E_FORMAT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "not x86-64"));
     CU_ASSERT_PTR_NULL(lib.handle);
 }
 
