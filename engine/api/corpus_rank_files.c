@@ -17,6 +17,7 @@
 #include "corpus_rank.h"
 #include "file.h"
 #include "sha256.h"
+#include "json.h"
 
 /* ---- in-place writes and records ---- */
 
@@ -79,9 +80,13 @@ static int read_record(const char *path, cJSON **json, ck_error *err)
     if (rc != CK_OK) {
         return rc;
     }
-    *json = cJSON_Parse(text);
+    size_t at = 0;
+    const char *why = NULL;
+    *json = ck_json_parse(text, strlen(text), &at, &why);
     free(text);
-    return *json != NULL ? CK_OK : ck_fail(err, CK_E_FORMAT, "%s: not a JSON progress record", path);
+    return *json != NULL ? CK_OK
+                         : ck_fail(err, CK_E_FORMAT, "%s: not a JSON progress record (%s at byte "
+                                   "%zu)", path, why, at);
 }
 
 /* Writes json (deleted here) to path atomically. */

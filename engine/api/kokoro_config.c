@@ -116,16 +116,13 @@ int ck_kokoro_config_parse(ck_kokoro_config *c, const char *json, size_t length,
         return ck_fail(err, CK_E_BACKEND, "%s: SHA-256 failed", c->path);
     }
     ck_sha256_hex(digest, c->sha256);
-    const char *end = NULL;
-    cJSON *root = ck_json_parse(json, length, &end);
+    const char *why = NULL;
+    size_t at = 0;
+    cJSON *root = ck_json_parse(json, length, &at, &why);
     int rc = CK_OK;
     if (root == NULL) {
-        size_t at = end != NULL && end >= json ? (size_t)(end - json) : 0, line = 1;
-        for (size_t i = 0; i < at && i < length; i++) {
-            line += json[i] == '\n';
-        }
-        rc = ck_fail(err, CK_E_FORMAT, "%s: JSON syntax error at byte %zu (line %zu)", c->path, at,
-                     line);
+        rc = ck_fail(err, CK_E_FORMAT, "%s: %s at byte %zu (line %zu)", c->path, why, at,
+                     ck_json_line(json, at));
     } else {
         rc = parse_root(c, root, err);
     }

@@ -11,6 +11,7 @@
 
 #include "codegen_internal.h"
 #include "file.h"
+#include "json.h"
 
 /* A 64-hex-digit string field into dst[65] (emitter: any short string into dst[16]). */
 static int hex_field(const cJSON *json, const char *path, const char *name, char *dst, size_t cap,
@@ -35,7 +36,9 @@ int ck_codegen_manifest_read(const char *path, ck_codegen_manifest *m, ck_error 
     if (rc != CK_OK) {
         return rc;
     }
-    cJSON *json = cJSON_ParseWithLength(text, len);
+    size_t at = 0;
+    const char *why = NULL;
+    cJSON *json = ck_json_parse(text, len, &at, &why); /* NULL: "not a JSON object" below */
     free(text);
     if (!cJSON_IsObject(json)) {
         cJSON_Delete(json);

@@ -64,20 +64,23 @@ static int number_ok(const char *s, size_t n)
     return i == n;
 }
 
-size_t ck_json_bad_number(const char *text, size_t len)
+size_t ck_json_not_strict(const char *text, size_t len)
 {
     int in_string = 0;
     for (size_t i = 0; i < len; i++) {
-        char c = text[i];
+        unsigned char c = (unsigned char)text[i];
+        if (c < 0x20 && (in_string || (c != ' ' && c != '\t' && c != '\n' && c != '\r'))) {
+            return i; /* RFC 8259: whitespace is these four; in a string a control byte is escaped */
+        }
         if (in_string) {
             if (c == '\\') {
-                i++; /* the escaped character, even a quote */
+                i += i + 1 < len && (unsigned char)text[i + 1] >= 0x20; /* the escaped byte, even a quote */
             } else if (c == '"') {
                 in_string = 0;
             }
         } else if (c == '"') {
             in_string = 1;
-        } else if (c == '-' || is_digit(c)) {
+        } else if (c == '-' || is_digit((char)c)) {
             size_t n = 0;
             while (i + n < len && text[i + n] != '\0' && strchr("0123456789+-.eE", text[i + n])) {
                 n++;
@@ -91,12 +94,41 @@ size_t ck_json_bad_number(const char *text, size_t len)
     return len;
 }
 
-cJSON *ck_json_parse(const char *text, size_t len, const char **end)
+cJSON *ck_json_parse(const char *text, size_t len, size_t *at, const char **why)
 {
-    size_t bad = ck_json_bad_number(text, len);
+    const char *end = NULL;
+    size_t bad = ck_json_not_strict(text, len);
     if (bad < len) {
-        *end = text + bad;
+        *at = bad;
+        *why = (unsigned char)text[bad] < 0x20 ? "a control byte that is not JSON whitespace"
+                                                : "a number not spelled as JSON allows";
         return NULL;
     }
-    return cJSON_ParseWithLengthOpts(text, len, end, 0);
+    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    size_t stop = end != NULL && end >= text && (size_t)(end - text) <= len ? (size_t)(end - text) : 0;
+    if (root == NULL) {
+        *at = stop;
+        *why = "JSON syntax error";
+        return NULL;
+    }
+    while (stop < len && (text[stop] == ' ' || text[stop] == '\t' || text[stop] == '\n' ||
+                          text[stop] == '\r')) {
+        stop++;
+    }
+    if (stop < len) {
+        cJSON_Delete(root);
+        *at = stop;
+        *why = "text after the JSON value";
+        return NULL;
+    }
+    return root;
+}
+
+size_t ck_json_line(const char *text, size_t at)
+{
+    size_t line = 1;
+    for (size_t i = 0; i < at; i++) {
+        line += text[i] == '\n';
+    }
+    return line;
 }

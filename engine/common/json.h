@@ -14,15 +14,22 @@
  * exactly only up to 2^53, so max is clamped there: a larger number may not be the one written. */
 int ck_json_size(const cJSON *item, size_t min, size_t max, size_t *out);
 
-/* Byte offset in text[0..len) of the first number, outside strings, that cJSON would read but
- * RFC 8259 section 6 (number = [ "-" ] int [ frac ] [ exp ], int = "0" / digit1-9 *DIGIT) does not
- * allow: a leading zero (01, -00), a bare point (1., -.5, 1.e5), an empty exponent; len when there
- * is none. A number token is the run of 0-9 + - . e E that cJSON's parser takes. */
-size_t ck_json_bad_number(const char *text, size_t len);
+/* Byte offset in text[0..len) of the first byte where the text stops being RFC 8259 JSON though
+ * cJSON would read on: a number, outside strings, not spelled as section 6 allows (number =
+ * [ "-" ] int [ frac ] [ exp ], int = "0" / digit1-9 *DIGIT: so not 01, -00, 1., -.5, 1.e5, 1e),
+ * or a control byte (below 0x20) outside strings other than the four whitespace bytes (space, tab,
+ * LF, CR), or one inside a string (it must be escaped there); len when there is none. A number token
+ * is the run of 0-9 + - . e E that cJSON's parser takes. */
+size_t ck_json_not_strict(const char *text, size_t len);
 
-/* cJSON_ParseWithLengthOpts(text, len, end, 0) with RFC 8259 numbers: NULL and *end at the number
- * when ck_json_bad_number finds one (cJSON alone reads [01] as [1]); otherwise cJSON's result, *end
- * where it stopped. The caller frees the result with cJSON_Delete. */
-cJSON *ck_json_parse(const char *text, size_t len, const char **end);
+/* Parses text[0..len) as one JSON value (RFC 8259) with nothing after it but whitespace. NULL on
+ * failure, with *at the byte offset and *why (a static string) the reason: a number spelled
+ * otherwise or a control byte (ck_json_not_strict), a syntax error (where cJSON stopped), or text
+ * after the value (cJSON alone reads [01] as [1], skips any byte up to 0x20 as whitespace and
+ * stops after the first value). The caller frees the result with cJSON_Delete. */
+cJSON *ck_json_parse(const char *text, size_t len, size_t *at, const char **why);
+
+/* 1-based line of byte offset `at` in text (the newlines before it, plus one), for messages. */
+size_t ck_json_line(const char *text, size_t at);
 
 #endif

@@ -15,6 +15,7 @@
 #include "file.h"
 #include "sha256.h"
 #include "utf8.h"
+#include "json.h"
 
 /* SHA-256 of misaki v0.9.4's misaki/data/ files (data/misaki/MANIFEST), indexed [british][kind]. */
 static const char *const k_pinned[2][2] = {
@@ -220,9 +221,14 @@ static int load_table(ck_lexicon *lex, table *t, const char *path, const char *p
         return ck_fail(err, CK_E_HASH, "%s: SHA-256 %s, expected %s (misaki v0.9.4 data)", path,
                        t->sha256, pinned);
     }
-    cJSON *root = cJSON_ParseWithLength(text, len);
+    size_t at = 0;
+    const char *why = NULL;
+    cJSON *root = ck_json_parse(text, len, &at, &why);
     free(text);
-    if (root == NULL || !cJSON_IsObject(root)) {
+    if (root == NULL) {
+        return ck_fail(err, CK_E_FORMAT, "%s: %s at byte %zu", path, why, at);
+    }
+    if (!cJSON_IsObject(root)) {
         cJSON_Delete(root);
         return ck_fail(err, CK_E_FORMAT, "%s: not a JSON object", path);
     }

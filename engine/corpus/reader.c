@@ -333,7 +333,11 @@ static int array_id(ck_reader *r, const cJSON *item, size_t k, int32_t *id, ck_e
 static int parse_ids(ck_reader *r, const char *s, size_t len, cJSON **array, ck_error *err)
 {
     const char *end = NULL;
-    size_t bad = ck_json_bad_number(s, len);
+    size_t bad = ck_json_not_strict(s, len);
+    if (bad < len && (unsigned char)s[bad] < 0x20) {
+        return ck_fail(err, CK_E_INPUT, "%s:%zu: column %zu: control byte 0x%02x is not JSON "
+                       "whitespace", r->source, r->line_no, bad + 1, (unsigned)(unsigned char)s[bad]);
+    }
     if (bad < len) {
         size_t n = strspn(s + bad, "0123456789+-.eE");
         return ck_fail(err, CK_E_INPUT, "%s:%zu: column %zu: %.*s is not a JSON number",

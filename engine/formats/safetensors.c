@@ -278,24 +278,17 @@ static int load(ck_st_file *f, ck_error *err)
         return ck_fail(err, CK_E_FORMAT, "%s: header length: %llu bytes exceeds the %zu after it",
                        f->path, (unsigned long long)n, f->map_bytes - 8);
     }
-    const char *text = (const char *)f->map + 8, *end = NULL;
-    root = ck_json_parse(text, (size_t)n, &end);
-    if (root == NULL && ck_json_bad_number(text, (size_t)n) < (size_t)n) {
-        rc = ck_fail(err, CK_E_FORMAT, "%s: header: not a JSON number at byte %zu", f->path,
-                     ck_json_bad_number(text, (size_t)n));
+    /* Writers pad the header with spaces; anything else after the object is not a valid header. */
+    const char *text = (const char *)f->map + 8, *why = NULL;
+    size_t at = 0;
+    root = ck_json_parse(text, (size_t)n, &at, &why);
+    if (root == NULL) {
+        rc = ck_fail(err, CK_E_FORMAT, "%s: header: %s at byte %zu", f->path, why, at);
         goto done;
     }
     if (!cJSON_IsObject(root)) {
         rc = ck_fail(err, CK_E_FORMAT, "%s: header: not a JSON object", f->path);
         goto done;
-    }
-    /* Writers pad the header with spaces; anything else after the object is not a valid header. */
-    for (; end < text + n; end++) {
-        if (*end != ' ' && *end != '\t' && *end != '\n' && *end != '\r') {
-            rc = ck_fail(err, CK_E_FORMAT, "%s: header: bytes after the JSON object at %zu", f->path,
-                         (size_t)(end - text));
-            goto done;
-        }
     }
     rc = parse_header(f, root, f->map + 8 + n, f->map_bytes - 8 - (size_t)n, err);
 done:

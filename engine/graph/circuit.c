@@ -415,16 +415,13 @@ int ck_circuit_parse(ck_circuit *c, const char *json, size_t length, const char 
     circuit_reset(c);
     snprintf(c->path, sizeof c->path, "%s", origin);
     ck_loader l = {.c = c, .err = err};
-    const char *end = NULL;
+    const char *why = NULL;
+    size_t at = 0;
     int rc = CK_OK;
-    cJSON *root = ck_json_parse(json, length, &end);
+    cJSON *root = ck_json_parse(json, length, &at, &why);
     if (root == NULL) {
-        size_t at = end != NULL && end >= json ? (size_t)(end - json) : 0, line = 1;
-        for (size_t i = 0; i < at && i < length; i++) {
-            line += json[i] == '\n';
-        }
-        rc = ck_fail(err, CK_E_FORMAT, "%s: JSON syntax error at byte %zu (line %zu)", c->path, at,
-                     line);
+        rc = ck_fail(err, CK_E_FORMAT, "%s: %s at byte %zu (line %zu)", c->path, why, at,
+                     ck_json_line(json, at));
         goto done;
     }
     rc = parse_root(&l, root);

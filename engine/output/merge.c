@@ -18,6 +18,7 @@
 #include "ck_log.h"
 #include "output_internal.h"
 #include "safetensors.h"
+#include "json.h"
 
 #define SHARD_KEY "shard" /* the metadata entry a shard run adds (engine/api/corpus_shard.h) */
 
@@ -59,7 +60,9 @@ static int parse_desc(shard *sh, ck_error *err)
         return ck_fail(err, CK_E_FORMAT, "%s: not a shard file (no \"%s\" metadata): merge takes the "
                        "files `ckbatch --shard I/N` writes", sh->path, SHARD_KEY);
     }
-    sh->desc = cJSON_Parse(text);
+    size_t at = 0;
+    const char *why = NULL;
+    sh->desc = ck_json_parse(text, strlen(text), &at, &why); /* NULL: refused as not an object below */
     static const char *const names[] = {"index", "count", "first_line", "lines", "byte_start",
                                         "byte_end", "input_bytes"};
     unsigned long long v[7];

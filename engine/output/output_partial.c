@@ -459,7 +459,9 @@ int ck_output_resume(ck_output *o, ck_output_mark *mark, ck_error *err)
         return ck_fail(err, CK_E_IO, "--resume: cannot read the progress record %s: %s",
                        o->record_path, strerror(errno));
     }
-    cJSON *r = cJSON_Parse(text);
+    size_t at = 0;
+    const char *why = NULL;
+    cJSON *r = ck_json_parse(text, strlen(text), &at, &why); /* NULL: "not a JSON object" below */
     free(text);
     record rec;
     memset(&rec, 0, sizeof rec);

@@ -10,6 +10,7 @@
 #include "pth.h"
 #include "safetensors.h"
 #include "sha256.h"
+#include "json.h"
 
 #define MAX_MANIFEST_BYTES (64u << 20)  /* far above 25 tensors' entries; bounds a hostile file */
 
@@ -163,9 +164,12 @@ int ck_weights_manifest_verify(ck_weights *w, const char *manifest_path, ck_erro
         return ck_fail(err, CK_E_ARG, "manifest: null weights or path");
     }
     int rc = ck_file_read_all(manifest_path, "manifest", MAX_MANIFEST_BYTES, &text, NULL, err);
-    cJSON *doc = rc == CK_OK ? cJSON_Parse(text) : NULL;
+    size_t at = 0;
+    const char *why = NULL;
+    cJSON *doc = rc == CK_OK ? ck_json_parse(text, strlen(text), &at, &why) : NULL;
     if (rc == CK_OK && doc == NULL) {
-        rc = ck_fail(err, CK_E_FORMAT, "%s: not valid JSON", manifest_path);
+        rc = ck_fail(err, CK_E_FORMAT, "%s: not valid JSON: %s at byte %zu (line %zu)",
+                     manifest_path, why, at, ck_json_line(text, at));
     }
     rc = rc == CK_OK ? verify_doc(w, manifest_path, doc, err) : rc;
     cJSON_Delete(doc);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "file.h"
+#include "json.h"
 
 /* circuits/kokoro_phoneme_encoder.bf16_budget.json, embedded by cmake/EmbedFile.cmake (NUL-terminated) */
 extern const unsigned char ck_xray_bf16_budget_bytes[];
@@ -124,8 +125,11 @@ static int parse_profile(ck_xray_profile *p, const cJSON *root, const char *path
 
 static int parse_text(ck_xray_profile *p, const char *text, const char *path, ck_error *err)
 {
-    cJSON *root = cJSON_Parse(text);
-    int rc = root == NULL ? ck_fail(err, CK_E_FORMAT, "%s: not valid JSON", path)
+    size_t at = 0;
+    const char *why = NULL;
+    cJSON *root = ck_json_parse(text, strlen(text), &at, &why);
+    int rc = root == NULL ? ck_fail(err, CK_E_FORMAT, "%s: not valid JSON: %s at byte %zu (line %zu)",
+                                    path, why, at, ck_json_line(text, at))
                           : parse_profile(p, root, path, err);
     cJSON_Delete(root);
     return rc;

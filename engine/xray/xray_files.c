@@ -6,6 +6,7 @@
 
 #include "sha256.h"
 #include "xray_internal.h"
+#include "json.h"
 
 int ck_xray_manifest_path(const char *capture_path, char *out, size_t cap, ck_error *err)
 {
@@ -37,7 +38,9 @@ int ck_xray_verify_fixture(const char *capture_path, const char *manifest_path, 
         return ck_fail(err, CK_E_MEMORY, "%s: out of memory", manifest_path);
     }
     text[n] = '\0';
-    cJSON *m = cJSON_Parse(text);
+    size_t at = 0;
+    const char *why = NULL;
+    cJSON *m = ck_json_parse(text, n, &at, &why); /* NULL: no "fixture" string, refused below */
     free(text);
     const cJSON *want = cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(m, "fixture"), "sha256");

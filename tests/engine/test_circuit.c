@@ -177,6 +177,11 @@ static void test_syntax_error_is_format_with_line(void)
                                     &err), CK_E_FORMAT);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "bad_syntax.json"));
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "byte 64 (line 4)"));
+    /* cJSON stops after the first value; a circuit is one object and nothing after it */
+    static const char two[] = "{\"name\": \"x\"}\n{}\n";
+    err = (ck_error){0};
+    CU_ASSERT_EQUAL(ck_circuit_parse(&c, two, sizeof two - 1, "two.json", &err), CK_E_FORMAT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "two.json: text after the JSON value at byte 14 (line 2)"));
 }
 
 static void test_unknown_op_kind(void)

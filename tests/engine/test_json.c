@@ -38,30 +38,55 @@ static void test_rejects_everything_else(void)
     CU_ASSERT_EQUAL(v, 77);
 }
 
-/* ck_json_bad_number: RFC 8259 section 6 spellings pass; cJSON's extras are found at their byte. */
-static void test_number_spelling(void)
+/* ck_json_not_strict: RFC 8259 spellings and whitespace pass; cJSON's extras are found at their
+ * byte. */
+static void test_strict_lexing(void)
 {
     static const char *const good[] = {"0", "-0", "10", "1.5", "-0.25", "1e5", "1E+05", "2.5e-3",
                                        "[1, 20, 0]", "{\"a\": \"01 -.5\", \"b\\\"01\": 7}",
-                                       "true", "null", ""};
+                                       "true", "null", "", " [1,\t2]\r\n", "\"\\n\""};
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
-        CU_ASSERT_EQUAL(ck_json_bad_number(good[i], strlen(good[i])), strlen(good[i]));
+        CU_ASSERT_EQUAL(ck_json_not_strict(good[i], strlen(good[i])), strlen(good[i]));
     }
     static const struct {
         const char *text;
         size_t at;
     } bad[] = {{"01", 0}, {"[1, 007]", 4}, {"-01", 0}, {"1.", 0}, {"-.5", 0}, {"1.e5", 0},
-               {"1e", 0}, {"1e+", 0}, {"[2, 1-2]", 4}, {"-", 0}, {"{\"k\": 00}", 6}};
+               {"1e", 0}, {"1e+", 0}, {"[2, 1-2]", 4}, {"-", 0}, {"{\"k\": 00}", 6},
+               {"[1,\x01 2]", 3}, {"[1,\f2]", 3}, {"\"a\x1f\"", 2}, {"\"\\\x01\"", 2}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        CU_ASSERT_EQUAL(ck_json_bad_number(bad[i].text, strlen(bad[i].text)), bad[i].at);
+        CU_ASSERT_EQUAL(ck_json_not_strict(bad[i].text, strlen(bad[i].text)), bad[i].at);
     }
-    const char *end = NULL, *text = "[1, 01]";
-    CU_ASSERT_PTR_NULL(ck_json_parse(text, strlen(text), &end));
-    CU_ASSERT_PTR_EQUAL(end, text + 4);
-    cJSON *ok = ck_json_parse("[1, 10] ", 8, &end);
-    CU_ASSERT_TRUE(cJSON_IsArray(ok) && cJSON_GetArraySize(ok) == 2);
-    cJSON_Delete(ok);
 }
 
-CK_TEST_MAIN("json", {"number spelling", test_number_spelling}, {"accepts exact integers in range", test_accepts_exact_integers_in_range},
+/* ck_json_parse: one value, nothing after it but whitespace; each refusal names its byte. */
+static void test_parse_reasons(void)
+{
+    static const struct {
+        const char *text, *why;
+        size_t at;
+    } bad[] = {{"[1, 01]", "a number not spelled as JSON allows", 4},
+               {"[1,\x0b" "2]", "a control byte that is not JSON whitespace", 3},
+               {"{\"a\": 1,}", "JSON syntax error", 8},
+               {"{} x", "text after the JSON value", 3},
+               {"[1] [2]", "text after the JSON value", 4}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        size_t at = 99;
+        const char *why = NULL;
+        CU_ASSERT_PTR_NULL(ck_json_parse(bad[i].text, strlen(bad[i].text), &at, &why));
+        CU_ASSERT_EQUAL(at, bad[i].at);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(why);
+        CU_ASSERT_STRING_EQUAL(why, bad[i].why);
+    }
+    size_t at = 0;
+    const char *why = NULL;
+    cJSON *ok = ck_json_parse("[1, 10] \n", 9, &at, &why);
+    CU_ASSERT_TRUE(cJSON_IsArray(ok) && cJSON_GetArraySize(ok) == 2);
+    cJSON_Delete(ok);
+    CU_ASSERT_EQUAL(ck_json_line("a\nb\nc", 4), 3);
+    CU_ASSERT_EQUAL(ck_json_line("abc", 0), 1);
+}
+
+CK_TEST_MAIN("json", {"strict lexing", test_strict_lexing},
+             {"parse reasons", test_parse_reasons}, {"accepts exact integers in range", test_accepts_exact_integers_in_range},
              {"rejects everything else", test_rejects_everything_else})

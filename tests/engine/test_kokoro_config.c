@@ -175,6 +175,8 @@ static void test_malformed_files(void)
 {
     parse_fails("{\"n_token\": 4,\n \"vocab\": {\"a\": 1,}}", "x.json: JSON syntax error at byte 34 (line 2)");
     parse_fails("[1]", "x.json: expected a JSON object (Kokoro's config.json)");
+    parse_fails("{\"n_token\": 4} x", "x.json: text after the JSON value at byte 15 (line 1)");
+    parse_fails("{\"n_token\": 04}", "x.json: a number not spelled as JSON allows at byte 12 (line 1)");
     parse_fails("{\"hidden_dim\": 512, \"plbert\": {}, \"vocab\": {\"a\": 1}}",
                 "x.json: field \"n_token\" missing");
     parse_fails("{\"n_token\": \"178\", \"hidden_dim\": 512, \"plbert\": {}, \"vocab\": {\"a\": 1}}",

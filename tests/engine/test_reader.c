@@ -280,6 +280,7 @@ static void test_ids_rejections(void)
     ids_line_fails("[01]", 0, "c.txt:1: column 2: 01 is not a JSON number"); /* cJSON reads 1 */
     ids_line_fails("[5, -07]", 0, "c.txt:1: column 5: -07 is not a JSON number");
     ids_line_fails("[5, 1.]", 0, "c.txt:1: column 5: 1. is not a JSON number");
+    ids_line_fails("[1,\x01 2]", 0, "c.txt:1: column 4: control byte 0x01 is not JSON whitespace");
     ids_line_fails("[5, -1e400]", 0, "c.txt:1: element 2: not an integer id");
     ids_line_fails("{\"a\": 1}", 0, "c.txt:1: column 1: expected a JSON array of ids");
     ids_line_fails("[1, 2", 0, "c.txt:1: column 5: expected a JSON array of ids");

@@ -109,7 +109,7 @@ static void test_reject_huge_header_length(void)
 
 static void test_reject_bad_json(void)
 {
-    expect_reject("{\"a\": {\"dtype\": \"F32\",", 0, CK_E_FORMAT, "header: not a JSON object", NULL);
+    expect_reject("{\"a\": {\"dtype\": \"F32\",", 0, CK_E_FORMAT, "header: JSON syntax error at byte", NULL);
 }
 
 static void test_reject_json_not_object(void)
@@ -119,7 +119,9 @@ static void test_reject_json_not_object(void)
 
 static void test_reject_trailing_garbage(void)
 {
-    expect_reject("{}  x", 0, CK_E_FORMAT, "header: bytes after the JSON object at 4", NULL);
+    expect_reject("{}  x", 0, CK_E_FORMAT, "header: text after the JSON value at byte 4", NULL);
+    expect_reject("{}\x01", 0, CK_E_FORMAT,
+                  "header: a control byte that is not JSON whitespace at byte 2", NULL);
 }
 
 static void test_reject_end_out_of_bounds(void)
@@ -176,7 +178,7 @@ static void test_reject_unused_bytes(void)
 static void test_reject_non_json_number(void)
 {
     expect_reject("{\"a\":{\"dtype\":\"F32\",\"shape\":[02],\"data_offsets\":[0,8]}}", 8,
-                  CK_E_FORMAT, "header: not a JSON number at byte 29", NULL);
+                  CK_E_FORMAT, "header: a number not spelled as JSON allows at byte 29", NULL);
 }
 
 static void test_reject_unknown_dtype(void)

@@ -156,7 +156,25 @@ static void test_sha_not_string(void)
                    "or sha256");
 }
 
-static void test_not_json(void) { expect_mutated(NULL, "{\"format\": ", CK_E_FORMAT, "not valid JSON"); }
+static void test_not_json(void)
+{
+    expect_mutated(NULL, "{\"format\": ", CK_E_FORMAT, "not valid JSON");
+    /* a valid manifest followed by more text, or with a number cJSON alone would read */
+    cJSON *doc = write_manifest();
+    char *text = cJSON_Print(doc), *raw = malloc(strlen(text) + 16);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(raw);
+    sprintf(raw, "%s garbage {", text);
+    expect_mutated(NULL, raw, CK_E_FORMAT, "not valid JSON: text after the JSON value");
+    char *shape = strstr(text, "\"shape\"");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(shape);
+    shape += strcspn(shape, "123456789"); /* the first dimension's first digit: written as 0N */
+    sprintf(raw, "%.*s0%s", (int)(shape - text), text, shape);
+    expect_mutated(NULL, raw, CK_E_FORMAT, "not valid JSON: a number not spelled as JSON allows");
+    free(raw);
+    free(text);
+    cJSON_Delete(doc);
+    unlink(g_manifest);
+}
 
 static void test_missing_manifest(void)
 {
