@@ -165,6 +165,9 @@ static int parse_metadata(ck_st_file *f, const cJSON *obj, ck_error *err)
     if (f->meta != NULL) {
         return ck_fail(err, CK_E_FORMAT, "%s: __metadata__: duplicate", f->path);
     }
+    if (cJSON_IsNull(obj)) {
+        return CK_OK; /* the reference reads it as an optional map: null is no metadata */
+    }
     if (!cJSON_IsObject(obj)) {
         return ck_fail(err, CK_E_FORMAT, "%s: __metadata__: not an object", f->path);
     }

@@ -172,6 +172,15 @@ static void test_reject_unused_bytes(void)
     CU_ASSERT_EQUAL(ck_st_count(f), 2);
     ck_st_close(f);
     unlink(path);
+    /* "__metadata__": null is no metadata (an optional map in the reference) */
+    json = "{\"__metadata__\":null,\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}";
+    path = raw_file(strlen(json), json, 4);
+    f = NULL;
+    CU_ASSERT_EQUAL(ck_st_open(&f, path, &err), CK_OK);
+    CU_ASSERT_EQUAL(ck_st_count(f), 1);
+    CU_ASSERT_PTR_NULL(ck_st_metadata(f, "format"));
+    ck_st_close(f);
+    unlink(path);
 }
 
 /* cJSON reads 02 as 2; RFC 8259 (and the reference implementation's serde_json) does not. */
