@@ -124,6 +124,28 @@ cJSON *ck_json_parse(const char *text, size_t len, size_t *at, const char **why)
     return root;
 }
 
+size_t ck_json_first_non_size(const char *text, size_t len)
+{
+    int in_string = 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = text[i];
+        if (in_string) {
+            i += c == '\\';
+            in_string = c != '"';
+        } else if (c == '"') {
+            in_string = 1;
+        } else if (c == '-' || is_digit(c)) {
+            size_t n = strspn(text + i, "0123456789");
+            if (c == '-' || (i + n < len && strchr("+-.eE", text[i + n]) != NULL && text[i + n]) ||
+                (c == '0' && n > 1)) {
+                return i;
+            }
+            i += n - 1;
+        }
+    }
+    return len;
+}
+
 size_t ck_json_line(const char *text, size_t at)
 {
     size_t line = 1;

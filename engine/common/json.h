@@ -29,6 +29,12 @@ size_t ck_json_not_strict(const char *text, size_t len);
  * stops after the first value). The caller frees the result with cJSON_Delete. */
 cJSON *ck_json_parse(const char *text, size_t len, size_t *at, const char **why);
 
+/* Byte offset in text[0..len) of the first number, outside strings, not spelled as a non-negative
+ * integer (0 or digit1-9 *DIGIT: no sign, fraction or exponent); len when there is none. For
+ * formats whose every number is a size (the safetensors header: its reference implementation reads
+ * shape and data_offsets as unsigned integers, so 8.0, 1e3 and -0 are errors there). */
+size_t ck_json_first_non_size(const char *text, size_t len);
+
 /* 1-based line of byte offset `at` in text (the newlines before it, plus one), for messages. */
 size_t ck_json_line(const char *text, size_t at);
 

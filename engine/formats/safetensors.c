@@ -293,7 +293,14 @@ static int load(ck_st_file *f, ck_error *err)
         rc = ck_fail(err, CK_E_FORMAT, "%s: header: not a JSON object", f->path);
         goto done;
     }
+
     rc = parse_header(f, root, f->map + 8 + n, f->map_bytes - 8 - (size_t)n, err);
+    /* Every number in a header is a shape or an offset, which the reference reads as usize: one
+     * that holds an integer but is spelled otherwise (8.0, 2e0, -0) passes the field checks above. */
+    if (rc == CK_OK && (at = ck_json_first_non_size(text, (size_t)n)) < (size_t)n) {
+        rc = ck_fail(err, CK_E_FORMAT, "%s: header: a number at byte %zu is not written as a "
+                     "non-negative integer (shape and data_offsets are sizes)", f->path, at);
+    }
 done:
     cJSON_Delete(root);
     return rc;

@@ -59,6 +59,20 @@ static void test_strict_lexing(void)
     }
 }
 
+/* ck_json_first_non_size: only 0 and digit1-9 *DIGIT, outside strings. */
+static void test_first_non_size(void)
+{
+    static const char ok[] = "{\"a\": [0, 12, 7], \"b\": \"-1.5e3\"}";
+    CU_ASSERT_EQUAL(ck_json_first_non_size(ok, sizeof ok - 1), sizeof ok - 1);
+    static const struct {
+        const char *text;
+        size_t at;
+    } bad[] = {{"[1, 2.0]", 4}, {"[1e3]", 1}, {"[-0]", 1}, {"[0, -4]", 4}, {"[5E1]", 1}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CU_ASSERT_EQUAL(ck_json_first_non_size(bad[i].text, strlen(bad[i].text)), bad[i].at);
+    }
+}
+
 /* ck_json_parse: one value, nothing after it but whitespace; each refusal names its byte. */
 static void test_parse_reasons(void)
 {
@@ -88,5 +102,6 @@ static void test_parse_reasons(void)
 }
 
 CK_TEST_MAIN("json", {"strict lexing", test_strict_lexing},
-             {"parse reasons", test_parse_reasons}, {"accepts exact integers in range", test_accepts_exact_integers_in_range},
+             {"parse reasons", test_parse_reasons},
+             {"first non-size", test_first_non_size}, {"accepts exact integers in range", test_accepts_exact_integers_in_range},
              {"rejects everything else", test_rejects_everything_else})

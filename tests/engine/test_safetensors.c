@@ -186,6 +186,15 @@ static void test_reject_unused_bytes(void)
 /* cJSON reads 02 as 2; RFC 8259 (and the reference implementation's serde_json) does not. */
 static void test_reject_non_json_number(void)
 {
+    /* sizes spelled as floats or with a sign: JSON numbers, but not the unsigned integers the
+     * reference reads */
+    expect_reject("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8.0]}}", 8,
+                  CK_E_FORMAT, "header: a number at byte 50 is not written as a non-negative integer",
+                  NULL);
+    expect_reject("{\"a\":{\"dtype\":\"F32\",\"shape\":[2e0],\"data_offsets\":[0,8]}}", 8,
+                  CK_E_FORMAT, "at byte 29 is not written as a non-negative integer", NULL);
+    expect_reject("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[-0,8]}}", 8,
+                  CK_E_FORMAT, "at byte 48 is not written as a non-negative integer", NULL);
     expect_reject("{\"a\":{\"dtype\":\"F32\",\"shape\":[02],\"data_offsets\":[0,8]}}", 8,
                   CK_E_FORMAT, "header: a number not spelled as JSON allows at byte 29", NULL);
 }
