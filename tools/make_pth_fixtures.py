@@ -176,7 +176,40 @@ def write_small(out):
     # corrupt the unused group's storage (pickled last: the highest key): loading must still succeed
     flip_storage_byte(f"{out}/kokoro_extra_group.pth", f"{out}/kokoro_extra_group.pth",
                       "/data/" + max(keys, key=int))
+    ckpt, folded = weight_norm_layout()
+    torch.save(ckpt, f"{out}/kokoro_weight_norm.pth")
+    write_safetensors(f"{out}/kokoro_weight_norm_folded.safetensors", folded)
+    torch.save(values(97, [510, 1, 256]), f"{out}/voice_tensor.pt")  # a voice file: one bare tensor
     hostile(out)
+
+
+def weight_norm_layout():
+    """Weight-normed layers as Kokoro stores them: torch.nn.utils.weight_norm (weight_g, weight_v) on a
+    Conv1d (dim 0 = output channel) and a ConvTranspose1d (dim 0 = INPUT channel), and the parametrize
+    form torch >= 2.1 writes (parametrizations.weight.original0 / original1), built by hand since
+    Debian's torch 1.13 lacks it. Returns (checkpoint, folded): folded holds torch's own W = g v/||v||
+    under the normalised names ckbatch derives (the C test compares its fold with these)."""
+    conv = torch.nn.utils.weight_norm(torch.nn.Conv1d(3, 4, 5))
+    up = torch.nn.utils.weight_norm(torch.nn.ConvTranspose1d(3, 2, 4))
+    with torch.no_grad():
+        for i, m in enumerate((conv, up)):
+            m.weight_v.copy_(values(80 + 2 * i, list(m.weight_v.shape)) + 0.25)
+            m.weight_g.copy_(values(81 + 2 * i, list(m.weight_g.shape)) * 3 + 0.5)
+            m.bias.copy_(values(90 + i, list(m.bias.shape)))
+    g2, v2 = values(95, [2, 1, 1]) + 1.0, values(96, [2, 2, 3]) - 0.125
+    ckpt = {
+        "text_encoder": collections.OrderedDict(
+            ("module.cnn.0.0." + k, t.detach().clone()) for k, t in conv.state_dict().items()),
+        "decoder": collections.OrderedDict(
+            ("module.generator.ups.0." + k, t.detach().clone()) for k, t in up.state_dict().items()),
+        "predictor": collections.OrderedDict([
+            ("module.F0.0.conv1.parametrizations.weight.original0", g2),
+            ("module.F0.0.conv1.parametrizations.weight.original1", v2)]),
+    }
+    folded = [("text_encoder.cnn.0.0.weight", torch._weight_norm(conv.weight_v, conv.weight_g, 0)),
+              ("decoder.generator.ups.0.weight", torch._weight_norm(up.weight_v, up.weight_g, 0)),
+              ("predictor.F0.0.conv1.weight", torch._weight_norm(v2, g2, 0))]
+    return ckpt, [(n, t.detach().numpy().astype(np.float32)) for n, t in folded]
 
 
 def write_full(path):

@@ -63,10 +63,56 @@ size_t ck_model_max_phonemes(const ck_model *m)
     return positions - 2 < CK_READER_MAX_PHONEMES ? positions - 2 : CK_READER_MAX_PHONEMES;
 }
 
+/* The checkpoint groups (first name segments, e.g. "bert") the circuit's weights come from, each
+ * once, into groups[] (NULL-terminated, pointing into `names`, which holds copies). */
+static void circuit_groups(const ck_circuit *c, char names[][CK_WEIGHT_NAME_MAX],
+                           const char **groups)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < c->n_weights; i++) {
+        const char *name = c->weights[i].checkpoint_name;
+        size_t len = strcspn(name, ".");
+        int seen = 0;
+        for (size_t k = 0; k < n && !seen; k++) {
+            seen = strlen(groups[k]) == len && strncmp(groups[k], name, len) == 0;
+        }
+        if (!seen) {
+            snprintf(names[n], CK_WEIGHT_NAME_MAX, "%.*s", (int)len, name);
+            groups[n] = names[n];
+            n++;
+        }
+    }
+    groups[n] = NULL;
+}
+
+/* Reads only the groups the circuit needs (a Kokoro .pth's decoder is not read for the encoder), and
+ * names a group the file lacks before any tensor of it is bound. */
+static int load_file_weights(ck_model *m, const char *path, ck_error *err)
+{
+    const ck_circuit *c = &m->circuit;
+    char (*names)[CK_WEIGHT_NAME_MAX] = calloc(c->n_weights + 1, sizeof *names);
+    const char **groups = calloc(c->n_weights + 1, sizeof *groups);
+    int rc = names != NULL && groups != NULL ? CK_OK
+                                             : ck_fail(err, CK_E_MEMORY, "weights: out of memory");
+    if (rc == CK_OK) {
+        circuit_groups(c, names, groups);
+        rc = ck_weights_load_groups(&m->weights, path, groups, err);
+    }
+    for (size_t k = 0; rc == CK_OK && groups[k] != NULL; k++) {
+        if (!ck_weights_has_group(m->weights, groups[k])) {
+            rc = ck_fail(err, CK_E_WEIGHTS, "%s: group \"%s\" missing: the circuit %s needs its "
+                         "tensors", path, groups[k], c->path);
+        }
+    }
+    free(names);
+    free(groups);
+    return rc;
+}
+
 static int load_weights(ck_model *m, ck_error *err)
 {
     const ck_model_params *p = &m->params;
-    int rc = p->weights != NULL ? ck_weights_load(&m->weights, p->weights, err)
+    int rc = p->weights != NULL ? load_file_weights(m, p->weights, err)
                                 : ck_circuit_synthetic_weights(&m->weights, &m->circuit, p->seed, err);
     if (rc == CK_OK && p->weights_manifest != NULL) {
         rc = ck_weights_manifest_verify(m->weights, p->weights_manifest, err);

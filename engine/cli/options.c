@@ -69,7 +69,8 @@ static const char *const usage_text[] = {
     "      --lexicon-dir D       misaki: {us,gb}_{gold,silver}.json from D (e.g. an installed\n"
     "                            misaki's data/), SHA-256 checked (default: the shipped copy)\n"
     "  -w, --weights F           Kokoro weights: kokoro-v1_0.pth (read without Python, no code runs)\n"
-    "                            or .safetensors (flat bert./bert_encoder. names); by content\n"
+    "                            or .safetensors (flat bert., bert_encoder., predictor., ...\n"
+    "                            names); by content; only the circuit's groups are read\n"
     "      --weights-manifest M  verify every tensor against `ckbatch weights hash` output M\n"
     "                            default: synthetic demo weights (NOT Kokoro's)\n"
     "      --seed N              seed of the synthetic demo weights (default 20261129)\n",

@@ -205,12 +205,18 @@ static int read_checkpoint(ck_pth_file *f, const void *bytes, size_t n, ck_error
     rc = check_byteorder(f, err);
     rc = rc == CK_OK ? ck_zip_verify(f->zip, pkl, err) : rc;
     rc = rc == CK_OK ? ck_pickle_load(&f->pickle, pkl->data, pkl->size, f->path, err) : rc;
-    if (rc == CK_OK && f->pickle.root->kind != CK_PV_DICT) {
-        rc = ck_fail(err, CK_E_FORMAT, "%s: data.pkl: top level is not a dict", f->path);
+    ck_pv_kind top = rc == CK_OK ? f->pickle.root->kind : CK_PV_DICT;
+    if (top != CK_PV_DICT && top != CK_PV_TENSOR) {
+        rc = ck_fail(err, CK_E_FORMAT, "%s: data.pkl: top level is neither a dict nor a tensor",
+                     f->path);
     }
     f->verified = rc == CK_OK ? calloc(ck_zip_count(f->zip) + 1, 1) : NULL;
     if (rc == CK_OK && f->verified == NULL) {
         rc = ck_fail(err, CK_E_MEMORY, "%s: out of memory", f->path);
+    }
+    if (rc == CK_OK && top == CK_PV_TENSOR) {
+        ck_pv unnamed = {.kind = CK_PV_STR, .s = "", .len = 0};
+        return add_tensor(f, "", &unnamed, f->pickle.root, NULL, err);
     }
     return rc == CK_OK ? walk(f, f->pickle.root, "", NULL, 0, err) : rc;
 }
@@ -303,10 +309,4 @@ int ck_pth_view(ck_pth_file *f, size_t i, ck_st_tensor *view, ck_error *err)
     view->bytes = t->elements * ck_dtype_size(t->dtype);
     view->data = e->data + t->offset * ck_dtype_size(t->dtype);
     return CK_OK;
-}
-
-int ck_pth_kokoro_encoder_wants(const ck_pth_tensor *t)
-{
-    return t != NULL && (t->group == NULL || strcmp(t->group, "bert") == 0 ||
-                         strcmp(t->group, "bert_encoder") == 0);
 }

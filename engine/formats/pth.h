@@ -1,12 +1,12 @@
 /* pth.h - PyTorch checkpoints (torch.save ZIP archives) read without Python and without running
  * any code: restricted pickle (pth_pickle.h) + stored ZIP entries (zip.h) over one mmap. Converts
- * nothing itself (views are ck_st_tensor, converted by ck_st_to_f32); knows only Kokoro's top keys.
+ * nothing itself (views are ck_st_tensor, converted by ck_st_to_f32); knows no model's keys.
  *
  * Layout (torch/serialization.py, _save with the zipfile writer): "<dir>/data.pkl" (the pickled
  * object), "<dir>/data/<key>" (one raw little-endian storage per key), "<dir>/version" and, from
  * torch 1.12 on, "<dir>/byteorder" ("little"). Kokoro's kokoro-v1_0.pth pickles
  * {"bert": state_dict, "bert_encoder": ..., "predictor": ..., "text_encoder": ..., "decoder": ...}
- * whose keys carry a "module." prefix. */
+ * whose keys carry a "module." prefix; a Kokoro voice file (af_heart.pt, ...) pickles one bare tensor. */
 #ifndef CK_PTH_H
 #define CK_PTH_H
 
@@ -37,14 +37,14 @@ int ck_pth_sniff(const char *path);
 /* Opens the archive (ck_zip_open), finds the single "<dir>/data.pkl", checks "<dir>/byteorder" is
  * "little" when present, verifies data.pkl's CRC-32, runs the restricted unpickler, and describes
  * every tensor reachable from the top-level dict through nested dicts (at most
- * CK_PICKLE_MAX_DEPTH deep; other values are ignored). Each tensor is checked without reading its
- * storage: its entry "<dir>/data/<key>" exists and holds exactly numel x dtype-size bytes, the
- * view is contiguous (row-major strides; dims of size 1 may have any stride) and
- * offset + elements <= numel, all overflow-checked.
- * Errors: CK_E_ARG (null), CK_E_IO, CK_E_FORMAT (from zip/pickle; also a missing data.pkl,
- * big-endian byte order, top level not a dict, a non-string key, nesting too deep, a missing
- * storage, a storage of the wrong size, a non-contiguous or out-of-bounds view; the message names
- * the file and the tensor), CK_E_MEMORY. On error *out is NULL. */
+ * CK_PICKLE_MAX_DEPTH deep; other values are ignored), or the one tensor pickled at the top level
+ * (named "", group NULL). Each tensor is checked without reading its storage: its entry
+ * "<dir>/data/<key>" exists and holds exactly numel x dtype-size bytes, the view is contiguous
+ * (row-major strides; dims of size 1 may have any stride) and offset + elements <= numel, all
+ * overflow-checked. Errors: CK_E_ARG (null), CK_E_IO, CK_E_FORMAT (from zip/pickle; also a missing
+ * data.pkl, big-endian byte order, top level neither a dict nor a tensor, a non-string key, nesting
+ * too deep, a missing storage, a storage of the wrong size, a non-contiguous or out-of-bounds view;
+ * the message names the file and the tensor), CK_E_MEMORY. On error *out is NULL. */
 int ck_pth_open(ck_pth_file **out, const char *path, ck_error *err);
 
 /* The same over bytes[n] held by the caller (a checkpoint already in memory, a fuzzer's input):
@@ -68,9 +68,5 @@ const ck_pth_tensor *ck_pth_at(const ck_pth_file *f, size_t i);
  * the message names the entry). */
 int ck_pth_view(ck_pth_file *f, size_t i, ck_st_tensor *view, ck_error *err);
 
-/* 1 when the Kokoro phoneme encoder needs tensor t: its group is "bert" or "bert_encoder", or it
- * is in no group (a flat state dict). Tensors of "predictor", "text_encoder", "decoder" and any
- * other group are not needed and their storages are never read. */
-int ck_pth_kokoro_encoder_wants(const ck_pth_tensor *t);
 
 #endif

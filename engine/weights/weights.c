@@ -1,5 +1,6 @@
-/* weights.c - builds read-only f32 weight sets from safetensors files or the synthetic generator.
- * Must not know circuits or model layout, and must never write a tensor after it is built. */
+/* weights.c - builds read-only f32 weight sets from safetensors or .pth files or the synthetic
+ * generator, folding weight normalisation once. Must not know circuits, and must never write a
+ * tensor after the set is built. */
 #define _DEFAULT_SOURCE /* madvise, MADV_DONTNEED (not in POSIX; posix_madvise's DONTNEED is a no-op) */
 #include "weights.h"
 
@@ -25,17 +26,20 @@ struct ck_weights {
     char *identity;
     int synthetic;
     uint64_t seed;
+    char **groups;       /* NULL-terminated copy of the groups the load read; NULL: every group */
 };
 
-/* An empty set with room for `cap` tensors, or NULL. */
-static ck_weights *weights_new(size_t cap)
+/* An empty set with room for `stored` tensors and the weights their g/v pairs derive (at most one
+ * per two stored), or NULL. */
+static ck_weights *weights_new(size_t stored)
 {
     ck_weights *w = calloc(1, sizeof *w);
     if (w == NULL) {
         return NULL;
     }
-    w->tensors = calloc(cap + 1, sizeof *w->tensors);
-    w->owned = calloc(cap + 1, sizeof *w->owned);
+    size_t cap = stored + stored / 2 + 1;
+    w->tensors = calloc(cap, sizeof *w->tensors);
+    w->owned = calloc(cap, sizeof *w->owned);
     if (w->tensors == NULL || w->owned == NULL) {
         ck_weights_free(w);
         return NULL;
@@ -120,6 +124,39 @@ static int bind_tensor(ck_weights *w, const char *path, const ck_st_tensor *t, c
     return CK_OK;
 }
 
+/* 1 when the first dot-separated segment of `name` is `group`. */
+static int in_group(const char *name, const char *group)
+{
+    size_t n = strlen(group);
+    return strncmp(name, group, n) == 0 && (name[n] == '.' || name[n] == '\0');
+}
+
+/* 1 when the load reads tensors of normalised `name`: its group is listed, or no list was given. */
+static int wanted(const char *const *groups, const char *name)
+{
+    for (size_t i = 0; groups != NULL && groups[i] != NULL; i++) {
+        if (in_group(name, groups[i])) {
+            return 1;
+        }
+    }
+    return groups == NULL;
+}
+
+/* 1 when file tensor `name` (as stored) is floating and its group is wanted; -1 out of memory. */
+static int file_tensor_wanted(const char *const *groups, const char *name, ck_dtype dtype)
+{
+    if (dtype != CK_DTYPE_F32 && dtype != CK_DTYPE_F16 && dtype != CK_DTYPE_BF16) {
+        return 0;
+    }
+    char *norm = normalise_name(name);
+    if (norm == NULL) {
+        return -1;
+    }
+    int yes = wanted(groups, norm);
+    free(norm);
+    return yes;
+}
+
 /* Adds file tensor t (floating dtypes only) under its normalised name. */
 static int add_file_tensor(ck_weights *w, const char *path, const ck_st_tensor *t, ck_error *err)
 {
@@ -159,8 +196,10 @@ static int set_file_identity(ck_weights *w, const char *path, ck_error *err)
     return w->identity != NULL ? CK_OK : ck_fail(err, CK_E_MEMORY, "%s: out of memory", path);
 }
 
-/* Every F32/F16/BF16 tensor of a safetensors file into a new *w (set even on error, for freeing). */
-static int load_safetensors(ck_weights **w, const char *path, ck_error *err)
+/* Every F32/F16/BF16 tensor of the wanted groups of a safetensors file into a new *w (set even on
+ * error, for freeing). */
+static int load_safetensors(ck_weights **w, const char *path, const char *const *groups,
+                            ck_error *err)
 {
     ck_st_file *f = NULL;
     int rc = ck_st_open(&f, path, err);
@@ -175,17 +214,16 @@ static int load_safetensors(ck_weights **w, const char *path, ck_error *err)
     (*w)->file = f;
     for (size_t i = 0; i < ck_st_count(f) && rc == CK_OK; i++) {
         const ck_st_tensor *t = ck_st_at(f, i);
-        if (t->dtype == CK_DTYPE_F32 || t->dtype == CK_DTYPE_F16 || t->dtype == CK_DTYPE_BF16) {
-            rc = add_file_tensor(*w, path, t, err);
-        }
+        int want = file_tensor_wanted(groups, t->name, t->dtype);
+        rc = want < 0 ? ck_fail(err, CK_E_MEMORY, "%s: out of memory", path)
+                      : want ? add_file_tensor(*w, path, t, err) : CK_OK;
     }
     return rc;
 }
 
-/* The phoneme encoder's floating tensors of a torch.save checkpoint (ck_pth_kokoro_encoder_wants;
- * I64 buffers such as position_ids skipped) into a new *w (set even on error); the storages of every
- * other group are never read. */
-static int load_pth(ck_weights **w, const char *path, ck_error *err)
+/* The floating tensors of the wanted groups of a torch.save checkpoint (I64 buffers such as
+ * position_ids skipped) into a new *w (set even on error); other storages are never read. */
+static int load_pth(ck_weights **w, const char *path, const char *const *groups, ck_error *err)
 {
     ck_pth_file *f = NULL;
     int rc = ck_pth_open(&f, path, err);
@@ -201,7 +239,10 @@ static int load_pth(ck_weights **w, const char *path, ck_error *err)
     for (size_t i = 0; i < ck_pth_count(f) && rc == CK_OK; i++) {
         ck_st_tensor view;
         const ck_pth_tensor *t = ck_pth_at(f, i);
-        if (ck_pth_kokoro_encoder_wants(t) && t->dtype != CK_DTYPE_I64) {
+        int want = file_tensor_wanted(groups, t->name, t->dtype);
+        if (want < 0) {
+            rc = ck_fail(err, CK_E_MEMORY, "%s: out of memory", path);
+        } else if (want) {
             rc = ck_pth_view(f, i, &view, err);
             rc = rc == CK_OK ? add_file_tensor(*w, path, &view, err) : rc;
         }
@@ -209,16 +250,185 @@ static int load_pth(ck_weights **w, const char *path, ck_error *err)
     return rc;
 }
 
+/* P of a weight-norm magnitude name "P.weight_g" or "P.parametrizations.weight.original0" (its
+ * direction's name in *v_name), malloc'd; NULL when `name` is neither (or out of memory: *oom). */
+static char *weight_norm_prefix(const char *name, char **v_name, int *oom)
+{
+    static const char *const forms[2][2] = {{".weight_g", ".weight_v"},
+                                            {".parametrizations.weight.original0",
+                                             ".parametrizations.weight.original1"}};
+    size_t len = strlen(name);
+    for (size_t f = 0; f < 2; f++) {
+        size_t sl = strlen(forms[f][0]);
+        if (len > sl && strcmp(name + len - sl, forms[f][0]) == 0) {
+            char *p = strndup(name, len - sl);
+            *v_name = malloc(len + 1);
+            if (p == NULL || *v_name == NULL) {
+                free(p);
+                free(*v_name);
+                *v_name = NULL;
+                *oom = 1;
+                return NULL;
+            }
+            snprintf(*v_name, len + 1, "%s%s", p, forms[f][1]);
+            return p;
+        }
+    }
+    return NULL;
+}
+
+/* 1 when `name` is a weight-norm direction ("P.weight_v", "P.parametrizations.weight.original1"). */
+static int is_weight_norm_direction(const char *name)
+{
+    static const char *const ends[2] = {".weight_v", ".parametrizations.weight.original1"};
+    size_t len = strlen(name);
+    for (size_t f = 0; f < 2; f++) {
+        size_t sl = strlen(ends[f]);
+        if (len > sl && strcmp(name + len - sl, ends[f]) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* W[r, :] = g[r] * v[r, :] / ||v[r, :]|| for every dim-0 row r of v, in double, into a new owned
+ * derived tensor named `name`. */
+static int add_folded(ck_weights *w, const char *path, char *name, const ck_tensor *g,
+                      const ck_tensor *v, ck_error *err)
+{
+    size_t rows = v->rank > 0 ? v->shape[0] : 1;
+    size_t cols = rows > 0 ? v->elements / rows : 0;
+    if (g->elements != rows) {
+        int rc = ck_fail(err, CK_E_FORMAT, "%s: \"%s\": weight norm: g has %zu elements, v's dim 0 "
+                         "is %zu", path, g->name, g->elements, rows);
+        free(name);
+        return rc;
+    }
+    float *out = malloc(v->elements ? v->elements * sizeof(float) : 1);
+    if (out == NULL) {
+        free(name);
+        return ck_fail(err, CK_E_MEMORY, "%s: out of memory", path);
+    }
+    ck_tensor *t = &w->tensors[w->n++];
+    t->name = name;
+    w->owned[w->n - 1] = out;
+    t->rank = v->rank;
+    memcpy(t->shape, v->shape, sizeof t->shape);
+    t->elements = v->elements;
+    t->data = out;
+    t->derived = 1;
+    for (size_t r = 0; r < rows; r++) {
+        const float *vr = v->data + r * cols;
+        double ss = 0.0;
+        for (size_t c = 0; c < cols; c++) {
+            ss += (double)vr[c] * (double)vr[c];
+        }
+        if (!(ss > 0.0)) {
+            return ck_fail(err, CK_E_NONFINITE, "%s: \"%s\": weight norm: row %zu of v has norm 0",
+                           path, v->name, r);
+        }
+        double scale = (double)g->data[r] / sqrt(ss);
+        for (size_t c = 0; c < cols; c++) {
+            out[r * cols + c] = (float)((double)vr[c] * scale);
+        }
+    }
+    return CK_OK;
+}
+
+/* Adds P.weight for every weight-norm pair of w (see ck_weights_load_groups). */
+static int fold_weight_norm(ck_weights *w, const char *path, ck_error *err)
+{
+    size_t stored = w->n;
+    for (size_t i = 0; i < stored; i++) {
+        const ck_tensor *g = &w->tensors[i];
+        char *v_name = NULL;
+        int oom = 0;
+        char *prefix = weight_norm_prefix(g->name, &v_name, &oom);
+        if (oom) {
+            return ck_fail(err, CK_E_MEMORY, "%s: out of memory", path);
+        }
+        if (prefix == NULL) {
+            continue;
+        }
+        size_t n = strlen(prefix) + sizeof ".weight";
+        char *name = malloc(n);
+        const ck_tensor *v = ck_weights_find(w, v_name);
+        int rc = CK_OK;
+        if (name == NULL) {
+            rc = ck_fail(err, CK_E_MEMORY, "%s: out of memory", path);
+        } else if (snprintf(name, n, "%s.weight", prefix), v == NULL) {
+            rc = ck_fail(err, CK_E_FORMAT, "%s: \"%s\": weight norm: no \"%s\" beside it", path,
+                         g->name, v_name);
+        } else if (ck_weights_find(w, name) != NULL) {
+            rc = ck_fail(err, CK_E_FORMAT, "%s: \"%s\": stored beside its weight-norm g and v",
+                         path, name);
+        }
+        free(prefix);
+        free(v_name);
+        if (rc != CK_OK) {
+            free(name);
+            return rc;
+        }
+        rc = add_folded(w, path, name, g, v, err);
+        if (rc != CK_OK) {
+            return rc;
+        }
+    }
+    for (size_t i = 0; i < stored; i++) {
+        const char *name = w->tensors[i].name;
+        if (is_weight_norm_direction(name)) {
+            size_t len = strlen(name);
+            char *g_name = strdup(name);
+            if (g_name == NULL) {
+                return ck_fail(err, CK_E_MEMORY, "%s: out of memory", path);
+            }
+            g_name[len - 1] = g_name[len - 1] == 'v' ? 'g' : '0';
+            int found = ck_weights_find(w, g_name) != NULL;
+            free(g_name);
+            if (!found) {
+                return ck_fail(err, CK_E_FORMAT, "%s: \"%s\": weight norm: no magnitude (g) beside it",
+                               path, name);
+            }
+        }
+    }
+    return CK_OK;
+}
+
+/* A NULL-terminated copy of groups into w->groups (NULL stays NULL). */
+static int keep_groups(ck_weights *w, const char *const *groups)
+{
+    size_t n = 0;
+    while (groups != NULL && groups[n] != NULL) {
+        n++;
+    }
+    if (groups == NULL) {
+        return CK_OK;
+    }
+    w->groups = calloc(n + 1, sizeof *w->groups);
+    for (size_t i = 0; w->groups != NULL && i < n; i++) {
+        if ((w->groups[i] = strdup(groups[i])) == NULL) {
+            return CK_E_MEMORY;
+        }
+    }
+    return w->groups != NULL ? CK_OK : CK_E_MEMORY;
+}
+
 /* Dispatches by content, not by name: a torch.save archive starts "PK\x03\x04" (ck_pth_sniff),
  * anything else is read as safetensors. */
-int ck_weights_load(ck_weights **out, const char *path, ck_error *err)
+int ck_weights_load_groups(ck_weights **out, const char *path, const char *const *groups,
+                           ck_error *err)
 {
     ck_weights *w = NULL;
     if (out == NULL || path == NULL) {
         return ck_fail(err, CK_E_ARG, "weights: null out or path");
     }
     *out = NULL;
-    int rc = ck_pth_sniff(path) ? load_pth(&w, path, err) : load_safetensors(&w, path, err);
+    int rc = ck_pth_sniff(path) ? load_pth(&w, path, groups, err)
+                                : load_safetensors(&w, path, groups, err);
+    rc = rc == CK_OK ? fold_weight_norm(w, path, err) : rc;
+    if (rc == CK_OK && keep_groups(w, groups) != CK_OK) {
+        rc = ck_fail(err, CK_E_MEMORY, "%s: out of memory", path);
+    }
     if (rc == CK_OK) {
         rc = set_file_identity(w, path, err);
     }
@@ -228,6 +438,26 @@ int ck_weights_load(ck_weights **out, const char *path, ck_error *err)
     }
     *out = w;
     return CK_OK;
+}
+
+int ck_weights_load(ck_weights **out, const char *path, ck_error *err)
+{
+    return ck_weights_load_groups(out, path, NULL, err);
+}
+
+int ck_weights_has_group(const ck_weights *w, const char *group)
+{
+    for (size_t i = 0; w != NULL && group != NULL && i < w->n; i++) {
+        if (in_group(w->tensors[i].name, group)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int ck_weights_read_group(const ck_weights *w, const char *group)
+{
+    return w != NULL && group != NULL && wanted((const char *const *)w->groups, group);
 }
 
 /* Adds one generated tensor for spec s. */
@@ -278,6 +508,7 @@ int ck_weights_synthetic(ck_weights **out, const ck_weight_spec *specs, size_t n
     for (size_t i = 0; i < n && rc == CK_OK; i++) {
         rc = add_synthetic(w, &specs[i], i, seed, err);
     }
+    rc = rc == CK_OK ? fold_weight_norm(w, "synthetic weights", err) : rc;
     snprintf(seed_text, sizeof seed_text, "%llu", (unsigned long long)seed);
     w->identity = format_identity(128, "synthetic %s seed %s (demo weights, NOT Kokoro's)",
                                   CK_SYNTH_GENERATOR, seed_text);
@@ -342,18 +573,22 @@ int ck_weights_save(const ck_weights *w, const char *path, ck_error *err)
     if (e == NULL) {
         return ck_fail(err, CK_E_MEMORY, "%s: out of memory", path);
     }
+    size_t n = 0;
     for (size_t i = 0; i < w->n; i++) {
-        e[i].name = w->tensors[i].name;
-        e[i].dtype = CK_DTYPE_F32;
-        e[i].rank = w->tensors[i].rank;
-        memcpy(e[i].shape, w->tensors[i].shape, sizeof e[i].shape);
-        e[i].data = w->tensors[i].data;
+        if (!w->tensors[i].derived) {
+            e[n].name = w->tensors[i].name;
+            e[n].dtype = CK_DTYPE_F32;
+            e[n].rank = w->tensors[i].rank;
+            memcpy(e[n].shape, w->tensors[i].shape, sizeof e[n].shape);
+            e[n].data = w->tensors[i].data;
+            n++;
+        }
     }
     snprintf(seed_text, sizeof seed_text, "%llu", (unsigned long long)w->seed);
     const ck_st_meta meta[3] = {{"identity", ck_weights_identity(w)},
                                 {"generator", CK_SYNTH_GENERATOR},
                                 {"seed", seed_text}};
-    int rc = ck_st_write(path, e, w->n, meta, w->synthetic ? 3 : 1, err);
+    int rc = ck_st_write(path, e, n, meta, w->synthetic ? 3 : 1, err);
     free(e);
     return rc;
 }
@@ -423,6 +658,10 @@ void ck_weights_free(ck_weights *w)
     }
     ck_st_close(w->file);
     ck_pth_close(w->pth);
+    for (size_t i = 0; w->groups != NULL && w->groups[i] != NULL; i++) {
+        free(w->groups[i]);
+    }
+    free(w->groups);
     free(w->tensors);
     free(w->owned);
     free(w->identity);

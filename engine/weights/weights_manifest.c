@@ -57,6 +57,9 @@ static cJSON *manifest_json(const ck_weights *w, const char *path, const char *f
         return NULL;
     }
     for (size_t i = 0; i < ck_weights_count(w); i++) {
+        if (ck_weights_at(w, i)->derived) {
+            continue;
+        }
         if (!cJSON_AddItemToArray(tensors, tensor_json(ck_weights_at(w, i)))) {
             cJSON_Delete(doc);
             return NULL;
@@ -141,6 +144,9 @@ static int verify_doc(ck_weights *w, const char *mpath, const cJSON *doc, ck_err
     int rc = ck_weights_hash(w, err);
     for (size_t i = 0; i < ck_weights_count(w) && rc == CK_OK; i++) {
         const ck_tensor *t = ck_weights_at(w, i);
+        if (t->derived) {
+            continue;
+        }
         const cJSON *e = find_entry(tensors, t->name);
         rc = e != NULL ? check_entry(mpath, t, e, err)
                        : ck_fail(err, CK_E_HASH, "%s: tensor \"%s\": not in the manifest", mpath,
@@ -149,7 +155,8 @@ static int verify_doc(ck_weights *w, const char *mpath, const cJSON *doc, ck_err
     const cJSON *e;
     cJSON_ArrayForEach(e, tensors) {
         const cJSON *n = cJSON_GetObjectItemCaseSensitive(e, "name");
-        if (rc == CK_OK && (!cJSON_IsString(n) || ck_weights_find(w, n->valuestring) == NULL)) {
+        if (rc == CK_OK && (!cJSON_IsString(n) || (ck_weights_find(w, n->valuestring) == NULL &&
+                                                    ck_weights_read_group(w, n->valuestring)))) {
             rc = ck_fail(err, CK_E_HASH, "%s: tensor \"%s\": in the manifest, not in the weights",
                          mpath, cJSON_IsString(n) ? n->valuestring : "(no name)");
         }

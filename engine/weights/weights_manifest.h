@@ -5,9 +5,10 @@
  *   {"format": "ckbatch-weights-manifest-1", "file": "<path as given>", "file_sha256": "<hex>",
  *    "tensors": [{"name": "bert.embeddings.word_embeddings.weight", "dtype": "F32",
  *                 "shape": [178, 128], "sha256": "<hex of elements x 4 little-endian f32 bytes>"}]}
- * Tensor names and order are those of ck_weights_load (normalised; for a Kokoro .pth only the
- * bert and bert_encoder groups). "file_sha256" is informative: verification checks the tensors, so a
- * .pth and its safetensors conversion verify against the same manifest. */
+ * Tensor names and order are those of ck_weights_load (normalised; every group; stored tensors only:
+ * a weight folded from its weight-norm g and v is covered by theirs). "file_sha256" is informative:
+ * verification checks the tensors, so a .pth and its safetensors conversion verify against the same
+ * manifest. */
 #ifndef CK_WEIGHTS_MANIFEST_H
 #define CK_WEIGHTS_MANIFEST_H
 
@@ -23,9 +24,9 @@
  * CK_E_IO (path unreadable, write failed), CK_E_BACKEND (OpenSSL), CK_E_MEMORY. */
 int ck_weights_manifest_write(FILE *out, ck_weights *w, const char *path, ck_error *err);
 
-/* Verifies every tensor of w against the manifest at `manifest_path`, in w's order, before the
- * tensors are used: the same names in both (none missing either side), equal shape and SHA-256 of
- * the f32 bytes. Errors: CK_E_ARG (null), CK_E_IO (unreadable manifest), CK_E_FORMAT (not JSON,
+/* Verifies every stored tensor of w against the manifest at `manifest_path`, in w's order, before
+ * the tensors are used: the same names in both (none missing either side; entries of groups the load
+ * did not read, ck_weights_read_group, are not expected), equal shape and SHA-256 of the f32 bytes. Errors: CK_E_ARG (null), CK_E_IO (unreadable manifest), CK_E_FORMAT (not JSON,
  * wrong "format", a field missing or of the wrong type; the message names the field),
  * CK_E_HASH (the first mismatch: the message names the tensor and gives got and expected),
  * CK_E_BACKEND, CK_E_MEMORY. */

@@ -268,6 +268,12 @@ static void test_load_errors(void)
     CU_ASSERT_EQUAL(ck_model_load(&m, &p, &err), CK_E_IO);
     CU_ASSERT_PTR_NULL(m);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "/nonexistent/kokoro.pth"));
+    /* a checkpoint of the synthesis groups only: the encoder's group is named as missing */
+    p.weights = ck_test_path("tests/fixtures/pth/kokoro_weight_norm.pth");
+    ck_error_clear(&err);
+    CU_ASSERT_EQUAL(ck_model_load(&m, &p, &err), CK_E_WEIGHTS);
+    CU_ASSERT_PTR_NULL(m);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "group \"bert\" missing"));
     p = ck_model_default_params();
     p.threads = -1;
     ck_error_clear(&err);

@@ -1,6 +1,7 @@
 /* test_pth.c - torch.save checkpoints (tests/fixtures/pth, written by tools/make_pth_fixtures.py with
  * real torch): bit-identical to the safetensors twin for f32/f16/bf16/Parameter files, Kokoro groups,
  * unused storages never read, and every hostile archive rejected with its code and a naming message. */
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -21,11 +22,14 @@ static const char *fixture(const char *name)
     return g_path;
 }
 
+static const char *const ENCODER_GROUPS[] = {"bert", "bert_encoder", NULL};
+
+/* `name` loaded with only the encoder's groups (every group of a safetensors twin is one of them). */
 static ck_weights *load_ok(const char *name)
 {
     ck_weights *w = NULL;
     ck_error err = {0};
-    int rc = ck_weights_load(&w, fixture(name), &err);
+    int rc = ck_weights_load_groups(&w, fixture(name), ENCODER_GROUPS, &err);
     if (rc != CK_OK) {
         fprintf(stderr, "    %s: %s\n", name, err.message);
     }
@@ -60,20 +64,112 @@ static void test_f16_equals_safetensors(void) { check_twin(FIX "kokoro_reduced_f
 static void test_bf16_equals_safetensors(void) { check_twin(FIX "kokoro_reduced_bf16.pth"); }
 static void test_parameter_equals_safetensors(void) { check_twin(FIX "kokoro_reduced_param.pth"); }
 
-/* The extra group's storage has a bad CRC: the load succeeds only because it is never read. */
+/* The extra group's storage has a bad CRC: a load of the other groups succeeds only because it is
+ * never read; a load of every group reads it and fails. */
 static void test_extra_group_never_read(void)
 {
+    static const char *const kokoro[] = {"bert", "bert_encoder", "predictor", "text_encoder",
+                                         "decoder", NULL};
     ck_pth_file *f = NULL;
+    ck_weights *w = NULL;
     ck_st_tensor view;
     ck_error err = {0};
     check_twin(FIX "kokoro_extra_group.pth");
+    CU_ASSERT_EQUAL(ck_weights_load_groups(&w, fixture(FIX "kokoro_extra_group.pth"), kokoro, &err),
+                    CK_OK);
+    CU_ASSERT_EQUAL(ck_weights_count(w), N_ENCODER_TENSORS + 3);
+    CU_ASSERT_TRUE(ck_weights_has_group(w, "decoder") && !ck_weights_has_group(w, "unused_extra"));
+    CU_ASSERT_TRUE(ck_weights_read_group(w, "predictor") && !ck_weights_read_group(w, "unused_extra"));
+    ck_weights_free(w);
+    CU_ASSERT_EQUAL(ck_weights_load(&w, fixture(FIX "kokoro_extra_group.pth"), &err), CK_E_FORMAT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "bad CRC-32"));
     CU_ASSERT_EQUAL_FATAL(ck_pth_open(&f, fixture(FIX "kokoro_extra_group.pth"), &err), CK_OK);
     size_t last = ck_pth_count(f) - 1;
     CU_ASSERT_STRING_EQUAL(ck_pth_at(f, last)->name, "unused_extra.module.junk");
-    CU_ASSERT_FALSE(ck_pth_kokoro_encoder_wants(ck_pth_at(f, last)));
+    CU_ASSERT_STRING_EQUAL(ck_pth_at(f, last)->group, "unused_extra");
     CU_ASSERT_EQUAL(ck_pth_view(f, last, &view, &err), CK_E_FORMAT);  /* proof it is corrupt */
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "bad CRC-32"));
     ck_pth_close(f);
+}
+
+/* Every group of Kokoro's layout is read by default, the decoder's values included. */
+static void test_every_group_read(void)
+{
+    ck_weights *w = NULL;
+    ck_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(ck_weights_load(&w, fixture(FIX "kokoro_reduced_f32.pth"), &err), CK_OK);
+    CU_ASSERT_EQUAL(ck_weights_count(w), N_ENCODER_TENSORS + 3);  /* position_ids (I64) skipped */
+    const char *groups[] = {"bert", "bert_encoder", "predictor", "text_encoder", "decoder"};
+    for (size_t i = 0; i < 5; i++) {
+        CU_ASSERT_TRUE(ck_weights_has_group(w, groups[i]));
+    }
+    CU_ASSERT_FALSE(ck_weights_has_group(w, "bert_enc"));  /* a whole segment, not a prefix */
+    const ck_tensor *t = ck_weights_find(w, "decoder.generator.conv_post.weight");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT(t->rank == 3 && t->shape[0] == 2 && t->shape[2] == 3 && !t->derived);
+    /* make_pth_fixtures.py values(70, ...): k = (i * 37 + 770) % 129 - 64, value k / 64 */
+    for (size_t i = 0; i < t->elements; i++) {
+        CU_ASSERT_EQUAL(t->data[i], (float)((long)((i * 37 + 770) % 129) - 64) / 64.0f);
+    }
+    ck_weights_free(w);
+}
+
+/* Weight norm folded at load equals torch's own fold (torch._weight_norm, f32) to 2 ulp: the
+ * Conv1d form (dim 0 = output channel), the ConvTranspose1d form (dim 0 = input channel) and the
+ * parametrize form; g and v stay, the derived weight is flagged and not saved. */
+static void test_weight_norm_folded(void)
+{
+    ck_weights *w = NULL, *torch_fold = NULL, *again = NULL;
+    ck_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(ck_weights_load(&w, fixture(FIX "kokoro_weight_norm.pth"), &err), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_weights_load(&torch_fold, fixture(FIX "kokoro_weight_norm_folded.safetensors"),
+                                          &err), CK_OK);
+    CU_ASSERT_EQUAL(ck_weights_count(torch_fold), 3);
+    for (size_t i = 0; i < ck_weights_count(torch_fold); i++) {
+        const ck_tensor *want = ck_weights_at(torch_fold, i);
+        const ck_tensor *got = ck_weights_find(w, want->name);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(got);
+        CU_ASSERT_TRUE(got->derived);
+        CU_ASSERT_EQUAL_FATAL(got->elements, want->elements);
+        CU_ASSERT_EQUAL(memcmp(got->shape, want->shape, sizeof got->shape), 0);
+        for (size_t k = 0; k < got->elements; k++) {
+            double tol = 2.0 * 1.1920929e-7 * fabs((double)want->data[k]) + 1e-30;
+            CU_ASSERT(fabs((double)got->data[k] - (double)want->data[k]) <= tol);
+        }
+    }
+    CU_ASSERT_PTR_NOT_NULL(ck_weights_find(w, "text_encoder.cnn.0.0.weight_g"));
+    CU_ASSERT_PTR_NOT_NULL(ck_weights_find(w, "decoder.generator.ups.0.weight_v"));
+    CU_ASSERT_EQUAL(ck_weights_find(w, "decoder.generator.ups.0.weight_g")->shape[0], 3);
+    const char *saved = ck_test_tmp_path("weight_norm_saved.safetensors");
+    CU_ASSERT_EQUAL_FATAL(ck_weights_save(w, saved, &err), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_weights_load(&again, saved, &err), CK_OK);
+    CU_ASSERT_EQUAL(ck_weights_count(again), ck_weights_count(w));  /* stored ones, folded again */
+    const ck_tensor *a = ck_weights_find(again, "predictor.F0.0.conv1.weight");
+    const ck_tensor *b = ck_weights_find(w, "predictor.F0.0.conv1.weight");
+    CU_ASSERT_FATAL(a != NULL && b != NULL);
+    CU_ASSERT_EQUAL(memcmp(a->data, b->data, a->elements * sizeof(float)), 0);
+    ck_weights_free(again);
+    ck_weights_free(torch_fold);
+    ck_weights_free(w);
+}
+
+/* A Kokoro voice file pickles one bare tensor: described as one unnamed tensor, not a weight set. */
+static void test_top_level_tensor(void)
+{
+    ck_pth_file *f = NULL;
+    ck_weights *w = NULL;
+    ck_st_tensor view;
+    ck_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(ck_pth_open(&f, fixture(FIX "voice_tensor.pt"), &err), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_pth_count(f), 1);
+    const ck_pth_tensor *t = ck_pth_at(f, 0);
+    CU_ASSERT(t->name[0] == '\0' && t->group == NULL && t->dtype == CK_DTYPE_F32);
+    CU_ASSERT(t->rank == 3 && t->shape[0] == 510 && t->shape[1] == 1 && t->shape[2] == 256);
+    CU_ASSERT_EQUAL(ck_pth_view(f, 0, &view, &err), CK_OK);
+    CU_ASSERT_EQUAL(view.bytes, 510 * 256 * sizeof(float));
+    ck_pth_close(f);
+    CU_ASSERT_EQUAL(ck_weights_load(&w, fixture(FIX "voice_tensor.pt"), &err), CK_E_FORMAT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "name: empty"));
 }
 
 static void test_layout_described(void)
@@ -97,8 +193,6 @@ static void test_layout_described(void)
     const ck_pth_tensor *dec = ck_pth_at(f, N_ENCODER_TENSORS + 3);
     CU_ASSERT_STRING_EQUAL(dec->group, "decoder");
     CU_ASSERT(dec->rank == 3 && dec->shape[2] == 3);
-    CU_ASSERT_TRUE(ck_pth_kokoro_encoder_wants(t));
-    CU_ASSERT_FALSE(ck_pth_kokoro_encoder_wants(dec));
     CU_ASSERT_PTR_NULL(ck_pth_at(f, ck_pth_count(f)));
     ck_pth_close(f);
 }
@@ -180,6 +274,9 @@ CK_TEST_MAIN("pth", {"open memory equals file", test_open_memory_equals_file},
              {"bf16 checkpoint equals its safetensors twin", test_bf16_equals_safetensors},
              {"Parameter checkpoint equals its safetensors twin", test_parameter_equals_safetensors},
              {"extra group's storage is never read", test_extra_group_never_read},
+             {"every group read by default", test_every_group_read},
+             {"weight norm folded as torch folds it", test_weight_norm_folded},
+             {"a top-level tensor (voice file)", test_top_level_tensor},
              {"Kokoro layout described", test_layout_described},
              {"content sniffing", test_sniff_by_content},
              {"CRC-32 check value", test_crc32_vector},

@@ -252,6 +252,60 @@ static void test_integer_tensors_skipped(void)
     unlink(path);
 }
 
+/* ---- weight norm: folded values, flat safetensors names, and every malformed pair refused ---- */
+
+/* g = [2, -1] over v = [[3, 4], [0, 5]] (dim 0 rows): W = [[1.2, 1.6], [0, -1]] exactly. */
+static void test_weight_norm_flat_names(void)
+{
+    const float g[2] = {2.0f, -1.0f}, v[4] = {3.0f, 4.0f, 0.0f, 5.0f}, b[2] = {0.5f, 0.25f};
+    const ck_st_entry e[] = {{"decoder.conv.weight_g", CK_DTYPE_F32, 3, {2, 1, 1}, g, NULL, 0},
+                             {"decoder.conv.weight_v", CK_DTYPE_F32, 3, {2, 1, 2}, v, NULL, 0},
+                             {"decoder.conv.bias", CK_DTYPE_F32, 1, {2}, b, NULL, 0}};
+    const char *path = write_file("wn.safetensors", e, 3);
+    ck_weights *w = NULL;
+    CU_ASSERT_EQUAL_FATAL(ck_weights_load(&w, path, NULL), CK_OK);
+    CU_ASSERT_EQUAL(ck_weights_count(w), 4);
+    const ck_tensor *t = ck_weights_find(w, "decoder.conv.weight");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT(t->derived && t->rank == 3 && t->shape[0] == 2 && t->shape[2] == 2);
+    CU_ASSERT(t->data[0] == 1.2f && t->data[1] == 1.6f && t->data[2] == 0.0f && t->data[3] == -1.0f);
+    ck_weights_free(w);
+    static const char *const only_bert[] = {"bert", NULL};
+    CU_ASSERT_EQUAL_FATAL(ck_weights_load_groups(&w, path, only_bert, NULL), CK_OK);
+    CU_ASSERT_EQUAL(ck_weights_count(w), 0);  /* the decoder group is not read, nor folded */
+    CU_ASSERT_FALSE(ck_weights_has_group(w, "decoder"));
+    CU_ASSERT_FALSE(ck_weights_read_group(w, "decoder"));
+    ck_weights_free(w);
+    unlink(path);
+}
+
+static void expect_pair_refused(const ck_st_entry *e, size_t n, int code, const char *needle)
+{
+    const char *path = write_file("wn_bad.safetensors", e, n);
+    expect_load_fails(path, code, needle);
+    unlink(path);
+}
+
+static void test_weight_norm_malformed_refused(void)
+{
+    const float g[2] = {1.0f, 1.0f}, v[4] = {1.0f, 0.0f, 0.0f, 0.0f}, w4[4] = {0};
+    const ck_st_entry lone_g[] = {{"p.c.weight_g", CK_DTYPE_F32, 3, {2, 1, 1}, g, NULL, 0}};
+    expect_pair_refused(lone_g, 1, CK_E_FORMAT, "\"p.c.weight_g\": weight norm: no \"p.c.weight_v\"");
+    const ck_st_entry lone_v[] = {{"p.c.parametrizations.weight.original1", CK_DTYPE_F32, 2, {2, 2}, v,
+                                   NULL, 0}};
+    expect_pair_refused(lone_v, 1, CK_E_FORMAT, "no magnitude (g) beside it");
+    const ck_st_entry counts[] = {{"p.c.weight_g", CK_DTYPE_F32, 1, {1}, g, NULL, 0},
+                                  {"p.c.weight_v", CK_DTYPE_F32, 2, {2, 2}, v, NULL, 0}};
+    expect_pair_refused(counts, 2, CK_E_FORMAT, "g has 1 elements, v's dim 0 is 2");
+    const ck_st_entry stored[] = {{"p.c.weight_g", CK_DTYPE_F32, 1, {2}, g, NULL, 0},
+                                  {"p.c.weight_v", CK_DTYPE_F32, 2, {2, 2}, v, NULL, 0},
+                                  {"p.c.weight", CK_DTYPE_F32, 2, {2, 2}, w4, NULL, 0}};
+    expect_pair_refused(stored, 3, CK_E_FORMAT, "\"p.c.weight\": stored beside its weight-norm g and v");
+    const ck_st_entry zero[] = {{"p.c.weight_g", CK_DTYPE_F32, 1, {2}, g, NULL, 0},
+                                {"p.c.weight_v", CK_DTYPE_F32, 2, {2, 2}, v, NULL, 0}};
+    expect_pair_refused(zero, 2, CK_E_NONFINITE, "\"p.c.weight_v\": weight norm: row 1 of v has norm 0");
+}
+
 /* A foreign file whose 54-byte header leaves the data at file offset 62 (not 4-aligned): the F32
  * tensor must be copied to an aligned buffer with the same value. */
 static void test_unaligned_f32_copied(void)
@@ -387,6 +441,8 @@ CK_TEST_MAIN("weights", {"sha256 vectors", test_sha256_vectors}, {"sha256 file",
              {"f16 inf rejected", test_f16_inf_rejected},
              {"integer tensors skipped", test_integer_tensors_skipped},
              {"unaligned f32 copied", test_unaligned_f32_copied},
+             {"weight norm with flat names", test_weight_norm_flat_names},
+             {"malformed weight norm refused", test_weight_norm_malformed_refused},
              {"release synthetic", test_release_synthetic},
              {"release drops mapped pages", test_release_drops_mapped_pages},
              {"load missing file", test_load_missing_file},

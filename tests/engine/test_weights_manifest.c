@@ -16,13 +16,23 @@
 
 static char g_manifest[64], g_mutated[64];
 
-static ck_weights *load(const char *rel)
+static const char *const KOKORO_GROUPS[] = {"bert", "bert_encoder", "predictor", "text_encoder",
+                                             "decoder", NULL};
+static const char *const ENCODER_GROUPS[] = {"bert", "bert_encoder", NULL};
+
+/* `rel` loaded with `groups` (NULL: every group). */
+static ck_weights *load_groups(const char *rel, const char *const *groups)
 {
     char path[4096];
     ck_weights *w = NULL;
     snprintf(path, sizeof path, "%s", ck_test_path(rel));
-    CU_ASSERT_EQUAL(ck_weights_load(&w, path, NULL), CK_OK);
+    CU_ASSERT_EQUAL(ck_weights_load_groups(&w, path, groups, NULL), CK_OK);
     return w;
+}
+
+static ck_weights *load(const char *rel)
+{
+    return load_groups(rel, NULL);
 }
 
 /* Writes the manifest of the reduced f32 checkpoint to g_manifest and returns its parsed JSON. */
@@ -48,10 +58,12 @@ static cJSON *entry(cJSON *doc, int i)
     return cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "tensors"), i);
 }
 
-/* Verifies `rel` against manifest `path` expecting `code`, the message containing `needle`. */
-static void expect_verify(const char *rel, const char *path, int code, const char *needle)
+/* Verifies `rel`, loaded with `groups`, against manifest `path` expecting `code`, the message
+ * containing `needle`. */
+static void expect_verify_groups(const char *rel, const char *const *groups, const char *path,
+                                 int code, const char *needle)
 {
-    ck_weights *w = load(rel);
+    ck_weights *w = load_groups(rel, groups);
     ck_error err = {0};
     CU_ASSERT_EQUAL(ck_weights_manifest_verify(w, path, &err), code);
     if (needle != NULL && strstr(err.message, needle) == NULL) {
@@ -59,6 +71,11 @@ static void expect_verify(const char *rel, const char *path, int code, const cha
         CU_FAIL("message does not name the mismatch");
     }
     ck_weights_free(w);
+}
+
+static void expect_verify(const char *rel, const char *path, int code, const char *needle)
+{
+    expect_verify_groups(rel, NULL, path, code, needle);
 }
 
 /* Writes doc (or raw text when doc is NULL) to g_mutated and verifies the f32 checkpoint with it. */
@@ -83,7 +100,9 @@ static void test_written_hashes(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
     CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(doc, "format")->valuestring, CK_MANIFEST_FORMAT);
     CU_ASSERT_EQUAL(strlen(cJSON_GetObjectItem(doc, "file_sha256")->valuestring), 64);
-    CU_ASSERT_EQUAL(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "tensors")), 15);
+    CU_ASSERT_EQUAL(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "tensors")), 18);  /* 5 groups */
+    CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(entry(doc, 17), "name")->valuestring,
+                           "decoder.generator.conv_post.weight");
     CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(entry(doc, 0), "name")->valuestring,
                            "bert.embeddings.word_embeddings.weight");
     CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(entry(doc, 0), "sha256")->valuestring, WORD_EMB_SHA);
@@ -91,19 +110,46 @@ static void test_written_hashes(void)
     unlink(g_manifest);
 }
 
-/* One manifest verifies f32, f16, bf16, Parameter checkpoints and the safetensors twin. */
+/* One manifest verifies f32, f16, bf16 checkpoints; a file holding only the encoder's groups (the
+ * Parameter checkpoint, the safetensors twin) verifies when only those groups are read, and is
+ * told which tensors it lacks when every group is. */
 static void test_verifies_every_form(void)
 {
     cJSON_Delete(write_manifest());
-    static const char *const forms[] = {"kokoro_reduced_f32.pth", "kokoro_reduced_f16.pth",
-                                        "kokoro_reduced_bf16.pth", "kokoro_reduced_param.pth",
-                                        "kokoro_extra_group.pth", "kokoro_reduced.safetensors"};
-    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+    static const char *const whole[] = {"kokoro_reduced_f32.pth", "kokoro_reduced_f16.pth",
+                                        "kokoro_reduced_bf16.pth"};
+    for (size_t i = 0; i < sizeof whole / sizeof whole[0]; i++) {
         char rel[128];
-        snprintf(rel, sizeof rel, FIX "%s", forms[i]);
+        snprintf(rel, sizeof rel, FIX "%s", whole[i]);
         expect_verify(rel, g_manifest, CK_OK, NULL);
+        expect_verify_groups(rel, ENCODER_GROUPS, g_manifest, CK_OK, NULL);
     }
+    expect_verify_groups(FIX "kokoro_extra_group.pth", KOKORO_GROUPS, g_manifest, CK_OK, NULL);
+    expect_verify_groups(FIX "kokoro_reduced_param.pth", ENCODER_GROUPS, g_manifest, CK_OK, NULL);
+    expect_verify_groups(FIX "kokoro_reduced.safetensors", ENCODER_GROUPS, g_manifest, CK_OK, NULL);
+    expect_verify(FIX "kokoro_reduced.safetensors", g_manifest, CK_E_HASH,
+                  "\"predictor.lstm.weight\": in the manifest, not in the weights");
     unlink(g_manifest);
+}
+
+/* A folded weight-norm weight is derived: the manifest lists its g and v, not it. */
+static void test_weight_norm_pairs_listed(void)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s", ck_test_path(FIX "kokoro_weight_norm.pth"));
+    ck_weights *w = load(FIX "kokoro_weight_norm.pth");
+    FILE *fp = tmpfile();
+    CU_ASSERT_FATAL(fp != NULL && w != NULL);
+    CU_ASSERT_EQUAL_FATAL(ck_weights_manifest_write(fp, w, path, NULL), CK_OK);
+    static char text[1 << 16];
+    rewind(fp);
+    text[fread(text, 1, sizeof text - 1, fp)] = '\0';
+    fclose(fp);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "\"text_encoder.cnn.0.0.weight_g\""));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "\"predictor.F0.0.conv1.parametrizations.weight.original1\""));
+    CU_ASSERT_PTR_NULL(strstr(text, "\"text_encoder.cnn.0.0.weight\""));
+    CU_ASSERT_PTR_NULL(strstr(text, "\"decoder.generator.ups.0.weight\""));
+    ck_weights_free(w);
 }
 
 static void test_hash_mismatch(void)
@@ -134,7 +180,7 @@ static void test_extra_manifest_entry(void)
 {
     cJSON *doc = write_manifest();
     cJSON_AddItemToArray(cJSON_GetObjectItem(doc, "tensors"), cJSON_Duplicate(entry(doc, 0), 1));
-    cJSON_SetValuestring(cJSON_GetObjectItem(entry(doc, 15), "name"), "decoder.x");
+    cJSON_SetValuestring(cJSON_GetObjectItem(entry(doc, 18), "name"), "decoder.x");
     unlink(g_manifest);
     expect_mutated(doc, NULL, CK_E_HASH, "\"decoder.x\": in the manifest, not in the weights");
 }
@@ -204,6 +250,7 @@ static void test_inspect_lines(void)
 CK_TEST_MAIN("weights_manifest",
              {"written hashes match Python's", test_written_hashes},
              {"one manifest verifies every dtype and format", test_verifies_every_form},
+             {"weight-norm pairs listed, folded weight not", test_weight_norm_pairs_listed},
              {"hash mismatch named", test_hash_mismatch},
              {"shape mismatch named", test_shape_mismatch},
              {"tensor missing from the manifest named", test_tensor_missing_from_manifest},

@@ -2,6 +2,7 @@
  * (zip, restricted unpickler, tensor checks), then every tensor viewed (CRC checks). Crashes and
  * leaks only. */
 #include <stdint.h>
+#include <string.h>
 
 #include "pth.h"
 
@@ -17,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (size_t i = 0; i < ck_pth_count(f); i++) {
             ck_st_tensor view;
             (void)ck_pth_view(f, i, &view, &err);
-            (void)ck_pth_kokoro_encoder_wants(ck_pth_at(f, i));
+            (void)strlen(ck_pth_at(f, i)->name);
         }
     }
     ck_pth_close(f);
