@@ -40,6 +40,11 @@ install(FILES ${PROJECT_SOURCE_DIR}/data/misaki/us_gold.json ${PROJECT_SOURCE_DI
               ${PROJECT_SOURCE_DIR}/data/misaki/gb_gold.json ${PROJECT_SOURCE_DIR}/data/misaki/gb_silver.json
               ${PROJECT_SOURCE_DIR}/data/misaki/NOTICE ${PROJECT_SOURCE_DIR}/data/misaki/MANIFEST
         DESTINATION ${CMAKE_INSTALL_DATADIR}/ckbatch/misaki)
+# the shipped voice packs (engine/weights/voice.c), with their notice and checksums
+file(GLOB CK_VOICE_PACKS ${PROJECT_SOURCE_DIR}/data/voices/*.bin)
+install(FILES ${CK_VOICE_PACKS} ${PROJECT_SOURCE_DIR}/data/voices/NOTICE
+              ${PROJECT_SOURCE_DIR}/data/voices/SHA256SUMS
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/ckbatch/voices)
 
 # the codegen kit `ckbatch compile` builds a generated library from (engine/codegen/kit.c): the
 # headers the generated C includes and the kernel and scheduler archives it links, beside the
