@@ -6,7 +6,7 @@
 
 #include "ckbatch.h"
 #include "ck_error.h"
-#include "circuit_default.h"
+#include "kokoro_layout.h"
 #include "weights.h"
 #include "weights_manifest.h"
 
@@ -23,12 +23,13 @@ int ck_demo_weights_write(const char *path, uint64_t seed, char **identity, ck_e
     if (path == NULL) {
         return ck_fail(err, CK_E_ARG, "demo weights: null path");
     }
-    ck_circuit c;
+    ck_weight_spec *specs = NULL;
+    size_t n = 0;
     ck_weights *w = NULL;
-    int rc = ck_circuit_load_default(&c, NULL, err);
+    int rc = ck_kokoro_weight_specs(&specs, &n, NULL, err);
     if (rc == CK_OK) {
-        rc = ck_circuit_synthetic_weights(&w, &c, seed, err);
-        ck_circuit_free(&c);
+        rc = ck_weights_synthetic(&w, specs, n, seed, err);
+        free(specs);
     }
     if (rc == CK_OK) {
         rc = ck_weights_save(w, path, err);

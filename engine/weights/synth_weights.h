@@ -12,9 +12,13 @@
  * 0x100000001b3). fnv1a64("") = 0xcbf29ce484222325, fnv1a64("a") = 0xaf63dc4c8601ec8c. */
 uint64_t ck_fnv1a64(const char *s);
 
-/* The (scale, offset) of the tensor named `name` (flat checkpoint name): LayerNorm gamma (name ends
- * with "LayerNorm.weight" or "layer_norm.weight") gets scale 0.1 offset 1.0; everything else
- * (embeddings, matrices, biases, LayerNorm beta) scale 0.05 offset 0.0. */
+/* The (scale, offset) of the tensor named `name` (flat checkpoint name), from the first row of the
+ * scale table (synth_weights.c, the same rows as tools/kokoro_weights.py) that matches the whole
+ * name. The phoneme encoder's rows are DESIGN section 7's: a LayerNorm gamma (a name ending
+ * "LayerNorm.weight" or "layer_norm.weight") scale 0.1 offset 1.0, every other bert / bert_encoder
+ * tensor scale 0.05 offset 0.0. The other groups' rows (docs/synthetic-weights.md): weight-norm magnitudes around 1,
+ * LSTM matrices +-0.0625, the duration head biased to a few frames, F0 around 180 Hz, Snake alphas
+ * around 1, ...; anything else 0.05. Thread-safe. */
 void ck_synth_scale(const char *name, double *scale, double *offset);
 
 /* Fills out[count] (f32, row-major) with tensor `name`'s stream for `seed` (DESIGN section 7):
