@@ -1,0 +1,298 @@
+#!/usr/bin/python3
+"""kokoro_reference.py - ckbatch's PyTorch reference of Kokoro-82M after PL-BERT (text encoder, duration
+predictor, alignment, F0/N, iSTFTNet decoder and generator) as torch.nn.functional code over a flat state
+dict, and the pinned speech capture it writes (tests/fixtures/speech/). It must not import kokoro; the facts
+come from /work/shared/kokoro/SYNTHESIS.md, the weights from tools/kokoro_weights.py.
+
+Run with Debian's interpreter (python3-torch 1.13, python3-numpy):
+    /usr/bin/python3 tools/kokoro_reference.py --capture tests/fixtures/speech [--weights-out PATH]
+    /usr/bin/python3 tools/kokoro_reference.py --check-batch      (batch of 3 == each sequence alone)
+
+Shape letters: B sequences, T tokens (with BOS/EOS), F frames (sum of durations; 600 samples each),
+S style 128, C channels. Tensors follow PyTorch's [B,C,L] layout for convolutions.
+
+Randomness: none is drawn inside the model. The only draw that reaches the audio (SineGen's
+randn_like, SYNTHESIS.md section 2 R2) is an input tensor `noise` [600F, 9] of N(0,1) values, scaled by
+--noise-scale (0 gives the deterministic mode). R1 (rand_ini) and R3 (noi_source) have no effect on the
+audio and are not modelled. Dropout is off (eval mode).
+"""
+import argparse
+import hashlib
+import json
+import math
+import os
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import capture_kokoro as ck  # noqa: E402  (ALBERT + bert_encoder oracle, safetensors writer, lexicon)
+import kokoro_weights as kw  # noqa: E402  (the synthetic checkpoint and voice)
+
+SR, UPSAMPLE, N_FFT, HOP = 24000, 300, 20, 5
+SAMPLES_PER_FRAME = 2 * UPSAMPLE  # F0 runs at 2 values per frame, each upsampled x300
+HARMONICS = 9                 # fundamental + 8 overtones (SineGen harmonic_num 8)
+SINE_AMP, NOISE_STD, VOICED_HZ = 0.1, 0.003, 10.0
+LN_EPS = 1e-5
+
+
+# ---------------------------------------------------------------- weights
+def load_state(weights):
+    """numpy flat dict (kokoro_weights names) -> torch dict with every weight norm folded:
+    `<layer>.weight = g * v / ||v||` (norm over all dims but 0; dim 0 is the input channel of a
+    ConvTranspose1d), via torch._weight_norm, the op the legacy weight_norm hook calls."""
+    w = {n: torch.from_numpy(a) for n, a in weights.items()}
+    for name in [n for n in w if n.endswith(".weight_g")]:
+        base = name[: -len(".weight_g")]
+        w[base + ".weight"] = torch._weight_norm(w.pop(base + ".weight_v"), w.pop(name), 0)
+    return w
+
+
+# ---------------------------------------------------------------- building blocks
+def bilstm(x, lengths, w, p):
+    """1-layer BiLSTM, PyTorch gate order i, f, g, o, h0 = c0 = 0. x [B,T,I], lengths [B] -> [B,T,2H]
+    with zeros past each length; the reverse direction starts at each sequence's own last step, as
+    pack_padded_sequence does."""
+    b, t, _ = x.shape
+    out = x.new_zeros(b, t, 2 * kw.H)
+    for k, sfx in enumerate(("", "_reverse")):
+        wi, wh = w[f"{p}.weight_ih_l0{sfx}"], w[f"{p}.weight_hh_l0{sfx}"]
+        bi, bh = w[f"{p}.bias_ih_l0{sfx}"], w[f"{p}.bias_hh_l0{sfx}"]
+        xg = F.linear(x, wi, bi)                      # input projection for every step at once
+        for s in range(b):
+            n = int(lengths[s])
+            h = x.new_zeros(kw.H)
+            c = x.new_zeros(kw.H)
+            for step in (range(n) if k == 0 else range(n - 1, -1, -1)):
+                gi, gf, gg, go = (xg[s, step] + F.linear(h, wh, bh)).chunk(4)
+                c = torch.sigmoid(gf) * c + torch.sigmoid(gi) * torch.tanh(gg)
+                h = torch.sigmoid(go) * torch.tanh(c)
+                out[s, step, k * kw.H:(k + 1) * kw.H] = h
+    return out
+
+
+def conv1d(x, w, p, **kw_args):
+    return F.conv1d(x, w[p + ".weight"], w.get(p + ".bias"), **kw_args)
+
+
+def adain1d(x, s, w, p):
+    """AdaIN1d: (1 + gamma) * InstanceNorm(x) + beta, [gamma, beta] = fc(s); statistics over the whole
+    time axis (biased variance, eps 1e-5); the InstanceNorm affine stays 1/0 (not in the checkpoint)."""
+    gamma, beta = F.linear(s, w[p + ".fc.weight"], w[p + ".fc.bias"])[:, :, None].chunk(2, dim=1)
+    return (1 + gamma) * F.instance_norm(x, eps=LN_EPS) + beta
+
+
+def adain_resblk1d(x, s, w, p, upsample=False):
+    """AdainResBlk1d (LeakyReLU 0.2, dropout off): residual = conv2(lrelu(norm2(conv1(pool(lrelu(
+    norm1(x))))))), shortcut = conv1x1(nearest x2 (x)), out = (residual + shortcut) / sqrt(2)."""
+    r = F.leaky_relu(adain1d(x, s, w, p + ".norm1"), 0.2)
+    if upsample:  # depthwise ConvTranspose1d k3 s2 p1 op1: L -> 2L
+        r = F.conv_transpose1d(r, w[p + ".pool.weight"], w[p + ".pool.bias"], stride=2, padding=1,
+                               output_padding=1, groups=r.shape[1])
+    r = conv1d(r, w, p + ".conv1", padding=1)
+    r = conv1d(F.leaky_relu(adain1d(r, s, w, p + ".norm2"), 0.2), w, p + ".conv2", padding=1)
+    sc = F.interpolate(x, scale_factor=2, mode="nearest") if upsample else x
+    if p + ".conv1x1.weight" in w:
+        sc = F.conv1d(sc, w[p + ".conv1x1.weight"])
+    return (r + sc) * torch.rsqrt(torch.tensor(2.0))
+
+
+def snake(x, alpha):
+    return x + (1 / alpha) * (torch.sin(alpha * x) ** 2)
+
+
+def adain_resblock1(x, s, w, p, k):
+    """AdaINResBlock1, dilations 1, 3, 5: three times x += conv2(snake(adain2(conv1_d(snake(adain1(x))))))."""
+    for j, d in enumerate((1, 3, 5)):
+        t = snake(adain1d(x, s, w, f"{p}.adain1.{j}"), w[f"{p}.alpha1.{j}"])
+        t = conv1d(t, w, f"{p}.convs1.{j}", dilation=d, padding=d * (k - 1) // 2)
+        t = snake(adain1d(t, s, w, f"{p}.adain2.{j}"), w[f"{p}.alpha2.{j}"])
+        x = conv1d(t, w, f"{p}.convs2.{j}", padding=(k - 1) // 2) + x
+    return x
+
+
+# ---------------------------------------------------------------- token side (padded batch)
+def pad_mask(lengths, t):
+    """[B,T] bool, True on padding."""
+    return torch.arange(t)[None, :] >= lengths[:, None]
+
+
+def text_encoder(ids, lengths, w):
+    """TextEncoder: ids [B,T] -> t_en [B,512,T]. Embedding, 3 x (weight-normed Conv1d k5 p2, channel
+    LayerNorm eps 1e-5 with gamma/beta, LeakyReLU 0.2), padding zeroed after each, then the BiLSTM."""
+    m = pad_mask(lengths, ids.shape[1])[:, None, :]
+    x = F.embedding(ids, w["text_encoder.embedding.weight"]).transpose(1, 2).masked_fill(m, 0.0)
+    for i in range(3):
+        x = conv1d(x, w, f"text_encoder.cnn.{i}.0", padding=2)
+        x = F.layer_norm(x.transpose(1, -1), (x.shape[1],), w[f"text_encoder.cnn.{i}.1.gamma"],
+                         w[f"text_encoder.cnn.{i}.1.beta"], LN_EPS).transpose(1, -1)
+        x = F.leaky_relu(x, 0.2).masked_fill(m, 0.0)
+    x = bilstm(x.transpose(1, 2), lengths, w, "text_encoder.lstm")
+    return x.transpose(1, 2).masked_fill(m, 0.0)
+
+
+def duration_encoder(d_en, s, lengths, w):
+    """predictor.text_encoder: d_en [B,512,T], s [B,128] -> d [B,T,640]. 3 x (BiLSTM over [x, s],
+    AdaLayerNorm: (1 + gamma) * LN(x) + beta with [gamma, beta] = fc(s), no affine), s concatenated
+    after each block, padding zeroed."""
+    m = pad_mask(lengths, d_en.shape[2])[:, :, None]
+    style = s[:, None, :].expand(-1, d_en.shape[2], -1)
+    x = torch.cat([d_en.transpose(1, 2), style], dim=-1).masked_fill(m, 0.0)
+    for i in range(3):
+        x = bilstm(x, lengths, w, f"predictor.text_encoder.lstms.{2 * i}")
+        p = f"predictor.text_encoder.lstms.{2 * i + 1}.fc"
+        gamma, beta = F.linear(s, w[p + ".weight"], w[p + ".bias"])[:, None, :].chunk(2, dim=-1)
+        x = (1 + gamma) * F.layer_norm(x, (x.shape[-1],), eps=LN_EPS) + beta
+        x = torch.cat([x, style], dim=-1).masked_fill(m, 0.0)
+    return x
+
+
+def durations(d, lengths, speed, w):
+    """predictor.lstm (packed by length; Kokoro's B = 1 call is the same) + duration_proj -> logits
+    [B,T,50], dur = sum(sigmoid) / speed [B,T], pred_dur = max(1, round-half-even(dur)) int64 [B,T]."""
+    x = bilstm(d, lengths, w, "predictor.lstm")
+    logits = F.linear(x, w["predictor.duration_proj.linear_layer.weight"],
+                      w["predictor.duration_proj.linear_layer.bias"])
+    dur = torch.sigmoid(logits).sum(dim=-1) / speed[:, None]
+    return x, logits, dur, torch.round(dur).clamp(min=1).long()
+
+
+# ---------------------------------------------------------------- frame side (one sequence, B = 1)
+def f0n(en, s, w):
+    """F0Ntrain: en [1,640,F] -> (shared [1,512,F], F0 [1,2F], N [1,2F]); shared BiLSTM, then per
+    branch AdainResBlk1d 512->512, 512->256 (upsample), 256->256 and a Conv1d 256->1 k1."""
+    f = en.shape[2]
+    x = bilstm(en.transpose(1, 2), torch.tensor([f]), w, "predictor.shared").transpose(1, 2)
+    out = [x]
+    for br in ("F0", "N"):
+        y = adain_resblk1d(x, s, w, f"predictor.{br}.0")
+        y = adain_resblk1d(y, s, w, f"predictor.{br}.1", upsample=True)
+        y = adain_resblk1d(y, s, w, f"predictor.{br}.2")
+        out.append(conv1d(y, w, f"predictor.{br}_proj").squeeze(1))
+    return tuple(out)
+
+
+def decoder(asr, f0_curve, n_curve, s, w, keep):
+    """Decoder: asr [1,512,F], F0/N [1,2F] -> generator input [1,512,2F]. keep(id, x) records stages."""
+    f0 = keep("dec.F0_conv", conv1d(f0_curve[:, None], w, "decoder.F0_conv", stride=2, padding=1))
+    n = keep("dec.N_conv", conv1d(n_curve[:, None], w, "decoder.N_conv", stride=2, padding=1))
+    x = keep("dec.encode", adain_resblk1d(torch.cat([asr, f0, n], dim=1), s, w, "decoder.encode"))
+    asr_res = keep("dec.asr_res", conv1d(asr, w, "decoder.asr_res.0"))
+    for i in range(4):  # decode.3 upsamples; nothing is concatenated after it
+        x = adain_resblk1d(torch.cat([x, asr_res, f0, n], dim=1), s, w, f"decoder.decode.{i}", i == 3)
+        keep(f"dec.decode.{i}", x)
+    return x
+
+
+def sine_source(f0_curve, noise, w):
+    """SineGen + SourceModuleHnNSF: F0 [1,2F] (Hz), noise [600F,9] N(0,1) -> har_source [1,600F].
+    Phase is integrated at frame rate (linear 1/300 downsample, cumsum, linear x300 upsample) exactly
+    as Kokoro does; rand_ini is left out (it never reaches the downsampled phase)."""
+    f0 = F.interpolate(f0_curve[:, None], scale_factor=UPSAMPLE, mode="nearest").transpose(1, 2)
+    fn = f0 * torch.arange(1, HARMONICS + 1, dtype=torch.float32)[None, None, :]
+    rad = (fn / SR) % 1
+    rad = F.interpolate(rad.transpose(1, 2), scale_factor=1 / UPSAMPLE, mode="linear").transpose(1, 2)
+    phase = torch.cumsum(rad, dim=1) * 2 * math.pi
+    phase = F.interpolate(phase.transpose(1, 2) * UPSAMPLE, scale_factor=UPSAMPLE,
+                          mode="linear").transpose(1, 2)
+    sines = torch.sin(phase) * SINE_AMP
+    uv = (f0 > VOICED_HZ).to(torch.float32)
+    amp = uv * NOISE_STD + (1 - uv) * SINE_AMP / 3
+    waves = sines * uv + amp * noise[None]
+    lin = "decoder.generator.m_source.l_linear"
+    return torch.tanh(F.linear(waves, w[lin + ".weight"], w[lin + ".bias"])).transpose(1, 2).squeeze(1)
+
+
+def window():
+    return torch.hann_window(N_FFT, periodic=True, dtype=torch.float32)
+
+
+def generator(x, s, f0_curve, noise, w, keep):
+    """Generator: x [1,512,2F] -> audio [1,600F]. Harmonic source -> STFT (n_fft 20, hop 5, periodic
+    Hann, centre reflect padding) -> har [1,22,120F+1]; two upsampling stages (LeakyReLU 0.1,
+    ConvTranspose1d, + noise_res(noise_convs(har)), mean of 3 AdaINResBlock1); LeakyReLU 0.01,
+    conv_post, exp magnitude and sin phase, iSTFT."""
+    g = "decoder.generator"
+    har_source = keep("gen.har_source", sine_source(f0_curve, noise, w))
+    spec = torch.stft(har_source, N_FFT, HOP, N_FFT, window=window(), return_complex=True)
+    har = keep("gen.har", torch.cat([torch.abs(spec), torch.angle(spec)], dim=1))
+    for i, (stride, k) in enumerate(((10, 20), (6, 12))):
+        x = F.leaky_relu(x, 0.1)
+        if i == 0:
+            src = conv1d(har, w, f"{g}.noise_convs.0", stride=6, padding=3)
+        else:
+            src = conv1d(har, w, f"{g}.noise_convs.1")
+        src = keep(f"gen.noise_res.{i}", adain_resblock1(src, s, w, f"{g}.noise_res.{i}", 7 if i == 0 else 11))
+        x = F.conv_transpose1d(x, w[f"{g}.ups.{i}.weight"], w[f"{g}.ups.{i}.bias"], stride=stride,
+                               padding=(k - stride) // 2)
+        if i == 1:
+            x = F.pad(x, (1, 0), mode="reflect")
+        x = keep(f"gen.ups.{i}", x) + src
+        xs = None
+        for j, kk in enumerate((3, 7, 11)):
+            y = adain_resblock1(x, s, w, f"{g}.resblocks.{3 * i + j}", kk)
+            xs = y if xs is None else xs + y
+        x = keep(f"gen.stage.{i}", xs / 3)
+    x = keep("gen.conv_post", conv1d(F.leaky_relu(x), w, f"{g}.conv_post", padding=3))
+    mag, phase = torch.exp(x[:, :N_FFT // 2 + 1]), torch.sin(x[:, N_FFT // 2 + 1:])
+    return torch.istft(mag * torch.exp(phase * 1j), N_FFT, HOP, N_FFT, window=window())
+
+
+# ---------------------------------------------------------------- the whole synthesis
+def style_rows(voice, phoneme_lengths):
+    """ref_s [B,256] = voice[len(phonemes) - 1] (Kokoro's pipeline row, SYNTHESIS.md 1.0)."""
+    return torch.stack([torch.from_numpy(voice[n - 1, 0]) for n in phoneme_lengths])
+
+
+def noise_for(frames, seed):
+    """The N(0,1) noise input [600F, 9] of one sequence: torch.randn from a private generator."""
+    gen = torch.Generator().manual_seed(seed)
+    return torch.randn(SAMPLES_PER_FRAME * frames, HARMONICS, generator=gen)
+
+
+def synthesize(seqs, ref_s, speeds, w, noise_scale=1.0, noise_seeds=None, noises=None, pred_dur=None):
+    """seqs: list of int id arrays ([0, *ids, 0]), ref_s [B,256], speeds [B] -> one dict per sequence
+    of named stages (the token side runs as ONE right-padded batch, the frame side per sequence).
+    noises (list of [600F,9]) overrides noise_seeds; pred_dur (list) forces the durations."""
+    lengths = torch.tensor([len(q) for q in seqs])
+    ids, mask = ck.padded_batch(seqs)
+    s_dec, s_pro = ref_s[:, :128], ref_s[:, 128:]
+    d_en = ck.encoder(ids, mask, w, lambda _n, x: x).transpose(1, 2)
+    t_en = text_encoder(ids, lengths, w)
+    d = duration_encoder(d_en, s_pro, lengths, w)
+    lstm_out, logits, dur, pdur = durations(d, lengths, torch.as_tensor(speeds, dtype=torch.float32), w)
+    results = []
+    for b, n in enumerate(lengths.tolist()):
+        out = {"ids": torch.from_numpy(np.asarray(seqs[b], dtype=np.int32)), "ref_s": ref_s[b],
+               "speed": torch.tensor([speeds[b]], dtype=torch.float32),
+               "d_en": d_en[b, :, :n], "t_en": t_en[b, :, :n], "d": d[b, :n], "dur_lstm": lstm_out[b, :n],
+               "dur_logits": logits[b, :n], "dur": dur[b, :n]}
+        out["pred_dur"] = pdur[b, :n] if pred_dur is None else torch.as_tensor(pred_dur[b]).long()
+        results.append(frame_side(out, s_dec[b:b + 1], s_pro[b:b + 1], w, noise_scale,
+                                  None if noises is None else noises[b],
+                                  None if noise_seeds is None else noise_seeds[b]))
+    return results
+
+
+def frame_side(out, s_dec, s_pro, w, noise_scale, noise, seed):
+    """Alignment (row gather), F0Ntrain, decoder and generator of one sequence; fills `out`."""
+    idx = torch.repeat_interleave(torch.arange(len(out["pred_dur"])), out["pred_dur"])
+    frames = len(idx)
+    en = out["d"][idx].T[None]                       # [1,640,F] = d^T @ alignment
+    asr = out["t_en"][:, idx][None]                  # [1,512,F] = t_en @ alignment
+    shared, f0, n = f0n(en, s_pro, w)
+    if noise is None:
+        noise = noise_for(frames, seed) if seed is not None else torch.zeros(SAMPLES_PER_FRAME * frames, HARMONICS)
+    out.update({"en": en[0], "asr": asr[0], "f0n_shared": shared[0], "F0": f0[0], "N": n[0],
+                "noise": noise})
+
+    def keep(name, x):
+        out[name] = x[0]
+        return x
+
+    x = decoder(asr, f0, n, s_dec, w, keep)
+    out["audio"] = generator(x, s_dec, f0, noise * noise_scale, w, keep)[0]
+    return out
