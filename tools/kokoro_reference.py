@@ -255,12 +255,16 @@ def noise_for(frames, seed):
 
 def synthesize(seqs, ref_s, speeds, w, noise_scale=1.0, noise_seeds=None, noises=None, pred_dur=None):
     """seqs: list of int id arrays ([0, *ids, 0]), ref_s [B,256], speeds [B] -> one dict per sequence
-    of named stages (the token side runs as ONE right-padded batch, the frame side per sequence).
+    of named stages. PL-BERT runs per sequence (capture_kokoro.py owns its batch behaviour); the rest of
+    the token side runs as ONE right-padded batch, masked as Kokoro masks it; the frame side runs per
+    sequence (Kokoro has no batched frame path: its alignment is B = 1 only).
     noises (list of [600F,9]) overrides noise_seeds; pred_dur (list) forces the durations."""
     lengths = torch.tensor([len(q) for q in seqs])
     ids, mask = ck.padded_batch(seqs)
     s_dec, s_pro = ref_s[:, :128], ref_s[:, 128:]
-    d_en = ck.encoder(ids, mask, w, lambda _n, x: x).transpose(1, 2)
+    d_en = torch.zeros(len(seqs), 512, ids.shape[1])
+    for b, n in enumerate(lengths.tolist()):  # PL-BERT per sequence: its batch noise is capture_kokoro's
+        d_en[b, :, :n] = ck.encoder(ids[b:b + 1, :n], mask[b:b + 1, :n], w, lambda _n, x: x)[0].T
     t_en = text_encoder(ids, lengths, w)
     d = duration_encoder(d_en, s_pro, lengths, w)
     lstm_out, logits, dur, pdur = durations(d, lengths, torch.as_tensor(speeds, dtype=torch.float32), w)
@@ -296,3 +300,180 @@ def frame_side(out, s_dec, s_pro, w, noise_scale, noise, seed):
     x = decoder(asr, f0, n, s_dec, w, keep)
     out["audio"] = generator(x, s_dec, f0, noise * noise_scale, w, keep)[0]
     return out
+
+
+# ---------------------------------------------------------------- the pinned capture
+FIXTURE, MANIFEST = "kokoro_speech_capture.safetensors", "kokoro_speech_capture.manifest.json"
+INPUTS = ["ids", "ref_s", "speed", "noise"]
+TOKEN_STAGES = ["d_en", "t_en", "d", "dur_lstm", "dur_logits", "dur", "pred_dur"]
+FRAME_STAGES = ["en", "asr", "f0n_shared", "F0", "N", "dec.F0_conv", "dec.N_conv", "dec.encode",
+                "dec.asr_res", "dec.decode.0", "dec.decode.1", "dec.decode.2", "dec.decode.3",
+                "gen.har_source", "gen.har", "gen.noise_res.0", "gen.ups.0", "gen.stage.0",
+                "gen.noise_res.1", "gen.ups.1", "gen.stage.1", "gen.conv_post", "audio"]
+GEN_INTERNAL = {"en", "asr", "gen.har_source", "f0n_shared", "dec.decode.0", "dec.decode.1", "dec.decode.2", "gen.har", "gen.noise_res.0", "gen.ups.0",
+                "gen.stage.0", "gen.noise_res.1", "gen.ups.1", "gen.stage.1"}
+# (case, sentence of PASSAGE, phoneme count, speed, tier): "full" stores every stage; "light" leaves out
+# GEN_INTERNAL: the 20F and 120F+1 generator tensors (they dominate: 320 kB vs 48 kB per frame), and
+# the exact gathers en / asr (d and t_en rows repeated by pred_dur) and har_source.
+CASES = [("speech4", 0, 2, 1.0, "full"), ("speech8", 0, 6, 1.4, "light"), ("speech20", 1, 18, 1.25, "light"),
+         ("speech40", 2, 38, 1.1, "light")]
+NOISE_SEED = 20261205   # + case index: the torch.Generator seed of each case's N(0,1) noise
+
+
+def case_inputs(lex):
+    """[(name, text, phonemes, ids, speed, tier)] of CASES; ids are [0, *vocab ids, 0]."""
+    out = []
+    for name, sentence, count, speed, tier in CASES:
+        text, ph = ck.exact_utterance(lex, count, sentence)
+        out.append((name, text, ph, lex.ids(ph), speed, tier))
+    return out
+
+
+def stages_of(tier):
+    return INPUTS + TOKEN_STAGES + [s for s in FRAME_STAGES if tier == "full" or s not in GEN_INTERNAL]
+
+
+def to_numpy(x):
+    x = x.detach().contiguous()
+    return x.numpy().astype(np.int64 if x.dtype == torch.int64 else
+                            np.int32 if x.dtype == torch.int32 else np.float32)
+
+
+def run_cases(w, voice, cases, noise_scale, batch):
+    """Runs the cases alone (batch False: one synthesize call each) or as ONE padded batch."""
+    ref_s = style_rows(voice, [len(c[2]) for c in cases])
+    seeds = [NOISE_SEED + i for i in range(len(cases))]
+    with torch.no_grad():
+        if batch:
+            return synthesize([c[3] for c in cases], ref_s, [c[4] for c in cases], w, noise_scale, seeds)
+        return [synthesize([c[3]], ref_s[i:i + 1], [c[4]], w, noise_scale, seeds[i:i + 1])[0]
+                for i, c in enumerate(cases)]
+
+
+def batch_vs_alone(alone, batched):
+    """{stage: max |batch - alone|} over the cases (stage shapes differ if a duration flipped)."""
+    res = {}
+    for stage in INPUTS + TOKEN_STAGES + FRAME_STAGES:
+        worst = 0.0
+        for a, b in zip(alone, batched):
+            if a[stage].shape != b[stage].shape:
+                worst = float("inf")
+                break
+            worst = max(worst, float((a[stage].double() - b[stage].double()).abs().max()))
+        res[stage] = float(f"{worst:.3g}")
+    return res
+
+
+def capture_items(cases, results):
+    """Fixture items (name, ndarray) in storage order: per case its stages in stages_of(tier) order."""
+    items = []
+    for (name, _t, _p, _i, _s, tier), out in zip(cases, results):
+        items += [(f"{name}.{st}", to_numpy(out[st])) for st in stages_of(tier)]
+    return items
+
+
+def capture_manifest(data, cases, results, weights, voice, noise_scale, batch_diff, seconds, argv):
+    with open(os.path.abspath(__file__), "rb") as f:
+        script_sha = ck.sha256_hex(f.read())
+    return {
+        "fixture": {"file": FIXTURE, "sha256": ck.sha256_hex(data)},
+        "oracle": {"torch": torch.__version__, "numpy": np.__version__, "python": sys.version.split()[0],
+                   "script": "tools/kokoro_reference.py", "script_sha256": script_sha, "dtype": "float32",
+                   "torch_threads": 1, "command": "/usr/bin/python3 tools/kokoro_reference.py " + " ".join(argv),
+                   "seconds": seconds},
+        "weights": {"generator": "splitmix64-uniform-v1", "seed": kw.SEED, "rule": "docs/synthetic-weights.md",
+                    "tensors": {n: {"shape": list(a.shape), "sha256": ck.sha256_hex(a.astype("<f4").tobytes())}
+                                for n, a in weights.items()},
+                    "voice": {"name": kw.VOICE_NAME, "shape": kw.VOICE_SHAPE,
+                              "sha256": ck.sha256_hex(voice.astype("<f4").tobytes())}},
+        "noise": {"kind": "N(0,1) from torch.randn(600F, 9, generator=torch.Generator().manual_seed(seed))",
+                  "scale": noise_scale},
+        "cases": {c[0]: {"text": c[1], "phonemes": c[2], "tokens": len(c[3]), "speed": c[4], "tier": c[5],
+                         "voice_row": len(c[2]) - 1, "noise_seed": NOISE_SEED + i,
+                         "pred_dur": r["pred_dur"].tolist(), "frames": int(r["pred_dur"].sum()),
+                         "samples": int(r["audio"].numel()),
+                         "audio_max_abs": float(f"{float(r['audio'].abs().max()):.4g}"),
+                         "F0_range": [float(f"{float(r['F0'].min()):.4g}"), float(f"{float(r['F0'].max()):.4g}")],
+                         "tensors": {f"{c[0]}.{st}": list(r[st].shape) for st in stages_of(c[5])}}
+                  for i, (c, r) in enumerate(zip(cases, results))},
+        "batch_padded_vs_alone_max_abs": batch_diff,
+    }
+
+
+def capture(out_dir, weights, voice, noise_scale, argv):
+    t0 = time.time()
+    w = load_state(weights)
+    cases = case_inputs(ck.Lexicon(ck.KOKORO_DIR))
+    alone = run_cases(w, voice, cases, noise_scale, batch=False)
+    batch_diff = batch_vs_alone(alone, run_cases(w, voice, cases, noise_scale, batch=True))
+    data = ck.safetensors_bytes(capture_items(cases, alone))
+    os.makedirs(out_dir, exist_ok=True)
+    ck.write_file(os.path.join(out_dir, FIXTURE), data)
+    doc = capture_manifest(data, cases, alone, weights, voice, noise_scale, batch_diff,
+                           round(time.time() - t0, 1), argv)
+    ck.write_file(os.path.join(out_dir, MANIFEST),
+                  (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+    print(f"kokoro_reference: {len(data)} bytes, batch vs alone {batch_diff}", file=sys.stderr)
+
+
+def read_safetensors(path):
+    """{name: ndarray} of a safetensors file (F32 / I32 / I64 only)."""
+    with open(path, "rb") as f:
+        blob = f.read()
+    n = int.from_bytes(blob[:8], "little")
+    header, base = json.loads(blob[8:8 + n]), 8 + n
+    kinds = {"F32": "<f4", "I32": "<i4", "I64": "<i8"}
+    return {k: np.frombuffer(blob[base + v["data_offsets"][0]:base + v["data_offsets"][1]],
+                             dtype=kinds[v["dtype"]]).reshape(v["shape"])
+            for k, v in header.items() if k != "__metadata__"}
+
+
+def verify(fixture_dir, weights, voice, case_name):
+    """Regenerates one case alone and compares every stored tensor bit for bit; returns 0 on success."""
+    with open(os.path.join(fixture_dir, MANIFEST), encoding="utf-8") as f:
+        doc = json.load(f)
+    with open(os.path.join(fixture_dir, FIXTURE), "rb") as f:
+        if ck.sha256_hex(f.read()) != doc["fixture"]["sha256"]:
+            print("kokoro_reference: fixture SHA-256 does not match its manifest", file=sys.stderr)
+            return 1
+    pinned = read_safetensors(os.path.join(fixture_dir, FIXTURE))
+    cases = [c for c in case_inputs(ck.Lexicon(ck.KOKORO_DIR)) if c[0] == case_name]
+    index = [c[0] for c in CASES].index(case_name)
+    ref_s = style_rows(voice, [len(cases[0][2])])
+    with torch.no_grad():
+        out = synthesize([cases[0][3]], ref_s, [cases[0][4]], load_state(weights), doc["noise"]["scale"],
+                         [NOISE_SEED + index])[0]
+    bad = [st for st in stages_of(cases[0][5])
+           if not np.array_equal(to_numpy(out[st]), pinned[f"{case_name}.{st}"])]
+    for st in bad:
+        diff = np.abs(to_numpy(out[st]).astype(np.float64) - pinned[f"{case_name}.{st}"]).max()
+        print(f"kokoro_reference: {case_name}.{st} differs (max abs {diff:.3g})", file=sys.stderr)
+    print(f"kokoro_reference: {case_name}: {len(stages_of(cases[0][5])) - len(bad)} tensors identical, "
+          f"{len(bad)} differ", file=sys.stderr)
+    return 1 if bad else 0
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--capture", metavar="DIR", help="write the pinned speech capture + manifest here")
+    parser.add_argument("--weights-out", metavar="PATH", help="write the 548 synthetic tensors + voice (F32)")
+    parser.add_argument("--verify", metavar="DIR", help="regenerate one case and compare with DIR's capture")
+    parser.add_argument("--case", default=CASES[0][0], help="the case --verify regenerates")
+    parser.add_argument("--noise-scale", type=float, default=1.0, help="SineGen noise multiplier (0: none)")
+    args = parser.parse_args(argv)
+    if not (args.capture or args.weights_out or args.verify):
+        parser.error("give --capture, --weights-out and/or --verify")
+    torch.set_num_threads(1)
+    weights, voice = kw.make_weights(), kw.make_voice()
+    kw.check_generator(weights, voice)
+    if args.weights_out:
+        items = list(weights.items()) + [(kw.VOICE_NAME, voice)]
+        ck.write_file(args.weights_out, ck.safetensors_bytes(items))
+    if args.capture:
+        capture(args.capture, weights, voice, args.noise_scale, argv)
+    return verify(args.verify, weights, voice, args.case) if args.verify else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
