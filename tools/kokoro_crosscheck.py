@@ -15,6 +15,7 @@ own loader. SineGen's randn_like returns the reference's recorded noise, so both
 """
 import argparse
 import json
+import math
 import os
 import shutil
 import sys
@@ -29,8 +30,6 @@ import capture_kokoro as ck  # noqa: E402
 import kokoro_reference as kr  # noqa: E402
 import kokoro_weights as kw  # noqa: E402
 
-PHONEMES = ["ði ˈAs", "ði dˈɔɡ ɹˈæn hˈOm.", "A smˈɔl bˈOt sˈæt ˌɔn ði kwˈIət lˈAk A"]
-SPEEDS = [1.0, 1.3, 0.9]
 
 
 def stub_modules(weights):
@@ -157,6 +156,13 @@ def compare(ours, theirs):
             continue
         diff = float((a - b).abs().max())
         res[name] = [float(f"{diff:.3g}"), float(f"{diff / max(float(b.abs().max()), 1e-30):.3g}")]
+    if "gen.har" in res and "gen.har" in ours:  # phase channels: count 2*pi wraps, then the wrapped diff
+        a, b = ours["gen.har"].double(), theirs["gen.har"].detach().double()[0]
+        ph = a[11:] - b[11:]
+        wrapped = torch.remainder(ph + math.pi, 2 * math.pi) - math.pi
+        res["gen.har.magnitude"] = [float(f"{float((a[:11] - b[:11]).abs().max()):.3g}"), None]
+        res["gen.har.phase_mod_2pi"] = [float(f"{float(wrapped.abs().max()):.3g}"), None]
+        res["gen.har.phase_wraps"] = [int((ph.abs() > math.pi).sum()), int(ph.numel())]
     return res
 
 
@@ -164,6 +170,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--kokoro-src", required=True, help="directory holding kokoro/ (hexgrad/kokoro)")
     parser.add_argument("--json", help="write the per-stage differences here")
+    parser.add_argument("--cases", type=int, default=len(kr.CASES), help="run the first N capture cases")
+    parser.add_argument("--noise-scale", type=float, default=1.0, help="as kokoro_reference.py's")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     arrays, voice = kw.make_weights(), kw.make_voice()
@@ -178,23 +186,24 @@ def main(argv=None):
                        model=os.path.join(tmp, "synthetic.pth")).eval()
         rec, report = {}, {}
         hooks(model, rec)
-        for ph, speed in zip(PHONEMES, SPEEDS):
-            ids = lex.ids(ph)
+        for case, _text, ph, ids, speed, _tier in kr.case_inputs(lex)[:args.cases]:
             ref_s = kr.style_rows(voice, [len(ph)])
             t0 = time.time()
             with torch.no_grad():
-                ours = kr.synthesize([ids], ref_s, [speed], w, noise_seeds=[len(ph)])[0]
+                ours = kr.synthesize([ids], ref_s, [speed], w, args.noise_scale,
+                                    [kr.NOISE_SEED + [c[0] for c in kr.CASES].index(case)])[0]
+                ours["noise"] = ours["noise"] * args.noise_scale
                 rec.clear()
                 run_kokoro(model, ids, ref_s[0], speed, ours["noise"], rec)
                 end_to_end = compare(ours, rec)
                 rec.clear()
                 run_forced(model, ours, rec)
                 forced = compare(ours, rec)
-            report[ph] = {"tokens": len(ids), "frames": int(ours["pred_dur"].sum()), "speed": speed,
+            report[case] = {"phonemes": ph, "tokens": len(ids), "frames": int(ours["pred_dur"].sum()), "speed": speed,
                           "seconds": round(time.time() - t0, 1), "end_to_end_max_abs_rel": end_to_end,
                           "stage_forced_max_abs_rel": forced}
             for mode in ("end_to_end_max_abs_rel", "stage_forced_max_abs_rel"):
-                print(ph, mode, " ".join(f"{k}={v[0]:.2g}" for k, v in report[ph][mode].items()))
+                print(case, mode, " ".join(f"{k}={v[0]:.2g}" for k, v in report[case][mode].items()))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if args.json:
