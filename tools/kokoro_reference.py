@@ -364,6 +364,28 @@ def batch_vs_alone(alone, batched):
     return res
 
 
+BATCH_LIMITS = {"token": 1e-5, "dec.": 1e-4}  # max abs allowed between padded batch and alone (see README)
+
+
+def check_batch(weights, voice, noise_scale):
+    """The capture's cases as ONE right-padded batch vs each alone. Passes when pred_dur is identical,
+    every token-side stage is within 1e-5 and every decoder stage within 1e-4: differences that size
+    come from GEMM shapes (batch rows change BLAS blocking); a padding leak would give O(0.1). The
+    generator stages are printed, not judged: STFT phase of near-zero bins wraps (README)."""
+    w = load_state(weights)
+    cases = case_inputs(ck.Lexicon(ck.KOKORO_DIR))
+    alone = run_cases(w, voice, cases, noise_scale, batch=False)
+    diff = batch_vs_alone(alone, run_cases(w, voice, cases, noise_scale, batch=True))
+    bad = [st for st, v in diff.items()
+           if (st in TOKEN_STAGES and v > BATCH_LIMITS["token"]) or
+              (st.startswith("dec.") and v > BATCH_LIMITS["dec."]) or (st == "pred_dur" and v != 0)]
+    for st, v in diff.items():
+        print(f"{st:18s} {v:.3g}{'  FAIL' if st in bad else ''}")
+    print(f"kokoro_reference: batch of {len(cases)} vs alone: {'FAIL ' + str(bad) if bad else 'ok'}",
+          file=sys.stderr)
+    return 1 if bad else 0
+
+
 def capture_items(cases, results):
     """Fixture items (name, ndarray) in storage order: per case its stages in stages_of(tier) order."""
     items = []
@@ -460,10 +482,11 @@ def main(argv=None):
     parser.add_argument("--weights-out", metavar="PATH", help="write the 548 synthetic tensors + voice (F32)")
     parser.add_argument("--verify", metavar="DIR", help="regenerate one case and compare with DIR's capture")
     parser.add_argument("--case", default=CASES[0][0], help="the case --verify regenerates")
+    parser.add_argument("--check-batch", action="store_true", help="padded batch == each sequence alone")
     parser.add_argument("--noise-scale", type=float, default=1.0, help="SineGen noise multiplier (0: none)")
     args = parser.parse_args(argv)
-    if not (args.capture or args.weights_out or args.verify):
-        parser.error("give --capture, --weights-out and/or --verify")
+    if not (args.capture or args.weights_out or args.verify or args.check_batch):
+        parser.error("give --capture, --weights-out, --verify and/or --check-batch")
     torch.set_num_threads(1)
     weights, voice = kw.make_weights(), kw.make_voice()
     kw.check_generator(weights, voice)
@@ -472,7 +495,8 @@ def main(argv=None):
         ck.write_file(args.weights_out, ck.safetensors_bytes(items))
     if args.capture:
         capture(args.capture, weights, voice, args.noise_scale, argv)
-    return verify(args.verify, weights, voice, args.case) if args.verify else 0
+    status = check_batch(weights, voice, args.noise_scale) if args.check_batch else 0
+    return max(status, verify(args.verify, weights, voice, args.case) if args.verify else 0)
 
 
 if __name__ == "__main__":
