@@ -206,6 +206,13 @@ def sine_source(f0_curve, noise, w):
     return torch.tanh(F.linear(waves, w[lin + ".weight"], w[lin + ".bias"])).transpose(1, 2).squeeze(1)
 
 
+def harmonics(f0_curve, noise, w):
+    """(har_source [1,600F], har [1,22,120F+1]): the source, then its STFT as [|X|, angle(X)]."""
+    har_source = sine_source(f0_curve, noise, w)
+    spec = torch.stft(har_source, N_FFT, HOP, N_FFT, window=window(), return_complex=True)
+    return har_source, torch.cat([torch.abs(spec), torch.angle(spec)], dim=1)
+
+
 def window():
     return torch.hann_window(N_FFT, periodic=True, dtype=torch.float32)
 
@@ -216,9 +223,9 @@ def generator(x, s, f0_curve, noise, w, keep):
     ConvTranspose1d, + noise_res(noise_convs(har)), mean of 3 AdaINResBlock1); LeakyReLU 0.01,
     conv_post, exp magnitude and sin phase, iSTFT."""
     g = "decoder.generator"
-    har_source = keep("gen.har_source", sine_source(f0_curve, noise, w))
-    spec = torch.stft(har_source, N_FFT, HOP, N_FFT, window=window(), return_complex=True)
-    har = keep("gen.har", torch.cat([torch.abs(spec), torch.angle(spec)], dim=1))
+    har_source, har = harmonics(f0_curve, noise, w)
+    keep("gen.har_source", har_source)
+    har = keep("gen.har", har)
     for i, (stride, k) in enumerate(((10, 20), (6, 12))):
         x = F.leaky_relu(x, 0.1)
         if i == 0:
@@ -310,14 +317,19 @@ FRAME_STAGES = ["en", "asr", "f0n_shared", "F0", "N", "dec.F0_conv", "dec.N_conv
                 "dec.asr_res", "dec.decode.0", "dec.decode.1", "dec.decode.2", "dec.decode.3",
                 "gen.har_source", "gen.har", "gen.noise_res.0", "gen.ups.0", "gen.stage.0",
                 "gen.noise_res.1", "gen.ups.1", "gen.stage.1", "gen.conv_post", "audio"]
-GEN_INTERNAL = {"en", "asr", "gen.har_source", "f0n_shared", "dec.decode.0", "dec.decode.1", "dec.decode.2", "gen.har", "gen.noise_res.0", "gen.ups.0",
-                "gen.stage.0", "gen.noise_res.1", "gen.ups.1", "gen.stage.1"}
+FULL_ONLY = {"dur_lstm", "en", "asr", "gen.har_source", "f0n_shared", "dec.decode.0", "dec.decode.1",
+             "dec.decode.2", "gen.har", "gen.noise_res.0", "gen.ups.0", "gen.stage.0", "gen.noise_res.1",
+             "gen.ups.1", "gen.stage.1"}
 # (case, sentence of PASSAGE, phoneme count, speed, tier): "full" stores every stage; "light" leaves out
-# GEN_INTERNAL: the 20F and 120F+1 generator tensors (they dominate: 320 kB vs 48 kB per frame), and
-# the exact gathers en / asr (d and t_en rows repeated by pred_dur) and har_source.
-CASES = [("speech4", 0, 2, 1.0, "full"), ("speech8", 0, 6, 1.4, "light"), ("speech20", 1, 18, 1.25, "light"),
+# FULL_ONLY: the 20F and 120F+1 generator tensors (they dominate: 320 kB vs 48 kB per frame), and
+# the exact gathers en / asr (d and t_en rows repeated by pred_dur), har_source and the duration LSTM.
+CASES = [("speech4", 0, 2, 1.0, "full"), ("speech8", 0, 6, 1.4, "light"), ("speech20", 1, 18, 1.3, "light"),
          ("speech40", 2, 38, 1.1, "light")]
 NOISE_SEED = 20261205   # + case index: the torch.Generator seed of each case's N(0,1) noise
+# The "sinegen" case: the harmonic source alone on a hand-made F0 curve [2F], F = 6, that the synthetic
+# model never produces: zero, below and exactly at the 10 Hz voicing threshold, negative (remainder
+# wraps), and high; its noise uses seed NOISE_SEED - 1.
+SINEGEN_F0 = [0.0, 5.0, 10.0, 10.5, 80.0, 150.0, 220.0, 300.0, 450.0, -30.0, -200.0, 120.0]
 
 
 def case_inputs(lex):
@@ -330,7 +342,7 @@ def case_inputs(lex):
 
 
 def stages_of(tier):
-    return INPUTS + TOKEN_STAGES + [s for s in FRAME_STAGES if tier == "full" or s not in GEN_INTERNAL]
+    return [s for s in INPUTS + TOKEN_STAGES + FRAME_STAGES if tier == "full" or s not in FULL_ONLY]
 
 
 def to_numpy(x):
@@ -394,15 +406,14 @@ def capture_items(cases, results):
     return items
 
 
-def capture_manifest(data, cases, results, weights, voice, noise_scale, batch_diff, seconds, argv):
+def capture_manifest(data, cases, results, weights, voice, noise_scale, batch_diff, argv):
     with open(os.path.abspath(__file__), "rb") as f:
         script_sha = ck.sha256_hex(f.read())
     return {
         "fixture": {"file": FIXTURE, "sha256": ck.sha256_hex(data)},
         "oracle": {"torch": torch.__version__, "numpy": np.__version__, "python": sys.version.split()[0],
                    "script": "tools/kokoro_reference.py", "script_sha256": script_sha, "dtype": "float32",
-                   "torch_threads": 1, "command": "/usr/bin/python3 tools/kokoro_reference.py " + " ".join(argv),
-                   "seconds": seconds},
+                   "torch_threads": 1, "command": "/usr/bin/python3 tools/kokoro_reference.py " + " ".join(argv)},
         "weights": {"generator": "splitmix64-uniform-v1", "seed": kw.SEED, "rule": "docs/synthetic-weights.md",
                     "tensors": {n: {"shape": list(a.shape), "sha256": ck.sha256_hex(a.astype("<f4").tobytes())}
                                 for n, a in weights.items()},
@@ -418,8 +429,20 @@ def capture_manifest(data, cases, results, weights, voice, noise_scale, batch_di
                          "F0_range": [float(f"{float(r['F0'].min()):.4g}"), float(f"{float(r['F0'].max()):.4g}")],
                          "tensors": {f"{c[0]}.{st}": list(r[st].shape) for st in stages_of(c[5])}}
                   for i, (c, r) in enumerate(zip(cases, results))},
+        "sinegen": {"F0": SINEGEN_F0, "frames": len(SINEGEN_F0) // 2, "noise_seed": NOISE_SEED - 1,
+                    "tensors": ["sinegen.F0", "sinegen.noise", "sinegen.har_source", "sinegen.har"]},
         "batch_padded_vs_alone_max_abs": batch_diff,
     }
+
+
+def sinegen_items(w, noise_scale):
+    """The "sinegen" items: F0 [12], noise [3600,9] (N(0,1), unscaled), har_source [3600], har [22,721]."""
+    f0 = torch.tensor([SINEGEN_F0], dtype=torch.float32)
+    noise = noise_for(len(SINEGEN_F0) // 2, NOISE_SEED - 1)
+    with torch.no_grad():
+        har_source, har = harmonics(f0, noise * noise_scale, w)
+    return [("sinegen.F0", f0[0].numpy()), ("sinegen.noise", noise.numpy()),
+            ("sinegen.har_source", har_source[0].numpy()), ("sinegen.har", har[0].numpy())]
 
 
 def capture(out_dir, weights, voice, noise_scale, argv):
@@ -428,14 +451,13 @@ def capture(out_dir, weights, voice, noise_scale, argv):
     cases = case_inputs(ck.Lexicon(ck.KOKORO_DIR))
     alone = run_cases(w, voice, cases, noise_scale, batch=False)
     batch_diff = batch_vs_alone(alone, run_cases(w, voice, cases, noise_scale, batch=True))
-    data = ck.safetensors_bytes(capture_items(cases, alone))
+    data = ck.safetensors_bytes(capture_items(cases, alone) + sinegen_items(w, noise_scale))
     os.makedirs(out_dir, exist_ok=True)
     ck.write_file(os.path.join(out_dir, FIXTURE), data)
-    doc = capture_manifest(data, cases, alone, weights, voice, noise_scale, batch_diff,
-                           round(time.time() - t0, 1), argv)
+    doc = capture_manifest(data, cases, alone, weights, voice, noise_scale, batch_diff, argv)
     ck.write_file(os.path.join(out_dir, MANIFEST),
                   (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
-    print(f"kokoro_reference: {len(data)} bytes, batch vs alone {batch_diff}", file=sys.stderr)
+    print(f"kokoro_reference: {len(data)} bytes in {time.time() - t0:.1f} s", file=sys.stderr)
 
 
 def read_safetensors(path):

@@ -46,7 +46,7 @@ SCALE_TABLE = [
     (r"text_encoder\.cnn\.[0-9]+\.1\.gamma", 0.1, 1.0),
     (r"text_encoder\.embedding\.weight", 1.0, 0.0),
     (r"decoder\.generator\.m_source\.l_linear\.weight", 1.0, 0.0),
-    (VOICE_NAME, 0.25, 0.0),
+    (re.escape(VOICE_NAME), 0.25, 0.0),
     (r".*", 0.05, 0.0),
 ]
 _COMPILED = [(re.compile(p), s, o) for p, s, o in SCALE_TABLE]
