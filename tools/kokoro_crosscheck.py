@@ -86,6 +86,18 @@ def write_pth(weights, path):
     torch.save(groups, path)
 
 
+def check_keys(model, arrays):
+    """Raises unless each group's module state_dict is exactly our key list (same shapes) plus the
+    InstanceNorm affines (`*.norm.weight` / `*.norm.bias`), which stay 1/0 as in the real file."""
+    for group in ("predictor", "text_encoder", "decoder", "bert_encoder"):
+        theirs = {k: list(v.shape) for k, v in getattr(model, group).state_dict().items()
+                  if not k.endswith((".norm.weight", ".norm.bias"))}
+        ours = {n.split(".", 1)[1]: list(a.shape) for n, a in arrays.items() if n.split(".")[0] == group}
+        if theirs != ours:
+            raise RuntimeError(f"{group}: keys differ: {sorted(set(theirs) ^ set(ours))[:5]}")
+    return "predictor, text_encoder, decoder, bert_encoder: identical keys and shapes"
+
+
 def hooks(model, rec):
     """Forward hooks that record Kokoro's stage outputs under the reference's stage names."""
     p, d, g = model.predictor, model.decoder, model.decoder.generator
@@ -184,7 +196,9 @@ def main(argv=None):
         write_pth(arrays, os.path.join(tmp, "synthetic.pth"))
         model = KModel(repo_id="hexgrad/Kokoro-82M", config=os.path.join(ck.KOKORO_DIR, "config.json"),
                        model=os.path.join(tmp, "synthetic.pth")).eval()
-        rec, report = {}, {}
+        report = {"keys": check_keys(model, arrays)}
+        print(report["keys"])
+        rec = {}
         hooks(model, rec)
         for case, _text, ph, ids, speed, _tier in kr.case_inputs(lex)[:args.cases]:
             ref_s = kr.style_rows(voice, [len(ph)])
