@@ -110,7 +110,8 @@ def hooks(model, rec):
     for name, mod in out.items():
         mod.register_forward_hook(lambda m, i, o, n=name: rec.__setitem__(n, o))
     p.lstm.register_forward_hook(lambda m, i, o: rec.__setitem__("dur_lstm", o[0]))
-    p.shared.register_forward_hook(lambda m, i, o: rec.update(en=i[0].transpose(1, 2), f0n_shared=o[0].transpose(1, 2)))
+    p.shared.register_forward_hook(
+        lambda m, i, o: rec.update(en=i[0].transpose(1, 2), f0n_shared=o[0].transpose(1, 2)))
     d.register_forward_pre_hook(lambda m, i: rec.__setitem__("asr", i[0]))
     g.m_source.register_forward_hook(lambda m, i, o: rec.__setitem__("gen.har_source", o[0].transpose(1, 2)))
     g.noise_convs[0].register_forward_pre_hook(lambda m, i: rec.__setitem__("gen.har", i[0]))
@@ -213,7 +214,8 @@ def main(argv=None):
                 rec.clear()
                 run_forced(model, ours, rec)
                 forced = compare(ours, rec)
-            report[case] = {"phonemes": ph, "tokens": len(ids), "frames": int(ours["pred_dur"].sum()), "speed": speed,
+            report[case] = {"phonemes": ph, "tokens": len(ids), "frames": int(ours["pred_dur"].sum()),
+                            "speed": speed,
                           "seconds": round(time.time() - t0, 1), "end_to_end_max_abs_rel": end_to_end,
                           "stage_forced_max_abs_rel": forced}
             for mode in ("end_to_end_max_abs_rel", "stage_forced_max_abs_rel"):

@@ -17,7 +17,6 @@ randn_like, SYNTHESIS.md section 2 R2) is an input tensor `noise` [600F, 9] of N
 audio and are not modelled. Dropout is off (eval mode).
 """
 import argparse
-import hashlib
 import json
 import math
 import os
@@ -232,7 +231,8 @@ def generator(x, s, f0_curve, noise, w, keep):
             src = conv1d(har, w, f"{g}.noise_convs.0", stride=6, padding=3)
         else:
             src = conv1d(har, w, f"{g}.noise_convs.1")
-        src = keep(f"gen.noise_res.{i}", adain_resblock1(src, s, w, f"{g}.noise_res.{i}", 7 if i == 0 else 11))
+        src = adain_resblock1(src, s, w, f"{g}.noise_res.{i}", 7 if i == 0 else 11)
+        src = keep(f"gen.noise_res.{i}", src)
         x = F.conv_transpose1d(x, w[f"{g}.ups.{i}.weight"], w[f"{g}.ups.{i}.bias"], stride=stride,
                                padding=(k - stride) // 2)
         if i == 1:
@@ -295,8 +295,10 @@ def frame_side(out, s_dec, s_pro, w, noise_scale, noise, seed):
     en = out["d"][idx].T[None]                       # [1,640,F] = d^T @ alignment
     asr = out["t_en"][:, idx][None]                  # [1,512,F] = t_en @ alignment
     shared, f0, n = f0n(en, s_pro, w)
-    if noise is None:
-        noise = noise_for(frames, seed) if seed is not None else torch.zeros(SAMPLES_PER_FRAME * frames, HARMONICS)
+    if noise is None and seed is not None:
+        noise = noise_for(frames, seed)
+    elif noise is None:
+        noise = torch.zeros(SAMPLES_PER_FRAME * frames, HARMONICS)
     out.update({"en": en[0], "asr": asr[0], "f0n_shared": shared[0], "F0": f0[0], "N": n[0],
                 "noise": noise})
 
@@ -406,6 +408,11 @@ def capture_items(cases, results):
     return items
 
 
+def g4(x):
+    """A float rounded to 4 significant digits, for the manifest."""
+    return float(f"{float(x):.4g}")
+
+
 def capture_manifest(data, cases, results, weights, voice, noise_scale, batch_diff, argv):
     with open(os.path.abspath(__file__), "rb") as f:
         script_sha = ck.sha256_hex(f.read())
@@ -413,9 +420,12 @@ def capture_manifest(data, cases, results, weights, voice, noise_scale, batch_di
         "fixture": {"file": FIXTURE, "sha256": ck.sha256_hex(data)},
         "oracle": {"torch": torch.__version__, "numpy": np.__version__, "python": sys.version.split()[0],
                    "script": "tools/kokoro_reference.py", "script_sha256": script_sha, "dtype": "float32",
-                   "torch_threads": 1, "command": "/usr/bin/python3 tools/kokoro_reference.py " + " ".join(argv)},
-        "weights": {"generator": "splitmix64-uniform-v1", "seed": kw.SEED, "rule": "docs/synthetic-weights.md",
-                    "tensors": {n: {"shape": list(a.shape), "sha256": ck.sha256_hex(a.astype("<f4").tobytes())}
+                   "torch_threads": 1,
+                   "command": "/usr/bin/python3 tools/kokoro_reference.py " + " ".join(argv)},
+        "weights": {"generator": "splitmix64-uniform-v1", "seed": kw.SEED,
+                    "rule": "docs/synthetic-weights.md",
+                    "tensors": {n: {"shape": list(a.shape),
+                                    "sha256": ck.sha256_hex(a.astype("<f4").tobytes())}
                                 for n, a in weights.items()},
                     "voice": {"name": kw.VOICE_NAME, "shape": kw.VOICE_SHAPE,
                               "sha256": ck.sha256_hex(voice.astype("<f4").tobytes())}},
@@ -425,8 +435,8 @@ def capture_manifest(data, cases, results, weights, voice, noise_scale, batch_di
                          "voice_row": len(c[2]) - 1, "noise_seed": NOISE_SEED + i,
                          "pred_dur": r["pred_dur"].tolist(), "frames": int(r["pred_dur"].sum()),
                          "samples": int(r["audio"].numel()),
-                         "audio_max_abs": float(f"{float(r['audio'].abs().max()):.4g}"),
-                         "F0_range": [float(f"{float(r['F0'].min()):.4g}"), float(f"{float(r['F0'].max()):.4g}")],
+                         "audio_max_abs": g4(r["audio"].abs().max()),
+                         "F0_range": [g4(r["F0"].min()), g4(r["F0"].max())],
                          "tensors": {f"{c[0]}.{st}": list(r[st].shape) for st in stages_of(c[5])}}
                   for i, (c, r) in enumerate(zip(cases, results))},
         "sinegen": {"F0": SINEGEN_F0, "frames": len(SINEGEN_F0) // 2, "noise_seed": NOISE_SEED - 1,

@@ -3,8 +3,9 @@
 from DESIGN.md section 7's splitmix64-uniform-v1 stream; docs/synthetic-weights.md is the rule in prose.
 It must not read a real checkpoint, and the 25 encoder tensors of capture_kokoro.py must stay bit-identical.
 
-Names are flat checkpoint names: `<group>.<key without "module.">`, e.g. `decoder.generator.conv_post.weight_g`
-(the group dict of kokoro-v1_0.pth, then the key as the file stores it, legacy weight_g/weight_v storage).
+Names are flat checkpoint names: `<group>.<key without "module.">`, e.g.
+`decoder.generator.conv_post.weight_g` (the group dict of kokoro-v1_0.pth, then the key as the file
+stores it, legacy weight_g/weight_v storage).
 Order: the order of SYNTHESIS.md Appendix A (bert, bert_encoder, predictor, text_encoder, decoder), which is
 also the order of --weights-out. InstanceNorm affine tensors are not in the checkpoint and not generated.
 """
