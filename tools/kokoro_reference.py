@@ -381,6 +381,57 @@ def batch_vs_alone(alone, batched):
 BATCH_LIMITS = {"token": 1e-5, "dec.": 1e-4}  # max abs allowed between padded batch and alone (see README)
 
 
+def stft_recipe(x):
+    """SYNTHESIS.md 1.7's STFT in float64 without torch.stft: reflect-pad 10, frames at hop 5 times the
+    periodic Hann window, 20-point DFT bins 0..10. x [L] -> complex [11, L/5 + 1]."""
+    x = F.pad(x.double()[None, None], (N_FFT // 2, N_FFT // 2), mode="reflect")[0, 0]
+    frames = x.unfold(0, N_FFT, HOP) * window().double()              # [frames, 20]
+    n, k = torch.arange(N_FFT, dtype=torch.float64), torch.arange(N_FFT // 2 + 1, dtype=torch.float64)
+    ang = -2 * math.pi * k[:, None] * n[None, :] / N_FFT
+    return torch.complex(torch.cos(ang) @ frames.T, torch.sin(ang) @ frames.T)
+
+
+def istft_recipe(spec):
+    """SYNTHESIS.md 1.7's iSTFT in float64: per frame a real inverse DFT of bins 0..10 (imaginary parts
+    of bins 0 and 10 ignored), times the window, overlap-add at hop 5, divided by the overlap-added
+    window squared, first 10 samples dropped, 5 (frames - 1) kept. spec complex [11, frames] -> [L]."""
+    n, k = torch.arange(N_FFT, dtype=torch.float64), torch.arange(N_FFT // 2 + 1, dtype=torch.float64)
+    ang = 2 * math.pi * n[:, None] * k[None, :] / N_FFT               # [20, 11]
+    weight = torch.full((N_FFT // 2 + 1,), 2.0, dtype=torch.float64)
+    weight[0] = weight[-1] = 1.0
+    re, im = spec.real.double(), spec.imag.double()
+    frames = (torch.cos(ang) * weight) @ re - (torch.sin(ang) * weight) @ im   # [20, frames]
+    win = window().double()
+    count = spec.shape[1]
+    out = torch.zeros(HOP * (count - 1) + N_FFT, dtype=torch.float64)
+    env = torch.zeros_like(out)
+    for t in range(count):
+        out[HOP * t:HOP * t + N_FFT] += frames[:, t] / N_FFT * win
+        env[HOP * t:HOP * t + N_FFT] += win * win
+    keep = slice(N_FFT // 2, N_FFT // 2 + HOP * (count - 1))
+    return out[keep] / env[keep]
+
+
+def check_stft(fixture_dir):
+    """The pinned speech4 and sinegen tensors against stft_recipe / istft_recipe: har magnitude, har
+    phase (mod 2 pi, bins with magnitude > 1e-3 only, since angle() of smaller bins is noise) and
+    the audio from conv_post. Prints max abs differences; returns 0."""
+    t = read_safetensors(os.path.join(fixture_dir, FIXTURE))
+    for case in ("speech4", "sinegen"):
+        spec = stft_recipe(torch.from_numpy(t[f"{case}.har_source" if case == "sinegen" else
+                                             f"{case}.gen.har_source"].copy()))
+        har = torch.from_numpy(t[f"{case}.har" if case == "sinegen" else f"{case}.gen.har"].copy()).double()
+        mag = spec.abs()
+        dphase = torch.remainder(torch.angle(spec) - har[11:] + math.pi, 2 * math.pi) - math.pi
+        print(f"{case}: |X| max abs {float((mag - har[:11]).abs().max()):.3g}, phase mod 2pi max abs "
+              f"{float(dphase[mag > 1e-3].abs().max()):.3g} (bins > 1e-3)")
+    post = torch.from_numpy(t["speech4.gen.conv_post"].copy()).double()
+    audio = istft_recipe(torch.polar(torch.exp(post[:11]), torch.sin(post[11:])))
+    print(f"speech4: audio max abs {float((audio - torch.from_numpy(t['speech4.audio'].copy())).abs().max()):.3g}"
+          f" (peak {float(audio.abs().max()):.3g})")
+    return 0
+
+
 def check_batch(weights, voice, noise_scale):
     """The capture's cases as ONE right-padded batch vs each alone. Passes when pred_dur is identical,
     every token-side stage is within 1e-5 and every decoder stage within 1e-4: differences that size
@@ -515,10 +566,13 @@ def main(argv=None):
     parser.add_argument("--verify", metavar="DIR", help="regenerate one case and compare with DIR's capture")
     parser.add_argument("--case", default=CASES[0][0], help="the case --verify regenerates")
     parser.add_argument("--check-batch", action="store_true", help="padded batch == each sequence alone")
+    parser.add_argument("--check-stft", metavar="DIR", help="DIR's capture vs the explicit STFT recipes")
     parser.add_argument("--noise-scale", type=float, default=1.0, help="SineGen noise multiplier (0: none)")
     args = parser.parse_args(argv)
+    if args.check_stft:
+        return check_stft(args.check_stft)
     if not (args.capture or args.weights_out or args.verify or args.check_batch):
-        parser.error("give --capture, --weights-out, --verify and/or --check-batch")
+        parser.error("give --capture, --weights-out, --verify, --check-batch or --check-stft")
     torch.set_num_threads(1)
     weights, voice = kw.make_weights(), kw.make_voice()
     kw.check_generator(weights, voice)
