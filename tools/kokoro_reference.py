@@ -427,8 +427,8 @@ def check_stft(fixture_dir):
               f"{float(dphase[mag > 1e-3].abs().max()):.3g} (bins > 1e-3)")
     post = torch.from_numpy(t["speech4.gen.conv_post"].copy()).double()
     audio = istft_recipe(torch.polar(torch.exp(post[:11]), torch.sin(post[11:])))
-    print(f"speech4: audio max abs {float((audio - torch.from_numpy(t['speech4.audio'].copy())).abs().max()):.3g}"
-          f" (peak {float(audio.abs().max()):.3g})")
+    pinned = torch.from_numpy(t["speech4.audio"].copy())
+    print(f"speech4: audio max abs {float((audio - pinned).abs().max()):.3g} (peak {float(audio.abs().max()):.3g})")
     return 0
 
 
@@ -534,7 +534,8 @@ def read_safetensors(path):
 
 
 def verify(fixture_dir, weights, voice, case_name):
-    """Regenerates one case alone and compares every stored tensor bit for bit; returns 0 on success."""
+    """Regenerates one case alone (and the small sinegen entry) and compares every stored tensor bit
+    for bit; returns 0 on success."""
     with open(os.path.join(fixture_dir, MANIFEST), encoding="utf-8") as f:
         doc = json.load(f)
     with open(os.path.join(fixture_dir, FIXTURE), "rb") as f:
@@ -545,15 +546,18 @@ def verify(fixture_dir, weights, voice, case_name):
     cases = [c for c in case_inputs(ck.Lexicon(ck.KOKORO_DIR)) if c[0] == case_name]
     index = [c[0] for c in CASES].index(case_name)
     ref_s = style_rows(voice, [len(cases[0][2])])
+    w = load_state(weights)
     with torch.no_grad():
-        out = synthesize([cases[0][3]], ref_s, [cases[0][4]], load_state(weights), doc["noise"]["scale"],
+        out = synthesize([cases[0][3]], ref_s, [cases[0][4]], w, doc["noise"]["scale"],
                          [NOISE_SEED + index])[0]
-    bad = [st for st in stages_of(cases[0][5])
-           if not np.array_equal(to_numpy(out[st]), pinned[f"{case_name}.{st}"])]
-    for st in bad:
-        diff = np.abs(to_numpy(out[st]).astype(np.float64) - pinned[f"{case_name}.{st}"]).max()
-        print(f"kokoro_reference: {case_name}.{st} differs (max abs {diff:.3g})", file=sys.stderr)
-    print(f"kokoro_reference: {case_name}: {len(stages_of(cases[0][5])) - len(bad)} tensors identical, "
+    fresh = [(f"{case_name}.{st}", to_numpy(out[st])) for st in stages_of(cases[0][5])]
+    fresh += sinegen_items(w, doc["noise"]["scale"])
+    bad = [name for name, a in fresh if not np.array_equal(a, pinned[name])]
+    for name, a in fresh:
+        if name in bad:
+            diff = np.abs(a.astype(np.float64) - pinned[name]).max()
+            print(f"kokoro_reference: {name} differs (max abs {diff:.3g})", file=sys.stderr)
+    print(f"kokoro_reference: {case_name} + sinegen: {len(fresh) - len(bad)} tensors identical, "
           f"{len(bad)} differ", file=sys.stderr)
     return 1 if bad else 0
 
