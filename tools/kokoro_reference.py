@@ -6,14 +6,16 @@ come from /work/shared/kokoro/SYNTHESIS.md, the weights from tools/kokoro_weight
 
 Run with Debian's interpreter (python3-torch 1.13, python3-numpy):
     /usr/bin/python3 tools/kokoro_reference.py --capture tests/fixtures/speech [--weights-out PATH]
-    /usr/bin/python3 tools/kokoro_reference.py --check-batch      (batch of 3 == each sequence alone)
+    /usr/bin/python3 tools/kokoro_reference.py --verify tests/fixtures/speech [--case speech4]
+    /usr/bin/python3 tools/kokoro_reference.py --check-batch      (one padded batch == each case alone)
+    /usr/bin/python3 tools/kokoro_reference.py --check-stft tests/fixtures/speech  (explicit STFT recipes)
 
 Shape letters: B sequences, T tokens (with BOS/EOS), F frames (sum of durations; 600 samples each),
 S style 128, C channels. Tensors follow PyTorch's [B,C,L] layout for convolutions.
 
 Randomness: none is drawn inside the model. The only draw that reaches the audio (SineGen's
 randn_like, SYNTHESIS.md section 2 R2) is an input tensor `noise` [600F, 9] of N(0,1) values, scaled by
---noise-scale (0 gives the deterministic mode). R1 (rand_ini) and R3 (noi_source) have no effect on the
+--noise-scale (0 zeroes it). R1 (rand_ini) and R3 (noi_source) have no effect on the
 audio and are not modelled. Dropout is off (eval mode).
 """
 import argparse
