@@ -32,7 +32,7 @@ VOICE_SHAPE = [510, 1, 256]
 # Rows 1-2 are DESIGN.md section 7 unchanged; the rest were chosen so the forward pass is sane
 # (docs/synthetic-weights.md gives the reason for each).
 SCALE_TABLE = [
-    (r"bert\..*(LayerNorm|layer_norm)\.weight", 0.1, 1.0),
+    (r".*(LayerNorm|layer_norm)\.weight", 0.1, 1.0),
     (r"bert\..*|bert_encoder\..*", 0.05, 0.0),
     (r"decoder\.generator\.conv_post\.weight_g", 0.02, 0.1),
     (r"decoder\.(F0_conv|N_conv)\.weight_g", 0.0, 0.01),
