@@ -14,6 +14,7 @@
 #include "file.h"
 #include "pth.h"
 #include "sha256.h"
+#include "synth_weights.h"
 
 /* One part of a spec: its text (file path or name) and weight. */
 typedef struct {
@@ -203,6 +204,9 @@ static int read_part(const voice_part *p, const char *dir, float *pack, ck_error
     if (is_file_part(p->text)) {
         snprintf(path, sizeof path, "%s", p->text);
         rc = ck_pth_sniff(path) ? read_pt(path, pack, err) : read_bin(path, pack, err);
+    } else if (strcmp(p->text, CK_VOICE_SYNTHETIC) == 0) {
+        rc = ck_synth_tensor_f32("voice.synthetic", CK_SYNTH_DEFAULT_SEED, pack,
+                                 (size_t)CK_VOICE_ROWS * CK_VOICE_DIM);
     } else if (!is_name(p->text)) {
         return ck_fail(err, CK_E_ARG, "voice \"%s\": neither a file (a path with '/', or ending in "
                        ".bin or .pt) nor a shipped name (letters a-z, digits, '_')", p->text);

@@ -21,6 +21,8 @@
 #define CK_VOICE_BYTES ((size_t)CK_VOICE_ROWS * CK_VOICE_DIM * 4) /* 522,240: a raw .bin pack */
 #define CK_VOICE_DEFAULT "af_heart"  /* Kokoro's default voice (KPipeline examples, kokoro.js) */
 #define CK_VOICE_MAX_PARTS 16        /* voices in one mix */
+#define CK_VOICE_SYNTHETIC "synthetic" /* the synthetic pack: stream "voice.synthetic" of the demo
+                                        * weights' generator, seed 20261129 (docs/synthetic-weights.md) */
 
 /* A loaded (possibly mixed) voice. */
 typedef struct {
@@ -37,7 +39,8 @@ typedef struct {
  * ".bin" or ".pt": a raw pack of exactly CK_VOICE_BYTES (float32 little-endian) or a torch.save file
  * holding one tensor of 510 x 256 elements ([510, 1, 256] or [510, 256]; F32, F16 or BF16, read by
  * the restricted unpickler of pth.h, never running code), told apart by content. Otherwise it is a
- * name ([a-z0-9_]+) of a shipped pack, voices_dir/NAME.bin (voices_dir NULL: ck_voice_default_dir()).
+ * name ([a-z0-9_]+) of a shipped pack, voices_dir/NAME.bin (voices_dir NULL: ck_voice_default_dir()),
+ * or CK_VOICE_SYNTHETIC, the synthetic pack the speech capture uses with the synthetic weights.
  * Errors: CK_E_ARG (null; empty spec or part; more than CK_VOICE_MAX_PARTS parts; a bad weight; a
  * name with other characters), CK_E_IO (a file or shipped name that cannot be opened: the message
  * lists the shipped names), CK_E_FORMAT (a .bin of another size, a .pt that is not one tensor of

@@ -2,10 +2,13 @@
  * equal SYNTHESIS.md section 3's, the group filter, and the whole synthetic Kokoro equal to the
  * Python generator's (tools/kokoro_weights.py: SHA-256 of four tensors of different scale rows,
  * pinned from its output) with every weight-norm pair folded. */
+#include <cjson/cJSON.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ck_status.h"
 #include "ck_test.h"
+#include "file.h"
 #include "kokoro_layout.h"
 #include "sha256.h"
 #include "synth_weights.h"
@@ -94,5 +97,54 @@ static void test_synthetic_equals_python(void)
     free(s);
 }
 
+/* Every tensor of the whole synthetic Kokoro, and the synthetic voice, against the SHA-256 the
+ * speech capture's manifest records from the Python generator (weights.tensors, weights.voice). */
+static void test_every_tensor_equals_the_capture_manifest(void)
+{
+    char *text = NULL;
+    ck_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(ck_file_read_all(ck_test_path("tests/fixtures/speech/"
+                                                        "kokoro_speech_capture.manifest.json"),
+                                           "manifest", 1 << 22, &text, NULL, &err), CK_OK);
+    cJSON *doc = cJSON_Parse(text);
+    const cJSON *weights = cJSON_GetObjectItemCaseSensitive(doc, "weights");
+    const cJSON *tensors = cJSON_GetObjectItemCaseSensitive(weights, "tensors");
+    CU_ASSERT_EQUAL_FATAL(cJSON_GetArraySize(tensors), CK_KOKORO_TENSORS);
+    ck_weight_spec *s = NULL;
+    size_t n = 0;
+    ck_weights *w = NULL;
+    CU_ASSERT_EQUAL_FATAL(ck_kokoro_weight_specs(&s, &n, NULL, NULL), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_weights_synthetic(&w, s, n, CK_SYNTH_DEFAULT_SEED, NULL), CK_OK);
+    size_t i = 0, equal = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, tensors) {
+        const cJSON *sha = cJSON_GetObjectItemCaseSensitive(e, "sha256");
+        CU_ASSERT_FATAL(i < n && cJSON_IsString(sha));
+        CU_ASSERT_STRING_EQUAL(e->string, s[i].name);  /* same order */
+        expect_sha(w, e->string, sha->valuestring);
+        equal++;
+        i++;
+    }
+    CU_ASSERT_EQUAL(equal, n);
+    const cJSON *voice = cJSON_GetObjectItemCaseSensitive(weights, "voice");
+    const cJSON *vname = cJSON_GetObjectItemCaseSensitive(voice, "name");
+    const cJSON *vsha = cJSON_GetObjectItemCaseSensitive(voice, "sha256");
+    CU_ASSERT_FATAL(cJSON_IsString(vname) && cJSON_IsString(vsha));
+    static float pack[510 * 256];
+    unsigned char d[32];
+    char hex[65];
+    CU_ASSERT_EQUAL(ck_synth_tensor_f32(vname->valuestring, CK_SYNTH_DEFAULT_SEED, pack, 510 * 256),
+                    CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_sha256(pack, sizeof pack, d), CK_OK);
+    ck_sha256_hex(d, hex);
+    CU_ASSERT_STRING_EQUAL(hex, vsha->valuestring);
+    ck_weights_free(w);
+    free(s);
+    cJSON_Delete(doc);
+    free(text);
+}
+
 CK_TEST_MAIN("kokoro_layout", {"counts per group", test_counts_per_group},
-             {"synthetic whole Kokoro equals the Python generator", test_synthetic_equals_python})
+             {"synthetic whole Kokoro equals the Python generator", test_synthetic_equals_python},
+             {"every tensor and the voice equal the capture manifest's",
+              test_every_tensor_equals_the_capture_manifest})

@@ -92,6 +92,16 @@ static void test_shipped_by_name(void)
     ck_voice_free(v);
 }
 
+/* The synthetic pack equals the speech capture's voice (its manifest's weights.voice.sha256). */
+static void test_synthetic_pack(void)
+{
+    char hex[65];
+    ck_voice *v = load_ok(CK_VOICE_SYNTHETIC);
+    ck_sha256_hex(v->sha256, hex);
+    CU_ASSERT_STRING_EQUAL(hex, "113229cc5333934f173f18012139c35253fd80a482ea9834bda1af2f6cc5f945");
+    ck_voice_free(v);
+}
+
 /* make_pth_fixtures.py values(97, [510, 1, 256]): k = (i * 37 + 1067) % 129 - 64, value k / 64 */
 static void test_pt_file(void)
 {
@@ -213,6 +223,7 @@ static void test_cleanup(void)
 
 CK_TEST_MAIN("voice", {"shipped pack by name and by path", test_shipped_by_name},
              {".pt voice file", test_pt_file},
+             {"synthetic pack", test_synthetic_pack},
              {"plain and weighted mixes", test_mixes},
              {"row rule", test_row_rule},
              {"bad files refused", test_bad_files_refused},
