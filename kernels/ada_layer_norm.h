@@ -1,4 +1,4 @@
-/* ada_layer_norm.h - AdaLayerNorm: LayerNorm over each row's channels (no affine), then the sequence's style (1 + gamma), beta. No I/O, no allocation, no threads. */
+/* ada_layer_norm.h - AdaLayerNorm: LayerNorm over each row's channels, then the style's (1 + gamma), beta. No I/O, no allocation. */
 #ifndef CK_ADA_LAYER_NORM_H
 #define CK_ADA_LAYER_NORM_H
 

@@ -1,4 +1,4 @@
-/* adain_instance_norm.c - per-sequence, per-channel statistics in double over 16-channel blocks, then the style affine. No allocation, no I/O. */
+/* adain_instance_norm.c - per-sequence, per-channel statistics in double, 16 channels a block, then the style affine. No I/O. */
 #include "adain_instance_norm.h"
 
 #include "ck_style_norm.h"

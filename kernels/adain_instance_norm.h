@@ -1,4 +1,4 @@
-/* adain_instance_norm.h - AdaIN1d: instance norm over each sequence's own frames, then the style's (1 + gamma), beta. No I/O, no allocation, no threads. */
+/* adain_instance_norm.h - AdaIN1d: instance norm over each sequence's frames, then the style's (1 + gamma), beta. No I/O, no allocation. */
 #ifndef CK_ADAIN_INSTANCE_NORM_H
 #define CK_ADAIN_INSTANCE_NORM_H
 

@@ -1,4 +1,4 @@
-/* conv_transpose1d_depthwise_k3s2.c - per-sequence depthwise transposed convolution, two output rows per input row. No allocation, no I/O. */
+/* conv_transpose1d_depthwise_k3s2.c - per-sequence depthwise transposed convolution, two output rows per input row. No I/O. */
 #include "conv_transpose1d_depthwise_k3s2.h"
 
 #include "ck_packed.h"

@@ -1,4 +1,4 @@
-/* conv_transpose1d_depthwise_k3s2.h - the pool of Kokoro's upsampling AdainResBlk1d: depthwise ConvTranspose1d, k 3, stride 2, L -> 2L. No I/O, no allocation, no threads. */
+/* conv_transpose1d_depthwise_k3s2.h - AdainResBlk1d's upsampling pool: depthwise ConvTranspose1d k 3 s 2, L -> 2L. No I/O, no allocation. */
 #ifndef CK_CONV_TRANSPOSE1D_DEPTHWISE_K3S2_H
 #define CK_CONV_TRANSPOSE1D_DEPTHWISE_K3S2_H
 

@@ -1,4 +1,4 @@
-/* duration_frames.h - Kokoro's token durations: frames = max(1, round_half_even(sum(sigmoid(logits)) / speed)). No I/O, no allocation, no threads. */
+/* duration_frames.h - Kokoro's durations: max(1, round_half_even(sum(sigmoid(logits)) / speed)). No I/O, no allocation. */
 #ifndef CK_DURATION_FRAMES_H
 #define CK_DURATION_FRAMES_H
 

@@ -82,12 +82,14 @@ static int lstm_check(const float *gates, size_t gates_count, size_t gates_strid
         return CK_E_SIZE;
     }
     size_t fb = sizeof(float);
-    if (ck_overlap(h, h_span * fb, gates, g_span * fb) || ck_overlap(h, h_span * fb, w_hh, 4 * hidden * hidden * fb) ||
-        ck_overlap(h, h_span * fb, b_hh, 4 * hidden * fb) || ck_overlap(h, h_span * fb, scratch, need * fb)) {
+    size_t hb = h_span * fb;
+    if (ck_overlap(h, hb, gates, g_span * fb) || ck_overlap(h, hb, w_hh, 4 * hidden * hidden * fb) ||
+        ck_overlap(h, hb, b_hh, 4 * hidden * fb) || ck_overlap(h, hb, scratch, need * fb)) {
         return CK_E_ARG;
     }
     if (!ck_all_finite(gates + *rows_begin * gates_stride, *rows_end - *rows_begin, 4 * hidden, gates_stride) ||
-        !ck_all_finite(w_hh, 1, 4 * hidden * hidden, 4 * hidden * hidden) || !ck_all_finite(b_hh, 1, 4 * hidden, 4 * hidden)) {
+        !ck_all_finite(w_hh, 1, 4 * hidden * hidden, 4 * hidden * hidden) ||
+        !ck_all_finite(b_hh, 1, 4 * hidden, 4 * hidden)) {
         return CK_E_NONFINITE;
     }
     return 0;

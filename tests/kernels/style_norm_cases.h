@@ -1,12 +1,12 @@
 /* style_norm_cases.h - the cases test_adain_instance_norm.c and test_ada_layer_norm.c share: the two kernels have one
- * signature, so each file sets the kernel, its fixture tensor, its double reference and tolerance, then includes this. Tests only. */
+ * signature, so each file passes its kernel, fixture tensor, double reference and tolerance. Tests only. */
 #ifndef CK_STYLE_NORM_CASES_H
 #define CK_STYLE_NORM_CASES_H
 
 #include "ck_status.h"
 #include "kernel_fixture.h"
 
-/* Set by the including file before the cases run. */
+/* The kernel under test and its double reference, passed by the including file. */
 typedef int (*style_norm_fn)(const float *, size_t, size_t, const float *, size_t, const float *, size_t, float *,
                              size_t, size_t, const size_t *, size_t, size_t, size_t, size_t, float);
 typedef void (*style_ref_fn)(const float *x, const float *gamma, const float *beta, double *y, const size_t *offsets,

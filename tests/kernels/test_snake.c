@@ -8,7 +8,7 @@ enum { R = 11, C = 6, N = R * C, WIDE = C + 2 };
 /* Bound, per element: torch rounds alpha x to float before sin, which moves sin^2(alpha x) / alpha by
  * |sin(2 alpha x)| * ulp(alpha x) / (2 alpha) <= ulp(x) (one ulp of x), plus its own float roundings of
  * the square, the division and the sum (ulp(y)); ours is one rounding. Allowed: 2 ulp of max(|x|, |y|, 1),
- * i.e. 2.4e-7 max(|x|, |y|, 1). */
+ * i.e. 2.4e-7 max(|x|, |y|, 1). Measured: 1.11e-7 of that scale (9.5e-7 absolute). */
 static void test_matches_torch_and_reference(void)
 {
     ck_st_file *f = ck_kfix_open("snake.safetensors");
