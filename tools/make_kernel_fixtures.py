@@ -69,6 +69,44 @@ def lstm_case():
             ("h", pack(out, lengths).numpy())]
 
 
+def hash_values(n, seed, scale):
+    """(k - 2048) / 2048 * scale with k the top 12 bits of a 32-bit mix of (i, seed): exact in float32 for a
+    power-of-two scale, and the same values tests/kernels/test_lstm_recurrence.c makes in C."""
+    i = np.arange(n, dtype=np.uint64)
+    x = (i * 0x9E3779B1 + seed * 0x85EBCA77) & 0xFFFFFFFF
+    x ^= x >> 15
+    x = (x * 0x2C1B3C6D) & 0xFFFFFFFF
+    x ^= x >> 12
+    k = (x >> 20).astype(np.int64)
+    return ((k - 2048) / 2048.0 * scale).astype(np.float32)
+
+
+def lstm_kokoro_case():
+    """Kokoro's size, H = 256, lengths 2 and 30: weights and gates from hash_values (only h is stored).
+    W_ih is the identity of 4H and b_ih 0, so torch's input projection hands the hashed gates over exactly."""
+    hidden, lengths = 256, [2, 30]
+    rows = sum(lengths)
+    lstm = torch.nn.LSTM(4 * hidden, hidden, num_layers=1, batch_first=True, bidirectional=True)
+    with torch.no_grad():
+        for suffix, seed in (("", 1), ("_reverse", 2)):
+            getattr(lstm, "weight_ih_l0" + suffix).copy_(torch.eye(4 * hidden))
+            getattr(lstm, "bias_ih_l0" + suffix).zero_()
+            getattr(lstm, "weight_hh_l0" + suffix).copy_(
+                torch.from_numpy(hash_values(4 * hidden * hidden, seed, 1 / 16)).reshape(4 * hidden, hidden))
+            getattr(lstm, "bias_hh_l0" + suffix).copy_(torch.from_numpy(hash_values(4 * hidden, seed + 10, 1 / 16)))
+        gates = torch.from_numpy(hash_values(rows * 4 * hidden, 3, 2.0)).reshape(rows, 4 * hidden)
+        x = torch.zeros(len(lengths), max(lengths), 4 * hidden)
+        at = 0
+        for s, n in enumerate(lengths):
+            x[s, :n] = gates[at:at + n]
+            at += n
+        packed = torch.nn.utils.rnn.pack_padded_sequence(x, torch.tensor(lengths), batch_first=True,
+                                                         enforce_sorted=False)
+        out, _ = lstm(packed)
+        out, _ = torch.nn.utils.rnn.pad_packed_sequence(out, batch_first=True)
+    return [("offsets", offsets_of(lengths)), ("h", pack(out, lengths).numpy())]
+
+
 def adain_case():
     """AdaIN1d (instance norm over each sequence's frames) and AdaLayerNorm (LayerNorm over channels)."""
     channels, lengths = 20, NORM_LENGTHS
@@ -149,7 +187,8 @@ def snake_case():
 
 
 CASES = [("lstm_recurrence", lstm_case), ("adain", adain_case), ("duration_frames", duration_case),
-         ("expand_rows", expand_case), ("conv_transpose1d_depthwise", convt_case), ("snake", snake_case)]
+         ("expand_rows", expand_case), ("conv_transpose1d_depthwise", convt_case), ("snake", snake_case),
+         ("lstm_recurrence_kokoro", lstm_kokoro_case)]  # last: its nn.LSTM draws from the generator
 
 
 def main():
