@@ -7,8 +7,10 @@
 /* Legend: R rows of the packed batch (tokens or frames of S sequences back to back; sequence s owns
  * rows [offsets[s], offsets[s+1])), H hidden size (Kokoro: 256), G = 4H gate pre-activations.
  *
- * Floats of scratch ck_lstm_recurrence_f32 needs for hidden H: 6H (the cell state c [H], the previous
- * h [H], the gate pre-activations [4H]). Errors: CK_E_ARG (elements null), CK_E_SIZE (H == 0, overflow). */
+ * Floats of scratch ck_lstm_recurrence_f32 needs for hidden H: 6H + 4H^2 (the cell state c [H], the
+ * previous h [H], the gate pre-activations [4H], and W_hh^T [H, 4H], transposed once per call so the
+ * recurrent matvec runs over contiguous gates). H = 256: 263680 floats (1 MiB).
+ * Errors: CK_E_ARG (elements null), CK_E_SIZE (H == 0, overflow). */
 int ck_lstm_recurrence_scratch(size_t hidden, size_t *elements);
 
 /* One direction of a one-layer torch.nn.LSTM over each sequence of [seq_begin, seq_end), h0 = c0 = 0
@@ -26,12 +28,15 @@ int ck_lstm_recurrence_scratch(size_t hidden, size_t *elements);
  * output (h_stride 2H) while the other direction fills the left half.
  * Only rows offsets[seq_begin] .. offsets[seq_end] - 1 are read and written; counts must cover
  * offsets[seq_end] rows. scratch: scratch_count >= ck_lstm_recurrence_scratch(H) floats.
- * Numerics (FP32): W_hh h accumulates in float, k = 0 .. H-1 in order, b_hh is added to that sum and
- * the result to G; sigmoid(a) = 1 / (1 + expf(-a)), tanh = tanhf (libm), every step in float.
+ * Numerics (FP32): each gate's (W_hh h)_j accumulates in float from 0, k = 0 .. H-1 in order (vectorised
+ * across gates j, so the order holds on every ISA: the portable and AVX-512 loops give the same bits);
+ * b_hh is added to that sum and the result to G; sigmoid(a) = 1 / (1 + expf(-a)), tanh = tanhf (libm),
+ * every step in float.
  * A sequence's rows depend only on its own gates and the weights: the same bits alone, in any batch,
  * and for any split of the sequence range between calls.
  * Errors, all before the first write to h (h untouched):
- *   CK_E_ARG       null pointer (when the range has rows), h overlapping gates, w_hh, b_hh or scratch;
+ *   CK_E_ARG       null pointer (when the range has rows), h or scratch overlapping gates, w_hh, b_hh,
+ *                  or each other;
  *   CK_E_RANGE     bad sequence range or decreasing offsets (ck_packed.h);
  *   CK_E_SIZE      H == 0, a stride below its width, a count below its span, scratch too small, overflow;
  *   CK_E_NONFINITE NaN or Inf in the range's gates, in w_hh or in b_hh. */

@@ -6,7 +6,7 @@
 #include "kernel_fixture.h"
 #include "lstm_recurrence.h"
 
-enum { H = 8, IN = 6, G = 4 * H, ROWS = 15, SEQS = 3, SCRATCH = 6 * H };
+enum { H = 8, IN = 6, G = 4 * H, ROWS = 15, SEQS = 3, SCRATCH = 6 * H + 4 * H * H };
 
 typedef struct {
     ck_st_file *file;
@@ -121,6 +121,50 @@ static void test_matches_double_reference(void)
     unload(&fx);
 }
 
+/* The bits the header promises on every ISA (ctest runs this suite again with CK_MAX_CPU_ISA=portable):
+ * one direction over one sequence of n rows, each gate's dot product in float, k in order from 0, then
+ * + b_hh, then + G; expf and tanhf. out: rows of out_stride. */
+static void ordered_float_lstm(const float *gates, const float *w_hh, const float *b_hh, size_t n, int reverse,
+                               size_t hidden, float *out, size_t out_stride)
+{
+    size_t g = 4 * hidden;
+    float *c = calloc(2 * hidden + g, sizeof(float)), *hp = c + hidden, *a = hp + hidden;
+    for (size_t step = 0; c != NULL && step < n; step++) {
+        size_t r = reverse ? n - 1 - step : step;
+        for (size_t j = 0; j < g; j++) {
+            float acc = 0.0f;
+            for (size_t k = 0; k < hidden; k++) {
+                acc += w_hh[j * hidden + k] * hp[k];
+            }
+            a[j] = gates[r * g + j] + (acc + b_hh[j]);
+        }
+        for (size_t k = 0; k < hidden; k++) {
+            float i = 1.0f / (1.0f + expf(-a[k])), f = 1.0f / (1.0f + expf(-a[hidden + k]));
+            float o = 1.0f / (1.0f + expf(-a[3 * hidden + k]));
+            c[k] = f * c[k] + i * tanhf(a[2 * hidden + k]);
+            hp[k] = o * tanhf(c[k]);
+            out[r * out_stride + k] = hp[k];
+        }
+    }
+    free(c);
+}
+
+static void test_bits_equal_the_ordered_float_loop(void)
+{
+    lstm_fixture fx;
+    float out[ROWS * 2 * H], ref[ROWS * 2 * H];
+    CU_ASSERT_FATAL(load(&fx));
+    CU_ASSERT_EQUAL(run_bilstm(&fx, out, 0, SEQS), CK_OK);
+    for (size_t s = 0; s < SEQS; s++) {
+        size_t o = fx.offsets[s], n = fx.offsets[s + 1] - o;
+        for (int d = 0; d < 2; d++) {
+            ordered_float_lstm(fx.gates[d] + o * G, fx.w_hh[d], fx.b_hh[d], n, d, H, ref + o * 2 * H + d * H, 2 * H);
+        }
+    }
+    CU_ASSERT_EQUAL(memcmp(out, ref, sizeof out), 0);
+    unload(&fx);
+}
+
 /* Each sequence run alone from its own buffers gives the same bits as in the batch. */
 static void test_sequence_alone_is_bit_identical(void)
 {
@@ -196,26 +240,39 @@ static void test_matches_torch_at_kokoro_size(void)
     size_t offsets[3];
     ck_st_file *f = ck_kfix_open("lstm_recurrence_kokoro.safetensors");
     CU_ASSERT_FATAL(f != NULL && ck_kfix_offsets(f, offsets, 3) == 2 && offsets[2] == KR);
+    enum { KS = 6 * KH + 4 * KH * KH };
     float *want = ck_kfix_f32(f, "h", NULL), *gates = malloc(KR * KG * sizeof(float));
     float *w = malloc(2 * KG * KH * sizeof(float)), *out = malloc(KR * 2 * KH * sizeof(float));
-    float b[2][KG], scratch[6 * KH];
-    CU_ASSERT_FATAL(want && gates && w && out);
+    float *scratch = malloc(KS * sizeof(float)), b[2][KG];
+    CU_ASSERT_FATAL(want && gates && w && out && scratch);
     hash_values(gates, KR * KG, 3, 2.0f);
     for (int d = 0; d < 2; d++) {
         hash_values(w + d * KG * KH, KG * KH, 1 + (uint32_t)d, 1.0f / 16);
         hash_values(b[d], KG, 11 + (uint32_t)d, 1.0f / 16);
         CU_ASSERT_EQUAL(ck_lstm_recurrence_f32(gates, KR * KG, KG, w + d * KG * KH, KG * KH, b[d], KG, out + d * KH,
-                                               KR * 2 * KH - d * KH, 2 * KH, scratch, 6 * KH, offsets, 2, 0, 2, KH,
+                                               KR * 2 * KH - d * KH, 2 * KH, scratch, KS, offsets, 2, 0, 2, KH,
                                                d), CK_OK);
     }
     double abs_err, rel_err;
     ck_kfix_errors(out, want, KR * 2 * KH, 1e-2, &abs_err, &rel_err);
     fprintf(stderr, "    vs torch, H 256: max abs %.3g, max rel %.3g (|want| floored at 1e-2)\n", abs_err, rel_err);
     CU_ASSERT_TRUE(ck_test_close("bilstm H 256 vs torch", out, want, KR * 2 * KH, 5e-7));
+    /* and the exact bits of the ordered float loop, at this size too (vector tails: 4H = 1024 = 64 x 16) */
+    float *ref = malloc(KR * 2 * KH * sizeof(float));
+    CU_ASSERT_FATAL(ref != NULL);
+    for (size_t s = 0; s < 2; s++) {
+        for (int d = 0; d < 2; d++) {
+            ordered_float_lstm(gates + offsets[s] * KG, w + d * KG * KH, b[d], offsets[s + 1] - offsets[s], d, KH,
+                               ref + offsets[s] * 2 * KH + d * KH, 2 * KH);
+        }
+    }
+    CU_ASSERT_EQUAL(memcmp(out, ref, KR * 2 * KH * sizeof(float)), 0);
+    free(ref);
     free(want);
     free(gates);
     free(w);
     free(out);
+    free(scratch);
     ck_st_close(f);
 }
 
@@ -279,6 +336,10 @@ static void test_rejections(void)
                                                     SCRATCH, t.offsets, 2, 0, 2, H, 0));
     expect_toy(&t, CK_E_ARG, ck_lstm_recurrence_f32(t.gates, 5 * G, G, t.w_hh, G * H, t.b_hh, G, t.h, 5 * H, H, t.h,
                                                     SCRATCH, t.offsets, 2, 0, 2, H, 0)); /* scratch is h */
+    float big[G * H + SCRATCH];
+    memcpy(big, t.w_hh, sizeof t.w_hh);
+    expect_toy(&t, CK_E_ARG, ck_lstm_recurrence_f32(t.gates, 5 * G, G, big, G * H, t.b_hh, G, t.h, 5 * H, H, big + 8,
+                                                    SCRATCH, t.offsets, 2, 0, 2, H, 0)); /* scratch over W_hh */
 }
 
 static void test_empty_range_is_a_no_op(void)
@@ -293,6 +354,7 @@ static void test_empty_range_is_a_no_op(void)
 CK_TEST_MAIN("lstm_recurrence", {"matches torch BiLSTM (packed, lengths 1 5 9)", test_matches_torch_bilstm},
              {"matches torch at Kokoro's H 256 (lengths 2, 30)", test_matches_torch_at_kokoro_size},
              {"matches the double reference", test_matches_double_reference},
+             {"bits equal the ordered float loop", test_bits_equal_the_ordered_float_loop},
              {"a sequence alone is bit-identical", test_sequence_alone_is_bit_identical},
              {"any split of the sequences is bit-identical", test_split_is_bit_identical},
              {"the other half of a BiLSTM row is untouched", test_other_half_untouched},
