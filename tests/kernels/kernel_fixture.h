@@ -102,4 +102,12 @@ static inline void ck_kfix_errors(const float *got, const float *want, size_t n,
     }
 }
 
+/* One rejected call: y[0 .. n) is canary-filled, `call` must return `code` and leave the canary. */
+#define CK_KFIX_REJECTS(y, n, code, call)                                                                             \
+    do {                                                                                                              \
+        ck_test_fill_canary((y), (n));                                                                                \
+        CU_ASSERT_EQUAL((call), (code));                                                                              \
+        CU_ASSERT_TRUE(ck_test_canary_intact((y), (n)));                                                              \
+    } while (0)
+
 #endif

@@ -64,12 +64,7 @@ static void test_split_in_place_stride(void)
 static void test_rejections(void)
 {
     float x[6] = {1, 2, 3, 4, 5, 6}, a[2] = {1.0f, 0.5f}, y[8];
-#define SK_EXPECT(code, call)                                                                                        \
-    do {                                                                                                             \
-        ck_test_fill_canary(y, 8);                                                                                   \
-        CU_ASSERT_EQUAL((call), (code));                                                                             \
-        CU_ASSERT_TRUE(ck_test_canary_intact(y, 8));                                                                 \
-    } while (0)
+#define SK_EXPECT(code, call) CK_KFIX_REJECTS(y, 8, code, call)
     SK_EXPECT(CK_E_SIZE, ck_snake_f32(x, 5, 2, a, 2, y, 6, 2, 0, 3, 2));
     SK_EXPECT(CK_E_SIZE, ck_snake_f32(x, 6, 2, a, 2, y, 5, 2, 0, 3, 2));
     SK_EXPECT(CK_E_SIZE, ck_snake_f32(x, 6, 2, a, 1, y, 6, 2, 0, 3, 2));
