@@ -1,0 +1,26 @@
+/* snake.h - the Snake activation of Kokoro's generator: x + sin^2(alpha x) / alpha, alpha per channel. No I/O, no allocation, no threads. */
+#ifndef CK_SNAKE_H
+#define CK_SNAKE_H
+
+#include <stddef.h>
+
+/* Legend: R rows (frames) of the packed batch, C channels (Kokoro's generator: 256, 128).
+ *
+ * y[r,c] = x[r,c] + sin(alpha[c] x[r,c])^2 / alpha[c] for rows r of [row_begin, row_end): Kokoro's
+ * AdaINResBlock1, x + (1 / alpha) * sin(alpha * x) ** 2 (istftnet.py; SYNTHESIS.md 1.7), alpha the
+ * [1, C, 1] parameters alpha1.j / alpha2.j flattened to [C]. Elementwise: no sequence boundaries, and any
+ * split of the row range gives the same bits.
+ * x, y [R, C] row strides x_stride, y_stride (>= C), y == x (same stride) allowed; alpha [C], non-zero.
+ * Numerics: alpha x, sin (libm, double), the square, the division and the sum are evaluated in double
+ * and rounded to FP32 once (torch rounds alpha x to float first, which moves its result by up to half an
+ * ulp of x).
+ * Errors, before the first write (y untouched):
+ *   CK_E_ARG       null pointer (when the range is not empty), a zero alpha, y overlapping alpha or
+ *                  partially overlapping x;
+ *   CK_E_RANGE     row_begin > row_end;
+ *   CK_E_SIZE      C == 0, a stride below C, a count below its span, overflow;
+ *   CK_E_NONFINITE NaN or Inf in the range's x rows or in alpha. */
+int ck_snake_f32(const float *x, size_t x_count, size_t x_stride, const float *alpha, size_t alpha_count, float *y,
+                 size_t y_count, size_t y_stride, size_t row_begin, size_t row_end, size_t channels);
+
+#endif
