@@ -1,493 +1,239 @@
-/* g2p.c - Kokoro's espeak-ng fallback in C: punctuation-preserving split, espeak-ng calls under one
- * mutex, and the MODEL.md rewrite rules; must not look up the vocabulary or chunk. */
+/* g2p.c - the G2P interface over its two backends: a table of operations per kind, each backend's
+ * open, phonemize and metadata adapted to ck_g2p_result; must not read lines or the vocabulary. */
 #include "g2p.h"
 
 #include <stdio.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "strbuf.h"
-#include "utf8.h"
+#include "en_lexicon.h"
+#include "en_text.h"
+#include "espeak.h"
+#include "lang.h"
+#include "misaki.h"
 
-static void sb_append_cp(ck_strbuf *b, uint32_t cp)
-{
-    char u[4];
-    ck_strbuf_append(b, u, ck_utf8_encode(cp, u));
-}
-
-/* Hands the string over as a malloc'd result ("" when nothing was appended). */
-static int sb_finish(ck_strbuf *b, char **out, ck_error *err)
-{
-    *out = ck_strbuf_take(b);
-    return *out != NULL ? CK_OK : ck_fail(err, CK_E_MEMORY, "g2p: cannot allocate a phoneme string");
-}
-
-/* ---- rewrite rules (MODEL.md "espeak-ng to Kokoro symbols") ---- */
-
-typedef struct {
-    const char *from, *to;
-    size_t cps;  /* code points in `from`: rules run longest first */
-} rule;
-
-static const rule k_rules_en[] = {
-    {"a^ɪ", "I", 3}, {"a^ʊ", "W", 3}, {"d^ʒ", "ʤ", 3}, {"e^ɪ", "A", 3}, {"t^ʃ", "ʧ", 3},
-    {"ɔ^ɪ", "Y", 3}, {"ə^l", "ᵊl", 3}, {"ʲo", "jo", 2}, {"ʲə", "jə", 2}, {"e", "A", 1},
-    {"ɚ", "əɹ", 1}, {"r", "ɹ", 1},  {"x", "k", 1},   {"ç", "k", 1},   {"ɐ", "ə", 1},
-    {"ɬ", "l", 1},  {"ʲ", "", 1},   {"\xCC\x83", "", 1},
-};
-static const rule k_rules_us[] = {{"o^ʊ", "O", 3}, {"ɜːɹ", "ɜɹ", 3}, {"ɜː", "ɜɹ", 2}, {"ɪə", "iə", 2}};
-static const rule k_rules_gb[] = {{"e^ə", "ɛː", 3}, {"iə", "ɪə", 2}, {"ə^ʊ", "Q", 3}};
-static const rule k_rules_final_us[] = {{"ː", "", 1}};
-static const rule k_rules_final[] = {{"o", "ɔ", 1}, {"ɾ", "T", 1}, {"ʔ", "t", 1}, {"^", "", 1}};
-
-/* Replaces every occurrence of r->from in *s (malloc'd) by r->to, left to right. */
-static int replace_all(char **s, const rule *r, ck_error *err)
-{
-    if (strstr(*s, r->from) == NULL) {
-        return CK_OK;
-    }
-    size_t from_len = strlen(r->from);
-    ck_strbuf b = {0};
-    const char *p = *s, *hit;
-    while ((hit = strstr(p, r->from)) != NULL) {
-        ck_strbuf_append(&b, p, (size_t)(hit - p));
-        ck_strbuf_append(&b, r->to, strlen(r->to));
-        p = hit + from_len;
-    }
-    ck_strbuf_append(&b, p, strlen(p));
-    char *next = NULL;
-    int rc = sb_finish(&b, &next, err);
-    if (rc == CK_OK) {
-        free(*s);
-        *s = next;
-    }
-    return rc;
-}
-
-/* Applies the rules of `table` that have exactly `cps` code points (all when cps is 0). */
-static int apply_rules(char **s, const rule *table, size_t n, size_t cps, ck_error *err)
-{
-    int rc = CK_OK;
-    for (size_t i = 0; i < n && rc == CK_OK; i++) {
-        if (cps == 0 || table[i].cps == cps) {
-            rc = replace_all(s, &table[i], err);
-        }
-    }
-    return rc;
-}
-
-/* Syllabic consonants: "X" + U+0329 -> "ᵊX" for a non-space X; a stray U+0329 is dropped. */
-static int rewrite_syllabic(char **s, ck_error *err)
-{
-    if (strstr(*s, "\xCC\xA9") == NULL) {
-        return CK_OK;
-    }
-    ck_strbuf b = {0};
-    size_t n = strlen(*s), pos = 0, last = 0;  /* last: byte offset in b of the last code point */
-    uint32_t cp = 0, prev = ' ';
-    while (pos < n && ck_utf8_next(*s, n, &pos, &cp) == CK_OK) {
-        if (cp == 0x0329 && prev != ' ' && !b.failed) {
-            char x[5] = {0};
-            memcpy(x, b.data + last, b.len - last);
-            b.len = last;
-            ck_strbuf_append(&b, "ᵊ", strlen("ᵊ"));
-            ck_strbuf_append(&b, x, strlen(x));
-            prev = ' '; /* X is taken: more U+0329 after it are stray (and x stays one code point) */
-        } else if (cp != 0x0329) {
-            last = b.len;
-            sb_append_cp(&b, cp);
-            prev = cp;
-        }
-    }
-    char *next = NULL;
-    int rc = sb_finish(&b, &next, err);
-    if (rc == CK_OK) {
-        free(*s);
-        *s = next;
-    }
-    return rc;
-}
-
-#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
-
-int ck_g2p_rewrite(const char *espeak, int british, char **out, ck_error *err)
-{
-    if (espeak == NULL || out == NULL) {
-        return ck_fail(err, CK_E_ARG, "g2p rewrite: null argument");
-    }
-    char *s = strdup(espeak);
-    if (s == NULL) {
-        return ck_fail(err, CK_E_MEMORY, "g2p rewrite: cannot copy %zu bytes", strlen(espeak));
-    }
-    const rule *variant = british ? k_rules_gb : k_rules_us;
-    size_t n_variant = british ? COUNT(k_rules_gb) : COUNT(k_rules_us);
-    int rc = CK_OK;
-    for (size_t cps = 3; cps >= 1 && rc == CK_OK; cps--) {
-        rc = apply_rules(&s, k_rules_en, COUNT(k_rules_en), cps, err);
-        if (rc == CK_OK) {
-            rc = apply_rules(&s, variant, n_variant, cps, err);
-        }
-    }
-    if (rc == CK_OK) {
-        rc = rewrite_syllabic(&s, err);
-    }
-    if (rc == CK_OK && !british) {
-        rc = apply_rules(&s, k_rules_final_us, COUNT(k_rules_final_us), 0, err);
-    }
-    if (rc == CK_OK) {
-        rc = apply_rules(&s, k_rules_final, COUNT(k_rules_final), 0, err);
-    }
-    if (rc != CK_OK) {
-        free(s);
-        return rc;
-    }
-    *out = s;
-    return CK_OK;
-}
-
-/* ---- punctuation-preserving split (phonemizer's preserve_punctuation, Kokoro's marks) ---- */
-
-static uint32_t normalise(uint32_t c)
-{
-    switch (c) {
-    case 0x2018: case 0x2019: return '\'';
-    case 0x00AB: case 0x201E: return 0x201C;
-    case 0x00BB: return 0x201D;
-    case 0x2013: case 0x2015: return 0x2014;
-    case '[': case '{': return '(';
-    case ']': case '}': return ')';
-    default: return c;
-    }
-}
-
-static int is_mark(uint32_t c)
-{
-    return (c != 0 && c < 0x80 && strchr(";:,.!?\"()", (int)c) != NULL) || c == 0x2014 ||
-           c == 0x2026 || c == 0x201C || c == 0x201D;
-}
-
-static int is_space(uint32_t c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' || c == 0xA0;
-}
-
-/* The text as normalised code points. */
-typedef struct {
-    uint32_t *cp;
-    size_t n;
-} cps;
-
-static int decode_text(const char *text, cps *t, ck_error *err)
-{
-    size_t len = strlen(text), pos = 0, byte = 0, column = 0;
-    if (ck_utf8_validate(text, len, &byte, &column) != CK_OK) {
-        return ck_fail(err, CK_E_INPUT, "g2p: column %zu (byte %zu): invalid UTF-8", column,
-                       byte + 1);
-    }
-    t->cp = malloc((len + 1) * sizeof *t->cp);
-    if (t->cp == NULL) {
-        return ck_fail(err, CK_E_MEMORY, "g2p: cannot allocate %zu code points", len);
-    }
-    t->n = 0;
-    while (pos < len && ck_utf8_next(text, len, &pos, &t->cp[t->n]) == CK_OK) {
-        t->cp[t->n] = normalise(t->cp[t->n]);
-        t->n++;
-    }
-    return CK_OK;
-}
-
-/* End of the mark run that starts at i (a mark, or whitespace before a mark), or i if none. */
-static size_t mark_run_end(const cps *t, size_t i)
-{
-    size_t j = i, end = i;
-    while (j < t->n && (is_space(t->cp[j]) || is_mark(t->cp[j]))) {
-        if (is_mark(t->cp[j])) {
-            end = j + 1;
-        }
-        j++;
-    }
-    if (end == i) {
-        return i;
-    }
-    while (end < t->n && is_space(t->cp[end])) {
-        end++;
-    }
-    return end;
-}
-
-/* Appends the marks of run [i, end) as documented at ck_g2p_punctuate. */
-static void emit_run(const cps *t, size_t i, size_t end, ck_strbuf *out)
-{
-    int lead = is_space(t->cp[i]), trail = is_space(t->cp[end - 1]), more = end < t->n;
-    if (lead && !trail && more) {
-        ck_strbuf_append(out, " ", 1);
-    }
-    while (is_space(t->cp[i])) {
-        i++;
-    }
-    while (is_space(t->cp[end - 1])) {
-        end--;
-    }
-    for (; i < end; i++) {
-        sb_append_cp(out, is_space(t->cp[i]) ? ' ' : t->cp[i]);
-    }
-    if (trail && more) {
-        ck_strbuf_append(out, " ", 1);
-    }
-}
-
-/* Phonemizes piece [i, end) (trimmed; skipped when blank) and appends the result. */
-static int emit_piece(const cps *t, size_t i, size_t end, ck_g2p_piece_fn fn, void *ctx, ck_strbuf *out,
-                      ck_error *err)
-{
-    while (i < end && is_space(t->cp[i])) {
-        i++;
-    }
-    while (end > i && is_space(t->cp[end - 1])) {
-        end--;
-    }
-    if (i == end) {
-        return CK_OK;
-    }
-    ck_strbuf text = {0};
-    for (size_t k = i; k < end; k++) {
-        sb_append_cp(&text, t->cp[k]);
-    }
-    char *piece = NULL, *phonemes = NULL;
-    int rc = sb_finish(&text, &piece, err);
-    if (rc == CK_OK) {
-        rc = fn(ctx, piece, &phonemes, err);
-    }
-    if (rc == CK_OK) {
-        ck_strbuf_append(out, phonemes, strlen(phonemes));
-    }
-    free(piece);
-    free(phonemes);
-    return rc;
-}
-
-/* Collapses runs of spaces to one and trims the edges, in place. */
-static void squeeze_spaces(char *s)
-{
-    size_t w = 0;
-    for (size_t r = 0; s[r] != '\0'; r++) {
-        if (s[r] != ' ' || (w > 0 && s[w - 1] != ' ')) {
-            s[w++] = s[r];
-        }
-    }
-    while (w > 0 && s[w - 1] == ' ') {
-        w--;
-    }
-    s[w] = '\0';
-}
-
-int ck_g2p_punctuate(const char *text, ck_g2p_piece_fn piece, void *ctx, char **out, ck_error *err)
-{
-    if (text == NULL || piece == NULL || out == NULL) {
-        return ck_fail(err, CK_E_ARG, "g2p: null argument");
-    }
-    cps t = {NULL, 0};
-    ck_strbuf b = {0};
-    int rc = decode_text(text, &t, err);
-    size_t start = 0;
-    for (size_t i = 0; rc == CK_OK && i <= t.n; i++) {
-        size_t end = i < t.n ? mark_run_end(&t, i) : i;
-        if (i < t.n && end == i) {
-            continue;
-        }
-        rc = emit_piece(&t, start, i, piece, ctx, &b, err);
-        if (rc == CK_OK && end > i) {
-            emit_run(&t, i, end, &b);
-        }
-        start = end;
-        i = end > i ? end - 1 : i;
-    }
-    if (rc == CK_OK) {
-        rc = sb_finish(&b, out, err);
-        b.data = NULL;
-    }
-    if (rc == CK_OK) {
-        squeeze_spaces(*out);
-    }
-    free(b.data);
-    free(t.cp);
-    return rc;
-}
-
-/* ---- espeak-ng ---- */
+#define G2P_META_MAX 8
 
 struct ck_g2p {
-    char lang[8];      /* "en-us" | "en-gb" */
-    int british;
-    char version[64];  /* "espeak-ng 1.51" */
-    int raw;           /* ck_g2p_espeak_raw: pieces are not rewritten */
+    const struct g2p_backend *backend;
+    ck_lang lang;
+    ck_espeak *espeak;       /* the espeak backend, or misaki's fallback (NULL for misaki in a
+                                build without espeak-ng) */
+    ck_misaki *misaki;
+    const ck_lexicon *lex;   /* process-wide (ck_lexicon_shared) */
+    char version[160];
+    char meta_key[G2P_META_MAX][48], meta_value[G2P_META_MAX][160];
+    size_t n_meta;
 };
 
-#ifdef CK_HAVE_ESPEAK
-#include <espeak-ng/speak_lib.h>
-#include <pthread.h>
+/* One backend: its promises, and open (after the common fields are set) and phonemize. */
+typedef struct g2p_backend {
+    ck_g2p_info info;
+    int (*open)(ck_g2p *g, const char *lexicon_dir, ck_error *err);
+    int (*phonemize)(const ck_g2p *g, const char *text, ck_g2p_result *res, ck_error *err);
+} g2p_backend;
 
-/* espeak-ng keeps one global state (voice, buffers) and is not thread-safe, so the process has one
- * lock around every call, and these two globals record what that global state holds. */
-static pthread_mutex_t g_espeak_lock = PTHREAD_MUTEX_INITIALIZER;
-static int g_espeak_ready;       /* espeak_Initialize succeeded */
-static char g_espeak_voice[8];   /* language of the voice last selected */
-
-/* Selects the voice for lang, by name first ("en-us" is a voice file) then by language property
- * ("en-gb" is only a language of the default English voice). Caller holds the lock. */
-static int select_voice(const char *lang, ck_error *err)
+int ck_g2p_kind_parse(const char *name, ck_g2p_kind *kind, ck_error *err)
 {
-    if (strcmp(g_espeak_voice, lang) == 0) {
+    if (name == NULL || strcmp(name, "misaki") == 0) {
+        *kind = CK_G2P_MISAKI;
         return CK_OK;
     }
-    if (espeak_SetVoiceByName(lang) != EE_OK) {
-        espeak_VOICE props;
-        memset(&props, 0, sizeof props);
-        props.languages = lang;
-        if (espeak_SetVoiceByProperties(&props) != EE_OK) {
-            g_espeak_voice[0] = '\0';
-            return ck_fail(err, CK_E_BACKEND, "g2p: espeak-ng has no voice for \"%s\"", lang);
-        }
+    if (strcmp(name, "espeak") == 0) {
+        *kind = CK_G2P_ESPEAK;
+        return CK_OK;
     }
-    snprintf(g_espeak_voice, sizeof g_espeak_voice, "%s", lang);
+    return ck_fail(err, CK_E_ARG, "g2p \"%s\": expected \"misaki\" or \"espeak\"", name);
+}
+
+static void add_meta(ck_g2p *g, const char *key, const char *value)
+{
+    if (g->n_meta < G2P_META_MAX) {
+        snprintf(g->meta_key[g->n_meta], sizeof g->meta_key[0], "%s", key);
+        snprintf(g->meta_value[g->n_meta], sizeof g->meta_value[0], "%s", value);
+        g->n_meta++;
+    }
+}
+
+/* ---- espeak: one chunk, the whole line through ck_espeak_phonemize ---- */
+
+static int espeak_open(ck_g2p *g, const char *lexicon_dir, ck_error *err)
+{
+    (void)lexicon_dir;
+    int rc = ck_espeak_open(&g->espeak, ck_lang_name(g->lang), err);
+    if (rc == CK_OK) {
+        snprintf(g->version, sizeof g->version, "%s", ck_espeak_version(g->espeak));
+    }
+    return rc;
+}
+
+static int espeak_phonemize(const ck_g2p *g, const char *text, ck_g2p_result *res, ck_error *err)
+{
+    char *phonemes = NULL;
+    int rc = ck_espeak_phonemize(g->espeak, text, &phonemes, err);
+    if (rc == CK_OK && (res->chunks = malloc(sizeof *res->chunks)) == NULL) {
+        rc = ck_fail(err, CK_E_MEMORY, "g2p: cannot allocate");
+    }
+    if (rc != CK_OK) {
+        free(phonemes);
+        return rc;
+    }
+    res->chunks[0] = phonemes;
+    res->n_chunks = 1;
     return CK_OK;
 }
 
-/* Initialises espeak-ng once per process and selects the voice. Caller holds the lock. */
-static int espeak_ready(ck_g2p *g, ck_error *err)
+/* ---- misaki: ck_en_g2p_line with the heuristic tagger, espeak-ng for the unknown words ---- */
+
+static int espeak_raw(void *ctx, const char *text, char **raw, ck_error *err)
 {
-    if (!g_espeak_ready) {
-        int rate = espeak_Initialize(AUDIO_OUTPUT_SYNCHRONOUS, 0, NULL,
-                                     espeakINITIALIZE_DONT_EXIT);
-        if (rate < 0) {
-            return ck_fail(err, CK_E_BACKEND, "g2p: espeak-ng failed to initialise (data missing?)");
-        }
-        g_espeak_ready = 1;
-    }
-    snprintf(g->version, sizeof g->version, "espeak-ng %s", espeak_Info(NULL));
-    return select_voice(g->lang, err);
+    return ck_espeak_raw(ctx, text, raw, err);
 }
 
-/* Appends espeak output with language-switch flags "(xx)" removed and whitespace as spaces. */
-static void append_clause(ck_strbuf *b, const char *ph)
+/* The shared lexicons, espeak-ng for the fallback words, the metadata. */
+static int misaki_open(ck_g2p *g, const char *lexicon_dir, ck_error *err)
 {
-    for (const char *p = ph; *p != '\0'; p++) {
-        const char *close = *p == '(' ? strchr(p, ')') : NULL;
-        if (close != NULL) {
-            p = close;
-        } else {
-            ck_strbuf_append(b, is_space((unsigned char)*p) ? " " : p, 1);
-        }
-    }
-    ck_strbuf_append(b, " ", 1);
-}
-
-/* ck_g2p_piece_fn over espeak-ng: IPA with stress marks and '^' ties, then ck_g2p_rewrite. */
-static int espeak_piece(void *ctx, const char *piece, char **phonemes, ck_error *err)
-{
-    ck_g2p *g = ctx;
-    ck_strbuf b = {0};
-    pthread_mutex_lock(&g_espeak_lock);
-    int rc = espeak_ready(g, err);
-    const void *cursor = piece;
-    while (rc == CK_OK && cursor != NULL) {
-        const char *ph = espeak_TextToPhonemes(&cursor, espeakCHARS_UTF8,
-                                               espeakPHONEMES_IPA | espeakPHONEMES_TIE | ('^' << 8));
-        if (ph == NULL) {
-            break;
-        }
-        append_clause(&b, ph);
-    }
-    pthread_mutex_unlock(&g_espeak_lock);
-    char *raw = NULL;
+    int british = g->lang == CK_LANG_EN_GB;
+    int rc = ck_lexicon_shared(lexicon_dir, british, 1, &g->lex, err);
     if (rc != CK_OK) {
-        free(b.data);
         return rc;
     }
-    rc = sb_finish(&b, &raw, err);
-    if (rc == CK_OK) {
-        squeeze_spaces(raw);
-        rc = g->raw ? CK_OK : ck_g2p_rewrite(raw, g->british, phonemes, err);
+#ifdef CK_HAVE_ESPEAK
+    rc = ck_espeak_open(&g->espeak, ck_lang_name(g->lang), err);
+    if (rc != CK_OK) {
+        return rc;
     }
-    if (rc == CK_OK && g->raw) {
-        *phonemes = raw;
-        raw = NULL;
-    }
-    free(raw);
-    return rc;
-}
 #endif
-
-int ck_g2p_lang(const char *lang, int *british, ck_error *err)
-{
-    if (lang == NULL || strcmp(lang, "en-us") == 0) {
-        *british = 0;
-        return CK_OK;
+    ck_misaki_options mo = {british, g->lex, g->espeak != NULL ? espeak_raw : NULL, g->espeak};
+    rc = ck_misaki_open(&g->misaki, &mo, err);
+    if (rc != CK_OK) {
+        return rc;
     }
-    if (strcmp(lang, "en-gb") == 0) {
-        *british = 1;
-        return CK_OK;
-    }
-    return ck_fail(err, CK_E_ARG, "g2p: lang \"%s\": expected \"en-us\" or \"en-gb\"", lang);
+    snprintf(g->version, sizeof g->version, "misaki (%s)", CK_MISAKI_COMPAT);
+    add_meta(g, "g2p_backend", "misaki");
+    add_meta(g, "g2p_compat", CK_MISAKI_COMPAT);
+    add_meta(g, "g2p_tagger", ck_en_tagger_name(CK_TAGGER_HEURISTIC));
+    add_meta(g, "g2p_fallback", g->espeak != NULL ? ck_espeak_version(g->espeak)
+                                                  : "none (built without espeak-ng)");
+    char key[48];
+    snprintf(key, sizeof key, "g2p_lexicon_%s_gold_sha256", british ? "gb" : "us");
+    add_meta(g, key, ck_lexicon_sha256(g->lex, CK_LEX_GOLD));
+    snprintf(key, sizeof key, "g2p_lexicon_%s_silver_sha256", british ? "gb" : "us");
+    add_meta(g, key, ck_lexicon_sha256(g->lex, CK_LEX_SILVER));
+    return CK_OK;
 }
 
-int ck_g2p_open(ck_g2p **out, const char *lang, ck_error *err)
+static void misaki_free(void *backend)
+{
+    ck_misaki_result_free(backend);
+    free(backend);
+}
+
+static int misaki_phonemize(const ck_g2p *g, const char *text, ck_g2p_result *res, ck_error *err)
+{
+    ck_misaki_result *mr = calloc(1, sizeof *mr);
+    if (mr == NULL) {
+        return ck_fail(err, CK_E_MEMORY, "g2p: cannot allocate");
+    }
+    res->backend = mr;
+    res->backend_free = misaki_free;
+    int rc = ck_en_g2p_line(g->misaki, CK_TAGGER_HEURISTIC, text, mr, err);
+    if (rc != CK_OK) {
+        return rc;
+    }
+    res->chunks = mr->chunks;
+    res->n_chunks = mr->n_chunks;
+    size_t unresolved = 0;
+    for (size_t i = 0; i < mr->n_tokens; i++) {
+        unresolved += mr->tokens[i].phonemes == NULL;
+    }
+    res->fallbacks = calloc(mr->n_fallbacks + 1, sizeof *res->fallbacks);
+    res->unresolved = calloc(unresolved + 1, sizeof *res->unresolved);
+    if (res->fallbacks == NULL || res->unresolved == NULL) {
+        return ck_fail(err, CK_E_MEMORY, "g2p: cannot allocate");
+    }
+    for (size_t i = mr->n_fallbacks; i-- > 0;) { /* misaki's order is right to left */
+        ck_g2p_word w = {mr->fallbacks[i].text, mr->fallbacks[i].ps};
+        res->fallbacks[res->n_fallbacks++] = w;
+    }
+    for (size_t i = 0; i < mr->n_tokens; i++) {
+        if (mr->tokens[i].phonemes == NULL) {
+            ck_g2p_word w = {mr->tokens[i].text, NULL};
+            res->unresolved[res->n_unresolved++] = w;
+        }
+    }
+    return CK_OK;
+}
+
+/* ---- the interface ---- */
+
+static const g2p_backend k_backends[] = {
+    [CK_G2P_MISAKI] = {{"misaki", 1, 1}, misaki_open, misaki_phonemize},
+    [CK_G2P_ESPEAK] = {{"espeak", 0, 0}, espeak_open, espeak_phonemize},
+};
+
+int ck_g2p_open(ck_g2p **out, ck_g2p_kind kind, const char *lang, const char *lexicon_dir,
+                ck_error *err)
 {
     if (out == NULL) {
         return ck_fail(err, CK_E_ARG, "g2p: null out");
     }
     *out = NULL;
-    int british = 0;
-    if (ck_g2p_lang(lang, &british, err) != CK_OK) {
-        return CK_E_ARG;
+    if (kind != CK_G2P_MISAKI && kind != CK_G2P_ESPEAK) {
+        return ck_fail(err, CK_E_ARG, "g2p: kind %d: expected 0 (misaki) or 1 (espeak)", (int)kind);
     }
-    lang = british ? "en-gb" : "en-us";
-#ifdef CK_HAVE_ESPEAK
+    ck_lang which = CK_LANG_EN_US;
+    ck_error lang_err = {CK_OK, ""};
+    if (ck_lang_parse(lang, &which, &lang_err) != CK_OK) {
+        return ck_fail(err, CK_E_ARG, "g2p: %s", lang_err.message);
+    }
     ck_g2p *g = calloc(1, sizeof *g);
     if (g == NULL) {
         return ck_fail(err, CK_E_MEMORY, "g2p: cannot allocate");
     }
-    snprintf(g->lang, sizeof g->lang, "%s", lang);
-    g->british = british;
-    pthread_mutex_lock(&g_espeak_lock);
-    int rc = espeak_ready(g, err);
-    pthread_mutex_unlock(&g_espeak_lock);
+    g->backend = &k_backends[kind];
+    g->lang = which;
+    int rc = g->backend->open(g, lexicon_dir, err);
     if (rc != CK_OK) {
-        free(g);
+        ck_g2p_close(g);
         return rc;
     }
     *out = g;
     return CK_OK;
-#else
-    return ck_fail(err, CK_E_BACKEND, "g2p: built without espeak-ng (CK_ESPEAK=OFF)");
-#endif
 }
 
-int ck_g2p_phonemize(ck_g2p *g, const char *text, char **phonemes, ck_error *err)
+int ck_g2p_phonemize(const ck_g2p *g, const char *text, ck_g2p_result *res, ck_error *err)
 {
-    if (g == NULL || text == NULL || phonemes == NULL) {
+    if (res != NULL) {
+        memset(res, 0, sizeof *res);
+    }
+    if (g == NULL || text == NULL || res == NULL) {
         return ck_fail(err, CK_E_ARG, "g2p: null argument");
     }
-#ifdef CK_HAVE_ESPEAK
-    return ck_g2p_punctuate(text, espeak_piece, g, phonemes, err);
-#else
-    return ck_fail(err, CK_E_BACKEND, "g2p: built without espeak-ng");
-#endif
+    return g->backend->phonemize(g, text, res, err);
 }
 
-int ck_g2p_espeak_raw(const ck_g2p *g, const char *text, char **raw, ck_error *err)
+void ck_g2p_result_free(ck_g2p_result *res)
 {
-    if (g == NULL || text == NULL || raw == NULL) {
-        return ck_fail(err, CK_E_ARG, "g2p: null argument");
+    if (res == NULL) {
+        return;
     }
-#ifdef CK_HAVE_ESPEAK
-    ck_g2p copy = *g;
-    copy.raw = 1;
-    return ck_g2p_punctuate(text, espeak_piece, &copy, raw, err);
-#else
-    return ck_fail(err, CK_E_BACKEND, "g2p: built without espeak-ng");
-#endif
+    if (res->backend_free != NULL) {
+        res->backend_free(res->backend); /* owns the chunks */
+    } else {
+        for (size_t i = 0; i < res->n_chunks; i++) {
+            free(res->chunks[i]);
+        }
+        free(res->chunks);
+    }
+    free(res->fallbacks);
+    free(res->unresolved);
+    memset(res, 0, sizeof *res);
+}
+
+const ck_g2p_info *ck_g2p_info_of(const ck_g2p *g)
+{
+    return g != NULL ? &g->backend->info : NULL;
 }
 
 const char *ck_g2p_version(const ck_g2p *g)
@@ -495,7 +241,21 @@ const char *ck_g2p_version(const ck_g2p *g)
     return g != NULL ? g->version : NULL;
 }
 
+int ck_g2p_meta(const ck_g2p *g, size_t i, const char **key, const char **value)
+{
+    if (g == NULL || key == NULL || value == NULL || i >= g->n_meta) {
+        return 0;
+    }
+    *key = g->meta_key[i];
+    *value = g->meta_value[i];
+    return 1;
+}
+
 void ck_g2p_close(ck_g2p *g)
 {
-    free(g);
+    if (g != NULL) {
+        ck_misaki_close(g->misaki);
+        ck_espeak_close(g->espeak);
+        free(g);
+    }
 }

@@ -1,70 +1,84 @@
-/* g2p.h - English text -> Kokoro phoneme strings through libespeak-ng (Kokoro's espeak fallback);
- * no vocabulary lookup and no chunking here (the reader does both). */
+/* g2p.h - the G2P interface: one line of English text -> Kokoro phoneme chunks, whatever the
+ * backend (misaki, the default; espeak-ng). The reader holds one ck_g2p and knows no backend; a new
+ * G2P is one backend file plus one row in g2p.c. No vocabulary lookup here (the reader does it). */
 #ifndef CK_G2P_H
 #define CK_G2P_H
 
+#include <stddef.h>
+
 #include "ck_error.h"
+
+typedef enum {
+    CK_G2P_MISAKI = 0,  /* misaki 0.9.4's English G2P (misaki.h), espeak-ng for unknown words */
+    CK_G2P_ESPEAK = 1   /* espeak-ng alone (espeak.h): Kokoro's espeak fallback */
+} ck_g2p_kind;
+
+/* Parses a G2P name: "misaki" or NULL gives CK_G2P_MISAKI, "espeak" CK_G2P_ESPEAK. Errors:
+ * CK_E_ARG `g2p "x": expected "misaki" or "espeak"` (no room prefix). */
+int ck_g2p_kind_parse(const char *name, ck_g2p_kind *kind, ck_error *err);
+
+/* A word no rule of the G2P resolved, and what became of it. */
+typedef struct {
+    const char *text;      /* as the G2P saw it (a word, or a group of words) */
+    const char *phonemes;  /* misaki's result for it; NULL for an unresolved token */
+} ck_g2p_word;
+
+/* One line's result; every pointer is valid until ck_g2p_result_free. */
+typedef struct {
+    char **chunks;           /* Kokoro phoneme strings in order (the chunk policy below) */
+    size_t n_chunks;
+    ck_g2p_word *fallbacks;  /* words no lexicon rule resolved, phonemized by espeak-ng, in text
+                                order (misaki only) */
+    size_t n_fallbacks;
+    ck_g2p_word *unresolved; /* tokens left without phonemes, in text order (misaki only) */
+    size_t n_unresolved;
+    void *backend;           /* the backend's own result, freed with this one */
+    void (*backend_free)(void *backend);
+} ck_g2p_result;
+
+/* What a backend promises the reader. */
+typedef struct {
+    const char *name;  /* "misaki", "espeak" */
+    int ascii_forms;   /* 1: code points with an ASCII form (ck_cp_ascii_form: digit and fullwidth
+                          forms) reach the G2P, which folds them; 0: they are not English text */
+    int kokoro_chunks; /* chunk policy. 1: chunks cut as Kokoro's en_tokenize does (after the last
+                          . ! ? ..., else : ;, else , before 510 symbols), empty chunks left out;
+                          0: exactly one chunk per line (possibly ""). Either way the reader cuts
+                          each chunk again by ck_chunk_split when its max_phonemes is smaller. */
+} ck_g2p_info;
 
 typedef struct ck_g2p ck_g2p;
 
-/* The one check of a text language, shared by every G2P and the reader: "en-us" (or NULL) gives
- * *british 0, "en-gb" 1. Errors: CK_E_ARG "lang \"fr\": expected \"en-us\" or \"en-gb\"". */
-int ck_g2p_lang(const char *lang, int *british, ck_error *err);
+/* Opens a G2P of kind for lang ("en-us", "en-gb"; NULL: CK_LANG_DEFAULT of lang.h). misaki loads
+ * the variant's lexicons once per process from lexicon_dir (NULL: ck_lexicon_default_dir; SHA-256
+ * pinned) and, when built with espeak-ng, opens it for the out-of-lexicon words; espeak initialises
+ * espeak-ng once per process (lexicon_dir unused). Errors: CK_E_ARG (null out, bad kind, unknown
+ * lang: "g2p: lang ..."), CK_E_BACKEND (espeak-ng missing or failing), CK_E_IO/CK_E_HASH/
+ * CK_E_FORMAT (a missing, changed or bad lexicon), CK_E_MEMORY. */
+int ck_g2p_open(ck_g2p **out, ck_g2p_kind kind, const char *lang, const char *lexicon_dir,
+                ck_error *err);
 
-/* Opens a phonemizer for lang "en-us" or "en-gb" (NULL means "en-us"). The first open initialises
- * espeak-ng once for the process (it is never terminated: espeak-ng cannot be re-initialised safely).
- * Errors: CK_E_ARG (null out, unknown lang), CK_E_BACKEND (built without espeak-ng, espeak-ng data
- * missing, voice not found), CK_E_MEMORY. */
-int ck_g2p_open(ck_g2p **out, const char *lang, ck_error *err);
+/* Phonemizes one line of UTF-8 text into *res (zeroed first; free with ck_g2p_result_free, also
+ * after an error). Thread-safe on one ck_g2p. Errors: CK_E_ARG (null), CK_E_INPUT (invalid UTF-8),
+ * CK_E_BACKEND (espeak-ng failed), CK_E_MEMORY; messages carry no source or line. */
+int ck_g2p_phonemize(const ck_g2p *g, const char *text, ck_g2p_result *res, ck_error *err);
 
-/* Phonemizes one line of UTF-8 text into a malloc'd Kokoro phoneme string (*phonemes, free()).
- * Pipeline (misaki's espeak fallback: phonemizer with preserve_punctuation, with_stress, tie '^'):
- * quotes/dashes/brackets normalised (ck_g2p_punctuate), text between punctuation runs phonemized by
- * espeak-ng (IPA, stress marks, '^' ties; language-switch flags like "(fr)" removed), each piece
- * rewritten by ck_g2p_rewrite, pieces and marks rejoined with single spaces. Thread-safe: every
- * espeak-ng call holds one process-wide mutex. Text with no pronounceable content gives "".
- * Errors: CK_E_ARG (null), CK_E_INPUT (invalid UTF-8), CK_E_BACKEND (espeak-ng failed), CK_E_MEMORY. */
-int ck_g2p_phonemize(ck_g2p *g, const char *text, char **phonemes, ck_error *err);
+/* Frees what ck_g2p_phonemize filled; *res is zeroed; accepts a zeroed res. */
+void ck_g2p_result_free(ck_g2p_result *res);
 
-/* Raw espeak-ng output for text as misaki's fallback receives it from phonemizer (punctuation
- * kept by ck_g2p_punctuate, IPA with stress marks and '^' ties, language-switch flags removed),
- * before any rewrite rule; *raw malloc'd. Used by the misaki backend for out-of-lexicon words
- * (ck_misaki_espeak_rewrite applies misaki's own rule order). Thread-safe like
- * ck_g2p_phonemize. Errors: as ck_g2p_phonemize. */
-int ck_g2p_espeak_raw(const ck_g2p *g, const char *text, char **raw, ck_error *err);
+/* The backend's promises (never NULL for a non-NULL g). */
+const ck_g2p_info *ck_g2p_info_of(const ck_g2p *g);
 
-/* "espeak-ng <version>" of the library in use (e.g. "espeak-ng 1.51"), for output metadata; valid
- * until ck_g2p_close. NULL for a NULL g. */
+/* The version recorded in output metadata: "espeak-ng <version>" (espeak) or
+ * "misaki (<CK_MISAKI_COMPAT>)"; valid until ck_g2p_close; NULL for a NULL g. */
 const char *ck_g2p_version(const ck_g2p *g);
 
-/* Frees g; accepts NULL. espeak-ng itself stays initialised for later opens. */
+/* Metadata entry i (0, 1, ...): *key and *value valid until ck_g2p_close, e.g. "g2p_backend"
+ * "misaki", "g2p_compat", "g2p_tagger", "g2p_fallback", "g2p_lexicon_us_gold_sha256" (misaki;
+ * espeak has none). Returns 1, or 0 past the last entry. */
+int ck_g2p_meta(const ck_g2p *g, size_t i, const char **key, const char **value);
+
+/* Frees g; accepts NULL. */
 void ck_g2p_close(ck_g2p *g);
-
-/* Phonemizes one punctuation-free piece of text (plain words) into a malloc'd string. */
-typedef int (*ck_g2p_piece_fn)(void *ctx, const char *piece, char **phonemes, ck_error *err);
-
-/* Splits text at runs of Kokoro punctuation ; : , . ! ? U+2014 U+2026 " ( ) U+201C U+201D (with the
- * whitespace around them), calls `piece` on the text between runs (edge whitespace trimmed, never
- * empty), and rejoins: each mark run keeps its marks (inner whitespace as one space), one space
- * after it when the source had whitespace after it and text follows, one space before it only when
- * it opens the next word (whitespace before, none after); spaces collapse to one; edges trimmed.
- * Before splitting: U+2018 U+2019 -> ', U+00AB U+201E -> U+201C, U+00BB -> U+201D,
- * U+2013 U+2015 -> U+2014, [ { -> (, ] } -> ). Example: `He said, "hi" (twice).` with an identity
- * piece function gives `He said, "hi" (twice).`. *out is malloc'd.
- * Errors: CK_E_ARG (null), CK_E_INPUT (invalid UTF-8), CK_E_MEMORY, or the piece function's error. */
-int ck_g2p_punctuate(const char *text, ck_g2p_piece_fn piece, void *ctx, char **out, ck_error *err);
-
-/* Rewrites one espeak-ng IPA string (stress marks, '^' ties) into Kokoro symbols by MODEL.md
- * "espeak-ng to Kokoro symbols": one longest-first pass of the English rules
- * (a^ɪ->I a^ʊ->W d^ʒ->ʤ e^ɪ->A t^ʃ->ʧ ɔ^ɪ->Y ə^l->ᵊl ʲo->jo ʲə->jə e->A ɚ->əɹ r->ɹ x->k ç->k ɐ->ə
- * ɬ->l, ʲ and U+0303 removed) merged with the variant's (US: o^ʊ->O ɜːɹ->ɜɹ ɜː->ɜɹ ɪə->iə; GB:
- * e^ə->ɛː iə->ɪə ə^ʊ->Q), each rule replacing every occurrence in turn; then syllabic X U+0329 ->
- * ᵊX; US only: ː removed; then o->ɔ, ɾ->T, ʔ->t; finally the '^' ties removed. british: 0 for
- * en-us, 1 for en-gb. *out is malloc'd. Errors: CK_E_ARG (null), CK_E_MEMORY. */
-int ck_g2p_rewrite(const char *espeak, int british, char **out, ck_error *err);
-/* Known divergences from misaki's own EspeakFallback (MISAKI.md section 7), kept on purpose so that
- * --g2p espeak stays byte-identical to earlier releases: no ʔn̩ -> ʔn rule (US "button": bˈʌtᵊn,
- * misaki bˈʌtn) and the variant rules merged into the longest-first pass (GB "square": skwˈɛː,
- * misaki skwˈAə). The misaki backend's fallback uses ck_misaki_espeak_rewrite, misaki's order. */
 
 #endif

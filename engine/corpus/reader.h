@@ -20,7 +20,7 @@
 
 typedef struct {
     ck_input_format format;
-    const char *lang;      /* text format: "en-us" (default when NULL) or "en-gb" */
+    const char *lang;      /* text format: "en-us" or "en-gb"; NULL: CK_LANG_DEFAULT (lang.h) */
     int strict_symbols;    /* 1: a symbol outside the vocab is a line error; 0: dropped and warned */
     size_t max_phonemes;   /* 1..510 (0 means 510): longer lines are chunked (phonemes/text) or
                               rejected (ids) */
@@ -65,12 +65,10 @@ typedef struct ck_reader ck_reader;
 
 /* Opens a reader over `in` (not owned, never closed here); source_name (copied, NULL: "<input>")
  * starts every message. opt NULL means defaults (phonemes, en-us, not strict, 510, the embedded
- * vocabulary, ids below its size). Text format: g2p "misaki" (the default) loads the variant's
- * lexicons once per process (ck_lexicon_shared, SHA-256 pinned) and opens espeak-ng for the
- * out-of-lexicon words when built with it; each line goes through ck_en_g2p_line and is chunked
- * as Kokoro chunks (after the last . ! ? …, else : ;, else , — before 510 symbols), then each
- * chunk by ck_chunk_split if max_phonemes is smaller. g2p "espeak" is the espeak-ng path of
- * ck_g2p_phonemize (unchanged: byte-identical to before the misaki backend). Errors: CK_E_ARG
+ * vocabulary, ids below its size). Text format: the reader opens one G2P (g2p.h) of kind g2p
+ * ("misaki", the default, or "espeak") for lang and hands it each line; each chunk the G2P returns
+ * (its chunk policy: Kokoro's chunks for misaki, one per line for espeak) goes through the
+ * vocabulary and, if max_phonemes is smaller, ck_chunk_split. Errors: CK_E_ARG
  * (null out/in, bad format, lang, g2p, max_phonemes or id_rows (1, or above INT32_MAX): the
  * message names the field), CK_E_BACKEND (espeak-ng), CK_E_IO/CK_E_HASH/CK_E_FORMAT (a missing,
  * changed or bad lexicon: the file and entry named), CK_E_MEMORY. */
