@@ -54,7 +54,8 @@ static int check_options(const ck_reader_options *o, ck_error *err)
     return CK_OK;
 }
 
-/* A byte range of the input to read (ck_reader_open_range), or NULL: all of it from line 1. */
+/* A byte range of the input to read (ck_reader_open_range), or NULL: all of it from line 1 (or,
+ * without a stream, the caller's lines: ck_reader_open_lines). */
 typedef struct {
     unsigned long long start, bytes;
     size_t first_line;
@@ -66,13 +67,28 @@ static int open_reader(ck_reader **out, FILE *in, const char *source_name,
 int ck_reader_open(ck_reader **out, FILE *in, const char *source_name, const ck_reader_options *opt,
                    ck_error *err)
 {
+    if (out == NULL || in == NULL) {
+        return ck_fail(err, CK_E_ARG, "reader: null %s", out == NULL ? "out" : "input stream");
+    }
     return open_reader(out, in, source_name, opt, NULL, err);
+}
+
+int ck_reader_open_lines(ck_reader **out, const char *source_name, const ck_reader_options *opt,
+                         ck_error *err)
+{
+    if (out == NULL) {
+        return ck_fail(err, CK_E_ARG, "reader: null out");
+    }
+    return open_reader(out, NULL, source_name, opt, NULL, err);
 }
 
 int ck_reader_open_range(ck_reader **out, FILE *in, const char *source_name,
                          const ck_reader_options *opt, unsigned long long start,
                          unsigned long long bytes, size_t first_line, ck_error *err)
 {
+    if (out == NULL || in == NULL) {
+        return ck_fail(err, CK_E_ARG, "reader: null %s", out == NULL ? "out" : "input stream");
+    }
     reader_range range = {start, bytes, first_line};
     return open_reader(out, in, source_name, opt, &range, err);
 }
@@ -80,9 +96,6 @@ int ck_reader_open_range(ck_reader **out, FILE *in, const char *source_name,
 static int open_reader(ck_reader **out, FILE *in, const char *source_name,
                        const ck_reader_options *opt, const reader_range *range, ck_error *err)
 {
-    if (out == NULL || in == NULL) {
-        return ck_fail(err, CK_E_ARG, "reader: null %s", out == NULL ? "out" : "input stream");
-    }
     *out = NULL;
     ck_reader_options o = {CK_INPUT_PHONEMES, NULL, 0, 0, NULL, NULL, NULL, 0, NULL, NULL};
     o = opt != NULL ? *opt : o;
@@ -103,9 +116,14 @@ static int open_reader(ck_reader **out, FILE *in, const char *source_name,
         return ck_fail(err, CK_E_MEMORY, "reader: cannot allocate");
     }
     r->opt = o;
-    rc = range != NULL ? ck_line_reader_open_range(&r->lines, in, source_name, range->start,
-                                                   range->bytes, range->first_line, err)
-                       : ck_line_reader_open(&r->lines, in, source_name, err);
+    if (in == NULL) {
+        rc = ck_line_reader_open_lines(&r->lines, source_name, err);
+    } else if (range != NULL) {
+        rc = ck_line_reader_open_range(&r->lines, in, source_name, range->start, range->bytes,
+                                       range->first_line, err);
+    } else {
+        rc = ck_line_reader_open(&r->lines, in, source_name, err);
+    }
     if (rc == CK_OK && o.format == CK_INPUT_TEXT) {
         rc = ck_g2p_open(&r->g2p, kind, o.lang, o.lexicon_dir, err);
     }
@@ -549,6 +567,37 @@ static int process_line(ck_reader *r, const char *s, size_t len, ck_sequence **s
     }
 }
 
+/* One line from the line reader (got: its 1, or its CK_E_INPUT for a NUL byte or an overlong
+ * line): counted, trimmed of edge blanks, converted. Returns 1 with sequences, 0 for an empty line
+ * (counted and skipped), or the line's error. */
+static int take_line(ck_reader *r, int got, const char *s, size_t len, ck_sequence **seqs,
+                     size_t *n, ck_error *err)
+{
+    r->stats.lines++;
+    r->stats.bytes = ck_line_reader_offset(r->lines);
+    while (got == 1 && len > 0 && is_blank(s[len - 1])) {
+        len--;
+    }
+    for (r->lead = 0; got == 1 && len > 0 && is_blank(*s); r->lead++) {
+        s++;
+        len--;
+    }
+    if (got == 1 && len == 0) {
+        r->stats.empty_lines++;
+        return 0;
+    }
+    int rc = got == 1 ? process_line(r, s, len, seqs, n, err) : got;
+    if (rc == CK_E_INPUT) {
+        r->stats.error_lines++;
+    }
+    if (rc != CK_OK) {
+        return rc;
+    }
+    r->stats.sequences += *n;
+    r->stats.chunked_lines += *n > 1;
+    return 1;
+}
+
 int ck_reader_next(ck_reader *r, ck_sequence **seqs, size_t *n, ck_error *err)
 {
     if (r == NULL || seqs == NULL || n == NULL) {
@@ -563,30 +612,28 @@ int ck_reader_next(ck_reader *r, ck_sequence **seqs, size_t *n, ck_error *err)
         if (rc == 0 || (rc < 0 && rc != CK_E_INPUT)) {
             return rc;
         }
-        r->stats.lines++;
-        r->stats.bytes = ck_line_reader_offset(r->lines);
-        while (rc == 1 && len > 0 && is_blank(s[len - 1])) {
-            len--;
-        }
-        for (r->lead = 0; rc == 1 && len > 0 && is_blank(*s); r->lead++) {
-            s++;
-            len--;
-        }
-        if (rc == 1 && len == 0) {
-            r->stats.empty_lines++;
-            continue;
-        }
-        rc = rc == 1 ? process_line(r, s, len, seqs, n, err) : rc;
-        if (rc == CK_E_INPUT) {
-            r->stats.error_lines++;
-        }
-        if (rc != CK_OK) {
+        rc = take_line(r, rc, s, len, seqs, n, err);
+        if (rc != 0) {
             return rc;
         }
-        r->stats.sequences += *n;
-        r->stats.chunked_lines += *n > 1;
-        return 1;
     }
+}
+
+int ck_reader_line(ck_reader *r, const char *text, size_t len, ck_sequence **seqs, size_t *n,
+                   ck_error *err)
+{
+    if (r == NULL || text == NULL || seqs == NULL || n == NULL) {
+        return ck_fail(err, CK_E_ARG, "reader: null argument");
+    }
+    *seqs = NULL;
+    *n = 0;
+    const char *s = NULL;
+    size_t got_len = 0;
+    int rc = ck_line_reader_take(r->lines, text, len, &s, &got_len, &r->line_no, err);
+    if (rc < 0 && rc != CK_E_INPUT) {
+        return rc;
+    }
+    return take_line(r, rc, s, got_len, seqs, n, err);
 }
 
 int ck_reader_skip(ck_reader *r, size_t lines, ck_error *err)

@@ -83,6 +83,11 @@ int ck_reader_open_range(ck_reader **out, FILE *in, const char *source_name,
                          const ck_reader_options *opt, unsigned long long start,
                          unsigned long long bytes, size_t first_line, ck_error *err);
 
+/* Opens a reader without a stream: the caller hands it its lines one at a time with
+ * ck_reader_line (numbered from 1; source_name as for ck_reader_open). Errors: as ck_reader_open. */
+int ck_reader_open_lines(ck_reader **out, const char *source_name, const ck_reader_options *opt,
+                         ck_error *err);
+
 /* Reads the next non-empty line. Returns 1 with *seqs (malloc'd array of *n >= 1 sequences, free
  * with ck_sequences_free) when it produced sequences, 0 at end of input, or CK_E_INPUT for a bad
  * line (invalid UTF-8, NUL byte, unknown symbol under strict_symbols, ids format: malformed JSON
@@ -98,6 +103,16 @@ int ck_reader_open_range(ck_reader **out, FILE *in, const char *source_name,
  * dropped_symbols and warned ("c.txt:3: element 2: id 7 names no vocab symbol, kept"), and
  * rendered in `phonemes` as CK_READER_UNDEFINED_ID_TEXT; under strict_symbols it is a line error. */
 int ck_reader_next(ck_reader *r, ck_sequence **seqs, size_t *n, ck_error *err);
+
+/* Converts text[0..len) as the next line of a reader opened by ck_reader_open_lines, exactly as
+ * ck_reader_next would read it from a stream with a "\n" after it (a trailing "\r" dropped, line
+ * 1's BOM stripped, the line-length limit, numbering, counters, messages). Returns 1 with *seqs
+ * and *n as ck_reader_next, 0 for an empty (whitespace-only) line, counted in empty_lines, or
+ * ck_reader_next's errors for the line (CK_E_INPUT leaves the reader usable); CK_E_ARG also for
+ * a reader over a stream. A "\n" inside text is the caller's to refuse. On every non-1 return
+ * *seqs is NULL and *n is 0. */
+int ck_reader_line(ck_reader *r, const char *text, size_t len, ck_sequence **seqs, size_t *n,
+                   ck_error *err);
 
 /* Passes over the next `lines` lines without converting them (no UTF-8 check, no G2P): a resumed
  * run's lines before its mark. Counts them in lines, and empty (whitespace-only) ones in
