@@ -1,5 +1,6 @@
-/* espeak.c - Kokoro's espeak-ng fallback in C: punctuation-preserving split, espeak-ng calls under one
- * mutex, and the MODEL.md rewrite rules; must not look up the vocabulary or chunk. */
+/* espeak.c - Kokoro's espeak-ng fallback in C: punctuation-preserving split, espeak-ng calls under
+ * one mutex, and the rewrite rules listed at ck_espeak_rewrite; must not look up the vocabulary or
+ * chunk. */
 #include "espeak.h"
 
 #include <stdio.h>
@@ -24,7 +25,7 @@ static int sb_finish(ck_strbuf *b, char **out, ck_error *err)
     return *out != NULL ? CK_OK : ck_fail(err, CK_E_MEMORY, "g2p: cannot allocate a phoneme string");
 }
 
-/* ---- rewrite rules (MODEL.md "espeak-ng to Kokoro symbols") ---- */
+/* ---- rewrite rules (espeak-ng to Kokoro symbols, as listed at ck_espeak_rewrite) ---- */
 
 typedef struct {
     const char *from, *to;

@@ -51,16 +51,16 @@ typedef int (*ck_espeak_piece_fn)(void *ctx, const char *piece, char **phonemes,
  * Errors: CK_E_ARG (null), CK_E_INPUT (invalid UTF-8), CK_E_MEMORY, or the piece function's error. */
 int ck_espeak_punctuate(const char *text, ck_espeak_piece_fn piece, void *ctx, char **out, ck_error *err);
 
-/* Rewrites one espeak-ng IPA string (stress marks, '^' ties) into Kokoro symbols by MODEL.md
- * "espeak-ng to Kokoro symbols": one longest-first pass of the English rules
+/* Rewrites one espeak-ng IPA string (stress marks, '^' ties) into Kokoro symbols (Kokoro's espeak
+ * fallback rules, here the reference for --g2p espeak): one longest-first pass of the English rules
  * (a^ɪ->I a^ʊ->W d^ʒ->ʤ e^ɪ->A t^ʃ->ʧ ɔ^ɪ->Y ə^l->ᵊl ʲo->jo ʲə->jə e->A ɚ->əɹ r->ɹ x->k ç->k ɐ->ə
  * ɬ->l, ʲ and U+0303 removed) merged with the variant's (US: o^ʊ->O ɜːɹ->ɜɹ ɜː->ɜɹ ɪə->iə; GB:
  * e^ə->ɛː iə->ɪə ə^ʊ->Q), each rule replacing every occurrence in turn; then syllabic X U+0329 ->
  * ᵊX; US only: ː removed; then o->ɔ, ɾ->T, ʔ->t; finally the '^' ties removed. british: 0 for
  * en-us, 1 for en-gb. *out is malloc'd. Errors: CK_E_ARG (null), CK_E_MEMORY. */
 int ck_espeak_rewrite(const char *espeak, int british, char **out, ck_error *err);
-/* Known divergences from misaki's own EspeakFallback (MISAKI.md section 7), kept on purpose so that
- * --g2p espeak stays byte-identical to earlier releases: no ʔn̩ -> ʔn rule (US "button": bˈʌtᵊn,
+/* Known divergences from misaki's own EspeakFallback (docs/misaki.md section 5), kept on purpose
+ * so that --g2p espeak stays byte-identical to earlier releases: no ʔn̩ -> ʔn rule (US "button": bˈʌtᵊn,
  * misaki bˈʌtn) and the variant rules merged into the longest-first pass (GB "square": skwˈɛː,
  * misaki skwˈAə). The misaki backend's fallback uses ck_misaki_espeak_rewrite, misaki's order. */
 

@@ -2,7 +2,7 @@
  * camel-case and apostrophe pieces; must not touch phonemes. */
 #include "misaki_internal.h"
 
-/* ---- subtokenize: misaki's SUBTOKEN_REGEX as a scanner (en.py:57, MISAKI.md 1.3) ---- */
+/* ---- subtokenize: misaki's SUBTOKEN_REGEX as a scanner (en.py:57, docs/misaki.md 2.3) ---- */
 
 static int is_apos(uint32_t c)
 {

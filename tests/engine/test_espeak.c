@@ -1,4 +1,4 @@
-/* test_espeak.c - every MODEL.md rewrite rule on synthetic espeak strings, the punctuation split, and
+/* test_espeak.c - every rewrite rule of ck_espeak_rewrite on synthetic espeak strings, the punctuation split, and
  * real espeak-ng sentences with exact Kokoro strings (en-us, en-gb) and full vocab coverage. */
 #include <pthread.h>
 

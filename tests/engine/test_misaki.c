@@ -688,7 +688,7 @@ static void test_case_c22(void)
     static const char *const lines[][2] = {
         {"the letter", "ðə lˈɛTəɹ"}, {"butter", "bˈʌTəɹ"}, {"button", "bˈʌtn"},
         /* tools/README.md's utt36 text: its capture stores raw gold lookups (ði ... ði), an
-         * encoder fixture; misaki's G2P says ðə before consonants (MISAKI.md 7) */
+         * encoder fixture; misaki's G2P says ðə before consonants (docs/misaki.md section 5) */
         {"The sun is warm, the sky is blue.", "ðə sˈʌn ɪz wˈɔɹm, ðə skˈI ɪz blˈu."},
         {"Room \xE2\x9E\x80 has \xEF\xBC\x92 cats, \xC2\xB3 dogs and \xD9\xA3 birds.",
          "ɹˈum wˈʌn hæz tˈu kˈæts, θɹˈi dˈɔɡz ænd θɹˈi bˈɜɹdz."},
