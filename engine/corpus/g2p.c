@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "en_chars.h"
 #include "en_lexicon.h"
 #include "en_text.h"
 #include "espeak.h"
@@ -29,6 +30,7 @@ struct ck_g2p {
 /* One backend: its promises, and open (after the common fields are set) and phonemize. */
 typedef struct g2p_backend {
     ck_g2p_info info;
+    int ascii_forms; /* 1: reads the code points that have an ASCII form (ck_g2p_reads) */
     int (*open)(ck_g2p *g, const char *lexicon_dir, ck_error *err);
     int (*phonemize)(const ck_g2p *g, const char *text, ck_g2p_result *res, ck_error *err);
 } g2p_backend;
@@ -168,8 +170,8 @@ static int misaki_phonemize(const ck_g2p *g, const char *text, ck_g2p_result *re
 /* ---- the interface ---- */
 
 static const g2p_backend k_backends[] = {
-    [CK_G2P_MISAKI] = {{"misaki", 1, 1}, misaki_open, misaki_phonemize},
-    [CK_G2P_ESPEAK] = {{"espeak", 0, 0}, espeak_open, espeak_phonemize},
+    [CK_G2P_MISAKI] = {{"misaki", 1}, 1, misaki_open, misaki_phonemize},
+    [CK_G2P_ESPEAK] = {{"espeak", 0}, 0, espeak_open, espeak_phonemize},
 };
 
 int ck_g2p_open(ck_g2p **out, ck_g2p_kind kind, const char *lang, const char *lexicon_dir,
@@ -234,6 +236,11 @@ void ck_g2p_result_free(ck_g2p_result *res)
 const ck_g2p_info *ck_g2p_info_of(const ck_g2p *g)
 {
     return g != NULL ? &g->backend->info : NULL;
+}
+
+int ck_g2p_reads(const ck_g2p *g, uint32_t cp)
+{
+    return g != NULL && g->backend->ascii_forms && ck_cp_ascii_form(cp);
 }
 
 const char *ck_g2p_version(const ck_g2p *g)

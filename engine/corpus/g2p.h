@@ -5,6 +5,7 @@
 #define CK_G2P_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "ck_error.h"
 
@@ -39,8 +40,6 @@ typedef struct {
 /* What a backend promises the reader. */
 typedef struct {
     const char *name;  /* "misaki", "espeak" */
-    int ascii_forms;   /* 1: code points with an ASCII form (ck_cp_ascii_form: digit and fullwidth
-                          forms) reach the G2P, which folds them; 0: they are not English text */
     int kokoro_chunks; /* chunk policy. 1: chunks cut as Kokoro's en_tokenize does (after the last
                           . ! ? ..., else : ;, else , before 510 symbols), empty chunks left out;
                           0: exactly one chunk per line (possibly ""). Either way the reader cuts
@@ -68,6 +67,11 @@ void ck_g2p_result_free(ck_g2p_result *res);
 
 /* The backend's promises (never NULL for a non-NULL g). */
 const ck_g2p_info *ck_g2p_info_of(const ck_g2p *g);
+
+/* 1 when the G2P reads code point cp itself although it is not Latin text: misaki folds the
+ * digit and fullwidth forms that have an ASCII form (ck_cp_ascii_form: "٣", "２") to ASCII; espeak
+ * reads none. The reader hands other non-Latin code points to no G2P. 0 for a NULL g. */
+int ck_g2p_reads(const ck_g2p *g, uint32_t cp);
 
 /* The version recorded in output metadata: "espeak-ng <version>" (espeak) or
  * "misaki (<CK_MISAKI_COMPAT>)"; valid until ck_g2p_close; NULL for a NULL g. */

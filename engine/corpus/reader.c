@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "chunk.h"
-#include "en_chars.h"
 #include "g2p.h"
 #include "json.h"
 #include "lang.h"
@@ -399,7 +398,7 @@ static int english_text(ck_reader *r, const char *s, size_t len, char **out, ck_
             break; /* the line was validated as UTF-8 before */
         }
         column++;
-        if (english_code_point(cp) || (ck_g2p_info_of(r->g2p)->ascii_forms && ck_cp_ascii_form(cp))) {
+        if (english_code_point(cp) || ck_g2p_reads(r->g2p, cp)) {
             continue;
         }
         const char *why = cp < 0x20 || (cp >= 0x7F && cp <= 0x9F)

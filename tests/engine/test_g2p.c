@@ -43,6 +43,7 @@ static void test_open_rejections(void)
     CU_ASSERT_EQUAL(res.n_chunks, 0);
     ck_g2p_result_free(&res);
     CU_ASSERT_PTR_NULL(ck_g2p_info_of(NULL));
+    CU_ASSERT_EQUAL(ck_g2p_reads(NULL, '2'), 0);
     CU_ASSERT_PTR_NULL(ck_g2p_version(NULL));
     const char *key = NULL, *value = NULL;
     CU_ASSERT_EQUAL(ck_g2p_meta(NULL, 0, &key, &value), 0);
@@ -55,7 +56,8 @@ static void test_misaki(void)
     ck_g2p *g = NULL;
     CU_ASSERT_EQUAL_FATAL(ck_g2p_open(&g, CK_G2P_MISAKI, "en-us", NULL, NULL), CK_OK);
     CU_ASSERT_STRING_EQUAL(ck_g2p_info_of(g)->name, "misaki");
-    CU_ASSERT_EQUAL(ck_g2p_info_of(g)->ascii_forms, 1);
+    CU_ASSERT_EQUAL(ck_g2p_reads(g, 0xFF12), 1);  /* fullwidth 2 */
+    CU_ASSERT_EQUAL(ck_g2p_reads(g, 0x0416), 0);  /* Cyrillic */
     CU_ASSERT_EQUAL(ck_g2p_info_of(g)->kokoro_chunks, 1);
     CU_ASSERT_EQUAL(strncmp(ck_g2p_version(g), "misaki (misaki 0.9.4", 20), 0);
     const char *key = NULL, *value = NULL;
@@ -98,6 +100,7 @@ static void test_fallbacks_and_espeak(void)
 
     CU_ASSERT_EQUAL_FATAL(ck_g2p_open(&g, CK_G2P_ESPEAK, NULL, NULL, NULL), CK_OK);
     CU_ASSERT_EQUAL(ck_g2p_info_of(g)->kokoro_chunks, 0);
+    CU_ASSERT_EQUAL(ck_g2p_reads(g, 0xFF12), 0);
     CU_ASSERT_EQUAL(strncmp(ck_g2p_version(g), "espeak-ng 1.", 12), 0);
     CU_ASSERT_EQUAL(ck_g2p_meta(g, 0, &(const char *){NULL}, &(const char *){NULL}), 0);
     CU_ASSERT_EQUAL_FATAL(ck_g2p_phonemize(g, "...", &res, NULL), CK_OK);
