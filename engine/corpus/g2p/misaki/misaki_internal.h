@@ -1,6 +1,6 @@
 /* misaki_internal.h - what the misaki_*.c files share: the symbol sets, the G2P object, a token
  * while misaki works on it, the per-call state, and the helpers one file defines for the others
- * (ck_mk_*). Private to engine/corpus/misaki*.c; nothing else includes it. */
+ * (ck_mk_*). Private to engine/corpus/g2p/misaki/; nothing else includes it. */
 #ifndef CK_MISAKI_INTERNAL_H
 #define CK_MISAKI_INTERNAL_H
 
