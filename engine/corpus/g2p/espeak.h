@@ -8,10 +8,10 @@
 
 typedef struct ck_espeak ck_espeak;
 
-/* Opens a phonemizer for lang "en-us" or "en-gb" (NULL: CK_LANG_DEFAULT, lang.h). The first open initialises
- * espeak-ng once for the process (it is never terminated: espeak-ng cannot be re-initialised safely).
- * Errors: CK_E_ARG (null out, unknown lang: "g2p: lang ..."), CK_E_BACKEND (built without espeak-ng, espeak-ng data
- * missing, voice not found), CK_E_MEMORY. */
+/* Opens a phonemizer for lang "en-us" or "en-gb" (NULL: CK_LANG_DEFAULT, lang.h). The first open
+ * initialises espeak-ng once for the process (it is never terminated: espeak-ng cannot be
+ * re-initialised safely). Errors: CK_E_ARG (null out, unknown lang: "g2p: lang ..."), CK_E_BACKEND
+ * (built without espeak-ng, espeak-ng data missing, voice not found), CK_E_MEMORY. */
 int ck_espeak_open(ck_espeak **out, const char *lang, ck_error *err);
 
 /* Phonemizes one line of UTF-8 text into a malloc'd Kokoro phoneme string (*phonemes, free()).

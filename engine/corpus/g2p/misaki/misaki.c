@@ -313,8 +313,8 @@ int ck_misaki_open(ck_misaki **out, const ck_misaki_options *opt, ck_error *err)
     *out = NULL;
     if ((opt->british != 0) != ck_lexicon_british(opt->lexicon)) {
         return ck_fail(err, CK_E_ARG, "misaki: the lexicon is %s, the G2P %s",
-                       ck_lexicon_british(opt->lexicon) ? "en-gb" : "en-us",
-                       opt->british ? "en-gb" : "en-us");
+                       ck_lang_name(ck_lexicon_british(opt->lexicon) ? CK_LANG_EN_GB : CK_LANG_EN_US),
+                       ck_lang_name(opt->british ? CK_LANG_EN_GB : CK_LANG_EN_US));
     }
     ck_misaki *m = calloc(1, sizeof *m);
     if (m == NULL) {

@@ -13,6 +13,7 @@
 
 #include "en_chars.h"
 #include "en_num.h"
+#include "lang.h"
 #include "misaki.h"
 #include "strbuf.h"
 #include "utf8.h"
