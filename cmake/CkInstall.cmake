@@ -35,7 +35,7 @@ install(TARGETS ckbatch RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 if(CK_MPI)
     install(TARGETS ckbatch-mpi RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
-# the misaki lexicons the text front end reads (engine/corpus/en_lexicon.c), with their notice
+# the misaki lexicons the text front end reads (engine/corpus/g2p/misaki/en_lexicon.c), with their notice
 install(FILES ${PROJECT_SOURCE_DIR}/data/misaki/us_gold.json ${PROJECT_SOURCE_DIR}/data/misaki/us_silver.json
               ${PROJECT_SOURCE_DIR}/data/misaki/gb_gold.json ${PROJECT_SOURCE_DIR}/data/misaki/gb_silver.json
               ${PROJECT_SOURCE_DIR}/data/misaki/NOTICE ${PROJECT_SOURCE_DIR}/data/misaki/MANIFEST

@@ -137,7 +137,7 @@ typedef struct ck_model ck_model;
 typedef enum {
     CK_INPUT_PHONEMES = 0, /* Kokoro phoneme strings (one symbol per code point) */
     CK_INPUT_IDS = 1,      /* JSON arrays of token ids without the boundary zeros: "[50, 157, 43]" */
-    CK_INPUT_TEXT = 2      /* English text through espeak-ng and Kokoro's rewrite rules */
+    CK_INPUT_TEXT = 2      /* English text through a G2P: misaki (default) or espeak-ng */
 } ck_input_format;
 
 typedef enum {

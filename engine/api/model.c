@@ -499,10 +499,9 @@ static void warn_to_log(void *ctx, const char *message)
     ck_log(w->fn, w->ctx, CK_LOG_WARNING, "warning: %s", message);
 }
 
-/* The lines joined by '\n' (one buffer the reader reads as a stream). */
-static int join_lines(const char *const *lines, size_t n, char **text, size_t *len, ck_error *err)
+/* Refuses a NULL line or one holding a newline, before any line is converted. */
+static int check_lines(const char *const *lines, size_t n, ck_error *err)
 {
-    size_t total = 0;
     for (size_t i = 0; i < n; i++) {
         if (lines[i] == NULL) {
             return ck_fail(err, CK_E_ARG, "tokenize: line %zu is NULL", i + 1);
@@ -510,22 +509,7 @@ static int join_lines(const char *const *lines, size_t n, char **text, size_t *l
         if (strchr(lines[i], '\n') != NULL) {
             return ck_fail(err, CK_E_ARG, "tokenize: line %zu holds a newline", i + 1);
         }
-        total += strlen(lines[i]) + 1;
     }
-    char *buf = malloc(total + 1);
-    if (buf == NULL) {
-        return ck_fail(err, CK_E_MEMORY, "tokenize: cannot allocate %zu bytes", total);
-    }
-    size_t at = 0;
-    for (size_t i = 0; i < n; i++) {
-        size_t l = strlen(lines[i]);
-        memcpy(buf + at, lines[i], l);
-        at += l;
-        buf[at++] = '\n';
-    }
-    buf[at] = '\0';
-    *text = buf;
-    *len = at;
     return CK_OK;
 }
 
@@ -584,46 +568,32 @@ int ck_model_tokenize(const ck_model *m, const char *const *lines, size_t n_line
         return ck_fail(err, CK_E_ARG, "tokenize: null argument");
     }
     ck_lines_params p = params != NULL ? *params : ck_lines_default_params();
-    char *text = NULL;
-    size_t len = 0, cap = 0, id_cap = 0;
-    int rc = join_lines(lines, n_lines, &text, &len, err);
+    size_t cap = 0, id_cap = 0;
+    int rc = check_lines(lines, n_lines, err);
     if (rc != CK_OK) {
         return rc;
     }
-    if (len == 0) { /* no lines: no sequences (and fmemopen takes no empty buffer) */
-        free(text);
+    if (n_lines == 0) { /* no lines: no sequences, and no reader (its options are not checked) */
         out->offsets = calloc(1, sizeof *out->offsets);
         return out->offsets != NULL ? CK_OK : ck_fail(err, CK_E_MEMORY, "tokenize: cannot allocate");
-    }
-    FILE *in = fmemopen(text, len, "rb");
-    if (in == NULL) {
-        free(text);
-        return ck_fail(err, CK_E_MEMORY, "tokenize: cannot open the lines as a stream");
     }
     warn_sink sink = {p.log, p.log_ctx};
     ck_reader_options ro = {p.format, p.lang, p.strict_symbols, ck_model_max_phonemes(m),
                             warn_to_log, &sink, m->has_config ? m->config.vocab : NULL,
                             m->dims.word_rows, p.g2p, p.lexicon_dir};
     ck_reader *r = NULL;
-    rc = ck_reader_open(&r, in, "<lines>", &ro, err);
+    rc = ck_reader_open_lines(&r, "<lines>", &ro, err);
     if (rc == CK_OK && (out->offsets = calloc(1, sizeof *out->offsets)) == NULL) {
         rc = ck_fail(err, CK_E_MEMORY, "tokenize: cannot allocate");
     }
-    cap = 0;
-    while (rc == CK_OK) {
+    for (size_t i = 0; rc == CK_OK && i < n_lines; i++) {
         ck_sequence *seqs = NULL;
         size_t n = 0;
-        int got = ck_reader_next(r, &seqs, &n, err);
-        if (got <= 0) {
-            rc = got;
-            break;
-        }
-        rc = append_sequences(out, &cap, &id_cap, seqs, n, err);
+        int got = ck_reader_line(r, lines[i], strlen(lines[i]), &seqs, &n, err);
+        rc = got == 1 ? append_sequences(out, &cap, &id_cap, seqs, n, err) : got;
         ck_sequences_free(seqs, n);
     }
     ck_reader_close(r);
-    fclose(in);
-    free(text);
     if (rc != CK_OK) {
         ck_sequence_set_free(out);
     }

@@ -18,11 +18,27 @@ struct ck_line_reader {
     int bom_line;    /* 1 while the next line starts at byte 0 of the file */
 };
 
+static int open_any(ck_line_reader **out, FILE *in, const char *source_name, ck_error *err);
+
 int ck_line_reader_open(ck_line_reader **out, FILE *in, const char *source_name, ck_error *err)
 {
     if (out == NULL || in == NULL) {
         return ck_fail(err, CK_E_ARG, "line reader: null %s", out == NULL ? "out" : "input stream");
     }
+    return open_any(out, in, source_name, err);
+}
+
+int ck_line_reader_open_lines(ck_line_reader **out, const char *source_name, ck_error *err)
+{
+    if (out == NULL) {
+        return ck_fail(err, CK_E_ARG, "line reader: null out");
+    }
+    return open_any(out, NULL, source_name, err);
+}
+
+/* The reader over `in`, or over the caller's lines when in is NULL. */
+static int open_any(ck_line_reader **out, FILE *in, const char *source_name, ck_error *err)
+{
     *out = NULL;
     ck_line_reader *r = calloc(1, sizeof *r);
     const char *name = source_name != NULL ? source_name : "<input>";
@@ -53,6 +69,27 @@ int ck_line_reader_open_range(ck_line_reader **out, FILE *in, const char *source
     return rc;
 }
 
+/* Grows r->buf to hold at least `need` bytes (never beyond CK_LINE_MAX_BYTES + 2). */
+static int grow(ck_line_reader *r, size_t need, ck_error *err)
+{
+    if (need <= r->cap) {
+        return CK_OK;
+    }
+    size_t cap = r->cap ? r->cap * 2 : 256;
+    while (cap < need) {
+        cap *= 2;
+    }
+    cap = cap > CK_LINE_MAX_BYTES + 2 ? CK_LINE_MAX_BYTES + 2 : cap;
+    char *grown = realloc(r->buf, cap);
+    if (grown == NULL) {
+        return ck_fail(err, CK_E_MEMORY, "%s:%zu: out of memory for the line", r->source,
+                       r->line_no + 1);
+    }
+    r->buf = grown;
+    r->cap = cap;
+    return CK_OK;
+}
+
 /* Reads one line into r->buf: its bytes, then its "\n" if it has one; *got counts both, 0 at end of
  * input. Past CK_LINE_MAX_BYTES bytes before the "\n" the rest of the line is read and thrown away
  * (*too_long 1), so no line costs more memory than the limit. */
@@ -67,16 +104,9 @@ static int read_line(ck_line_reader *r, size_t *got, int *too_long, ck_error *er
             *too_long = 1;
             continue;
         }
-        if (n + 2 > r->cap) { /* room for this byte and the terminating NUL */
-            size_t cap = r->cap ? r->cap * 2 : 256;
-            cap = cap > CK_LINE_MAX_BYTES + 2 ? CK_LINE_MAX_BYTES + 2 : cap;
-            char *grown = realloc(r->buf, cap);
-            if (grown == NULL) {
-                return ck_fail(err, CK_E_MEMORY, "%s:%zu: out of memory for the line", r->source,
-                               r->line_no + 1);
-            }
-            r->buf = grown;
-            r->cap = cap;
+        int rc = grow(r, n + 2, err); /* room for this byte and the terminating NUL */
+        if (rc != CK_OK) {
+            return rc;
         }
         r->buf[n++] = (char)c;
         if (c == '\n') {
@@ -109,11 +139,17 @@ static char *trim_line(ck_line_reader *r, size_t *len, int bom_line)
     return s;
 }
 
+static int finish_line(ck_line_reader *r, size_t n, int too_long, const char **line, size_t *len,
+                       size_t *line_no, ck_error *err);
+
 int ck_line_reader_next(ck_line_reader *r, const char **line, size_t *len, size_t *line_no,
                         ck_error *err)
 {
     if (r == NULL || line == NULL || len == NULL || line_no == NULL) {
         return ck_fail(err, CK_E_ARG, "line reader: null argument");
+    }
+    if (r->in == NULL) {
+        return ck_fail(err, CK_E_ARG, "%s: lines come from the caller, not a stream", r->source);
     }
     size_t n = 0;
     int too_long = 0;
@@ -125,6 +161,37 @@ int ck_line_reader_next(ck_line_reader *r, const char **line, size_t *len, size_
     if (n == 0 && !too_long) {
         return 0;
     }
+    return finish_line(r, n, too_long, line, len, line_no, err);
+}
+
+int ck_line_reader_take(ck_line_reader *r, const char *text, size_t len, const char **line,
+                        size_t *out_len, size_t *line_no, ck_error *err)
+{
+    if (r == NULL || text == NULL || line == NULL || out_len == NULL || line_no == NULL) {
+        return ck_fail(err, CK_E_ARG, "line reader: null argument");
+    }
+    if (r->in != NULL) {
+        return ck_fail(err, CK_E_ARG, "%s: lines come from the stream, not the caller", r->source);
+    }
+    int too_long = len > CK_LINE_MAX_BYTES;
+    size_t n = too_long ? 0 : len + 1;
+    int rc = too_long ? CK_OK : grow(r, n + 1, err);
+    if (rc != CK_OK) {
+        return rc;
+    }
+    if (!too_long) {
+        memcpy(r->buf, text, len);
+        r->buf[len] = '\n';
+    }
+    r->offset += len + 1;
+    return finish_line(r, n, too_long, line, out_len, line_no, err);
+}
+
+/* Numbers the line read into r->buf (n bytes, its "\n" included) and trims it; the tail shared by
+ * ck_line_reader_next and ck_line_reader_take. */
+static int finish_line(ck_line_reader *r, size_t n, int too_long, const char **line, size_t *len,
+                       size_t *line_no, ck_error *err)
+{
     r->line_no++;
     *line_no = r->line_no;
     int bom_line = r->bom_line;

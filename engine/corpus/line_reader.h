@@ -1,4 +1,5 @@
-/* line_reader.h - reads corpus lines (up to CK_LINE_MAX_BYTES) from a FILE*; knows nothing of UTF-8 or formats. */
+/* line_reader.h - reads corpus lines (up to CK_LINE_MAX_BYTES) from a FILE*, or takes them one at a
+ * time from the caller; knows nothing of UTF-8 or formats. */
 #ifndef CK_LINE_READER_H
 #define CK_LINE_READER_H
 
@@ -27,6 +28,10 @@ int ck_line_reader_open_range(ck_line_reader **out, FILE *in, const char *source
                               unsigned long long start, unsigned long long limit,
                               size_t first_line, ck_error *err);
 
+/* Opens a reader without a stream: the caller hands it lines with ck_line_reader_take (an API
+ * caller's array of lines), numbered from 1. Errors: CK_E_ARG (null out), CK_E_MEMORY. */
+int ck_line_reader_open_lines(ck_line_reader **out, const char *source_name, ck_error *err);
+
 /* Reads the next line into *line (NUL-terminated, owned by the reader, valid until the next call)
  * with its length in bytes *len, without the "\n" or "\r\n" ending; the file's leading UTF-8 BOM
  * (EF BB BF) is removed from the file's first line (at byte 0); a last line without a newline is returned as any other.
@@ -35,9 +40,17 @@ int ck_line_reader_open_range(ck_line_reader **out, FILE *in, const char *source
  * (the 1 MiB line limit)". Returns 1 for a line, 0 at end of input, CK_E_INPUT for that or when the
  * line holds a NUL byte (message "source:line: byte B: NUL byte in line", B 1-based); after either
  * the line is consumed, *line_no set, and the next call goes on;
- * CK_E_IO on a read error, CK_E_MEMORY, CK_E_ARG for null pointers. */
+ * CK_E_IO on a read error, CK_E_MEMORY, CK_E_ARG for null pointers or a reader without a stream. */
 int ck_line_reader_next(ck_line_reader *r, const char **line, size_t *len, size_t *line_no,
                         ck_error *err);
+
+/* Takes text[0..len) as the next line of a reader opened by ck_line_reader_open_lines, as if it
+ * were read from a stream with a "\n" after it: the same *line, *len, *line_no, returns and
+ * messages as ck_line_reader_next (a trailing "\r" dropped, the BOM of line 1, the length limit, a
+ * NUL byte), never 0. A "\n" inside text is the caller's to refuse. Errors: as
+ * ck_line_reader_next; CK_E_ARG also for a reader over a stream. */
+int ck_line_reader_take(ck_line_reader *r, const char *text, size_t len, const char **line,
+                        size_t *out_len, size_t *line_no, ck_error *err);
 
 /* Bytes consumed from the stream so far: the end of the last line returned (for progress). */
 unsigned long long ck_line_reader_offset(const ck_line_reader *r);

@@ -9,30 +9,18 @@
 #include <string.h>
 
 #include "chunk.h"
-#include "en_chars.h"
-#include "en_lexicon.h"
-#include "en_text.h"
 #include "g2p.h"
 #include "json.h"
-#include "misaki.h"
+#include "lang.h"
 #include "line_reader.h"
 #include "utf8.h"
 #include "vocab.h"
 
 #include <time.h>
 
-#define G2P_META_MAX 8
-
 struct ck_reader {
     ck_line_reader *lines;
-    ck_g2p *g2p;             /* text format: the espeak path, or misaki's fallback (may be NULL
-                                for misaki in a build without espeak-ng) */
-    int misaki_on;           /* text format with g2p misaki */
-    ck_misaki *misaki;
-    const ck_lexicon *lex;   /* process-wide (ck_lexicon_shared) */
-    char g2p_version[160];
-    char meta_key[G2P_META_MAX][48], meta_value[G2P_META_MAX][160];
-    size_t n_meta;
+    ck_g2p *g2p;             /* text format: the G2P (NULL for the other formats) */
     ck_reader_options opt;   /* lang points at a literal; max_phonemes, vocab, id_rows resolved */
     ck_reader_stats stats;
     const char *source;      /* owned by `lines` */
@@ -51,14 +39,12 @@ static int check_options(const ck_reader_options *o, ck_error *err)
         return ck_fail(err, CK_E_ARG, "reader: max_phonemes %zu: expected 1..%d", o->max_phonemes,
                        CK_READER_MAX_PHONEMES);
     }
-    int british = 0;
-    ck_error lang_err = {CK_OK, ""};
-    if (ck_g2p_lang(o->lang, &british, &lang_err) != CK_OK) {
-        return ck_fail(err, CK_E_ARG, "reader: %s", lang_err.message + strlen("g2p: "));
-    }
-    if (o->g2p != NULL && strcmp(o->g2p, "misaki") != 0 && strcmp(o->g2p, "espeak") != 0) {
-        return ck_fail(err, CK_E_ARG, "reader: g2p \"%s\": expected \"misaki\" or \"espeak\"",
-                       o->g2p);
+    ck_lang lang = CK_LANG_EN_US;
+    ck_g2p_kind kind = CK_G2P_MISAKI;
+    ck_error what = {CK_OK, ""};
+    if (ck_lang_parse(o->lang, &lang, &what) != CK_OK ||
+        ck_g2p_kind_parse(o->g2p, &kind, &what) != CK_OK) {
+        return ck_fail(err, CK_E_ARG, "reader: %s", what.message);
     }
     if (o->id_rows == 1 || o->id_rows > INT32_MAX) {
         return ck_fail(err, CK_E_ARG, "reader: id_rows %zu: expected 0 (the vocab's size) or "
@@ -67,9 +53,8 @@ static int check_options(const ck_reader_options *o, ck_error *err)
     return CK_OK;
 }
 
-static int open_misaki(ck_reader *r, ck_error *err);
-
-/* A byte range of the input to read (ck_reader_open_range), or NULL: all of it from line 1. */
+/* A byte range of the input to read (ck_reader_open_range), or NULL: all of it from line 1 (or,
+ * without a stream, the caller's lines: ck_reader_open_lines). */
 typedef struct {
     unsigned long long start, bytes;
     size_t first_line;
@@ -81,13 +66,28 @@ static int open_reader(ck_reader **out, FILE *in, const char *source_name,
 int ck_reader_open(ck_reader **out, FILE *in, const char *source_name, const ck_reader_options *opt,
                    ck_error *err)
 {
+    if (out == NULL || in == NULL) {
+        return ck_fail(err, CK_E_ARG, "reader: null %s", out == NULL ? "out" : "input stream");
+    }
     return open_reader(out, in, source_name, opt, NULL, err);
+}
+
+int ck_reader_open_lines(ck_reader **out, const char *source_name, const ck_reader_options *opt,
+                         ck_error *err)
+{
+    if (out == NULL) {
+        return ck_fail(err, CK_E_ARG, "reader: null out");
+    }
+    return open_reader(out, NULL, source_name, opt, NULL, err);
 }
 
 int ck_reader_open_range(ck_reader **out, FILE *in, const char *source_name,
                          const ck_reader_options *opt, unsigned long long start,
                          unsigned long long bytes, size_t first_line, ck_error *err)
 {
+    if (out == NULL || in == NULL) {
+        return ck_fail(err, CK_E_ARG, "reader: null %s", out == NULL ? "out" : "input stream");
+    }
     reader_range range = {start, bytes, first_line};
     return open_reader(out, in, source_name, opt, &range, err);
 }
@@ -95,9 +95,6 @@ int ck_reader_open_range(ck_reader **out, FILE *in, const char *source_name,
 static int open_reader(ck_reader **out, FILE *in, const char *source_name,
                        const ck_reader_options *opt, const reader_range *range, ck_error *err)
 {
-    if (out == NULL || in == NULL) {
-        return ck_fail(err, CK_E_ARG, "reader: null %s", out == NULL ? "out" : "input stream");
-    }
     *out = NULL;
     ck_reader_options o = {CK_INPUT_PHONEMES, NULL, 0, 0, NULL, NULL, NULL, 0, NULL, NULL};
     o = opt != NULL ? *opt : o;
@@ -105,7 +102,11 @@ static int open_reader(ck_reader **out, FILE *in, const char *source_name,
     if (rc != CK_OK) {
         return rc;
     }
-    o.lang = (o.lang != NULL && strcmp(o.lang, "en-gb") == 0) ? "en-gb" : "en-us";
+    ck_lang lang = CK_LANG_EN_US;
+    ck_g2p_kind kind = CK_G2P_MISAKI;
+    ck_lang_parse(o.lang, &lang, NULL);     /* checked above */
+    ck_g2p_kind_parse(o.g2p, &kind, NULL);
+    o.lang = ck_lang_name(lang);
     o.max_phonemes = o.max_phonemes != 0 ? o.max_phonemes : CK_READER_MAX_PHONEMES;
     o.vocab = o.vocab != NULL ? o.vocab : ck_vocab_embedded();
     o.id_rows = o.id_rows != 0 ? o.id_rows : ck_vocab_size(o.vocab);
@@ -114,15 +115,16 @@ static int open_reader(ck_reader **out, FILE *in, const char *source_name,
         return ck_fail(err, CK_E_MEMORY, "reader: cannot allocate");
     }
     r->opt = o;
-    rc = range != NULL ? ck_line_reader_open_range(&r->lines, in, source_name, range->start,
-                                                   range->bytes, range->first_line, err)
-                       : ck_line_reader_open(&r->lines, in, source_name, err);
-    r->misaki_on = o.format == CK_INPUT_TEXT && (o.g2p == NULL || strcmp(o.g2p, "misaki") == 0);
-    if (rc == CK_OK && o.format == CK_INPUT_TEXT && !r->misaki_on) {
-        rc = ck_g2p_open(&r->g2p, o.lang, err);
+    if (in == NULL) {
+        rc = ck_line_reader_open_lines(&r->lines, source_name, err);
+    } else if (range != NULL) {
+        rc = ck_line_reader_open_range(&r->lines, in, source_name, range->start, range->bytes,
+                                       range->first_line, err);
+    } else {
+        rc = ck_line_reader_open(&r->lines, in, source_name, err);
     }
-    if (rc == CK_OK && r->misaki_on) {
-        rc = open_misaki(r, err);
+    if (rc == CK_OK && o.format == CK_INPUT_TEXT) {
+        rc = ck_g2p_open(&r->g2p, kind, o.lang, o.lexicon_dir, err);
     }
     if (rc != CK_OK) {
         ck_reader_close(r);
@@ -130,53 +132,6 @@ static int open_reader(ck_reader **out, FILE *in, const char *source_name,
     }
     r->source = ck_line_reader_source(r->lines);
     *out = r;
-    return CK_OK;
-}
-
-static int espeak_raw(void *ctx, const char *text, char **raw, ck_error *err)
-{
-    return ck_g2p_espeak_raw(ctx, text, raw, err);
-}
-
-static void add_meta(ck_reader *r, const char *key, const char *value)
-{
-    if (r->n_meta < G2P_META_MAX) {
-        snprintf(r->meta_key[r->n_meta], sizeof r->meta_key[0], "%s", key);
-        snprintf(r->meta_value[r->n_meta], sizeof r->meta_value[0], "%s", value);
-        r->n_meta++;
-    }
-}
-
-/* The misaki backend: shared lexicons, espeak-ng for the fallback words, the metadata. */
-static int open_misaki(ck_reader *r, ck_error *err)
-{
-    int british = strcmp(r->opt.lang, "en-gb") == 0;
-    int rc = ck_lexicon_shared(r->opt.lexicon_dir, british, 1, &r->lex, err);
-    if (rc != CK_OK) {
-        return rc;
-    }
-#ifdef CK_HAVE_ESPEAK
-    rc = ck_g2p_open(&r->g2p, r->opt.lang, err);
-    if (rc != CK_OK) {
-        return rc;
-    }
-#endif
-    ck_misaki_options mo = {british, r->lex, r->g2p != NULL ? espeak_raw : NULL, r->g2p};
-    rc = ck_misaki_open(&r->misaki, &mo, err);
-    if (rc != CK_OK) {
-        return rc;
-    }
-    snprintf(r->g2p_version, sizeof r->g2p_version, "misaki (%s)", CK_MISAKI_COMPAT);
-    add_meta(r, "g2p_backend", "misaki");
-    add_meta(r, "g2p_compat", CK_MISAKI_COMPAT);
-    add_meta(r, "g2p_tagger", ck_en_tagger_name(CK_TAGGER_HEURISTIC));
-    add_meta(r, "g2p_fallback", r->g2p != NULL ? ck_g2p_version(r->g2p) : "none (built without "
-                                                                          "espeak-ng)");
-    char key[48];
-    snprintf(key, sizeof key, "g2p_lexicon_%s_gold_sha256", british ? "gb" : "us");
-    add_meta(r, key, ck_lexicon_sha256(r->lex, CK_LEX_GOLD));
-    snprintf(key, sizeof key, "g2p_lexicon_%s_silver_sha256", british ? "gb" : "us");
-    add_meta(r, key, ck_lexicon_sha256(r->lex, CK_LEX_SILVER));
     return CK_OK;
 }
 
@@ -443,7 +398,7 @@ static int english_text(ck_reader *r, const char *s, size_t len, char **out, ck_
             break; /* the line was validated as UTF-8 before */
         }
         column++;
-        if (english_code_point(cp) || (r->misaki_on && ck_cp_ascii_form(cp))) {
+        if (english_code_point(cp) || ck_g2p_reads(r->g2p, cp)) {
             continue;
         }
         const char *why = cp < 0x20 || (cp >= 0x7F && cp <= 0x9F)
@@ -496,45 +451,49 @@ static double now_seconds(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Text format, misaki: ck_en_g2p_line, words that reached espeak-ng and tokens left without
- * phonemes reported, then each Kokoro chunk through the phonemes path. */
-static int misaki_line(ck_reader *r, const char *line, size_t len, const char *text,
-                       ck_sequence **seqs, size_t *n, ck_error *err)
+/* Text format: the G2P's words that reached espeak-ng and tokens left without phonemes reported
+ * (their columns found in the source line), then each of its chunks through the phonemes path
+ * (columns are phoneme columns). */
+static int text_line(ck_reader *r, const char *line, size_t len, ck_sequence **seqs, size_t *n,
+                     ck_error *err)
 {
-    ck_misaki_result res;
+    char *text = NULL;
+    int rc = english_text(r, line, len, &text, err);
+    if (rc != CK_OK) {
+        return rc;
+    }
+    ck_g2p_result res;
     ck_error g2p_err = {CK_OK, ""};
     double t0 = now_seconds();
-    int rc = ck_en_g2p_line(r->misaki, CK_TAGGER_HEURISTIC, text, &res, &g2p_err);
+    rc = ck_g2p_phonemize(r->g2p, text, &res, &g2p_err);
     r->stats.g2p_seconds += now_seconds() - t0;
+    free(text);  /* the result holds its own copies */
     if (rc != CK_OK) {
-        ck_misaki_result_free(&res);
+        ck_g2p_result_free(&res);
         return ck_fail(err, rc, "%s:%zu: %s", r->source, r->line_no, g2p_err.message);
     }
     size_t from = 0, col = 0;
-    for (size_t i = res.n_fallbacks; i-- > 0;) {  /* misaki's order is right to left */
-        const ck_misaki_fallback *f = &res.fallbacks[i];
+    for (size_t i = 0; i < res.n_fallbacks; i++) {
+        const ck_g2p_word *f = &res.fallbacks[i];
         r->stats.g2p_fallback_words++;
         size_t column = find_column(r, line, len, f->text, &from, &col);
         if (r->opt.warn != NULL) {
             char msg[400];
             snprintf(msg, sizeof msg, "%s:%zu: column %zu: \"%.80s\" is in no lexicon rule: "
                      "phonemized by espeak-ng as /%.80s/", r->source, r->line_no, column, f->text,
-                     f->ps);
+                     f->phonemes);
             r->opt.warn(r->opt.warn_ctx, msg);
         }
     }
     from = 0;
     col = 0;
-    for (size_t i = 0; i < res.n_tokens; i++) {
-        if (res.tokens[i].phonemes != NULL) {
-            continue;
-        }
+    for (size_t i = 0; i < res.n_unresolved; i++) {
         r->stats.g2p_unresolved++;
-        size_t column = find_column(r, line, len, res.tokens[i].text, &from, &col);
+        size_t column = find_column(r, line, len, res.unresolved[i].text, &from, &col);
         if (r->opt.warn != NULL) {
             char msg[400];
             snprintf(msg, sizeof msg, "%s:%zu: column %zu: \"%.80s\" got no phonemes, dropped",
-                     r->source, r->line_no, column, res.tokens[i].text);
+                     r->source, r->line_no, column, res.unresolved[i].text);
             r->opt.warn(r->opt.warn_ctx, msg);
         }
     }
@@ -579,35 +538,7 @@ static int misaki_line(ck_reader *r, const char *line, size_t len, const char *t
     }
     *seqs = all;
     *n = total;
-    ck_misaki_result_free(&res);
-    return rc;
-}
-
-/* Text format: espeak-ng G2P, then the phonemes path (columns are phoneme columns). */
-static int text_line(ck_reader *r, const char *s, size_t len, ck_sequence **seqs, size_t *n,
-                     ck_error *err)
-{
-    char *text = NULL, *phonemes = NULL;
-    int rc = english_text(r, s, len, &text, err);
-    if (rc != CK_OK) {
-        return rc;
-    }
-    if (r->misaki_on) {
-        rc = misaki_line(r, s, len, text, seqs, n, err);
-        free(text);
-        return rc;
-    }
-    ck_error g2p_err = {CK_OK, ""};
-    double t0 = now_seconds();
-    rc = ck_g2p_phonemize(r->g2p, text, &phonemes, &g2p_err);
-    r->stats.g2p_seconds += now_seconds() - t0;
-    if (rc != CK_OK) {
-        rc = ck_fail(err, rc, "%s:%zu: %s", r->source, r->line_no, g2p_err.message);
-    } else {
-        rc = phonemes_line(r, phonemes, strlen(phonemes), "phoneme column", 0, seqs, n, err);
-    }
-    free(text);
-    free(phonemes);
+    ck_g2p_result_free(&res);
     return rc;
 }
 
@@ -635,6 +566,37 @@ static int process_line(ck_reader *r, const char *s, size_t len, ck_sequence **s
     }
 }
 
+/* One line from the line reader (got: its 1, or its CK_E_INPUT for a NUL byte or an overlong
+ * line): counted, trimmed of edge blanks, converted. Returns 1 with sequences, 0 for an empty line
+ * (counted and skipped), or the line's error. */
+static int take_line(ck_reader *r, int got, const char *s, size_t len, ck_sequence **seqs,
+                     size_t *n, ck_error *err)
+{
+    r->stats.lines++;
+    r->stats.bytes = ck_line_reader_offset(r->lines);
+    while (got == 1 && len > 0 && is_blank(s[len - 1])) {
+        len--;
+    }
+    for (r->lead = 0; got == 1 && len > 0 && is_blank(*s); r->lead++) {
+        s++;
+        len--;
+    }
+    if (got == 1 && len == 0) {
+        r->stats.empty_lines++;
+        return 0;
+    }
+    int rc = got == 1 ? process_line(r, s, len, seqs, n, err) : got;
+    if (rc == CK_E_INPUT) {
+        r->stats.error_lines++;
+    }
+    if (rc != CK_OK) {
+        return rc;
+    }
+    r->stats.sequences += *n;
+    r->stats.chunked_lines += *n > 1;
+    return 1;
+}
+
 int ck_reader_next(ck_reader *r, ck_sequence **seqs, size_t *n, ck_error *err)
 {
     if (r == NULL || seqs == NULL || n == NULL) {
@@ -649,30 +611,28 @@ int ck_reader_next(ck_reader *r, ck_sequence **seqs, size_t *n, ck_error *err)
         if (rc == 0 || (rc < 0 && rc != CK_E_INPUT)) {
             return rc;
         }
-        r->stats.lines++;
-        r->stats.bytes = ck_line_reader_offset(r->lines);
-        while (rc == 1 && len > 0 && is_blank(s[len - 1])) {
-            len--;
-        }
-        for (r->lead = 0; rc == 1 && len > 0 && is_blank(*s); r->lead++) {
-            s++;
-            len--;
-        }
-        if (rc == 1 && len == 0) {
-            r->stats.empty_lines++;
-            continue;
-        }
-        rc = rc == 1 ? process_line(r, s, len, seqs, n, err) : rc;
-        if (rc == CK_E_INPUT) {
-            r->stats.error_lines++;
-        }
-        if (rc != CK_OK) {
+        rc = take_line(r, rc, s, len, seqs, n, err);
+        if (rc != 0) {
             return rc;
         }
-        r->stats.sequences += *n;
-        r->stats.chunked_lines += *n > 1;
-        return 1;
     }
+}
+
+int ck_reader_line(ck_reader *r, const char *text, size_t len, ck_sequence **seqs, size_t *n,
+                   ck_error *err)
+{
+    if (r == NULL || text == NULL || seqs == NULL || n == NULL) {
+        return ck_fail(err, CK_E_ARG, "reader: null argument");
+    }
+    *seqs = NULL;
+    *n = 0;
+    const char *s = NULL;
+    size_t got_len = 0;
+    int rc = ck_line_reader_take(r->lines, text, len, &s, &got_len, &r->line_no, err);
+    if (rc < 0 && rc != CK_E_INPUT) {
+        return rc;
+    }
+    return take_line(r, rc, s, got_len, seqs, n, err);
 }
 
 int ck_reader_skip(ck_reader *r, size_t lines, ck_error *err)
@@ -726,27 +686,18 @@ const ck_reader_stats *ck_reader_stats_get(const ck_reader *r)
 
 const char *ck_reader_g2p_version(const ck_reader *r)
 {
-    if (r != NULL && r->misaki_on) {
-        return r->g2p_version;
-    }
-    return r != NULL && r->g2p != NULL ? ck_g2p_version(r->g2p) : NULL;
+    return r != NULL ? ck_g2p_version(r->g2p) : NULL;
 }
 
 int ck_reader_g2p_meta(const ck_reader *r, size_t i, const char **key, const char **value)
 {
-    if (r == NULL || key == NULL || value == NULL || i >= r->n_meta) {
-        return 0;
-    }
-    *key = r->meta_key[i];
-    *value = r->meta_value[i];
-    return 1;
+    return r != NULL && ck_g2p_meta(r->g2p, i, key, value);
 }
 
 void ck_reader_close(ck_reader *r)
 {
     if (r != NULL) {
         ck_g2p_close(r->g2p);
-        ck_misaki_close(r->misaki);
         ck_line_reader_close(r->lines);
         free(r);
     }

@@ -20,7 +20,7 @@
 
 typedef struct {
     ck_input_format format;
-    const char *lang;      /* text format: "en-us" (default when NULL) or "en-gb" */
+    const char *lang;      /* text format: "en-us" or "en-gb"; NULL: CK_LANG_DEFAULT (lang.h) */
     int strict_symbols;    /* 1: a symbol outside the vocab is a line error; 0: dropped and warned */
     size_t max_phonemes;   /* 1..510 (0 means 510): longer lines are chunked (phonemes/text) or
                               rejected (ids) */
@@ -65,12 +65,10 @@ typedef struct ck_reader ck_reader;
 
 /* Opens a reader over `in` (not owned, never closed here); source_name (copied, NULL: "<input>")
  * starts every message. opt NULL means defaults (phonemes, en-us, not strict, 510, the embedded
- * vocabulary, ids below its size). Text format: g2p "misaki" (the default) loads the variant's
- * lexicons once per process (ck_lexicon_shared, SHA-256 pinned) and opens espeak-ng for the
- * out-of-lexicon words when built with it; each line goes through ck_en_g2p_line and is chunked
- * as Kokoro chunks (after the last . ! ? …, else : ;, else , — before 510 symbols), then each
- * chunk by ck_chunk_split if max_phonemes is smaller. g2p "espeak" is the espeak-ng path of
- * ck_g2p_phonemize (unchanged: byte-identical to before the misaki backend). Errors: CK_E_ARG
+ * vocabulary, ids below its size). Text format: the reader opens one G2P (g2p.h) of kind g2p
+ * ("misaki", the default, or "espeak") for lang and hands it each line; each chunk the G2P returns
+ * (its chunk policy: Kokoro's chunks for misaki, one per line for espeak) goes through the
+ * vocabulary and, if max_phonemes is smaller, ck_chunk_split. Errors: CK_E_ARG
  * (null out/in, bad format, lang, g2p, max_phonemes or id_rows (1, or above INT32_MAX): the
  * message names the field), CK_E_BACKEND (espeak-ng), CK_E_IO/CK_E_HASH/CK_E_FORMAT (a missing,
  * changed or bad lexicon: the file and entry named), CK_E_MEMORY. */
@@ -84,6 +82,11 @@ int ck_reader_open(ck_reader **out, FILE *in, const char *source_name, const ck_
 int ck_reader_open_range(ck_reader **out, FILE *in, const char *source_name,
                          const ck_reader_options *opt, unsigned long long start,
                          unsigned long long bytes, size_t first_line, ck_error *err);
+
+/* Opens a reader without a stream: the caller hands it its lines one at a time with
+ * ck_reader_line (numbered from 1; source_name as for ck_reader_open). Errors: as ck_reader_open. */
+int ck_reader_open_lines(ck_reader **out, const char *source_name, const ck_reader_options *opt,
+                         ck_error *err);
 
 /* Reads the next non-empty line. Returns 1 with *seqs (malloc'd array of *n >= 1 sequences, free
  * with ck_sequences_free) when it produced sequences, 0 at end of input, or CK_E_INPUT for a bad
@@ -100,6 +103,16 @@ int ck_reader_open_range(ck_reader **out, FILE *in, const char *source_name,
  * dropped_symbols and warned ("c.txt:3: element 2: id 7 names no vocab symbol, kept"), and
  * rendered in `phonemes` as CK_READER_UNDEFINED_ID_TEXT; under strict_symbols it is a line error. */
 int ck_reader_next(ck_reader *r, ck_sequence **seqs, size_t *n, ck_error *err);
+
+/* Converts text[0..len) as the next line of a reader opened by ck_reader_open_lines, exactly as
+ * ck_reader_next would read it from a stream with a "\n" after it (a trailing "\r" dropped, line
+ * 1's BOM stripped, the line-length limit, numbering, counters, messages). Returns 1 with *seqs
+ * and *n as ck_reader_next, 0 for an empty (whitespace-only) line, counted in empty_lines, or
+ * ck_reader_next's errors for the line (CK_E_INPUT leaves the reader usable); CK_E_ARG also for
+ * a reader over a stream. A "\n" inside text is the caller's to refuse. On every non-1 return
+ * *seqs is NULL and *n is 0. */
+int ck_reader_line(ck_reader *r, const char *text, size_t len, ck_sequence **seqs, size_t *n,
+                   ck_error *err);
 
 /* Passes over the next `lines` lines without converting them (no UTF-8 check, no G2P): a resumed
  * run's lines before its mark. Counts them in lines, and empty (whitespace-only) ones in

@@ -1,5 +1,5 @@
 /* test_line_reader.c - line endings, BOM, missing final newline, NUL bytes, the 1 MiB line limit,
- * byte offsets. */
+ * byte offsets, and lines handed in by the caller. */
 #include <limits.h>
 
 #include "ck_test.h"
@@ -211,6 +211,50 @@ static void test_rejects_null_arguments(void)
     ck_line_reader_close(NULL);
 }
 
+/* Lines handed in one at a time: numbered, "\r" ending dropped, BOM on line 1 only, the limit
+ * and NUL bytes errors of their line only; a reader over a stream takes no lines and vice versa. */
+static void test_lines_handed_in(void)
+{
+    ck_line_reader *r = NULL;
+    CU_ASSERT_EQUAL_FATAL(ck_line_reader_open_lines(&r, "<lines>", NULL), CK_OK);
+    const char *line = NULL;
+    size_t len = 0, no = 0;
+    CU_ASSERT_EQUAL(ck_line_reader_take(r, "\xEF\xBB\xBF" "ab\r", 6, &line, &len, &no, NULL), 1);
+    CU_ASSERT_EQUAL(no, 1);
+    CU_ASSERT_EQUAL(len, 2);
+    CU_ASSERT_STRING_EQUAL(line, "ab");
+    CU_ASSERT_EQUAL(ck_line_reader_take(r, "\xEF\xBB\xBF" "c", 4, &line, &len, &no, NULL), 1);
+    CU_ASSERT_EQUAL(no, 2);
+    CU_ASSERT_EQUAL(len, 4);
+    ck_error err = {CK_OK, ""};
+    CU_ASSERT_EQUAL(ck_line_reader_take(r, "a\0b", 3, &line, &len, &no, &err), CK_E_INPUT);
+    CU_ASSERT_STRING_EQUAL(err.message, "<lines>:3: byte 2: NUL byte in line");
+    char *huge = malloc(CK_LINE_MAX_BYTES + 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(huge);
+    memset(huge, 'x', CK_LINE_MAX_BYTES + 1);
+    ck_error_clear(&err);
+    CU_ASSERT_EQUAL(ck_line_reader_take(r, huge, CK_LINE_MAX_BYTES + 1, &line, &len, &no, &err),
+                    CK_E_INPUT);
+    CU_ASSERT_EQUAL(no, 4);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "<lines>:4: line longer than"));
+    CU_ASSERT_EQUAL(ck_line_reader_take(r, huge, CK_LINE_MAX_BYTES, &line, &len, &no, NULL), 1);
+    CU_ASSERT_EQUAL(len, CK_LINE_MAX_BYTES);
+    free(huge);
+    CU_ASSERT_EQUAL(ck_line_reader_take(r, "", 0, &line, &len, &no, NULL), 1);
+    CU_ASSERT_EQUAL(no, 6);
+    CU_ASSERT_EQUAL(len, 0);
+    CU_ASSERT_EQUAL(ck_line_reader_next(r, &line, &len, &no, NULL), CK_E_ARG);
+    ck_line_reader_close(r);
+
+    FILE *f = tmpfile();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_EQUAL_FATAL(ck_line_reader_open(&r, f, "t.txt", NULL), CK_OK);
+    CU_ASSERT_EQUAL(ck_line_reader_take(r, "a", 1, &line, &len, &no, NULL), CK_E_ARG);
+    ck_line_reader_close(r);
+    fclose(f);
+    CU_ASSERT_EQUAL(ck_line_reader_open_lines(NULL, NULL, NULL), CK_E_ARG);
+}
+
 CK_TEST_MAIN("line_reader", {"plain lines", test_plain_lines},
              {"range: numbering, limit, BOM at byte 0 only", test_range_numbering_limit_and_bom},
              {"CRLF, BOM and no final newline", test_crlf_bom_and_no_final_newline},
@@ -219,4 +263,5 @@ CK_TEST_MAIN("line_reader", {"plain lines", test_plain_lines},
              {"NUL byte is an error of that line", test_nul_byte_is_an_error_of_that_line},
              {"line at the 1 MiB limit is read", test_line_at_the_limit_is_read},
              {"line over the limit is an error", test_line_over_the_limit_is_an_error},
-             {"rejects null arguments", test_rejects_null_arguments})
+             {"rejects null arguments", test_rejects_null_arguments},
+             {"lines handed in", test_lines_handed_in})

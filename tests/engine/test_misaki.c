@@ -10,14 +10,14 @@
 #include "en_lexicon.h"
 #include "en_num.h"
 #include "en_text.h"
-#include "g2p.h"
+#include "espeak.h"
 #include "misaki.h"
 #include "reader.h"
 #include "vocab.h"
 #include "strbuf.h"
 
 static ck_lexicon *g_lex[2];
-static ck_g2p *g_espeak[2];
+static ck_espeak *g_espeak[2];
 
 static double now_s(void)
 {
@@ -292,7 +292,7 @@ static void fallback_line(const cJSON *j, void *ctx)
     free(got);
 #ifdef CK_HAVE_ESPEAK
     char *raw = NULL;
-    CU_ASSERT_EQUAL_FATAL(ck_g2p_espeak_raw(g_espeak[t->british], word, &raw, NULL), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_espeak_raw(g_espeak[t->british], word, &raw, NULL), CK_OK);
     char *a = trimmed(raw), *b = trimmed(espeak);
     if (strcmp(a, b) != 0 && t->bad_espeak++ < 10) {
         fprintf(stderr, "    espeak %s: got %s, want %s\n", word, a, b);
@@ -310,7 +310,7 @@ static void espeak_open(void)
 #ifdef CK_HAVE_ESPEAK
     for (int b = 0; b < 2; b++) {
         if (g_espeak[b] == NULL) {
-            CU_ASSERT_EQUAL(ck_g2p_open(&g_espeak[b], b ? "en-gb" : "en-us", NULL), CK_OK);
+            CU_ASSERT_EQUAL(ck_espeak_open(&g_espeak[b], b ? "en-gb" : "en-us", NULL), CK_OK);
         }
     }
 #endif
@@ -344,7 +344,7 @@ static void test_fallback_gb(void)
 
 static int espeak_fn(void *ctx, const char *text, char **raw, ck_error *err)
 {
-    return ck_g2p_espeak_raw(ctx, text, raw, err);
+    return ck_espeak_raw(ctx, text, raw, err);
 }
 
 typedef struct {
@@ -688,7 +688,7 @@ static void test_case_c22(void)
     static const char *const lines[][2] = {
         {"the letter", "ðə lˈɛTəɹ"}, {"butter", "bˈʌTəɹ"}, {"button", "bˈʌtn"},
         /* tools/README.md's utt36 text: its capture stores raw gold lookups (ði ... ði), an
-         * encoder fixture; misaki's G2P says ðə before consonants (MISAKI.md 7) */
+         * encoder fixture; misaki's G2P says ðə before consonants (docs/misaki.md section 5) */
         {"The sun is warm, the sky is blue.", "ðə sˈʌn ɪz wˈɔɹm, ðə skˈI ɪz blˈu."},
         {"Room \xE2\x9E\x80 has \xEF\xBC\x92 cats, \xC2\xB3 dogs and \xD9\xA3 birds.",
          "ɹˈum wˈʌn hæz tˈu kˈæts, θɹˈi dˈɔɡz ænd θɹˈi bˈɜɹdz."},
@@ -979,7 +979,7 @@ static void test_cleanup(void)
     for (int b = 0; b < 2; b++) {
         ck_lexicon_close(g_lex[b]);
         g_lex[b] = NULL;
-        ck_g2p_close(g_espeak[b]);
+        ck_espeak_close(g_espeak[b]);
         g_espeak[b] = NULL;
     }
 }

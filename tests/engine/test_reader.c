@@ -1,5 +1,6 @@
 /* test_reader.c - the CLI's front end: exact ids per format, every line error with its message and
- * recovery, CRLF/BOM equivalence, chunking of a 1 MiB line, stats, skipping lines unconverted. */
+ * recovery, CRLF/BOM equivalence, chunking of a 1 MiB line, stats, skipping lines unconverted, and
+ * lines handed in one at a time (ck_reader_line) read exactly as the same lines from a stream. */
 #include "ck_test.h"
 #include "line_reader.h"
 #include "reader.h"
@@ -463,6 +464,93 @@ static void test_text_long_paragraph_is_chunked(void)
 #define ESPEAK_CASES
 #endif
 
+/* Reads lines[0..n) both ways, in format: from a stream of the lines joined by "\n", and handed in
+ * with ck_reader_line; every return, message, sequence and counter must agree. */
+static void lines_match_stream(ck_input_format format, const char *const *lines, size_t n)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        total += strlen(lines[i]) + 1;
+    }
+    char *joined = malloc(total + 1), *at = joined;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(joined);
+    for (size_t i = 0; i < n; i++) {
+        at += sprintf(at, "%s\n", lines[i]);
+    }
+    ck_reader_options o = {format, NULL, 0, 0, NULL, NULL, NULL, 0, NULL, NULL};
+    ck_reader *stream = NULL, *handed = NULL;
+    FILE *f = file_of(joined, total);
+    CU_ASSERT_EQUAL_FATAL(ck_reader_open(&stream, f, "<lines>", &o, NULL), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_reader_open_lines(&handed, "<lines>", &o, NULL), CK_OK);
+    for (size_t i = 0; i < n; i++) {
+        ck_sequence *a = NULL, *b = NULL;
+        size_t na = 0, nb = 0;
+        ck_error ea = {CK_OK, ""}, eb = {CK_OK, ""};
+        int rb = ck_reader_line(handed, lines[i], strlen(lines[i]), &b, &nb, &eb);
+        if (rb == 0) {
+            continue; /* an empty line: the stream skips it */
+        }
+        int ra = ck_reader_next(stream, &a, &na, &ea);
+        CU_ASSERT_EQUAL(ra, rb);
+        CU_ASSERT_STRING_EQUAL(ea.message, eb.message);
+        CU_ASSERT_EQUAL_FATAL(na, nb);
+        for (size_t k = 0; k < na; k++) {
+            CU_ASSERT_EQUAL(a[k].line, b[k].line);
+            CU_ASSERT_EQUAL(a[k].chunk, b[k].chunk);
+            CU_ASSERT_STRING_EQUAL(a[k].phonemes, b[k].phonemes);
+            CU_ASSERT_EQUAL_FATAL(a[k].n_ids, b[k].n_ids);
+            CU_ASSERT_EQUAL(memcmp(a[k].ids, b[k].ids, a[k].n_ids * sizeof *a[k].ids), 0);
+        }
+        ck_sequences_free(a, na);
+        ck_sequences_free(b, nb);
+    }
+    ck_sequence *a = NULL;
+    size_t na = 0;
+    CU_ASSERT_EQUAL(ck_reader_next(stream, &a, &na, NULL), 0);
+    const ck_reader_stats *sa = ck_reader_stats_get(stream), *sb = ck_reader_stats_get(handed);
+    CU_ASSERT_EQUAL(sa->lines, sb->lines);
+    CU_ASSERT_EQUAL(sa->empty_lines, sb->empty_lines);
+    CU_ASSERT_EQUAL(sa->sequences, sb->sequences);
+    CU_ASSERT_EQUAL(sa->error_lines, sb->error_lines);
+    CU_ASSERT_EQUAL(sa->dropped_symbols, sb->dropped_symbols);
+    CU_ASSERT_EQUAL(sa->bytes, sb->bytes);
+    ck_reader_close(stream);
+    ck_reader_close(handed);
+    fclose(f);
+    free(joined);
+}
+
+static void test_lines_handed_in_match_the_stream(void)
+{
+    char *huge = malloc(CK_LINE_MAX_BYTES + 2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(huge);
+    memset(huge, 'a', CK_LINE_MAX_BYTES + 1);
+    huge[CK_LINE_MAX_BYTES + 1] = '\0';
+    const char *phonemes[] = {"\xEF\xBB\xBFhəlˈO", "wˈɜɹld\r", "", "  \t ", "x\xFFy", "  ab  ", huge,
+                              "ɑː\r\r", "\xEF\xBB\xBF" "ab"};
+    lines_match_stream(CK_INPUT_PHONEMES, phonemes, sizeof phonemes / sizeof *phonemes);
+    huge[CK_LINE_MAX_BYTES] = '\0'; /* at the limit: read, then too many ids */
+    const char *ids[] = {"[50, 83]", "[1, 2", huge, "[0]", "[3]\r"};
+    lines_match_stream(CK_INPUT_IDS, ids, sizeof ids / sizeof *ids);
+    free(huge);
+
+    ck_reader *r = NULL;
+    ck_sequence *seqs = NULL;
+    size_t n = 0;
+    FILE *f = file_of("ab\n", 3);
+    CU_ASSERT_EQUAL_FATAL(ck_reader_open(&r, f, "c.txt", NULL, NULL), CK_OK);
+    CU_ASSERT_EQUAL(ck_reader_line(r, "ab", 2, &seqs, &n, NULL), CK_E_ARG);
+    ck_reader_close(r);
+    fclose(f);
+    CU_ASSERT_EQUAL_FATAL(ck_reader_open_lines(&r, NULL, NULL, NULL), CK_OK);
+    CU_ASSERT_EQUAL(ck_reader_next(r, &seqs, &n, NULL), CK_E_ARG);
+    CU_ASSERT_EQUAL(ck_reader_line(r, NULL, 0, &seqs, &n, NULL), CK_E_ARG);
+    CU_ASSERT_EQUAL(ck_reader_line(r, "", 0, &seqs, &n, NULL), 0);
+    CU_ASSERT_PTR_NULL(seqs);
+    ck_reader_close(r);
+    CU_ASSERT_EQUAL(ck_reader_open_lines(NULL, NULL, NULL, NULL), CK_E_ARG);
+}
+
 CK_TEST_MAIN("reader", {"phonemes: exact ids, empty lines", test_phonemes_exact_ids_and_empty_lines},
              {"CRLF + BOM + no final newline match plain", test_crlf_bom_no_final_newline_match_plain},
              {"unknown symbol dropped and warned", test_unknown_symbol_dropped_and_warned},
@@ -476,4 +564,5 @@ CK_TEST_MAIN("reader", {"phonemes: exact ids, empty lines", test_phonemes_exact_
              {"ids: bounded by the embedding rows", test_ids_bounded_by_embedding_rows},
              {"vocab option replaces the embedded one", test_vocab_option},
              {"1 MiB line is chunked", test_one_mebibyte_line_is_chunked},
-             {"open rejections", test_open_rejections}, ESPEAK_CASES)
+             {"open rejections", test_open_rejections},
+             {"lines handed in match the stream", test_lines_handed_in_match_the_stream}, ESPEAK_CASES)

@@ -1,9 +1,9 @@
-/* misaki.h - misaki's English G2P (hexgrad/misaki v0.9.4 en.py, as MISAKI.md describes it) after
- * the tagger: markdown features, subtokens, right-to-left resolution with context, special cases,
- * gold/silver with POS-keyed entries, stress, -s/-ed/-ing, numbers, the espeak-ng fallback with
- * misaki's rewrite order, the flap/glottal post-pass, and Kokoro's joining and 510-symbol
- * chunking. Takes tokens with Penn tags (from en_text.h's tokenizer and tagger, or given);
- * no FILE*, no printing. One ck_misaki is read-only after open and shared by all threads. */
+/* misaki.h - misaki's English G2P (hexgrad/misaki v0.9.4 en.py; docs/misaki.md) after the tagger:
+ * markdown features, subtokens, right-to-left resolution with context, special cases, gold/silver
+ * with POS-keyed entries, stress, -s/-ed/-ing, numbers, the espeak-ng fallback with misaki's
+ * rewrite order, the flap/glottal post-pass, and Kokoro's joining and 510-symbol chunking. Takes
+ * tokens with Penn tags (from en_text.h's tokenizer and tagger, or given); no FILE*, no printing.
+ * One ck_misaki is read-only after open and shared by all threads. */
 #ifndef CK_MISAKI_H
 #define CK_MISAKI_H
 

@@ -1,12 +1,14 @@
-/* g2p.c - Kokoro's espeak-ng fallback in C: punctuation-preserving split, espeak-ng calls under one
- * mutex, and the MODEL.md rewrite rules; must not look up the vocabulary or chunk. */
-#include "g2p.h"
+/* espeak.c - Kokoro's espeak-ng fallback in C: punctuation-preserving split, espeak-ng calls under
+ * one mutex, and the rewrite rules listed at ck_espeak_rewrite; must not look up the vocabulary or
+ * chunk. */
+#include "espeak.h"
 
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "lang.h"
 #include "strbuf.h"
 #include "utf8.h"
 
@@ -23,7 +25,7 @@ static int sb_finish(ck_strbuf *b, char **out, ck_error *err)
     return *out != NULL ? CK_OK : ck_fail(err, CK_E_MEMORY, "g2p: cannot allocate a phoneme string");
 }
 
-/* ---- rewrite rules (MODEL.md "espeak-ng to Kokoro symbols") ---- */
+/* ---- rewrite rules (espeak-ng to Kokoro symbols, as listed at ck_espeak_rewrite) ---- */
 
 typedef struct {
     const char *from, *to;
@@ -111,7 +113,7 @@ static int rewrite_syllabic(char **s, ck_error *err)
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-int ck_g2p_rewrite(const char *espeak, int british, char **out, ck_error *err)
+int ck_espeak_rewrite(const char *espeak, int british, char **out, ck_error *err)
 {
     if (espeak == NULL || out == NULL) {
         return ck_fail(err, CK_E_ARG, "g2p rewrite: null argument");
@@ -216,7 +218,7 @@ static size_t mark_run_end(const cps *t, size_t i)
     return end;
 }
 
-/* Appends the marks of run [i, end) as documented at ck_g2p_punctuate. */
+/* Appends the marks of run [i, end) as documented at ck_espeak_punctuate. */
 static void emit_run(const cps *t, size_t i, size_t end, ck_strbuf *out)
 {
     int lead = is_space(t->cp[i]), trail = is_space(t->cp[end - 1]), more = end < t->n;
@@ -238,7 +240,7 @@ static void emit_run(const cps *t, size_t i, size_t end, ck_strbuf *out)
 }
 
 /* Phonemizes piece [i, end) (trimmed; skipped when blank) and appends the result. */
-static int emit_piece(const cps *t, size_t i, size_t end, ck_g2p_piece_fn fn, void *ctx, ck_strbuf *out,
+static int emit_piece(const cps *t, size_t i, size_t end, ck_espeak_piece_fn fn, void *ctx, ck_strbuf *out,
                       ck_error *err)
 {
     while (i < end && is_space(t->cp[i])) {
@@ -282,7 +284,7 @@ static void squeeze_spaces(char *s)
     s[w] = '\0';
 }
 
-int ck_g2p_punctuate(const char *text, ck_g2p_piece_fn piece, void *ctx, char **out, ck_error *err)
+int ck_espeak_punctuate(const char *text, ck_espeak_piece_fn piece, void *ctx, char **out, ck_error *err)
 {
     if (text == NULL || piece == NULL || out == NULL) {
         return ck_fail(err, CK_E_ARG, "g2p: null argument");
@@ -317,11 +319,11 @@ int ck_g2p_punctuate(const char *text, ck_g2p_piece_fn piece, void *ctx, char **
 
 /* ---- espeak-ng ---- */
 
-struct ck_g2p {
+struct ck_espeak {
     char lang[8];      /* "en-us" | "en-gb" */
     int british;
     char version[64];  /* "espeak-ng 1.51" */
-    int raw;           /* ck_g2p_espeak_raw: pieces are not rewritten */
+    int raw;           /* ck_espeak_raw: pieces are not rewritten */
 };
 
 #ifdef CK_HAVE_ESPEAK
@@ -355,7 +357,7 @@ static int select_voice(const char *lang, ck_error *err)
 }
 
 /* Initialises espeak-ng once per process and selects the voice. Caller holds the lock. */
-static int espeak_ready(ck_g2p *g, ck_error *err)
+static int espeak_ready(ck_espeak *g, ck_error *err)
 {
     if (!g_espeak_ready) {
         int rate = espeak_Initialize(AUDIO_OUTPUT_SYNCHRONOUS, 0, NULL,
@@ -383,10 +385,10 @@ static void append_clause(ck_strbuf *b, const char *ph)
     ck_strbuf_append(b, " ", 1);
 }
 
-/* ck_g2p_piece_fn over espeak-ng: IPA with stress marks and '^' ties, then ck_g2p_rewrite. */
+/* ck_espeak_piece_fn over espeak-ng: IPA with stress marks and '^' ties, then ck_espeak_rewrite. */
 static int espeak_piece(void *ctx, const char *piece, char **phonemes, ck_error *err)
 {
-    ck_g2p *g = ctx;
+    ck_espeak *g = ctx;
     ck_strbuf b = {0};
     pthread_mutex_lock(&g_espeak_lock);
     int rc = espeak_ready(g, err);
@@ -408,7 +410,7 @@ static int espeak_piece(void *ctx, const char *piece, char **phonemes, ck_error 
     rc = sb_finish(&b, &raw, err);
     if (rc == CK_OK) {
         squeeze_spaces(raw);
-        rc = g->raw ? CK_OK : ck_g2p_rewrite(raw, g->british, phonemes, err);
+        rc = g->raw ? CK_OK : ck_espeak_rewrite(raw, g->british, phonemes, err);
     }
     if (rc == CK_OK && g->raw) {
         *phonemes = raw;
@@ -419,32 +421,21 @@ static int espeak_piece(void *ctx, const char *piece, char **phonemes, ck_error 
 }
 #endif
 
-int ck_g2p_lang(const char *lang, int *british, ck_error *err)
-{
-    if (lang == NULL || strcmp(lang, "en-us") == 0) {
-        *british = 0;
-        return CK_OK;
-    }
-    if (strcmp(lang, "en-gb") == 0) {
-        *british = 1;
-        return CK_OK;
-    }
-    return ck_fail(err, CK_E_ARG, "g2p: lang \"%s\": expected \"en-us\" or \"en-gb\"", lang);
-}
-
-int ck_g2p_open(ck_g2p **out, const char *lang, ck_error *err)
+int ck_espeak_open(ck_espeak **out, const char *lang, ck_error *err)
 {
     if (out == NULL) {
         return ck_fail(err, CK_E_ARG, "g2p: null out");
     }
     *out = NULL;
-    int british = 0;
-    if (ck_g2p_lang(lang, &british, err) != CK_OK) {
-        return CK_E_ARG;
+    ck_lang which = CK_LANG_EN_US;
+    ck_error lang_err = {CK_OK, ""};
+    if (ck_lang_parse(lang, &which, &lang_err) != CK_OK) {
+        return ck_fail(err, CK_E_ARG, "g2p: %s", lang_err.message);
     }
-    lang = british ? "en-gb" : "en-us";
+    int british = which == CK_LANG_EN_GB;
+    lang = ck_lang_name(which);
 #ifdef CK_HAVE_ESPEAK
-    ck_g2p *g = calloc(1, sizeof *g);
+    ck_espeak *g = calloc(1, sizeof *g);
     if (g == NULL) {
         return ck_fail(err, CK_E_MEMORY, "g2p: cannot allocate");
     }
@@ -464,38 +455,38 @@ int ck_g2p_open(ck_g2p **out, const char *lang, ck_error *err)
 #endif
 }
 
-int ck_g2p_phonemize(ck_g2p *g, const char *text, char **phonemes, ck_error *err)
+int ck_espeak_phonemize(ck_espeak *g, const char *text, char **phonemes, ck_error *err)
 {
     if (g == NULL || text == NULL || phonemes == NULL) {
         return ck_fail(err, CK_E_ARG, "g2p: null argument");
     }
 #ifdef CK_HAVE_ESPEAK
-    return ck_g2p_punctuate(text, espeak_piece, g, phonemes, err);
+    return ck_espeak_punctuate(text, espeak_piece, g, phonemes, err);
 #else
     return ck_fail(err, CK_E_BACKEND, "g2p: built without espeak-ng");
 #endif
 }
 
-int ck_g2p_espeak_raw(const ck_g2p *g, const char *text, char **raw, ck_error *err)
+int ck_espeak_raw(const ck_espeak *g, const char *text, char **raw, ck_error *err)
 {
     if (g == NULL || text == NULL || raw == NULL) {
         return ck_fail(err, CK_E_ARG, "g2p: null argument");
     }
 #ifdef CK_HAVE_ESPEAK
-    ck_g2p copy = *g;
+    ck_espeak copy = *g;
     copy.raw = 1;
-    return ck_g2p_punctuate(text, espeak_piece, &copy, raw, err);
+    return ck_espeak_punctuate(text, espeak_piece, &copy, raw, err);
 #else
     return ck_fail(err, CK_E_BACKEND, "g2p: built without espeak-ng");
 #endif
 }
 
-const char *ck_g2p_version(const ck_g2p *g)
+const char *ck_espeak_version(const ck_espeak *g)
 {
     return g != NULL ? g->version : NULL;
 }
 
-void ck_g2p_close(ck_g2p *g)
+void ck_espeak_close(ck_espeak *g)
 {
     free(g);
 }
