@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ck_status.h"
@@ -191,6 +192,13 @@ static void test_bad_files_refused(void)
     snprintf(dict, sizeof dict, "%s", ck_test_path("tests/fixtures/pth/kokoro_reduced_f32.pth"));
     expect_refused(dict, CK_E_FORMAT, "a voice file holds one floating tensor [510, 1, 256]");
     expect_refused("/nonexistent/v.bin", CK_E_IO, "/nonexistent/v.bin");
+    /* a FIFO with no writer: refused at once, not waited on (alarm turns a hang into a failure) */
+    const char *fifo = ck_test_tmp_path("fifo.bin");
+    CU_ASSERT_EQUAL_FATAL(mkfifo(fifo, 0600), 0);
+    alarm(10);
+    expect_refused(fifo, CK_E_IO, "fifo.bin: voice pack is not a regular file");
+    alarm(0);
+    unlink(fifo);
 }
 
 static void test_bad_specs_refused(void)

@@ -1,8 +1,10 @@
 /* test_weights.c - weight sets: SHA-256 vectors, synthetic -> save -> load bit-identical, name
  * normalisation, F16/BF16 conversion, unaligned copies, non-finite rejection, integer tensors skipped,
  * releasing tensors (owned buffers freed, mapped pages dropped). */
+#include <signal.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ck_status.h"
@@ -415,6 +417,20 @@ static void test_load_missing_file(void)
     expect_load_fails("/nonexistent/w.safetensors", CK_E_IO, "/nonexistent/w.safetensors");
 }
 
+/* A FIFO with no writer is refused at once, not waited on (the .pth sniff read its first bytes
+ * through a blocking fopen); alarm() turns a hang into a failure. */
+static void test_fifo_refused(void)
+{
+    const char *path = ck_test_tmp_path("fifo.safetensors");
+    CU_ASSERT_EQUAL_FATAL(mkfifo(path, 0600), 0);
+    alarm(10);
+    char want[4200];
+    snprintf(want, sizeof want, "%s: not a regular file", path);
+    expect_load_fails(path, CK_E_IO, want);
+    alarm(0);
+    unlink(path);
+}
+
 static void test_free_accepts_null(void)
 {
     ck_weights_free(NULL);
@@ -446,4 +462,5 @@ CK_TEST_MAIN("weights", {"sha256 vectors", test_sha256_vectors}, {"sha256 file",
              {"release synthetic", test_release_synthetic},
              {"release drops mapped pages", test_release_drops_mapped_pages},
              {"load missing file", test_load_missing_file},
+             {"fifo refused", test_fifo_refused},
              {"free accepts null", test_free_accepts_null}, {"cleanup", test_cleanup})
