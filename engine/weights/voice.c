@@ -262,15 +262,24 @@ int ck_voice_load(ck_voice **out, const char *spec, const char *voices_dir, ck_e
     ck_voice *v = calloc(1, sizeof *v);
     float *one = malloc(count * sizeof *one);
     double *sum = calloc(count, sizeof *sum);
-    double total = 0.0;
+    double total = 0.0, largest = 0.0;
+    int exponent = 0;
     rc = v != NULL && one != NULL && sum != NULL ? CK_OK
                                                  : ck_fail(err, CK_E_MEMORY, "voice: out of memory");
+    for (size_t k = 0; k < n; k++) {
+        largest = parts[k].weight > largest ? parts[k].weight : largest;
+    }
+    (void)frexp(largest, &exponent);
     for (size_t k = 0; k < n && rc == CK_OK; k++) {
+        /* weights over the largest's power of two (exact, so the same bits as sum(w x) / sum(w)),
+         * at most 1: 1e308 + 1e308 cannot overflow the sums to Inf, nor 5e-324 x a value
+         * underflow to 0 */
+        double weight = ldexp(parts[k].weight, -exponent);
         rc = read_part(&parts[k], dir, n == 1 ? v->pack : one, err);
         for (size_t i = 0; rc == CK_OK && n > 1 && i < count; i++) {
-            sum[i] += parts[k].weight * (double)one[i];
+            sum[i] += weight * (double)one[i];
         }
-        total += parts[k].weight;
+        total += weight;
     }
     for (size_t i = 0; rc == CK_OK && n > 1 && i < count; i++) {
         v->pack[i] = (float)(sum[i] / total);

@@ -139,6 +139,34 @@ static void test_mixes(void)
     ck_voice_free(three);
 }
 
+/* Weights at the ends of double's range mix like any others: equal powers of two (2^1023, 2^-1074)
+ * give the plain mean bit for bit, 1e308 each within a rounding of it (2^1023 + 2^1023 and
+ * 1e308 + 1e308 overflowed the sum of weights to Inf, giving NaN and zeros; 5e-324 x a value
+ * underflowed to 0), and a weight 1e308 times the other's is that pack alone. */
+static void test_extreme_weights(void)
+{
+    ck_voice *plain = load_ok("af_bella,af_sky");
+    ck_voice *two = load_ok("af_bella:8.9884656743115795e307,af_sky:8.9884656743115795e307");
+    ck_voice *huge = load_ok("af_bella:1e308,af_sky:1e308");
+    ck_voice *tiny = load_ok("af_bella:5e-324,af_sky:5e-324");
+    ck_voice *lopsided = load_ok("af_bella:1e308,af_sky:1");
+    ck_voice *bella = load_ok("af_bella");
+    CU_ASSERT_EQUAL(memcmp(two->pack, plain->pack, sizeof plain->pack), 0);
+    CU_ASSERT_EQUAL(memcmp(tiny->pack, plain->pack, sizeof plain->pack), 0);
+    CU_ASSERT_EQUAL(memcmp(lopsided->pack, bella->pack, sizeof bella->pack), 0);
+    size_t far = 0;
+    for (size_t i = 0; i < N_VALUES; i++) {
+        far += !(fabsf(huge->pack[i] - plain->pack[i]) <= 1e-6f * fabsf(plain->pack[i]));
+    }
+    CU_ASSERT_EQUAL(far, 0);
+    ck_voice_free(plain);
+    ck_voice_free(two);
+    ck_voice_free(huge);
+    ck_voice_free(tiny);
+    ck_voice_free(lopsided);
+    ck_voice_free(bella);
+}
+
 /* Row = phonemes - 1 (pipeline.py: pack[len(ps) - 1]), clamped to the pack. */
 static void test_row_rule(void)
 {
@@ -233,6 +261,7 @@ CK_TEST_MAIN("voice", {"shipped pack by name and by path", test_shipped_by_name}
              {".pt voice file", test_pt_file},
              {"synthetic pack", test_synthetic_pack},
              {"plain and weighted mixes", test_mixes},
+             {"extreme weights", test_extreme_weights},
              {"row rule", test_row_rule},
              {"bad files refused", test_bad_files_refused},
              {"bad specs refused", test_bad_specs_refused},
