@@ -95,7 +95,9 @@ static int parse_spec(const char *spec, voice_part *parts, size_t *n, ck_error *
         if (colon != NULL && !(colon[1] == '/' || strchr(colon + 1, '/') != NULL)) {
             char *stop = NULL;
             double w = strtod(colon + 1, &stop);
-            if (colon[1] == '\0' || *stop != '\0' || !isfinite(w) || !(w > 0.0)) {
+            /* a decimal: strtod alone also takes hex ("0x10") and leading blanks */
+            int decimal = strspn(colon + 1, "0123456789.eE+-") == strlen(colon + 1);
+            if (colon[1] == '\0' || !decimal || *stop != '\0' || !isfinite(w) || !(w > 0.0)) {
                 return ck_fail(err, CK_E_ARG, "voice \"%s\": part \"%s\": weight \"%s\" is not a "
                                "positive number", spec, part->text, colon + 1);
             }

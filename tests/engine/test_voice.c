@@ -239,6 +239,9 @@ static void test_bad_specs_refused(void)
     expect_refused("af_heart:-1", CK_E_ARG, "weight \"-1\" is not a positive number");
     expect_refused("af_heart:x", CK_E_ARG, "weight \"x\" is not a positive number");
     expect_refused("af_heart:inf", CK_E_ARG, "weight \"inf\" is not a positive number");
+    /* a decimal only, as voice.h says: strtod alone also took hex and leading blanks */
+    expect_refused("af_heart:0x10", CK_E_ARG, "weight \"0x10\" is not a positive number");
+    expect_refused("af_heart: 2", CK_E_ARG, "weight \" 2\" is not a positive number");
     expect_refused(":2", CK_E_ARG, "has a weight but no voice");
     expect_refused("AF_Heart", CK_E_ARG, "neither a file");
     expect_refused("a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a", CK_E_ARG, "more than 16 parts");
