@@ -303,6 +303,16 @@ static void test_weight_norm_malformed_refused(void)
                                   {"p.c.weight_v", CK_DTYPE_F32, 2, {2, 2}, v, NULL, 0},
                                   {"p.c.weight", CK_DTYPE_F32, 2, {2, 2}, w4, NULL, 0}};
     expect_pair_refused(stored, 3, CK_E_FORMAT, "\"p.c.weight\": stored beside its weight-norm g and v");
+    /* both stored forms of one weight: P.weight is derived twice, not stored */
+    const float eye[4] = {1.0f, 0.0f, 0.0f, 1.0f};
+    const ck_st_entry forms[] = {{"p.c.weight_g", CK_DTYPE_F32, 1, {2}, g, NULL, 0},
+                                 {"p.c.weight_v", CK_DTYPE_F32, 2, {2, 2}, eye, NULL, 0},
+                                 {"p.c.parametrizations.weight.original0", CK_DTYPE_F32, 1, {2}, g,
+                                  NULL, 0},
+                                 {"p.c.parametrizations.weight.original1", CK_DTYPE_F32, 2, {2, 2},
+                                  eye, NULL, 0}};
+    expect_pair_refused(forms, 4, CK_E_FORMAT, "\"p.c.parametrizations.weight.original0\": weight "
+                        "norm: \"p.c.weight\" is also derived from another g and v");
     const ck_st_entry zero[] = {{"p.c.weight_g", CK_DTYPE_F32, 1, {2}, g, NULL, 0},
                                 {"p.c.weight_v", CK_DTYPE_F32, 2, {2, 2}, v, NULL, 0}};
     expect_pair_refused(zero, 2, CK_E_NONFINITE, "\"p.c.weight_v\": weight norm: row 1 of v has norm 0");
