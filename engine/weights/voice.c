@@ -232,16 +232,21 @@ static int read_part(const voice_part *p, const char *dir, float *pack, ck_error
     return rc;
 }
 
-/* "a:2,b:1" from the parts (weights as %g), into v->spec. */
+/* "a:2,b:1" from the parts (weights as %g), into v->spec; cut with "..." where the first part that
+ * does not fit starts, so no part is left out unseen. */
 static void resolved_spec(ck_voice *v, const voice_part *parts, size_t n)
 {
-    size_t used = 0;
+    size_t used = 0, room = sizeof v->spec - 3; /* keeps 3 bytes for "..." */
     v->spec[0] = '\0';
     for (size_t i = 0; i < n; i++) {
-        int w = n == 1 ? snprintf(v->spec + used, sizeof v->spec - used, "%s", parts[i].text)
-                       : snprintf(v->spec + used, sizeof v->spec - used, "%s%s:%g", i ? "," : "",
+        int w = n == 1 ? snprintf(v->spec + used, room - used, "%s", parts[i].text)
+                       : snprintf(v->spec + used, room - used, "%s%s:%g", i ? "," : "",
                                   parts[i].text, parts[i].weight);
-        used = w > 0 && (size_t)w < sizeof v->spec - used ? used + (size_t)w : used;
+        if (w < 0 || (size_t)w >= room - used) {
+            memcpy(v->spec + used, "...", 4);
+            return;
+        }
+        used += (size_t)w;
     }
 }
 

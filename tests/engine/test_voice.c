@@ -167,6 +167,28 @@ static void test_extreme_weights(void)
     ck_voice_free(bella);
 }
 
+/* A resolved spec longer than v->spec is cut with "...", never with a middle part dropped (a part
+ * that did not fit was overwritten by the next one that did: "P:1,P:2,synthetic:1" for a mix of
+ * four). */
+static void test_long_spec_cut_visibly(void)
+{
+    char part[256], spec[1200];
+    int n = snprintf(part, sizeof part, "%s", pack_path("af_heart"));
+    while (n < 200) {  /* the same file, 200+ bytes: af_heart.bin -> ./af_heart.bin */
+        char *slash = strrchr(part, '/');
+        memmove(slash + 2, slash, strlen(slash) + 1);
+        memcpy(slash, "/.", 2);
+        n += 2;
+    }
+    snprintf(spec, sizeof spec, "%s:1,%s:2,%s:3,synthetic", part, part, part);
+    ck_voice *v = load_ok(spec);
+    size_t len = strlen(v->spec);
+    CU_ASSERT_PTR_NULL(strstr(v->spec, "synthetic"));
+    CU_ASSERT(len >= 3 && strcmp(v->spec + len - 3, "...") == 0);
+    CU_ASSERT_EQUAL(strncmp(v->spec, spec, len - 3), 0);
+    ck_voice_free(v);
+}
+
 /* Row = phonemes - 1 (pipeline.py: pack[len(ps) - 1]), clamped to the pack. */
 static void test_row_rule(void)
 {
@@ -265,6 +287,7 @@ CK_TEST_MAIN("voice", {"shipped pack by name and by path", test_shipped_by_name}
              {"synthetic pack", test_synthetic_pack},
              {"plain and weighted mixes", test_mixes},
              {"extreme weights", test_extreme_weights},
+             {"long spec cut visibly", test_long_spec_cut_visibly},
              {"row rule", test_row_rule},
              {"bad files refused", test_bad_files_refused},
              {"bad specs refused", test_bad_specs_refused},
