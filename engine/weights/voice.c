@@ -188,9 +188,17 @@ static int read_pt(const char *path, float *pack, ck_error *err)
     int dtype_ok = t != NULL && (t->dtype == CK_DTYPE_F32 || t->dtype == CK_DTYPE_F16 ||
                                  t->dtype == CK_DTYPE_BF16);
     if (!shape_ok || !dtype_ok) {
+        char got[160] = "";  /* "I64 [2, 3]": what makes it no voice may be the dtype */
+        size_t used = 0;
+        for (size_t d = 0; t != NULL && d <= t->rank && used < sizeof got; d++) {
+            int w = d == 0 ? snprintf(got, sizeof got, " %s [", ck_dtype_name(t->dtype))
+                           : snprintf(got + used, sizeof got - used, "%zu%s", t->shape[d - 1],
+                                      d < t->rank ? ", " : "");
+            used += w > 0 ? (size_t)w : 0;
+        }
         rc = ck_fail(err, CK_E_FORMAT, "%s: a voice file holds one floating tensor [510, 1, 256]; "
-                     "this one holds %zu tensors, the first of %zu elements", path, ck_pth_count(f),
-                     t != NULL ? t->elements : 0);
+                     "this one holds %zu tensor(s), the first%s]", path, ck_pth_count(f),
+                     t != NULL ? got : " none [");
     }
     rc = rc == CK_OK ? ck_pth_view(f, 0, &view, err) : rc;
     rc = rc == CK_OK ? ck_st_to_f32(&view, pack, (size_t)CK_VOICE_ROWS * CK_VOICE_DIM, err) : rc;

@@ -241,6 +241,9 @@ static void test_bad_files_refused(void)
     char dict[4200];
     snprintf(dict, sizeof dict, "%s", ck_test_path("tests/fixtures/pth/kokoro_reduced_f32.pth"));
     expect_refused(dict, CK_E_FORMAT, "a voice file holds one floating tensor [510, 1, 256]");
+    snprintf(dict, sizeof dict, "%s", ck_test_path("tests/fixtures/pth/voice_i64.pt"));
+    expect_refused(dict, CK_E_FORMAT, "voice_i64.pt: a voice file holds one floating tensor "
+                   "[510, 1, 256]; this one holds 1 tensor(s), the first I64 [2, 3]");
     expect_refused("/nonexistent/v.bin", CK_E_IO, "/nonexistent/v.bin");
     /* a FIFO with no writer: refused at once, not waited on (alarm turns a hang into a failure) */
     const char *fifo = ck_test_tmp_path("fifo.bin");
