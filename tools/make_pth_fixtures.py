@@ -180,6 +180,7 @@ def write_small(out):
     torch.save(ckpt, f"{out}/kokoro_weight_norm.pth")
     write_safetensors(f"{out}/kokoro_weight_norm_folded.safetensors", folded)
     torch.save(values(97, [510, 1, 256]), f"{out}/voice_tensor.pt")  # a voice file: one bare tensor
+    torch.save(torch.arange(6, dtype=torch.int64).view(2, 3), f"{out}/voice_i64.pt")  # not a voice
     hostile(out)
 
 

@@ -2,10 +2,13 @@
  * tensor view against its storage entry. Must not read a storage before its tensor is viewed. */
 #include "pth.h"
 
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "pth_pickle.h"
 #include "zip.h"
@@ -20,15 +23,18 @@ struct ck_pth_file {
     unsigned char *verified;   /* [zip entries]: CRC already checked */
 };
 
+/* O_NONBLOCK and regular files only: a FIFO with no writer must not block here (0: the caller's
+ * own open refuses it). */
 int ck_pth_sniff(const char *path)
 {
     unsigned char magic[4] = {0};
-    FILE *fp = path != NULL ? fopen(path, "rb") : NULL;
-    if (fp == NULL) {
+    struct stat st;
+    int fd = path != NULL ? open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC) : -1;
+    if (fd < 0) {
         return 0;
     }
-    size_t got = fread(magic, 1, sizeof magic, fp);
-    fclose(fp);
+    ssize_t got = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, magic, sizeof magic) : 0;
+    close(fd);
     return got == 4 && memcmp(magic, "PK\x03\x04", 4) == 0;
 }
 

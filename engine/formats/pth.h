@@ -31,7 +31,8 @@ typedef struct {
 typedef struct ck_pth_file ck_pth_file;
 
 /* 1 when the file at `path` starts with the ZIP local header signature "PK\x03\x04" (a torch.save
- * archive; a safetensors file starts with its u64 header length), else 0 (also when unreadable). */
+ * archive; a safetensors file starts with its u64 header length), else 0 (also when unreadable or
+ * not a regular file: a FIFO is never waited on). */
 int ck_pth_sniff(const char *path);
 
 /* Opens the archive (ck_zip_open), finds the single "<dir>/data.pkl", checks "<dir>/byteorder" is

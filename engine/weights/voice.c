@@ -95,7 +95,9 @@ static int parse_spec(const char *spec, voice_part *parts, size_t *n, ck_error *
         if (colon != NULL && !(colon[1] == '/' || strchr(colon + 1, '/') != NULL)) {
             char *stop = NULL;
             double w = strtod(colon + 1, &stop);
-            if (colon[1] == '\0' || *stop != '\0' || !isfinite(w) || !(w > 0.0)) {
+            /* a decimal: strtod alone also takes hex ("0x10") and leading blanks */
+            int decimal = strspn(colon + 1, "0123456789.eE+-") == strlen(colon + 1);
+            if (colon[1] == '\0' || !decimal || *stop != '\0' || !isfinite(w) || !(w > 0.0)) {
                 return ck_fail(err, CK_E_ARG, "voice \"%s\": part \"%s\": weight \"%s\" is not a "
                                "positive number", spec, part->text, colon + 1);
             }
@@ -186,9 +188,17 @@ static int read_pt(const char *path, float *pack, ck_error *err)
     int dtype_ok = t != NULL && (t->dtype == CK_DTYPE_F32 || t->dtype == CK_DTYPE_F16 ||
                                  t->dtype == CK_DTYPE_BF16);
     if (!shape_ok || !dtype_ok) {
+        char got[160] = "";  /* "I64 [2, 3]": what makes it no voice may be the dtype */
+        size_t used = 0;
+        for (size_t d = 0; t != NULL && d <= t->rank && used < sizeof got; d++) {
+            int w = d == 0 ? snprintf(got, sizeof got, " %s [", ck_dtype_name(t->dtype))
+                           : snprintf(got + used, sizeof got - used, "%zu%s", t->shape[d - 1],
+                                      d < t->rank ? ", " : "");
+            used += w > 0 ? (size_t)w : 0;
+        }
         rc = ck_fail(err, CK_E_FORMAT, "%s: a voice file holds one floating tensor [510, 1, 256]; "
-                     "this one holds %zu tensors, the first of %zu elements", path, ck_pth_count(f),
-                     t != NULL ? t->elements : 0);
+                     "this one holds %zu tensor(s), the first%s]", path, ck_pth_count(f),
+                     t != NULL ? got : " none [");
     }
     rc = rc == CK_OK ? ck_pth_view(f, 0, &view, err) : rc;
     rc = rc == CK_OK ? ck_st_to_f32(&view, pack, (size_t)CK_VOICE_ROWS * CK_VOICE_DIM, err) : rc;
@@ -230,16 +240,21 @@ static int read_part(const voice_part *p, const char *dir, float *pack, ck_error
     return rc;
 }
 
-/* "a:2,b:1" from the parts (weights as %g), into v->spec. */
+/* "a:2,b:1" from the parts (weights as %g), into v->spec; cut with "..." where the first part that
+ * does not fit starts, so no part is left out unseen. */
 static void resolved_spec(ck_voice *v, const voice_part *parts, size_t n)
 {
-    size_t used = 0;
+    size_t used = 0, room = sizeof v->spec - 3; /* keeps 3 bytes for "..." */
     v->spec[0] = '\0';
     for (size_t i = 0; i < n; i++) {
-        int w = n == 1 ? snprintf(v->spec + used, sizeof v->spec - used, "%s", parts[i].text)
-                       : snprintf(v->spec + used, sizeof v->spec - used, "%s%s:%g", i ? "," : "",
+        int w = n == 1 ? snprintf(v->spec + used, room - used, "%s", parts[i].text)
+                       : snprintf(v->spec + used, room - used, "%s%s:%g", i ? "," : "",
                                   parts[i].text, parts[i].weight);
-        used = w > 0 && (size_t)w < sizeof v->spec - used ? used + (size_t)w : used;
+        if (w < 0 || (size_t)w >= room - used) {
+            memcpy(v->spec + used, "...", 4);
+            return;
+        }
+        used += (size_t)w;
     }
 }
 
@@ -262,15 +277,24 @@ int ck_voice_load(ck_voice **out, const char *spec, const char *voices_dir, ck_e
     ck_voice *v = calloc(1, sizeof *v);
     float *one = malloc(count * sizeof *one);
     double *sum = calloc(count, sizeof *sum);
-    double total = 0.0;
+    double total = 0.0, largest = 0.0;
+    int exponent = 0;
     rc = v != NULL && one != NULL && sum != NULL ? CK_OK
                                                  : ck_fail(err, CK_E_MEMORY, "voice: out of memory");
+    for (size_t k = 0; k < n; k++) {
+        largest = parts[k].weight > largest ? parts[k].weight : largest;
+    }
+    (void)frexp(largest, &exponent);
     for (size_t k = 0; k < n && rc == CK_OK; k++) {
+        /* weights over the largest's power of two (exact, so the same bits as sum(w x) / sum(w)),
+         * at most 1: 1e308 + 1e308 cannot overflow the sums to Inf, nor 5e-324 x a value
+         * underflow to 0 */
+        double weight = ldexp(parts[k].weight, -exponent);
         rc = read_part(&parts[k], dir, n == 1 ? v->pack : one, err);
         for (size_t i = 0; rc == CK_OK && n > 1 && i < count; i++) {
-            sum[i] += parts[k].weight * (double)one[i];
+            sum[i] += weight * (double)one[i];
         }
-        total += parts[k].weight;
+        total += weight;
     }
     for (size_t i = 0; rc == CK_OK && n > 1 && i < count; i++) {
         v->pack[i] = (float)(sum[i] / total);

@@ -28,7 +28,8 @@
 typedef struct {
     float pack[CK_VOICE_ROWS * CK_VOICE_DIM]; /* [510, 256] row-major, every value finite */
     unsigned char sha256[32];                 /* of pack as 522,240 little-endian f32 bytes */
-    char spec[512];                           /* the spec as resolved: "af_bella:2,af_sky:1" */
+    char spec[512];                           /* the spec as resolved: "af_bella:2,af_sky:1"
+                                               * (a longer one cut with "...") */
 } ck_voice;
 
 /* Loads the voice `spec` names: one part, or parts joined by ',' each optionally weighted as

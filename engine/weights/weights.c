@@ -359,6 +359,9 @@ static int fold_weight_norm(ck_weights *w, const char *path, ck_error *err)
         } else if (snprintf(name, n, "%s.weight", prefix), v == NULL) {
             rc = ck_fail(err, CK_E_FORMAT, "%s: \"%s\": weight norm: no \"%s\" beside it", path,
                          g->name, v_name);
+        } else if (ck_weights_find(w, name) != NULL && ck_weights_find(w, name)->derived) {
+            rc = ck_fail(err, CK_E_FORMAT, "%s: \"%s\": weight norm: \"%s\" is also derived from "
+                         "another g and v", path, g->name, name);
         } else if (ck_weights_find(w, name) != NULL) {
             rc = ck_fail(err, CK_E_FORMAT, "%s: \"%s\": stored beside its weight-norm g and v",
                          path, name);

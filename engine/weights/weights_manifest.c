@@ -119,17 +119,22 @@ static int check_entry(const char *mpath, const ck_tensor *t, const cJSON *e, ck
     return CK_OK;
 }
 
-/* Entry named `name` in the tensors array, or NULL. */
-static const cJSON *find_entry(const cJSON *tensors, const char *name)
+/* Entry named `name` in the tensors array, or NULL; *twice set when a second entry has it too. */
+static const cJSON *find_entry(const cJSON *tensors, const char *name, int *twice)
 {
-    const cJSON *e;
+    const cJSON *e, *found = NULL;
+    *twice = 0;
     cJSON_ArrayForEach(e, tensors) {
         const cJSON *n = cJSON_GetObjectItemCaseSensitive(e, "name");
         if (cJSON_IsString(n) && strcmp(n->valuestring, name) == 0) {
-            return e;
+            *twice = found != NULL;
+            if (*twice) {
+                break;
+            }
+            found = e;
         }
     }
-    return NULL;
+    return found;
 }
 
 static int verify_doc(ck_weights *w, const char *mpath, const cJSON *doc, ck_error *err)
@@ -147,18 +152,25 @@ static int verify_doc(ck_weights *w, const char *mpath, const cJSON *doc, ck_err
         if (t->derived) {
             continue;
         }
-        const cJSON *e = find_entry(tensors, t->name);
-        rc = e != NULL ? check_entry(mpath, t, e, err)
-                       : ck_fail(err, CK_E_HASH, "%s: tensor \"%s\": not in the manifest", mpath,
-                                 t->name);
+        int twice = 0;
+        const cJSON *e = find_entry(tensors, t->name, &twice);
+        rc = twice ? ck_fail(err, CK_E_HASH, "%s: tensor \"%s\": listed twice in the manifest",
+                             mpath, t->name)
+             : e != NULL ? check_entry(mpath, t, e, err)
+                         : ck_fail(err, CK_E_HASH, "%s: tensor \"%s\": not in the manifest", mpath,
+                                   t->name);
     }
     const cJSON *e;
     cJSON_ArrayForEach(e, tensors) {
         const cJSON *n = cJSON_GetObjectItemCaseSensitive(e, "name");
-        if (rc == CK_OK && (!cJSON_IsString(n) || (ck_weights_find(w, n->valuestring) == NULL &&
-                                                    ck_weights_read_group(w, n->valuestring)))) {
-            rc = ck_fail(err, CK_E_HASH, "%s: tensor \"%s\": in the manifest, not in the weights",
-                         mpath, cJSON_IsString(n) ? n->valuestring : "(no name)");
+        const ck_tensor *t = cJSON_IsString(n) ? ck_weights_find(w, n->valuestring) : NULL;
+        int expected = cJSON_IsString(n) && ck_weights_read_group(w, n->valuestring);
+        if (rc == CK_OK && (!cJSON_IsString(n) || (t == NULL && expected) ||
+                            (t != NULL && t->derived))) {
+            /* a derived (folded) weight is not stored, so never hashed against its entry */
+            rc = ck_fail(err, CK_E_HASH, "%s: tensor \"%s\": in the manifest, not in the weights%s",
+                         mpath, cJSON_IsString(n) ? n->valuestring : "(no name)",
+                         t != NULL ? " (derived at load from its g and v)" : "");
         }
     }
     return rc;

@@ -26,7 +26,9 @@ int ck_weights_manifest_write(FILE *out, ck_weights *w, const char *path, ck_err
 
 /* Verifies every stored tensor of w against the manifest at `manifest_path`, in w's order, before
  * the tensors are used: the same names in both (none missing either side; entries of groups the load
- * did not read, ck_weights_read_group, are not expected), equal shape and SHA-256 of the f32 bytes. Errors: CK_E_ARG (null), CK_E_IO (unreadable manifest), CK_E_FORMAT (not JSON,
+ * did not read, ck_weights_read_group, are not expected; a name listed twice, or naming a weight
+ * derived at load, is a mismatch), equal shape and SHA-256 of the f32 bytes. Errors: CK_E_ARG
+ * (null), CK_E_IO (unreadable manifest), CK_E_FORMAT (not JSON,
  * wrong "format", a field missing or of the wrong type; the message names the field),
  * CK_E_HASH (the first mismatch: the message names the tensor and gives got and expected),
  * CK_E_BACKEND, CK_E_MEMORY. */

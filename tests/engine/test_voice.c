@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ck_status.h"
@@ -138,6 +139,56 @@ static void test_mixes(void)
     ck_voice_free(three);
 }
 
+/* Weights at the ends of double's range mix like any others: equal powers of two (2^1023, 2^-1074)
+ * give the plain mean bit for bit, 1e308 each within a rounding of it (2^1023 + 2^1023 and
+ * 1e308 + 1e308 overflowed the sum of weights to Inf, giving NaN and zeros; 5e-324 x a value
+ * underflowed to 0), and a weight 1e308 times the other's is that pack alone. */
+static void test_extreme_weights(void)
+{
+    ck_voice *plain = load_ok("af_bella,af_sky");
+    ck_voice *two = load_ok("af_bella:8.9884656743115795e307,af_sky:8.9884656743115795e307");
+    ck_voice *huge = load_ok("af_bella:1e308,af_sky:1e308");
+    ck_voice *tiny = load_ok("af_bella:5e-324,af_sky:5e-324");
+    ck_voice *lopsided = load_ok("af_bella:1e308,af_sky:1");
+    ck_voice *bella = load_ok("af_bella");
+    CU_ASSERT_EQUAL(memcmp(two->pack, plain->pack, sizeof plain->pack), 0);
+    CU_ASSERT_EQUAL(memcmp(tiny->pack, plain->pack, sizeof plain->pack), 0);
+    CU_ASSERT_EQUAL(memcmp(lopsided->pack, bella->pack, sizeof bella->pack), 0);
+    size_t far = 0;
+    for (size_t i = 0; i < N_VALUES; i++) {
+        far += !(fabsf(huge->pack[i] - plain->pack[i]) <= 1e-6f * fabsf(plain->pack[i]));
+    }
+    CU_ASSERT_EQUAL(far, 0);
+    ck_voice_free(plain);
+    ck_voice_free(two);
+    ck_voice_free(huge);
+    ck_voice_free(tiny);
+    ck_voice_free(lopsided);
+    ck_voice_free(bella);
+}
+
+/* A resolved spec longer than v->spec is cut with "...", never with a middle part dropped (a part
+ * that did not fit was overwritten by the next one that did: "P:1,P:2,synthetic:1" for a mix of
+ * four). */
+static void test_long_spec_cut_visibly(void)
+{
+    char part[256], spec[1200];
+    int n = snprintf(part, sizeof part, "%s", pack_path("af_heart"));
+    while (n < 200) {  /* the same file, 200+ bytes: af_heart.bin -> ./af_heart.bin */
+        char *slash = strrchr(part, '/');
+        memmove(slash + 2, slash, strlen(slash) + 1);
+        memcpy(slash, "/.", 2);
+        n += 2;
+    }
+    snprintf(spec, sizeof spec, "%s:1,%s:2,%s:3,synthetic", part, part, part);
+    ck_voice *v = load_ok(spec);
+    size_t len = strlen(v->spec);
+    CU_ASSERT_PTR_NULL(strstr(v->spec, "synthetic"));
+    CU_ASSERT(len >= 3 && strcmp(v->spec + len - 3, "...") == 0);
+    CU_ASSERT_EQUAL(strncmp(v->spec, spec, len - 3), 0);
+    ck_voice_free(v);
+}
+
 /* Row = phonemes - 1 (pipeline.py: pack[len(ps) - 1]), clamped to the pack. */
 static void test_row_rule(void)
 {
@@ -190,7 +241,17 @@ static void test_bad_files_refused(void)
     char dict[4200];
     snprintf(dict, sizeof dict, "%s", ck_test_path("tests/fixtures/pth/kokoro_reduced_f32.pth"));
     expect_refused(dict, CK_E_FORMAT, "a voice file holds one floating tensor [510, 1, 256]");
+    snprintf(dict, sizeof dict, "%s", ck_test_path("tests/fixtures/pth/voice_i64.pt"));
+    expect_refused(dict, CK_E_FORMAT, "voice_i64.pt: a voice file holds one floating tensor "
+                   "[510, 1, 256]; this one holds 1 tensor(s), the first I64 [2, 3]");
     expect_refused("/nonexistent/v.bin", CK_E_IO, "/nonexistent/v.bin");
+    /* a FIFO with no writer: refused at once, not waited on (alarm turns a hang into a failure) */
+    const char *fifo = ck_test_tmp_path("fifo.bin");
+    CU_ASSERT_EQUAL_FATAL(mkfifo(fifo, 0600), 0);
+    alarm(10);
+    expect_refused(fifo, CK_E_IO, "fifo.bin: voice pack is not a regular file");
+    alarm(0);
+    unlink(fifo);
 }
 
 static void test_bad_specs_refused(void)
@@ -203,6 +264,9 @@ static void test_bad_specs_refused(void)
     expect_refused("af_heart:-1", CK_E_ARG, "weight \"-1\" is not a positive number");
     expect_refused("af_heart:x", CK_E_ARG, "weight \"x\" is not a positive number");
     expect_refused("af_heart:inf", CK_E_ARG, "weight \"inf\" is not a positive number");
+    /* a decimal only, as voice.h says: strtod alone also took hex and leading blanks */
+    expect_refused("af_heart:0x10", CK_E_ARG, "weight \"0x10\" is not a positive number");
+    expect_refused("af_heart: 2", CK_E_ARG, "weight \" 2\" is not a positive number");
     expect_refused(":2", CK_E_ARG, "has a weight but no voice");
     expect_refused("AF_Heart", CK_E_ARG, "neither a file");
     expect_refused("a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a", CK_E_ARG, "more than 16 parts");
@@ -225,6 +289,8 @@ CK_TEST_MAIN("voice", {"shipped pack by name and by path", test_shipped_by_name}
              {".pt voice file", test_pt_file},
              {"synthetic pack", test_synthetic_pack},
              {"plain and weighted mixes", test_mixes},
+             {"extreme weights", test_extreme_weights},
+             {"long spec cut visibly", test_long_spec_cut_visibly},
              {"row rule", test_row_rule},
              {"bad files refused", test_bad_files_refused},
              {"bad specs refused", test_bad_specs_refused},

@@ -1,8 +1,10 @@
 /* test_weights.c - weight sets: SHA-256 vectors, synthetic -> save -> load bit-identical, name
  * normalisation, F16/BF16 conversion, unaligned copies, non-finite rejection, integer tensors skipped,
  * releasing tensors (owned buffers freed, mapped pages dropped). */
+#include <signal.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ck_status.h"
@@ -301,6 +303,16 @@ static void test_weight_norm_malformed_refused(void)
                                   {"p.c.weight_v", CK_DTYPE_F32, 2, {2, 2}, v, NULL, 0},
                                   {"p.c.weight", CK_DTYPE_F32, 2, {2, 2}, w4, NULL, 0}};
     expect_pair_refused(stored, 3, CK_E_FORMAT, "\"p.c.weight\": stored beside its weight-norm g and v");
+    /* both stored forms of one weight: P.weight is derived twice, not stored */
+    const float eye[4] = {1.0f, 0.0f, 0.0f, 1.0f};
+    const ck_st_entry forms[] = {{"p.c.weight_g", CK_DTYPE_F32, 1, {2}, g, NULL, 0},
+                                 {"p.c.weight_v", CK_DTYPE_F32, 2, {2, 2}, eye, NULL, 0},
+                                 {"p.c.parametrizations.weight.original0", CK_DTYPE_F32, 1, {2}, g,
+                                  NULL, 0},
+                                 {"p.c.parametrizations.weight.original1", CK_DTYPE_F32, 2, {2, 2},
+                                  eye, NULL, 0}};
+    expect_pair_refused(forms, 4, CK_E_FORMAT, "\"p.c.parametrizations.weight.original0\": weight "
+                        "norm: \"p.c.weight\" is also derived from another g and v");
     const ck_st_entry zero[] = {{"p.c.weight_g", CK_DTYPE_F32, 1, {2}, g, NULL, 0},
                                 {"p.c.weight_v", CK_DTYPE_F32, 2, {2, 2}, v, NULL, 0}};
     expect_pair_refused(zero, 2, CK_E_NONFINITE, "\"p.c.weight_v\": weight norm: row 1 of v has norm 0");
@@ -415,6 +427,20 @@ static void test_load_missing_file(void)
     expect_load_fails("/nonexistent/w.safetensors", CK_E_IO, "/nonexistent/w.safetensors");
 }
 
+/* A FIFO with no writer is refused at once, not waited on (the .pth sniff read its first bytes
+ * through a blocking fopen); alarm() turns a hang into a failure. */
+static void test_fifo_refused(void)
+{
+    const char *path = ck_test_tmp_path("fifo.safetensors");
+    CU_ASSERT_EQUAL_FATAL(mkfifo(path, 0600), 0);
+    alarm(10);
+    char want[4200];
+    snprintf(want, sizeof want, "%s: not a regular file", path);
+    expect_load_fails(path, CK_E_IO, want);
+    alarm(0);
+    unlink(path);
+}
+
 static void test_free_accepts_null(void)
 {
     ck_weights_free(NULL);
@@ -446,4 +472,5 @@ CK_TEST_MAIN("weights", {"sha256 vectors", test_sha256_vectors}, {"sha256 file",
              {"release synthetic", test_release_synthetic},
              {"release drops mapped pages", test_release_drops_mapped_pages},
              {"load missing file", test_load_missing_file},
+             {"fifo refused", test_fifo_refused},
              {"free accepts null", test_free_accepts_null}, {"cleanup", test_cleanup})

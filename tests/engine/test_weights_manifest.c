@@ -185,6 +185,50 @@ static void test_extra_manifest_entry(void)
     expect_mutated(doc, NULL, CK_E_HASH, "\"decoder.x\": in the manifest, not in the weights");
 }
 
+/* An entry listed twice is refused: only the first was checked, so a second one with another
+ * hash passed. */
+static void test_duplicate_manifest_entry(void)
+{
+    cJSON *doc = write_manifest();
+    cJSON_AddItemToArray(cJSON_GetObjectItem(doc, "tensors"), cJSON_Duplicate(entry(doc, 3), 1));
+    cJSON_SetValuestring(cJSON_GetObjectItem(entry(doc, 18), "sha256"), "00" WORD_EMB_SHA);
+    unlink(g_manifest);
+    expect_mutated(doc, NULL, CK_E_HASH,
+                   "tensor \"bert.embeddings.LayerNorm.weight\": listed twice in the manifest");
+}
+
+/* An entry naming a folded weight-norm weight is refused: the file does not store it (it was
+ * found among the derived tensors, and its hash never checked). */
+static void test_derived_manifest_entry(void)
+{
+    char path[4096], mpath[64] = "/tmp/ck_manifest_wn_XXXXXX";
+    snprintf(path, sizeof path, "%s", ck_test_path(FIX "kokoro_weight_norm.pth"));
+    ck_weights *w = load(FIX "kokoro_weight_norm.pth");
+    int fd = mkstemp(mpath);
+    FILE *fp = fd >= 0 ? fdopen(fd, "w+") : NULL;
+    CU_ASSERT_FATAL(fp != NULL && w != NULL);
+    CU_ASSERT_EQUAL_FATAL(ck_weights_manifest_write(fp, w, path, NULL), CK_OK);
+    ck_weights_free(w);
+    static char text[1 << 16];
+    rewind(fp);
+    text[fread(text, 1, sizeof text - 1, fp)] = '\0';
+    fclose(fp);
+    cJSON *doc = cJSON_Parse(text);
+    cJSON *extra = cJSON_Duplicate(entry(doc, 0), 1);
+    cJSON_SetValuestring(cJSON_GetObjectItem(extra, "name"), "text_encoder.cnn.0.0.weight");
+    cJSON_AddItemToArray(cJSON_GetObjectItem(doc, "tensors"), extra);
+    char *out = cJSON_Print(doc);
+    fp = fopen(mpath, "w");
+    CU_ASSERT_FATAL(fp != NULL);
+    fputs(out, fp);
+    fclose(fp);
+    expect_verify(FIX "kokoro_weight_norm.pth", mpath, CK_E_HASH, "tensor \"text_encoder.cnn.0.0"
+                  ".weight\": in the manifest, not in the weights (derived at load from its g and v)");
+    unlink(mpath);
+    free(out);
+    cJSON_Delete(doc);
+}
+
 static void test_wrong_format(void)
 {
     cJSON *doc = write_manifest();
@@ -255,6 +299,8 @@ CK_TEST_MAIN("weights_manifest",
              {"shape mismatch named", test_shape_mismatch},
              {"tensor missing from the manifest named", test_tensor_missing_from_manifest},
              {"manifest entry missing from the weights named", test_extra_manifest_entry},
+             {"manifest entry listed twice rejected", test_duplicate_manifest_entry},
+             {"manifest entry of a derived weight rejected", test_derived_manifest_entry},
              {"wrong format rejected", test_wrong_format},
              {"sha256 of the wrong type rejected", test_sha_not_string},
              {"not JSON rejected", test_not_json},
