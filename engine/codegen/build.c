@@ -19,7 +19,8 @@
 #include "file.h"
 #include "ck_isa.h"
 #include "linear.h"
-#include "ops.h"
+#include "op_table.h"
+#include "plan.h"
 #include "sha256.h"
 
 extern char **environ;

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "circuit_internal.h"
-#include "ops.h"
+#include "op_table.h"
 
 #define CK_REPEAT_MAX 100 /* "{layer}" expands to a 2-digit application index: 00..99 */
 
@@ -107,7 +107,7 @@ static int expand_checkpoint(ck_loader *l, const cJSON *item, ck_op *op)
     return CK_OK;
 }
 
-/* The op table's geometry check (ops.c), its message under this op's file and position. */
+/* The op table's geometry check (op_table.c), its message under this op's file and position. */
 static int check_geometry(ck_loader *l, const ck_op *op)
 {
     char msg[200];

@@ -5,7 +5,7 @@
 #include "arena.h"
 #include "executor.h"
 #include "linear.h"
-#include "ops.h"
+#include "program.h"
 #include "plan.h"
 
 struct ck_executor {

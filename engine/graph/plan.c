@@ -3,7 +3,7 @@
  * Plans only; never allocates an arena, never runs an op. */
 #include "plan.h"
 
-#include "ops.h"
+#include "op_table.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,0 +1,236 @@
+/* op_table.c - the op table (op_table.h): one row per op kind with its slots, params, geometry
+ * check, scratch, split and run per dtype. Never parses JSON, never runs a kernel itself. */
+#include "op_table.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "attention.h"
+#include "ck_isa.h"
+
+/* ---- geometry checks ---- */
+
+/* Buffer b in slot field/slot must have dtype and (cols != 0) cols. */
+static int want_buffer(const ck_circuit *c, const char *field, const char *slot, int b,
+                       ck_dtype dtype, size_t cols, char *msg, size_t cap)
+{
+    const ck_buffer *buf = &c->buffers[b];
+    char where[48] = "";
+    if (slot != NULL) {
+        snprintf(where, sizeof where, " \"%s\"", slot);
+    }
+    if (buf->dtype != dtype) {
+        snprintf(msg, cap, "%s%s: buffer \"%s\" has dtype %s, expected %s", field, where, buf->name,
+                 ck_dtype_info(buf->dtype)->lower, ck_dtype_info(dtype)->lower);
+        return CK_E_CIRCUIT;
+    }
+    if (cols != 0 && buf->cols != cols) {
+        snprintf(msg, cap, "%s%s: buffer \"%s\" has %zu cols, expected %zu", field, where,
+                 buf->name, buf->cols, cols);
+        return CK_E_CIRCUIT;
+    }
+    return CK_OK;
+}
+
+/* Weight in slot i must have the given rank and shape (a 0 in want matches any size). */
+static int want_weight(const ck_circuit *c, const ck_op *op, size_t i, size_t rank, size_t d0,
+                       size_t d1, char *msg, size_t cap)
+{
+    const ck_weight_ref *w = &c->weights[op->weights[i]];
+    const size_t want[2] = {d0, d1};
+    int ok = w->rank == rank;
+    for (size_t k = 0; ok && k < rank; k++) {
+        ok = want[k] == 0 || w->shape[k] == want[k];
+    }
+    if (ok) {
+        return CK_OK;
+    }
+    char got[64] = "", expected[64] = "";
+    for (size_t k = 0; k < w->rank; k++) {
+        snprintf(got + strlen(got), sizeof got - strlen(got), "%s%zu", k ? "," : "", w->shape[k]);
+    }
+    for (size_t k = 0; k < rank; k++) {
+        snprintf(expected + strlen(expected), sizeof expected - strlen(expected),
+                 want[k] ? "%s%zu" : "%s?", k ? "," : "", want[k]);
+    }
+    snprintf(msg, cap, "weights \"%s\": \"%s\" has shape [%s], expected [%s]",
+             ck_op_defs[op->kind].weights[i], w->name, got, expected);
+    return CK_E_CIRCUIT;
+}
+
+/* The f32 input slots [from, to) all have `cols` columns (0: any). */
+static int want_inputs(const ck_circuit *c, const ck_op *op, size_t from, size_t to, size_t cols,
+                       char *msg, size_t cap)
+{
+    int rc = CK_OK;
+    for (size_t i = from; rc == CK_OK && i < to; i++) {
+        rc = want_buffer(c, "in", ck_op_defs[op->kind].in[i], op->inputs[i], CK_DTYPE_F32, cols,
+                         msg, cap);
+    }
+    return rc;
+}
+
+/* ids, positions [T] i32; word [V,E], position [P,E], token type [K,E], gamma, beta [E] */
+static int check_embedding(const ck_circuit *c, const ck_op *op, char *msg, size_t cap)
+{
+    const size_t cols = c->buffers[op->output].cols;
+    int rc = CK_OK;
+    for (size_t i = CK_EMB_IN_IDS; rc == CK_OK && i <= CK_EMB_IN_POSITIONS; i++) {
+        rc = want_buffer(c, "in", ck_op_defs[op->kind].in[i], op->inputs[i], CK_DTYPE_I32, 1, msg,
+                         cap);
+    }
+    for (size_t i = CK_EMB_WORD; rc == CK_OK && i <= CK_EMB_BETA; i++) {
+        rc = i < CK_EMB_GAMMA ? want_weight(c, op, i, 2, 0, cols, msg, cap)
+                              : want_weight(c, op, i, 1, cols, 0, msg, cap);
+    }
+    return rc;
+}
+
+/* y [T,out] = x [T,in] W^T + b: weight [out,in], bias [out] */
+static int check_linear(const ck_circuit *c, const ck_op *op, char *msg, size_t cap)
+{
+    const size_t cols = c->buffers[op->output].cols;
+    int rc = want_inputs(c, op, CK_LIN_IN_X, CK_LIN_IN_X + 1, 0, msg, cap);
+    rc = rc ? rc : want_weight(c, op, CK_LIN_WEIGHT, 2, cols,
+                               c->buffers[op->inputs[CK_LIN_IN_X]].cols, msg, cap);
+    return rc ? rc : want_weight(c, op, CK_LIN_BIAS, 1, cols, 0, msg, cap);
+}
+
+/* q, k, v, context all [T, H*D] */
+static int check_attention(const ck_circuit *c, const ck_op *op, char *msg, size_t cap)
+{
+    const size_t cols = c->buffers[op->output].cols;
+    if (op->heads * op->head_dim != cols) {
+        snprintf(msg, cap, "params \"heads\" x \"head_dim\": %zu x %zu, but out \"%s\" has %zu cols",
+                 op->heads, op->head_dim, c->buffers[op->output].name, cols);
+        return CK_E_CIRCUIT;
+    }
+    return want_inputs(c, op, CK_ATT_IN_Q, CK_ATT_IN_V + 1, cols, msg, cap);
+}
+
+/* x, residual, gamma, beta all [.., C] */
+static int check_residual_layer_norm(const ck_circuit *c, const ck_op *op, char *msg, size_t cap)
+{
+    const size_t cols = c->buffers[op->output].cols;
+    int rc = want_inputs(c, op, CK_RLN_IN_X, CK_RLN_IN_RESIDUAL + 1, cols, msg, cap);
+    rc = rc ? rc : want_weight(c, op, CK_RLN_GAMMA, 1, cols, 0, msg, cap);
+    return rc ? rc : want_weight(c, op, CK_RLN_BETA, 1, cols, 0, msg, cap);
+}
+
+/* elementwise: x has out's cols */
+static int check_gelu_new(const ck_circuit *c, const ck_op *op, char *msg, size_t cap)
+{
+    return want_inputs(c, op, CK_GELU_IN_X, CK_GELU_IN_X + 1, c->buffers[op->output].cols, msg,
+                       cap);
+}
+
+/* ---- params and scratch ---- */
+
+/* softmax(q k^T / sqrt(head_dim)): "Attention Is All You Need" eq. 1, as in HF AlbertAttention */
+static float default_scale(const ck_op *op)
+{
+    return (float)(1.0 / sqrt((double)op->head_dim));
+}
+
+static int attention_scratch(const ck_op *op, size_t max_seq_len, ck_dtype dtype, size_t *floats)
+{
+    return dtype == CK_DTYPE_BF16 ? ck_attention_scratch_bf16(max_seq_len, op->head_dim, floats)
+                                  : ck_attention_scratch(max_seq_len, op->head_dim, floats);
+}
+
+/* ---- the table ---- */
+
+#define EPS_PARAM {"eps", CK_PARAM_FLOAT, offsetof(ck_op, eps), NULL}
+
+const ck_op_def ck_op_defs[] = {
+    [CK_OP_EMBEDDING_THREE_TABLE_LAYER_NORM] = {
+        .name = "embedding_three_table_layer_norm",
+        .in = {"ids", "positions", NULL},
+        .weights = {"word", "position", "token_type", "gamma", "beta", NULL},
+        .params = {EPS_PARAM, {NULL, CK_PARAM_FLOAT, 0, NULL}},
+        .check = check_embedding, .split = CK_SPLIT_ROWS,
+        .run = {[CK_DTYPE_F32] = ck_step_embedding},
+        .emit = ck_emit_embedding,
+        .step_fn = "ck_step_embedding",
+    },
+    [CK_OP_LINEAR] = {
+        .name = "linear",
+        .in = {"x", NULL},
+        .weights = {"weight", "bias", NULL},
+        .check = check_linear, .split = CK_SPLIT_ROW_BLOCKS,
+        /* the dtype is the oneDNN matmul's, chosen at init (ck_linear_init_typed) */
+        .run = {[CK_DTYPE_F32] = ck_step_linear, [CK_DTYPE_BF16] = ck_step_linear},
+        .emit = ck_emit_linear,
+        .step_fn = "ck_step_linear",
+        .rows = ck_step_linear_rows, .rows_fn = "ck_step_linear_rows",
+    },
+    [CK_OP_ATTENTION] = {
+        .name = "attention",
+        .in = {"q", "k", "v", NULL},
+        .params = {{"heads", CK_PARAM_SIZE, offsetof(ck_op, heads), NULL},
+                   {"head_dim", CK_PARAM_SIZE, offsetof(ck_op, head_dim), NULL},
+                   {"scale", CK_PARAM_FLOAT, offsetof(ck_op, scale), default_scale},
+                   {NULL, CK_PARAM_FLOAT, 0, NULL}},
+        .check = check_attention, .scratch = attention_scratch, .split = CK_SPLIT_SEQUENCE_HEADS,
+        /* bf16: q k^T and p v on AMX tiles (ck_attention_dtype says where) */
+        .run = {[CK_DTYPE_F32] = ck_step_attention, [CK_DTYPE_BF16] = ck_step_attention},
+        .emit = ck_emit_attention,
+        .step_fn = "ck_step_attention",
+    },
+    [CK_OP_RESIDUAL_LAYER_NORM] = {
+        .name = "residual_layer_norm",
+        .in = {"x", "residual", NULL},
+        .weights = {"gamma", "beta", NULL},
+        .params = {EPS_PARAM, {NULL, CK_PARAM_FLOAT, 0, NULL}},
+        .check = check_residual_layer_norm, .split = CK_SPLIT_ROWS,
+        .run = {[CK_DTYPE_F32] = ck_step_residual_layer_norm},
+        .emit = ck_emit_residual_layer_norm,
+        .step_fn = "ck_step_residual_layer_norm",
+        .rows = ck_step_residual_layer_norm_rows, .rows_fn = "ck_step_residual_layer_norm_rows",
+    },
+    [CK_OP_GELU_NEW] = {
+        .name = "gelu_new",
+        .in = {"x", NULL},
+        .check = check_gelu_new, .split = CK_SPLIT_ROWS, .in_place = 1,
+        .run = {[CK_DTYPE_F32] = ck_step_gelu_new},
+        .emit = ck_emit_gelu_new,
+        .step_fn = "ck_step_gelu_new",
+        .rows = ck_step_gelu_new_rows, .rows_fn = "ck_step_gelu_new_rows",
+    },
+};
+_Static_assert(sizeof ck_op_defs / sizeof ck_op_defs[0] == CK_OP_KIND_COUNT,
+               "ck_op_defs: one row per ck_op_kind");
+
+const ck_op_def *ck_op_def_of(ck_op_kind kind)
+{
+    return (unsigned)kind < CK_OP_KIND_COUNT ? &ck_op_defs[kind] : NULL;
+}
+
+const char *ck_op_kind_name(ck_op_kind kind)
+{
+    return (unsigned)kind < CK_OP_KIND_COUNT ? ck_op_defs[kind].name : "unknown";
+}
+
+ck_dtype ck_attention_dtype(const ck_circuit *c, ck_dtype precision)
+{
+    int ok = precision == CK_DTYPE_BF16 && ck_kernels_amx_bf16();
+    for (size_t i = 0; ok && i < c->n_ops; i++) {
+        ok = c->ops[i].kind != CK_OP_ATTENTION || c->ops[i].head_dim % 32 == 0;
+    }
+    return ok ? CK_DTYPE_BF16 : CK_DTYPE_F32;
+}
+
+ck_dtype ck_op_dtype(ck_op_kind kind, ck_dtype precision)
+{
+    const ck_op_def *def = ck_op_def_of(kind);
+    return def != NULL && (unsigned)precision < CK_DTYPE_COUNT && def->run[precision] != NULL
+               ? precision : CK_DTYPE_F32;
+}
+
+int ck_op_check(const ck_circuit *c, const ck_op *op, char *msg, size_t cap)
+{
+    int rc = want_buffer(c, "out", NULL, op->output, CK_DTYPE_F32, 0, msg, cap);
+    return rc ? rc : ck_op_defs[op->kind].check(c, op, msg, cap);
+}

@@ -1,0 +1,118 @@
+/* op_table.h - the op table: one row per op kind holds everything about that op (name, named
+ * slots, params with defaults, geometry check, scratch, how it splits over workers, the run
+ * function per dtype, whether it may run in place, its emit function). Knows no plan and no
+ * lowered program (program.h). Parses no JSON, opens no files.
+ *
+ * Legend: T tokens in the packed batch, S sequences, H heads, cols the buffer's per-token width. */
+#ifndef CK_OP_TABLE_H
+#define CK_OP_TABLE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "circuit.h"
+#include "steps.h"
+
+/* Slot names as numbers, per kind, in the order of the row's `in` and `weights` lists. */
+enum { CK_EMB_IN_IDS, CK_EMB_IN_POSITIONS };
+enum { CK_EMB_WORD, CK_EMB_POSITION, CK_EMB_TOKEN_TYPE, CK_EMB_GAMMA, CK_EMB_BETA };
+enum { CK_LIN_IN_X };
+enum { CK_LIN_WEIGHT, CK_LIN_BIAS };
+enum { CK_ATT_IN_Q, CK_ATT_IN_K, CK_ATT_IN_V };
+enum { CK_RLN_IN_X, CK_RLN_IN_RESIDUAL };
+enum { CK_RLN_GAMMA, CK_RLN_BETA };
+enum { CK_GELU_IN_X };
+
+typedef enum {
+    CK_PARAM_FLOAT = 0, /* a finite number > 0, stored as float */
+    CK_PARAM_SIZE = 1   /* an integer in 1..CK_OP_PARAM_SIZE_MAX, stored as size_t */
+} ck_param_type;
+
+#define CK_OP_PARAM_SIZE_MAX 4096
+#define CK_OP_PARAMS_MAX 4
+
+typedef struct {
+    const char *name;                   /* JSON key in "params"; NULL ends the list */
+    ck_param_type type;
+    size_t field;                       /* offsetof(ck_op, ...) of the value */
+    float (*fallback)(const ck_op *op); /* the default from params parsed before it; NULL: required */
+} ck_op_param;
+
+/* How a step's work is cut over the workers (scheduler/parallel.h). */
+typedef enum {
+    CK_SPLIT_ROWS = 0,           /* token rows, contiguous ranges (ck_parallel_for) */
+    CK_SPLIT_ROW_BLOCKS = 1,     /* blocks of CK_LINEAR_ROW_BLOCK rows, contiguous ranges */
+    CK_SPLIT_SEQUENCE_HEADS = 2  /* (sequence, head) pairs, interleaved (ck_parallel_for_interleaved) */
+} ck_split;
+
+typedef struct ck_step ck_step;
+
+/* Runs one step (its operands bound by ck_step_bind) over a batch, sliced over the workers as the
+ * row's `split` says: one of scheduler/steps.h's, which generated libraries call too. 0 or a
+ * CK_E_* code. */
+typedef int (*ck_op_run_fn)(const ck_step_batch *batch, const ck_step_args *step);
+
+/* Geometry check of one op against the circuit's buffers and weights: CK_OK, or CK_E_CIRCUIT with
+ * msg[cap] saying which slot and what was expected (the loader adds file and op). */
+typedef int (*ck_op_check_fn)(const ck_circuit *c, const ck_op *op, char *msg, size_t cap);
+
+/* Prints the operands of one step as generated C (ops_emit.c), the expression
+ * `&(const ck_step_args){..}` that the row's step_fn or rows_fn (steps.h) takes, with the step's
+ * planned offsets and bf16 copies (c names the buffers in comments), weights and scalars as
+ * constants (floats in hex, exact).
+ * linear_slot: the index of the step's linear in the generated library (linears only). Returns
+ * 0, or CK_E_IO when the write fails. */
+typedef int (*ck_op_emit_fn)(FILE *f, const ck_circuit *c, const ck_step *step, size_t linear_slot);
+
+/* Per-worker scratch floats the op needs for sequences up to max_seq_len when it computes in
+ * `dtype` (the attention heads on AMX need more than the f32 ones). */
+typedef int (*ck_op_scratch_fn)(const ck_op *op, size_t max_seq_len, ck_dtype dtype, size_t *floats);
+
+typedef struct {
+    const char *name;                          /* JSON "op" string = kernel file name */
+    const char *in[CK_MAX_SLOTS + 1];          /* input slot names, NULL-terminated */
+    const char *weights[CK_MAX_SLOTS + 1];     /* weight slot names, NULL-terminated */
+    ck_op_param params[CK_OP_PARAMS_MAX];      /* in parse order, name NULL-terminated */
+    ck_op_check_fn check;
+    ck_op_scratch_fn scratch;                  /* NULL: no scratch */
+    ck_split split;
+    int in_place;                              /* 1: out may also be an in */
+    ck_op_run_fn run[CK_DTYPE_COUNT];          /* NULL: the op does not compute in that dtype */
+    ck_op_emit_fn emit;                        /* the generated operands (ops_emit.c) */
+    const char *step_fn;                       /* C name of run's function, for the emitter */
+    ck_step_rows_fn rows;                      /* its row-range form (steps.h), which lets a run
+                                                  of such steps carry rows through all of them
+                                                  (ck_program_row_runs); NULL: not offered (the
+                                                  op reads other tokens' rows, or runs once a
+                                                  batch) */
+    const char *rows_fn;                       /* C name of rows, for the emitter */
+} ck_op_def;
+
+/* The table, one row per ck_op_kind, indexed by kind. Declared unsized so that op_table.c's
+ * _Static_assert sees the size its initializer gives: a kind added without a row fails to build. */
+extern const ck_op_def ck_op_defs[];
+
+/* The row of kind, NULL for an unknown kind. */
+const ck_op_def *ck_op_def_of(ck_op_kind kind);
+
+/* The emit column of the table (ops_emit.c). */
+int ck_emit_embedding(FILE *f, const ck_circuit *c, const ck_step *step, size_t linear_slot);
+int ck_emit_linear(FILE *f, const ck_circuit *c, const ck_step *step, size_t linear_slot);
+int ck_emit_attention(FILE *f, const ck_circuit *c, const ck_step *step, size_t linear_slot);
+int ck_emit_residual_layer_norm(FILE *f, const ck_circuit *c, const ck_step *step, size_t linear_slot);
+int ck_emit_gelu_new(FILE *f, const ck_circuit *c, const ck_step *step, size_t linear_slot);
+
+/* The dtype an op of `kind` computes in under `precision`: precision when the row runs in it, f32
+ * otherwise. */
+ck_dtype ck_op_dtype(ck_op_kind kind, ck_dtype precision);
+
+/* The dtype the attention heads of circuit c run in under `precision`: BF16 (AMX tiles,
+ * ck_attention_head_bf16) when precision is bf16, this CPU has AMX-BF16 (ck_kernels_amx_bf16)
+ * and every attention op's head dim is a multiple of 32; F32 otherwise. The executor and the
+ * compiler plan with it (ck_plan_limits.attention) and the lowering gives it to the steps. */
+ck_dtype ck_attention_dtype(const ck_circuit *c, ck_dtype precision);
+
+/* The out buffer must be f32, then the row's check. Same contract as ck_op_check_fn. */
+int ck_op_check(const ck_circuit *c, const ck_op *op, char *msg, size_t cap);
+
+#endif

@@ -1,0 +1,98 @@
+/* program.h - the lowered program: the flat array of steps made once from circuit + op table +
+ * plan + weights (the steps' offsets, bf16 copies, row-local runs), which the executor runs and
+ * the emitter prints. Parses no JSON, opens no files, runs no kernel.
+ *
+ * Legend: T tokens in the packed batch, S sequences, H heads, cols the buffer's per-token width. */
+#ifndef CK_PROGRAM_H
+#define CK_PROGRAM_H
+
+#include <stddef.h>
+
+#include "circuit.h"
+#include "linear.h"
+#include "op_table.h"
+#include "plan.h"
+#include "steps.h"
+#include "weights.h"
+
+/* One lowered step: what runs, in what dtype, on which arena bytes, with which tensors. */
+struct ck_step {
+    const ck_op_def *def;
+    ck_op_kind kind;
+    ck_dtype dtype;                  /* what the op computes in (ck_op_dtype) */
+    int fused_gelu;                  /* 1: a linear that also applies the gelu_new after it */
+    size_t op;                       /* index in the circuit's unrolled ops (the linear, if fused) */
+    size_t n_in;                     /* input slots used */
+    int in[CK_MAX_SLOTS];            /* buffer per input slot */
+    size_t in_offset[CK_MAX_SLOTS];  /* its byte offset in the activation arena */
+    size_t in_cols[CK_MAX_SLOTS];
+    int out;                         /* buffer written (a fused linear: its gelu_new's) */
+    size_t out_offset, out_cols;
+    /* bf16 copies (bf16 precision; byte offsets in the program's copy arena, CK_NO_COPY for none).
+     * A linear whose input a residual_layer_norm wrote reads the bf16 copy that LayerNorm writes
+     * beside its f32 rows (ck_residual_layer_norm_f32acc), so q, k and v round their shared input
+     * once; a fused linear + gelu_new whose output only linears read (the FFN in) writes that copy
+     * instead of its f32 rows, and its reader reads it; with fusion on, q, k and v linears whose
+     * outputs only an AMX attention step reads write bf16 only too and the heads read those
+     * (ck_attention_head_bf16_in), and that step writes its context only in bf16 when only linears
+     * (the output projection) read it (ck_attention_head_bf16_io). Every copy rounds as its
+     * consumer would (round to nearest even), so the features keep their bits. */
+    size_t in_copy[CK_MAX_SLOTS];    /* the copy input slot k reads instead of its f32 buffer */
+    size_t out_copy;                 /* the copy written: a residual_layer_norm beside out, a linear
+                                        or an AMX attention step instead of out (a linear's matmul
+                                        then writes bf16) */
+    int stats_f32;                   /* residual_layer_norm of a bf16 program: float statistics
+                                        (ck_residual_layer_norm_f32acc); f32 and parity: double */
+    size_t n_weights;                /* weight slots used */
+    int weight[CK_MAX_SLOTS];        /* circuit weight index per weight slot */
+    const ck_tensor *w[CK_MAX_SLOTS];/* the bound tensor per weight slot */
+    ck_linear *linear;               /* CK_OP_LINEAR: its oneDNN matmul, set by the executor */
+    float eps;                       /* LayerNorm epsilon */
+    size_t heads, head_dim;          /* attention geometry */
+    float scale;                     /* attention score scale */
+    ck_split split;
+    const char *checkpoint;          /* X-Ray id captured after the step (a fused linear: its
+                                        gelu_new's), NULL when none */
+    size_t run_first;                /* the first step of this step's row-local run
+                                        (ck_program_row_runs); the step's own index when alone */
+};
+
+typedef struct {
+    ck_step *steps;   /* [n_steps] in execution order */
+    size_t n_steps;   /* ops minus the gelu_news fused into their linears */
+    size_t vocab;     /* rows of the embedding's word table (0 without one): ids must be below */
+    size_t copies_bytes; /* the bf16 copy arena the steps' in_copy/out_copy point into (0: none) */
+} ck_program;
+
+/* Lowers circuit c once: weights[i] is the tensor bound to circuit weight i, plan the planned
+ * arena layout (offsets, liveness). fuse_gelu: a linear whose output only the next gelu_new reads
+ * (plan liveness, not an output) becomes one step with fused_gelu 1 (its own checkpoint is then
+ * not captured). precision: f32 or bf16; bf16 also schedules the steps' bf16 copies (ck_step
+ * in_copy/out_copy), one per copied buffer of plan rows x cols, 64-byte aligned.
+ * The steps' row-local runs are set (ck_program_row_runs). step.linear is left NULL.
+ * Errors: CK_E_ARG, CK_E_MEMORY. */
+int ck_program_lower(ck_program *p, const ck_circuit *c, const ck_plan *plan,
+                     const ck_tensor *const *weights, int fuse_gelu, ck_dtype precision,
+                     ck_error *err);
+
+/* Sets every step's run_first: the row-local runs (scheduler/steps.h, ck_step_rows) that runs
+ * without an X-Ray capture take, in the interpreter and in generated code alike. A run is a
+ * longest sequence of consecutive steps whose kind has a row-range form (ck_op_def.rows) in
+ * which every two buffers or bf16 copies of different steps that share arena bytes, one of them
+ * written, share them row for row (same offset, same row stride): with the rows shared out over
+ * workers, any other sharing of the plan's reused bytes would be a race. A linear counts as
+ * writing its input (it zeroes the padding rows). Spans cover the plan's rows (ck_plan_rows).
+ * ck_program_lower calls it; call it again after changing offsets. */
+void ck_program_row_runs(ck_program *p, const ck_plan *plan);
+
+/* Most steps in one row-local run (a longer sequence is cut into runs of this many). */
+#define CK_ROW_RUN_MAX_STEPS 64
+
+/* The operands step s runs on (steps.h): its offsets, copies, bound tensors' data and table rows,
+ * its linear and scalars. */
+ck_step_args ck_step_bind(const ck_step *s);
+
+/* Releases the steps; accepts a zeroed program. */
+void ck_program_free(ck_program *p);
+
+#endif
