@@ -160,8 +160,7 @@ static int prepare(ck_model *m, ck_error *err)
     }
     /* parity: one worker, so the scheduler and oneDNN's OpenMP team both run on one thread */
     ck_executor_options eo = {m->workers, p->max_batch_tokens, max_seq, !m->parity,
-                              p->precision == CK_PRECISION_BF16 ? CK_DTYPE_BF16 : CK_DTYPE_F32,
-                              NULL};
+                              ck_precision_dtype(p->precision), NULL};
     if (p->compiled != NULL) {
         rc = load_compiled(m, &eo, err);
         if (rc != CK_OK) {

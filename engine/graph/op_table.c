@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "attention.h"
-#include "ck_isa.h"
 
 /* ---- geometry checks ---- */
 
@@ -134,6 +133,12 @@ static float default_scale(const ck_op *op)
     return (float)(1.0 / sqrt((double)op->head_dim));
 }
 
+/* The AMX heads: the CPU has AMX-BF16 and the head dim is a multiple of 32 (the tiles' K). */
+static int amx_heads(const ck_op *op, int amx_bf16)
+{
+    return amx_bf16 && op->head_dim % 32 == 0;
+}
+
 static int attention_scratch(const ck_op *op, size_t max_seq_len, ck_dtype dtype, size_t *floats)
 {
     return dtype == CK_DTYPE_BF16 ? ck_attention_scratch_bf16(max_seq_len, op->head_dim, floats)
@@ -143,6 +148,9 @@ static int attention_scratch(const ck_op *op, size_t max_seq_len, ck_dtype dtype
 /* ---- the table ---- */
 
 #define EPS_PARAM {"eps", CK_PARAM_FLOAT, offsetof(ck_op, eps), NULL}
+/* A variant's function and its C name; with its row-range form (steps.h: FN_rows) */
+#define F32_STEP(fn) fn, #fn, NULL, NULL, CK_DTYPE_F32, NULL
+#define ROW_STEP(fn) fn, #fn, fn##_rows, #fn "_rows"
 
 const ck_op_def ck_op_defs[] = {
     [CK_OP_EMBEDDING_THREE_TABLE_LAYER_NORM] = {
@@ -151,20 +159,19 @@ const ck_op_def ck_op_defs[] = {
         .weights = {"word", "position", "token_type", "gamma", "beta", NULL},
         .params = {EPS_PARAM, {NULL, CK_PARAM_FLOAT, 0, NULL}},
         .check = check_embedding, .split = CK_SPLIT_ROWS,
-        .run = {[CK_DTYPE_F32] = ck_step_embedding},
+        .run = {[CK_DTYPE_F32] = {F32_STEP(ck_step_embedding)}},
         .emit = ck_emit_embedding,
-        .step_fn = "ck_step_embedding",
     },
     [CK_OP_LINEAR] = {
         .name = "linear",
         .in = {"x", NULL},
         .weights = {"weight", "bias", NULL},
         .check = check_linear, .split = CK_SPLIT_ROW_BLOCKS,
-        /* the dtype is the oneDNN matmul's, chosen at init (ck_linear_init_typed) */
-        .run = {[CK_DTYPE_F32] = ck_step_linear, [CK_DTYPE_BF16] = ck_step_linear},
+        /* one step function: the dtype is the oneDNN matmul's (ck_step.args.linear, made per
+         * step.linear_slot), the I/O form the step's copies */
+        .run = {[CK_DTYPE_F32] = {ROW_STEP(ck_step_linear), CK_DTYPE_F32, NULL},
+                [CK_DTYPE_BF16] = {ROW_STEP(ck_step_linear), CK_DTYPE_BF16, NULL}},
         .emit = ck_emit_linear,
-        .step_fn = "ck_step_linear",
-        .rows = ck_step_linear_rows, .rows_fn = "ck_step_linear_rows",
     },
     [CK_OP_ATTENTION] = {
         .name = "attention",
@@ -174,10 +181,11 @@ const ck_op_def ck_op_defs[] = {
                    {"scale", CK_PARAM_FLOAT, offsetof(ck_op, scale), default_scale},
                    {NULL, CK_PARAM_FLOAT, 0, NULL}},
         .check = check_attention, .scratch = attention_scratch, .split = CK_SPLIT_SEQUENCE_HEADS,
-        /* bf16: q k^T and p v on AMX tiles (ck_attention_dtype says where) */
-        .run = {[CK_DTYPE_F32] = ck_step_attention, [CK_DTYPE_BF16] = ck_step_attention},
+        /* bf16: q k^T and p v on AMX tiles, where this CPU has them (else the f32 heads) */
+        .run = {[CK_DTYPE_F32] = {F32_STEP(ck_step_attention)},
+                [CK_DTYPE_BF16] = {ck_step_attention_bf16, "ck_step_attention_bf16", NULL, NULL,
+                                   CK_DTYPE_BF16, amx_heads}},
         .emit = ck_emit_attention,
-        .step_fn = "ck_step_attention",
     },
     [CK_OP_RESIDUAL_LAYER_NORM] = {
         .name = "residual_layer_norm",
@@ -185,19 +193,18 @@ const ck_op_def ck_op_defs[] = {
         .weights = {"gamma", "beta", NULL},
         .params = {EPS_PARAM, {NULL, CK_PARAM_FLOAT, 0, NULL}},
         .check = check_residual_layer_norm, .split = CK_SPLIT_ROWS,
-        .run = {[CK_DTYPE_F32] = ck_step_residual_layer_norm},
+        /* bf16 programs: float statistics (the f32 rows and the bf16 copy stay f32 math) */
+        .run = {[CK_DTYPE_F32] = {ROW_STEP(ck_step_residual_layer_norm), CK_DTYPE_F32, NULL},
+                [CK_DTYPE_BF16] = {ROW_STEP(ck_step_residual_layer_norm_f32acc), CK_DTYPE_F32,
+                                   NULL}},
         .emit = ck_emit_residual_layer_norm,
-        .step_fn = "ck_step_residual_layer_norm",
-        .rows = ck_step_residual_layer_norm_rows, .rows_fn = "ck_step_residual_layer_norm_rows",
     },
     [CK_OP_GELU_NEW] = {
         .name = "gelu_new",
         .in = {"x", NULL},
         .check = check_gelu_new, .split = CK_SPLIT_ROWS, .in_place = 1,
-        .run = {[CK_DTYPE_F32] = ck_step_gelu_new},
+        .run = {[CK_DTYPE_F32] = {ROW_STEP(ck_step_gelu_new), CK_DTYPE_F32, NULL}},
         .emit = ck_emit_gelu_new,
-        .step_fn = "ck_step_gelu_new",
-        .rows = ck_step_gelu_new_rows, .rows_fn = "ck_step_gelu_new_rows",
     },
 };
 _Static_assert(sizeof ck_op_defs / sizeof ck_op_defs[0] == CK_OP_KIND_COUNT,
@@ -213,20 +220,21 @@ const char *ck_op_kind_name(ck_op_kind kind)
     return (unsigned)kind < CK_OP_KIND_COUNT ? ck_op_defs[kind].name : "unknown";
 }
 
-ck_dtype ck_attention_dtype(const ck_circuit *c, ck_dtype precision)
+const ck_op_variant *ck_op_variant_of(const ck_op *op, ck_dtype precision, int amx_bf16)
 {
-    int ok = precision == CK_DTYPE_BF16 && ck_kernels_amx_bf16();
-    for (size_t i = 0; ok && i < c->n_ops; i++) {
-        ok = c->ops[i].kind != CK_OP_ATTENTION || c->ops[i].head_dim % 32 == 0;
+    const ck_op_def *def = op != NULL ? ck_op_def_of(op->kind) : NULL;
+    if (def == NULL || (unsigned)precision >= CK_DTYPE_COUNT) {
+        return NULL;
     }
-    return ok ? CK_DTYPE_BF16 : CK_DTYPE_F32;
+    const ck_op_variant *v = &def->run[precision];
+    return v->fn != NULL && (v->usable == NULL || v->usable(op, amx_bf16)) ? v : &def->run[CK_DTYPE_F32];
 }
 
 ck_dtype ck_op_dtype(ck_op_kind kind, ck_dtype precision)
 {
     const ck_op_def *def = ck_op_def_of(kind);
-    return def != NULL && (unsigned)precision < CK_DTYPE_COUNT && def->run[precision] != NULL
-               ? precision : CK_DTYPE_F32;
+    return def != NULL && (unsigned)precision < CK_DTYPE_COUNT && def->run[precision].fn != NULL
+               ? def->run[precision].computes : CK_DTYPE_F32;
 }
 
 int ck_op_check(const ck_circuit *c, const ck_op *op, char *msg, size_t cap)

@@ -47,9 +47,9 @@ typedef enum {
 
 typedef struct ck_step ck_step;
 
-/* Runs one step (its operands bound by ck_step_bind) over a batch, sliced over the workers as the
- * row's `split` says: one of scheduler/steps.h's, which generated libraries call too. 0 or a
- * CK_E_* code. */
+/* Runs one step (its operands bound once by the lowering, ck_step.args) over a batch, sliced over
+ * the workers as the row's `split` says: one of scheduler/steps.h's, which generated libraries call
+ * too. 0 or a CK_E_* code. */
 typedef int (*ck_op_run_fn)(const ck_step_batch *batch, const ck_step_args *step);
 
 /* Geometry check of one op against the circuit's buffers and weights: CK_OK, or CK_E_CIRCUIT with
@@ -57,16 +57,30 @@ typedef int (*ck_op_run_fn)(const ck_step_batch *batch, const ck_step_args *step
 typedef int (*ck_op_check_fn)(const ck_circuit *c, const ck_op *op, char *msg, size_t cap);
 
 /* Prints the operands of one step as generated C (ops_emit.c), the expression
- * `&(const ck_step_args){..}` that the row's step_fn or rows_fn (steps.h) takes, with the step's
- * planned offsets and bf16 copies (c names the buffers in comments), weights and scalars as
- * constants (floats in hex, exact).
- * linear_slot: the index of the step's linear in the generated library (linears only). Returns
- * 0, or CK_E_IO when the write fails. */
-typedef int (*ck_op_emit_fn)(FILE *f, const ck_circuit *c, const ck_step *step, size_t linear_slot);
+ * `&(const ck_step_args){..}` that the step's run or rows function (steps.h) takes: the values of
+ * its bound ck_step.args, planned offsets and bf16 copies (c names the buffers in comments),
+ * weights as the library's st->w[i] and its linear as st->linear[step.linear_slot], scalars as
+ * constants (floats in hex, exact). Returns 0, or CK_E_IO when the write fails. */
+typedef int (*ck_op_emit_fn)(FILE *f, const ck_circuit *c, const ck_step *step);
 
 /* Per-worker scratch floats the op needs for sequences up to max_seq_len when it computes in
  * `dtype` (the attention heads on AMX need more than the f32 ones). */
 typedef int (*ck_op_scratch_fn)(const ck_op *op, size_t max_seq_len, ck_dtype dtype, size_t *floats);
+
+/* What a step of the op runs in a program of one precision (ck_op_def.run). */
+typedef struct {
+    ck_op_run_fn fn;          /* NULL: no variant of its own; the f32 program's runs */
+    const char *fn_name;      /* fn's C name, for the emitter */
+    ck_step_rows_fn rows;     /* its row-range form (steps.h), which lets a run of such steps carry
+                                 rows through all of them (ck_program_row_runs); NULL: not offered
+                                 (the op reads other tokens' rows, or runs once a batch) */
+    const char *rows_name;    /* rows' C name, for the emitter */
+    ck_dtype computes;        /* what its arithmetic runs in: the step's dtype, which
+                                 ck_executor_op_dtype reports */
+    int (*usable)(const ck_op *op, int amx_bf16); /* NULL, or 0 where the CPU (amx_bf16: it has
+                                                     AMX-BF16 tiles) or the op's geometry rules
+                                                     the variant out (the f32 one runs instead) */
+} ck_op_variant;
 
 typedef struct {
     const char *name;                          /* JSON "op" string = kernel file name */
@@ -77,15 +91,8 @@ typedef struct {
     ck_op_scratch_fn scratch;                  /* NULL: no scratch */
     ck_split split;
     int in_place;                              /* 1: out may also be an in */
-    ck_op_run_fn run[CK_DTYPE_COUNT];          /* NULL: the op does not compute in that dtype */
+    ck_op_variant run[CK_DTYPE_COUNT];         /* per program precision (f32 always present) */
     ck_op_emit_fn emit;                        /* the generated operands (ops_emit.c) */
-    const char *step_fn;                       /* C name of run's function, for the emitter */
-    ck_step_rows_fn rows;                      /* its row-range form (steps.h), which lets a run
-                                                  of such steps carry rows through all of them
-                                                  (ck_program_row_runs); NULL: not offered (the
-                                                  op reads other tokens' rows, or runs once a
-                                                  batch) */
-    const char *rows_fn;                       /* C name of rows, for the emitter */
 } ck_op_def;
 
 /* The table, one row per ck_op_kind, indexed by kind. Declared unsized so that op_table.c's
@@ -96,21 +103,21 @@ extern const ck_op_def ck_op_defs[];
 const ck_op_def *ck_op_def_of(ck_op_kind kind);
 
 /* The emit column of the table (ops_emit.c). */
-int ck_emit_embedding(FILE *f, const ck_circuit *c, const ck_step *step, size_t linear_slot);
-int ck_emit_linear(FILE *f, const ck_circuit *c, const ck_step *step, size_t linear_slot);
-int ck_emit_attention(FILE *f, const ck_circuit *c, const ck_step *step, size_t linear_slot);
-int ck_emit_residual_layer_norm(FILE *f, const ck_circuit *c, const ck_step *step, size_t linear_slot);
-int ck_emit_gelu_new(FILE *f, const ck_circuit *c, const ck_step *step, size_t linear_slot);
+int ck_emit_embedding(FILE *f, const ck_circuit *c, const ck_step *step);
+int ck_emit_linear(FILE *f, const ck_circuit *c, const ck_step *step);
+int ck_emit_attention(FILE *f, const ck_circuit *c, const ck_step *step);
+int ck_emit_residual_layer_norm(FILE *f, const ck_circuit *c, const ck_step *step);
+int ck_emit_gelu_new(FILE *f, const ck_circuit *c, const ck_step *step);
 
-/* The dtype an op of `kind` computes in under `precision`: precision when the row runs in it, f32
- * otherwise. */
+/* What a step of op runs in a program of `precision` on a CPU with (amx_bf16 1) or without
+ * AMX-BF16 tiles: the row's variant for that precision when it has one usable for op there, else
+ * its f32 one. NULL for an unknown kind or precision. The plan sizes scratch and the lowering
+ * picks each step's function with it (ck_plan_limits precision, amx_bf16). */
+const ck_op_variant *ck_op_variant_of(const ck_op *op, ck_dtype precision, int amx_bf16);
+
+/* The dtype an op of `kind` computes in under `precision` where its variant is usable (the AMX
+ * heads need AMX-BF16: ck_op_variant_of says per op). */
 ck_dtype ck_op_dtype(ck_op_kind kind, ck_dtype precision);
-
-/* The dtype the attention heads of circuit c run in under `precision`: BF16 (AMX tiles,
- * ck_attention_head_bf16) when precision is bf16, this CPU has AMX-BF16 (ck_kernels_amx_bf16)
- * and every attention op's head dim is a multiple of 32; F32 otherwise. The executor and the
- * compiler plan with it (ck_plan_limits.attention) and the lowering gives it to the steps. */
-ck_dtype ck_attention_dtype(const ck_circuit *c, ck_dtype precision);
 
 /* The out buffer must be f32, then the row's check. Same contract as ck_op_check_fn. */
 int ck_op_check(const ck_circuit *c, const ck_op *op, char *msg, size_t cap);

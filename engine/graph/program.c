@@ -3,6 +3,8 @@
  * bound operands. Never parses JSON, never runs a kernel itself. */
 #include "program.h"
 
+_Static_assert(CK_STEP_MAX_SLOTS == CK_MAX_SLOTS, "ck_step_args holds every slot of a ck_op");
+
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -24,14 +26,15 @@ static int fusable(const ck_circuit *c, const ck_plan *plan, size_t i)
 }
 
 static void lower_op(ck_step *s, const ck_circuit *c, const ck_plan *plan,
-                     const ck_tensor *const *weights, size_t i, ck_dtype precision)
+                     const ck_tensor *const *weights, size_t i)
 {
     const ck_op *op = &c->ops[i];
     const ck_op_def *def = &ck_op_defs[op->kind];
     memset(s, 0, sizeof *s);
     s->def = def;
+    s->variant = ck_op_variant_of(op, plan->limits.precision, plan->limits.amx_bf16);
     s->kind = op->kind;
-    s->dtype = op->kind == CK_OP_ATTENTION ? plan->limits.attention : ck_op_dtype(op->kind, precision);
+    s->dtype = s->variant->computes;
     s->op = i;
     for (; s->n_in < CK_MAX_SLOTS && def->in[s->n_in] != NULL; s->n_in++) {
         int b = op->inputs[s->n_in];
@@ -47,7 +50,6 @@ static void lower_op(ck_step *s, const ck_circuit *c, const ck_plan *plan,
         s->in_copy[k] = CK_NO_COPY;
     }
     s->out_copy = CK_NO_COPY;
-    s->stats_f32 = op->kind == CK_OP_RESIDUAL_LAYER_NORM && precision == CK_DTYPE_BF16;
     s->out = op->output;
     s->out_offset = plan->offsets[op->output];
     s->out_cols = c->buffers[op->output].cols;
@@ -231,8 +233,8 @@ void ck_program_row_runs(ck_program *p, const ck_plan *plan)
     for (size_t i = 0; i < p->n_steps; i++) {
         ck_step *s = &p->steps[i];
         span mine[MAX_SPANS];
-        size_t n = s->def->rows != NULL ? step_spans(s, rows, mine) : 0;
-        int joins = n > 0 && i > 0 && p->steps[i - 1].def->rows != NULL &&
+        size_t n = s->variant->rows != NULL ? step_spans(s, rows, mine) : 0;
+        int joins = n > 0 && i > 0 && p->steps[i - 1].variant->rows != NULL &&
                     i - start < CK_ROW_RUN_MAX_STEPS;
         for (size_t a = 0; joins && a < n; a++) {
             for (size_t b = 0; joins && b < n_run; b++) {
@@ -249,12 +251,53 @@ void ck_program_row_runs(ck_program *p, const ck_plan *plan)
     }
 }
 
+/* The linear slots: one per (weight, fused gelu, bf16 out) in step order. */
+static void assign_linear_slots(ck_program *p)
+{
+    for (size_t i = 0; i < p->n_steps; i++) {
+        ck_step *s = &p->steps[i];
+        size_t k = 0;
+        for (; s->kind == CK_OP_LINEAR && k < i; k++) {
+            const ck_step *o = &p->steps[k];
+            if (o->kind == CK_OP_LINEAR && o->weight[CK_LIN_WEIGHT] == s->weight[CK_LIN_WEIGHT] &&
+                o->fused_gelu == s->fused_gelu &&
+                (o->out_copy != CK_NO_COPY) == (s->out_copy != CK_NO_COPY)) {
+                s->linear_slot = o->linear_slot;
+                break;
+            }
+        }
+        if (s->kind == CK_OP_LINEAR && k == i) {
+            s->linear_slot = p->n_linears++;
+        }
+    }
+}
+
+/* The operands step s runs on (steps.h): its offsets, copies, bound tensors' data and table rows,
+ * scalars. */
+static void bind(ck_step *s)
+{
+    ck_step_args *a = &s->args;
+    *a = (ck_step_args){
+        .linear_in_cols = s->kind == CK_OP_LINEAR ? s->in_cols[CK_LIN_IN_X] : 0,
+        .out = s->out_offset, .cols = s->out_cols, .out_copy = s->out_copy, .heads = s->heads,
+        .head_dim = s->head_dim, .eps = s->eps, .scale = s->scale,
+    };
+    for (size_t k = 0; k < CK_MAX_SLOTS; k++) {
+        a->in[k] = k < s->n_in ? s->in_offset[k] : 0;
+        a->in_copy[k] = s->in_copy[k];
+        a->w[k] = k < s->n_weights ? s->w[k]->data : NULL;
+        a->w_rows[k] = k < s->n_weights ? s->w[k]->shape[0] : 0;
+    }
+}
+
 int ck_program_lower(ck_program *p, const ck_circuit *c, const ck_plan *plan,
-                     const ck_tensor *const *weights, int fuse_gelu, ck_dtype precision,
-                     ck_error *err)
+                     const ck_tensor *const *weights, int fuse_gelu, ck_error *err)
 {
     if (p == NULL || c == NULL || plan == NULL || (c->n_weights > 0 && weights == NULL)) {
         return ck_fail(err, CK_E_ARG, "lower: null program, circuit, plan or weights");
+    }
+    if (plan->limits.precision != CK_DTYPE_F32 && plan->limits.precision != CK_DTYPE_BF16) {
+        return ck_fail(err, CK_E_ARG, "lower: the plan's precision is neither f32 nor bf16");
     }
     memset(p, 0, sizeof *p);
     p->steps = calloc(c->n_ops ? c->n_ops : 1, sizeof *p->steps);
@@ -263,7 +306,7 @@ int ck_program_lower(ck_program *p, const ck_circuit *c, const ck_plan *plan,
     }
     for (size_t i = 0; i < c->n_ops; i++) {
         ck_step *s = &p->steps[p->n_steps++];
-        lower_op(s, c, plan, weights, i, precision);
+        lower_op(s, c, plan, weights, i);
         if (s->kind == CK_OP_EMBEDDING_THREE_TABLE_LAYER_NORM) {
             p->vocab = s->w[CK_EMB_WORD]->shape[0];
         }
@@ -276,32 +319,22 @@ int ck_program_lower(ck_program *p, const ck_circuit *c, const ck_plan *plan,
             s->checkpoint = gelu->checkpoint[0] != '\0' ? gelu->checkpoint : NULL;
         }
     }
-    int rc = precision == CK_DTYPE_BF16 ? schedule_copies(p, c, plan, fuse_gelu, err) : CK_OK;
+    int rc = plan->limits.precision == CK_DTYPE_BF16 ? schedule_copies(p, c, plan, fuse_gelu, err)
+                                                     : CK_OK;
     if (rc != CK_OK) {
         ck_program_free(p);
         return rc;
     }
+    assign_linear_slots(p);
+    for (size_t i = 0; i < p->n_steps; i++) {
+        ck_step *s = &p->steps[i];
+        /* a LayerNorm writes its copy beside its f32 rows; the others instead of them */
+        s->capture_widen = s->checkpoint != NULL && s->out_copy != CK_NO_COPY &&
+                           s->kind != CK_OP_RESIDUAL_LAYER_NORM;
+        bind(s);
+    }
     ck_program_row_runs(p, plan);
     return CK_OK;
-}
-
-ck_step_args ck_step_bind(const ck_step *s)
-{
-    ck_step_args a = {
-        .in_cols = s->in_cols[0], .out = s->out_offset, .cols = s->out_cols,
-        .out_copy = s->out_copy, .linear = s->linear, .heads = s->heads, .head_dim = s->head_dim,
-        .eps = s->eps, .scale = s->scale,
-        .bf16_heads = s->kind == CK_OP_ATTENTION && s->dtype == CK_DTYPE_BF16, .stats_f32 = s->stats_f32,
-    };
-    for (size_t k = 0; k < 3; k++) {
-        a.in[k] = k < s->n_in ? s->in_offset[k] : 0;
-        a.in_copy[k] = s->in_copy[k];
-        a.w_rows[k] = k < s->n_weights ? s->w[k]->shape[0] : 0;
-    }
-    for (size_t k = 0; k < 5 && k < s->n_weights; k++) {
-        a.w[k] = s->w[k]->data;
-    }
-    return a;
 }
 
 void ck_program_free(ck_program *p)

@@ -18,8 +18,10 @@
 /* One lowered step: what runs, in what dtype, on which arena bytes, with which tensors. */
 struct ck_step {
     const ck_op_def *def;
+    const ck_op_variant *variant;    /* what it runs (ck_op_variant_of the plan's precision and
+                                        CPU): its function, row-range form and their C names */
     ck_op_kind kind;
-    ck_dtype dtype;                  /* what the op computes in (ck_op_dtype) */
+    ck_dtype dtype;                  /* what the op computes in (variant->computes) */
     int fused_gelu;                  /* 1: a linear that also applies the gelu_new after it */
     size_t op;                       /* index in the circuit's unrolled ops (the linear, if fused) */
     size_t n_in;                     /* input slots used */
@@ -41,20 +43,24 @@ struct ck_step {
     size_t out_copy;                 /* the copy written: a residual_layer_norm beside out, a linear
                                         or an AMX attention step instead of out (a linear's matmul
                                         then writes bf16) */
-    int stats_f32;                   /* residual_layer_norm of a bf16 program: float statistics
-                                        (ck_residual_layer_norm_f32acc); f32 and parity: double */
     size_t n_weights;                /* weight slots used */
     int weight[CK_MAX_SLOTS];        /* circuit weight index per weight slot */
     const ck_tensor *w[CK_MAX_SLOTS];/* the bound tensor per weight slot */
-    ck_linear *linear;               /* CK_OP_LINEAR: its oneDNN matmul, set by the executor */
+    size_t linear_slot;              /* CK_OP_LINEAR: its linear among the program's n_linears,
+                                        one per (weight, fused gelu, bf16 out) in step order */
     float eps;                       /* LayerNorm epsilon */
     size_t heads, head_dim;          /* attention geometry */
     float scale;                     /* attention score scale */
     ck_split split;
     const char *checkpoint;          /* X-Ray id captured after the step (a fused linear: its
                                         gelu_new's), NULL when none */
+    int capture_widen;               /* 1: an X-Ray capture widens out_copy into out first (the
+                                        step wrote only its bf16 copy) */
     size_t run_first;                /* the first step of this step's row-local run
                                         (ck_program_row_runs); the step's own index when alone */
+    ck_step_args args;               /* its operands, bound once by the lowering: what the
+                                        interpreter runs and generated code writes as constants
+                                        (args.linear: set by the executor, per linear_slot) */
 };
 
 typedef struct {
@@ -62,18 +68,19 @@ typedef struct {
     size_t n_steps;   /* ops minus the gelu_news fused into their linears */
     size_t vocab;     /* rows of the embedding's word table (0 without one): ids must be below */
     size_t copies_bytes; /* the bf16 copy arena the steps' in_copy/out_copy point into (0: none) */
+    size_t n_linears;    /* distinct linear_slots of the linear steps */
 } ck_program;
 
 /* Lowers circuit c once: weights[i] is the tensor bound to circuit weight i, plan the planned
- * arena layout (offsets, liveness). fuse_gelu: a linear whose output only the next gelu_new reads
+ * arena layout (offsets, liveness) and, in its limits, the precision and CPU each step's variant
+ * is picked for (ck_op_variant_of). fuse_gelu: a linear whose output only the next gelu_new reads
  * (plan liveness, not an output) becomes one step with fused_gelu 1 (its own checkpoint is then
- * not captured). precision: f32 or bf16; bf16 also schedules the steps' bf16 copies (ck_step
- * in_copy/out_copy), one per copied buffer of plan rows x cols, 64-byte aligned.
- * The steps' row-local runs are set (ck_program_row_runs). step.linear is left NULL.
+ * not captured). A bf16 plan also schedules the steps' bf16 copies (ck_step in_copy/out_copy),
+ * one per copied buffer of plan rows x cols, 64-byte aligned. Sets the linear slots, the
+ * row-local runs (ck_program_row_runs) and binds each step's args (args.linear left NULL).
  * Errors: CK_E_ARG, CK_E_MEMORY. */
 int ck_program_lower(ck_program *p, const ck_circuit *c, const ck_plan *plan,
-                     const ck_tensor *const *weights, int fuse_gelu, ck_dtype precision,
-                     ck_error *err);
+                     const ck_tensor *const *weights, int fuse_gelu, ck_error *err);
 
 /* Sets every step's run_first: the row-local runs (scheduler/steps.h, ck_step_rows) that runs
  * without an X-Ray capture take, in the interpreter and in generated code alike. A run is a
@@ -87,10 +94,6 @@ void ck_program_row_runs(ck_program *p, const ck_plan *plan);
 
 /* Most steps in one row-local run (a longer sequence is cut into runs of this many). */
 #define CK_ROW_RUN_MAX_STEPS 64
-
-/* The operands step s runs on (steps.h): its offsets, copies, bound tensors' data and table rows,
- * its linear and scalars. */
-ck_step_args ck_step_bind(const ck_step *s);
 
 /* Releases the steps; accepts a zeroed program. */
 void ck_program_free(ck_program *p);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "circuit_default.h"
+#include "executor.h"
 #include "synth_weights.h"
 #include "xray.h"
 
@@ -24,8 +25,7 @@ int ck_xray_run(const ck_xray_params *p, ck_error *err)
     }
     ck_xray_run_options o = {p->oracle, p->manifest, p->profile, p->report, p->capture_out,
                              p->capture_ids, p->circuit, p->weights, p->seed, p->log, p->log_ctx,
-                             p->precision == CK_PRECISION_BF16 ? CK_DTYPE_BF16 : CK_DTYPE_F32,
-                             p->compiled};
+                             ck_precision_dtype(p->precision), p->compiled};
     return ck_xray_run_oracle(&o, err);
 }
 

@@ -29,7 +29,7 @@ typedef struct {
 static int plan_tiny(planned *p)
 {
     ck_error err = {0};
-    const ck_plan_limits limits = {64, 16, 1, 16, CK_DTYPE_F32};
+    const ck_plan_limits limits = {64, 16, 1, 16, CK_DTYPE_F32, 0};
     memset(p, 0, sizeof *p);
     return ck_circuit_load(&p->c, ck_test_path(TINY), &err) == CK_OK &&
            ck_plan_build(&p->plan, &p->c, &limits, &err) == CK_OK;
