@@ -479,13 +479,13 @@ const float *ck_executor_rows(const ck_executor *ex, int buffer, size_t *tokens)
     return ck_exec_buffer(ex, buffer);
 }
 
-/* Linear steps never read their tensors after init: ck_linear_init copies them and keeps no
- * pointer (linear.h). Should a linear ever use the caller's weights in place, it must count here. */
+/* Steps whose row says weights_copied_at_init (the linears: ck_linear_init copies them and keeps
+ * no pointer, linear.h) never read their tensors after init. */
 int ck_executor_reads_weight(const ck_executor *ex, const ck_tensor *t)
 {
     for (size_t i = 0; i < ex->program.n_steps; i++) {
         const ck_step *s = &ex->program.steps[i];
-        for (size_t k = 0; s->kind != CK_OP_LINEAR && k < s->n_weights; k++) {
+        for (size_t k = 0; !s->def->weights_copied_at_init && k < s->n_weights; k++) {
             if (s->w[k] == t) {
                 return 1;
             }
@@ -510,6 +510,27 @@ ck_dtype ck_executor_op_dtype(const ck_executor *ex, ck_op_kind kind)
         }
     }
     return ck_op_dtype(kind, ex->opt.precision);
+}
+
+double ck_executor_class_seconds(const ck_executor *ex, ck_op_class op_class)
+{
+    double t = op_class == CK_OP_CLASS_OTHER ? ck_executor_op_seconds(ex, CK_OP_KIND_COUNT) : 0.0;
+    for (int k = 0; k < CK_OP_KIND_COUNT; k++) {
+        t += ck_op_defs[k].op_class == op_class ? ck_executor_op_seconds(ex, (ck_op_kind)k) : 0.0;
+    }
+    return t;
+}
+
+void ck_executor_dispatch_dtypes(const ck_executor *ex, char *buf, size_t cap)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < CK_OP_KIND_COUNT && used < cap; k++) {
+        const char *name = ck_op_defs[k].dispatch_name;
+        int n = name == NULL ? 0 : snprintf(buf + used, cap - used, "%s%s=%s", used ? " " : "",
+                                            name, ck_dtype_info(ck_executor_op_dtype(ex, (ck_op_kind)k))->lower);
+        used += n > 0 ? (size_t)n : 0;
+    }
 }
 
 ck_dtype ck_precision_dtype(ck_precision precision)

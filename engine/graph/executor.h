@@ -84,6 +84,14 @@ size_t ck_executor_cols(const ck_executor *ex, int buffer);
  * some linears and AMX heads read or write instead of them (ck_step in_copy, out_copy). */
 ck_dtype ck_executor_op_dtype(const ck_executor *ex, ck_op_kind kind);
 
+/* Seconds (ck_executor_op_seconds) of the op kinds whose row counts them as op_class; OTHER also
+ * has the rest of each run. ck_model_op_seconds. */
+double ck_executor_class_seconds(const ck_executor *ex, ck_op_class op_class);
+
+/* "linear=bf16 attention=f32 layer_norm=f32 gelu_new=f32": NAME=ck_executor_op_dtype for each kind
+ * whose row has a dispatch_name, in kind order, into buf[cap] (NUL-terminated, truncated). */
+void ck_executor_dispatch_dtypes(const ck_executor *ex, char *buf, size_t cap);
+
 /* The program dtype of a public precision: CK_DTYPE_BF16 for CK_PRECISION_BF16, else
  * CK_DTYPE_F32 (callers reject other values first). The one mapping the api, X-Ray and the
  * compiler use. */

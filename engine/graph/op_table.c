@@ -145,6 +145,22 @@ static int attention_scratch(const ck_op *op, size_t max_seq_len, ck_dtype dtype
                                   : ck_attention_scratch(max_seq_len, op->head_dim, floats);
 }
 
+/* ---- flops per token ---- */
+
+/* x W^T: 2 K N per token */
+static double linear_flops(const ck_circuit *c, const ck_op *op, size_t seq_len)
+{
+    (void)seq_len;
+    return 2.0 * (double)c->buffers[op->inputs[CK_LIN_IN_X]].cols *
+           (double)c->buffers[op->output].cols;
+}
+
+/* q k^T and p v: 2 L C multiply-adds each per token */
+static double attention_flops(const ck_circuit *c, const ck_op *op, size_t seq_len)
+{
+    return 4.0 * (double)c->buffers[op->output].cols * (double)seq_len;
+}
+
 /* ---- the table ---- */
 
 #define EPS_PARAM {"eps", CK_PARAM_FLOAT, offsetof(ck_op, eps), NULL}
@@ -161,6 +177,8 @@ const ck_op_def ck_op_defs[] = {
         .check = check_embedding, .split = CK_SPLIT_ROWS,
         .run = {[CK_DTYPE_F32] = {F32_STEP(ck_step_embedding)}},
         .emit = ck_emit_embedding,
+        .op_class = CK_OP_CLASS_EMBEDDING,
+        .vocab_weight = "word", .positions_weight = "position",
     },
     [CK_OP_LINEAR] = {
         .name = "linear",
@@ -172,6 +190,8 @@ const ck_op_def ck_op_defs[] = {
         .run = {[CK_DTYPE_F32] = {ROW_STEP(ck_step_linear), CK_DTYPE_F32, NULL},
                 [CK_DTYPE_BF16] = {ROW_STEP(ck_step_linear), CK_DTYPE_BF16, NULL}},
         .emit = ck_emit_linear,
+        .op_class = CK_OP_CLASS_LINEAR, .dispatch_name = "linear",
+        .fuses_next = "gelu_new", .weights_copied_at_init = 1, .flops = linear_flops,
     },
     [CK_OP_ATTENTION] = {
         .name = "attention",
@@ -186,6 +206,8 @@ const ck_op_def ck_op_defs[] = {
                 [CK_DTYPE_BF16] = {ck_step_attention_bf16, "ck_step_attention_bf16", NULL, NULL,
                                    CK_DTYPE_BF16, amx_heads}},
         .emit = ck_emit_attention,
+        .op_class = CK_OP_CLASS_ATTENTION, .dispatch_name = "attention",
+        .flops = attention_flops,
     },
     [CK_OP_RESIDUAL_LAYER_NORM] = {
         .name = "residual_layer_norm",
@@ -198,6 +220,7 @@ const ck_op_def ck_op_defs[] = {
                 [CK_DTYPE_BF16] = {ROW_STEP(ck_step_residual_layer_norm_f32acc), CK_DTYPE_F32,
                                    NULL}},
         .emit = ck_emit_residual_layer_norm,
+        .op_class = CK_OP_CLASS_LAYER_NORM, .dispatch_name = "layer_norm",
     },
     [CK_OP_GELU_NEW] = {
         .name = "gelu_new",
@@ -205,6 +228,7 @@ const ck_op_def ck_op_defs[] = {
         .check = check_gelu_new, .split = CK_SPLIT_ROWS, .in_place = 1,
         .run = {[CK_DTYPE_F32] = {ROW_STEP(ck_step_gelu_new), CK_DTYPE_F32, NULL}},
         .emit = ck_emit_gelu_new,
+        .op_class = CK_OP_CLASS_GELU, .dispatch_name = "gelu_new",
     },
 };
 _Static_assert(sizeof ck_op_defs / sizeof ck_op_defs[0] == CK_OP_KIND_COUNT,
@@ -235,6 +259,38 @@ ck_dtype ck_op_dtype(ck_op_kind kind, ck_dtype precision)
     const ck_op_def *def = ck_op_def_of(kind);
     return def != NULL && (unsigned)precision < CK_DTYPE_COUNT && def->run[precision].fn != NULL
                ? def->run[precision].computes : CK_DTYPE_F32;
+}
+
+int ck_op_weight_slot(const ck_op_def *def, const char *slot)
+{
+    for (int k = 0; slot != NULL && k < CK_MAX_SLOTS && def->weights[k] != NULL; k++) {
+        if (strcmp(def->weights[k], slot) == 0) {
+            return k;
+        }
+    }
+    return -1;
+}
+
+double ck_circuit_flops_per_token(const ck_circuit *c, size_t seq_len)
+{
+    double flops = 0.0; /* integers below 2^53: exact in any order */
+    for (size_t i = 0; i < c->n_ops; i++) {
+        const ck_op_def *def = ck_op_def_of(c->ops[i].kind);
+        flops += def != NULL && def->flops != NULL ? def->flops(c, &c->ops[i], seq_len) : 0.0;
+    }
+    return flops;
+}
+
+void ck_op_in_place_kinds(char *buf, size_t cap)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < CK_OP_KIND_COUNT && used < cap; k++) {
+        if (ck_op_defs[k].in_place) {
+            int n = snprintf(buf + used, cap - used, "%s%s", used ? ", " : "", ck_op_defs[k].name);
+            used += n > 0 ? (size_t)n : 0;
+        }
+    }
 }
 
 int ck_op_check(const ck_circuit *c, const ck_op *op, char *msg, size_t cap)

@@ -93,6 +93,23 @@ typedef struct {
     int in_place;                              /* 1: out may also be an in */
     ck_op_variant run[CK_DTYPE_COUNT];         /* per program precision (f32 always present) */
     ck_op_emit_fn emit;                        /* the generated operands (ops_emit.c) */
+    ck_op_class op_class;                      /* where its time counts (ck_model_op_seconds);
+                                                  the public classes are fixed, a new op may
+                                                  count as CK_OP_CLASS_OTHER */
+    const char *dispatch_name;                 /* its NAME=dtype in ck_model_dispatch; NULL: not
+                                                  listed */
+    const char *vocab_weight;                  /* weight slot whose rows are the vocabulary (the
+                                                  ids must be below); NULL: none */
+    const char *positions_weight;              /* weight slot whose rows are the longest sequence
+                                                  (the circuit's max positions); NULL: none */
+    const char *fuses_next;                    /* name of a kind that, as the next op and sole
+                                                  reader of its output, runs inside its step
+                                                  (linear: gelu_new, the oneDNN post-op) */
+    int weights_copied_at_init;                /* 1: its steps never read their weight tensors
+                                                  after init (linear: oneDNN's copy), so the
+                                                  caller may release them */
+    double (*flops)(const ck_circuit *c, const ck_op *op, size_t seq_len); /* per token in a
+                                                  sequence of seq_len; NULL: none counted */
 } ck_op_def;
 
 /* The table, one row per ck_op_kind, indexed by kind. Declared unsized so that op_table.c's
@@ -118,6 +135,16 @@ const ck_op_variant *ck_op_variant_of(const ck_op *op, ck_dtype precision, int a
 /* The dtype an op of `kind` computes in under `precision` where its variant is usable (the AMX
  * heads need AMX-BF16: ck_op_variant_of says per op). */
 ck_dtype ck_op_dtype(ck_op_kind kind, ck_dtype precision);
+
+/* The index of def's weight slot named `slot`, -1 when slot is NULL or not one of them. */
+int ck_op_weight_slot(const ck_op_def *def, const char *slot);
+
+/* Floating-point operations per token of a sequence of seq_len tokens over every op of c (the rows'
+ * flops column: the matmuls and the attention products). */
+double ck_circuit_flops_per_token(const ck_circuit *c, size_t seq_len);
+
+/* "the kinds a, b" whose rows allow in place, into buf[cap] (for messages). */
+void ck_op_in_place_kinds(char *buf, size_t cap);
 
 /* The out buffer must be f32, then the row's check. Same contract as ck_op_check_fn. */
 int ck_op_check(const ck_circuit *c, const ck_op *op, char *msg, size_t cap);

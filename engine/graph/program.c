@@ -12,12 +12,14 @@ _Static_assert(CK_STEP_MAX_SLOTS == CK_MAX_SLOTS, "ck_step_args holds every slot
 
 /* ---- lowering ---- */
 
-/* 1 when op i is a linear whose output only the gelu_new at i + 1 reads: no later op needs that
- * value (plan liveness) and it is not a circuit output. */
+/* 1 when op i + 1 is of the kind op i's row may absorb (fuses_next: a linear's gelu_new) and
+ * reads op i's output, which no later op needs (plan liveness) and which is not a circuit output. */
 static int fusable(const ck_circuit *c, const ck_plan *plan, size_t i)
 {
-    if (i + 1 >= c->n_ops || c->ops[i].kind != CK_OP_LINEAR ||
-        c->ops[i + 1].kind != CK_OP_GELU_NEW || c->ops[i + 1].inputs[0] != c->ops[i].output) {
+    const char *next = ck_op_defs[c->ops[i].kind].fuses_next;
+    if (i + 1 >= c->n_ops || next == NULL ||
+        strcmp(ck_op_defs[c->ops[i + 1].kind].name, next) != 0 ||
+        c->ops[i + 1].inputs[0] != c->ops[i].output) {
         return 0;
     }
     int b = c->ops[i].output;
@@ -307,8 +309,9 @@ int ck_program_lower(ck_program *p, const ck_circuit *c, const ck_plan *plan,
     for (size_t i = 0; i < c->n_ops; i++) {
         ck_step *s = &p->steps[p->n_steps++];
         lower_op(s, c, plan, weights, i);
-        if (s->kind == CK_OP_EMBEDDING_THREE_TABLE_LAYER_NORM) {
-            p->vocab = s->w[CK_EMB_WORD]->shape[0];
+        int vocab = ck_op_weight_slot(s->def, s->def->vocab_weight);
+        if (vocab >= 0) {
+            p->vocab = s->w[vocab]->shape[0];
         }
         if (fuse_gelu && fusable(c, plan, i)) { /* the gelu_new at i + 1 runs inside this step */
             const ck_op *gelu = &c->ops[++i];

@@ -66,6 +66,33 @@ static void test_dtype_comes_from_the_row(void)
     CU_ASSERT_PTR_NULL(ck_op_variant_of(&gelu, CK_DTYPE_COUNT, 0));
 }
 
+/* The columns that replaced per-kind cases: classes, dispatch names, the vocabulary and position
+ * tables, fusion, weights kept by oneDNN, flops. */
+static void test_columns_replace_kind_cases(void)
+{
+    const ck_op_def *emb = ck_op_def_of(CK_OP_EMBEDDING_THREE_TABLE_LAYER_NORM);
+    CU_ASSERT_EQUAL(ck_op_weight_slot(emb, emb->vocab_weight), CK_EMB_WORD);
+    CU_ASSERT_EQUAL(ck_op_weight_slot(emb, emb->positions_weight), CK_EMB_POSITION);
+    CU_ASSERT_EQUAL(ck_op_weight_slot(emb, NULL), -1);
+    CU_ASSERT_EQUAL(ck_op_weight_slot(emb, "gammas"), -1);
+    CU_ASSERT_STRING_EQUAL(ck_op_defs[CK_OP_LINEAR].fuses_next, "gelu_new");
+    char kinds[64];
+    ck_op_in_place_kinds(kinds, sizeof kinds);
+    CU_ASSERT_STRING_EQUAL(kinds, "gelu_new");
+    for (int k = 0; k < CK_OP_KIND_COUNT; k++) {
+        CU_ASSERT(ck_op_defs[k].op_class < CK_OP_CLASS_COUNT);
+        CU_ASSERT_EQUAL(ck_op_defs[k].weights_copied_at_init, k == CK_OP_LINEAR);
+    }
+    /* Kokoro: 12 x (4 C^2 + 2 C F) + E C + C O matmul flops, 12 x 4 C L in attention */
+    ck_circuit c = {0};
+    ck_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(ck_circuit_load(&c, ck_test_path(KOKORO), &err), CK_OK);
+    double want = 2.0 * (128.0 * 768 + 12 * (4.0 * 768 * 768 + 2.0 * 768 * 2048) + 768.0 * 512) +
+                  12 * 4.0 * 768 * 100;
+    CU_ASSERT_EQUAL(ck_circuit_flops_per_token(&c, 100), want);
+    ck_circuit_free(&c);
+}
+
 typedef struct {
     ck_circuit c;
     ck_plan plan;
@@ -372,6 +399,7 @@ static void test_lower_rejects_null(void)
 CK_TEST_MAIN("ops",
              {"every kind has a complete row", test_every_kind_has_a_complete_row},
              {"dtype comes from the row", test_dtype_comes_from_the_row},
+             {"columns replace kind cases", test_columns_replace_kind_cases},
              {"lower unfused is one step per op", test_lower_unfused_is_one_step_per_op},
              {"lower fuses ffn gelu", test_lower_fuses_ffn_gelu},
              {"lower schedules bf16 copies", test_lower_schedules_bf16_copies},
