@@ -224,7 +224,7 @@ static int emit_step_call(FILE *f, const ck_circuit *c, const ck_step *s)
 {
     fprintf(f, "    STEP(%d /* %s */, %s(&st->batch, ", (int)s->kind, s->def->name,
             s->variant->fn_name);
-    int rc = s->def->emit(f, c, s);
+    int rc = ck_op_emit[s->kind](f, c, s);
     fputs("));\n", f);
     return rc;
 }
@@ -279,7 +279,7 @@ static int emit_runs(FILE *f, const ck_circuit *c, const ck_program *p)
                 fputs("    ", f);
                 emit_step_comment(f, c, s, j);
                 fprintf(f, "            {%s, ", s->variant->rows_name);
-                rc = s->def->emit(f, c, s);
+                rc = ck_op_emit[s->kind](f, c, s);
                 fprintf(f, ", %d /* %s */},\n", (int)s->kind, s->def->name);
             }
             fputs("        };\n        ROWS(run);\n    }\n", f);

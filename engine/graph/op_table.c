@@ -118,11 +118,10 @@ static int check_residual_layer_norm(const ck_circuit *c, const ck_op *op, char 
     return rc ? rc : want_weight(c, op, CK_RLN_BETA, 1, cols, 0, msg, cap);
 }
 
-/* elementwise: x has out's cols */
-static int check_gelu_new(const ck_circuit *c, const ck_op *op, char *msg, size_t cap)
+/* elementwise (gelu_new and any op of one input x): x has out's cols */
+static int check_elementwise(const ck_circuit *c, const ck_op *op, char *msg, size_t cap)
 {
-    return want_inputs(c, op, CK_GELU_IN_X, CK_GELU_IN_X + 1, c->buffers[op->output].cols, msg,
-                       cap);
+    return want_inputs(c, op, 0, 1, c->buffers[op->output].cols, msg, cap);
 }
 
 /* ---- params and scratch ---- */
@@ -176,7 +175,6 @@ const ck_op_def ck_op_defs[] = {
         .params = {EPS_PARAM, {NULL, CK_PARAM_FLOAT, 0, NULL}},
         .check = check_embedding, .split = CK_SPLIT_ROWS,
         .run = {[CK_DTYPE_F32] = {F32_STEP(ck_step_embedding)}},
-        .emit = ck_emit_embedding,
         .op_class = CK_OP_CLASS_EMBEDDING,
         .vocab_weight = "word", .positions_weight = "position",
     },
@@ -189,7 +187,6 @@ const ck_op_def ck_op_defs[] = {
          * step.linear_slot), the I/O form the step's copies */
         .run = {[CK_DTYPE_F32] = {ROW_STEP(ck_step_linear), CK_DTYPE_F32, NULL},
                 [CK_DTYPE_BF16] = {ROW_STEP(ck_step_linear), CK_DTYPE_BF16, NULL}},
-        .emit = ck_emit_linear,
         .op_class = CK_OP_CLASS_LINEAR, .dispatch_name = "linear",
         .fuses_next = "gelu_new", .weights_copied_at_init = 1, .flops = linear_flops,
     },
@@ -205,7 +202,6 @@ const ck_op_def ck_op_defs[] = {
         .run = {[CK_DTYPE_F32] = {F32_STEP(ck_step_attention)},
                 [CK_DTYPE_BF16] = {ck_step_attention_bf16, "ck_step_attention_bf16", NULL, NULL,
                                    CK_DTYPE_BF16, amx_heads}},
-        .emit = ck_emit_attention,
         .op_class = CK_OP_CLASS_ATTENTION, .dispatch_name = "attention",
         .flops = attention_flops,
     },
@@ -219,15 +215,13 @@ const ck_op_def ck_op_defs[] = {
         .run = {[CK_DTYPE_F32] = {ROW_STEP(ck_step_residual_layer_norm), CK_DTYPE_F32, NULL},
                 [CK_DTYPE_BF16] = {ROW_STEP(ck_step_residual_layer_norm_f32acc), CK_DTYPE_F32,
                                    NULL}},
-        .emit = ck_emit_residual_layer_norm,
         .op_class = CK_OP_CLASS_LAYER_NORM, .dispatch_name = "layer_norm",
     },
     [CK_OP_GELU_NEW] = {
         .name = "gelu_new",
         .in = {"x", NULL},
-        .check = check_gelu_new, .split = CK_SPLIT_ROWS, .in_place = 1,
+        .check = check_elementwise, .split = CK_SPLIT_ROWS, .in_place = 1,
         .run = {[CK_DTYPE_F32] = {ROW_STEP(ck_step_gelu_new), CK_DTYPE_F32, NULL}},
-        .emit = ck_emit_gelu_new,
         .op_class = CK_OP_CLASS_GELU, .dispatch_name = "gelu_new",
     },
 };

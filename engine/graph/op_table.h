@@ -92,7 +92,6 @@ typedef struct {
     ck_split split;
     int in_place;                              /* 1: out may also be an in */
     ck_op_variant run[CK_DTYPE_COUNT];         /* per program precision (f32 always present) */
-    ck_op_emit_fn emit;                        /* the generated operands (ops_emit.c) */
     ck_op_class op_class;                      /* where its time counts (ck_model_op_seconds);
                                                   the public classes are fixed, a new op may
                                                   count as CK_OP_CLASS_OTHER */
@@ -119,12 +118,9 @@ extern const ck_op_def ck_op_defs[];
 /* The row of kind, NULL for an unknown kind. */
 const ck_op_def *ck_op_def_of(ck_op_kind kind);
 
-/* The emit column of the table (ops_emit.c). */
-int ck_emit_embedding(FILE *f, const ck_circuit *c, const ck_step *step);
-int ck_emit_linear(FILE *f, const ck_circuit *c, const ck_step *step);
-int ck_emit_attention(FILE *f, const ck_circuit *c, const ck_step *step);
-int ck_emit_residual_layer_norm(FILE *f, const ck_circuit *c, const ck_step *step);
-int ck_emit_gelu_new(FILE *f, const ck_circuit *c, const ck_step *step);
+/* The emit column of the table, one per ck_op_kind, kept beside the emitters in ops_emit.c (which
+ * _Static_asserts its size) so that a new op's emitter touches that file only. */
+extern const ck_op_emit_fn ck_op_emit[];
 
 /* What a step of op runs in a program of `precision` on a CPU with (amx_bf16 1) or without
  * AMX-BF16 tiles: the row's variant for that precision when it has one usable for op there, else

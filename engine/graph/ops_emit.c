@@ -63,7 +63,7 @@ static int finish(FILE *f)
     return ferror(f) ? CK_E_IO : CK_OK;
 }
 
-int ck_emit_embedding(FILE *f, const ck_circuit *c, const ck_step *s)
+static int emit_embedding(FILE *f, const ck_circuit *c, const ck_step *s)
 {
     emit_operands(f, c, s);
     emit_weights(f, s);
@@ -71,7 +71,7 @@ int ck_emit_embedding(FILE *f, const ck_circuit *c, const ck_step *s)
     return finish(f);
 }
 
-int ck_emit_linear(FILE *f, const ck_circuit *c, const ck_step *s)
+static int emit_linear(FILE *f, const ck_circuit *c, const ck_step *s)
 {
     emit_operands(f, c, s); /* its weights live in its linear */
     fprintf(f, ",\n        .linear_in_cols = %zuu, .linear = st->linear[%zu]",
@@ -79,7 +79,7 @@ int ck_emit_linear(FILE *f, const ck_circuit *c, const ck_step *s)
     return finish(f);
 }
 
-int ck_emit_attention(FILE *f, const ck_circuit *c, const ck_step *s)
+static int emit_attention(FILE *f, const ck_circuit *c, const ck_step *s)
 {
     emit_operands(f, c, s);
     fprintf(f, ",\n        .heads = %zuu, .head_dim = %zuu", s->args.heads, s->args.head_dim);
@@ -87,7 +87,7 @@ int ck_emit_attention(FILE *f, const ck_circuit *c, const ck_step *s)
     return finish(f);
 }
 
-int ck_emit_residual_layer_norm(FILE *f, const ck_circuit *c, const ck_step *s)
+static int emit_residual_layer_norm(FILE *f, const ck_circuit *c, const ck_step *s)
 {
     emit_operands(f, c, s);
     emit_weights(f, s);
@@ -95,8 +95,18 @@ int ck_emit_residual_layer_norm(FILE *f, const ck_circuit *c, const ck_step *s)
     return finish(f);
 }
 
-int ck_emit_gelu_new(FILE *f, const ck_circuit *c, const ck_step *s)
+static int emit_gelu_new(FILE *f, const ck_circuit *c, const ck_step *s)
 {
     emit_operands(f, c, s);
     return finish(f);
 }
+
+const ck_op_emit_fn ck_op_emit[] = {
+    [CK_OP_EMBEDDING_THREE_TABLE_LAYER_NORM] = emit_embedding,
+    [CK_OP_LINEAR] = emit_linear,
+    [CK_OP_ATTENTION] = emit_attention,
+    [CK_OP_RESIDUAL_LAYER_NORM] = emit_residual_layer_norm,
+    [CK_OP_GELU_NEW] = emit_gelu_new,
+};
+_Static_assert(sizeof ck_op_emit / sizeof ck_op_emit[0] == CK_OP_KIND_COUNT,
+               "ck_op_emit: one emitter per ck_op_kind");

@@ -17,7 +17,7 @@ static void test_every_kind_has_a_complete_row(void)
         CU_ASSERT_PTR_NOT_NULL_FATAL(def->name);
         CU_ASSERT_PTR_NOT_NULL(def->check);
         CU_ASSERT_PTR_NOT_NULL(def->in[0]);
-        CU_ASSERT_PTR_NOT_NULL(def->emit);
+        CU_ASSERT_PTR_NOT_NULL(ck_op_emit[k]);
         CU_ASSERT_PTR_NOT_NULL(def->run[CK_DTYPE_F32].fn);
         for (int d = 0; d < CK_DTYPE_COUNT; d++) { /* every variant named, rows as the split */
             const ck_op_variant *v = &def->run[d];
