@@ -50,7 +50,8 @@ typedef struct {
                                           tables */
     ck_linear *linear;     /* linear: its matmul (writing bf16 when out_copy is set) */
     size_t heads, head_dim;
-    float eps, scale;
+    float eps;
+    float scale;           /* attention: the score scale; leaky_relu: the negative slope */
 } ck_step_args;
 
 /* Each runs one step over the batch and returns 0 or the kernel's CK_E_* code (the lowest
@@ -71,11 +72,12 @@ int ck_step_residual_layer_norm(const ck_step_batch *b, const ck_step_args *s);
  * ck_residual_layer_norm_f32acc). Both write the step's bf16 copy beside y where it has one. */
 int ck_step_residual_layer_norm_f32acc(const ck_step_batch *b, const ck_step_args *s);
 int ck_step_gelu_new(const ck_step_batch *b, const ck_step_args *s);
+int ck_step_leaky_relu(const ck_step_batch *b, const ck_step_args *s);
 
 /* ---- row-local runs: several steps over one pass of the rows (generated libraries) ----
  *
- * The linear, residual_layer_norm and gelu_new steps compute token row t from row t of their
- * inputs only. A run of them whose buffers may be computed row range by row range (every two
+ * The linear, residual_layer_norm, gelu_new and leaky_relu steps compute token row t from row t
+ * of their inputs only. A run of them whose buffers may be computed row range by row range (every two
  * buffers of the run that share arena bytes share them row for row: same offset, same row
  * stride; the emitter checks this against the plan) runs as one ck_step_rows: the workers take
  * contiguous blocks of CK_LINEAR_ROW_BLOCK rows as a linear step would, and each carries its
@@ -96,6 +98,8 @@ int ck_step_residual_layer_norm_f32acc_rows(const ck_step_batch *b, const ck_ste
                                             size_t row, size_t rows, int worker);
 int ck_step_gelu_new_rows(const ck_step_batch *b, const ck_step_args *s, size_t row, size_t rows,
                           int worker);
+int ck_step_leaky_relu_rows(const ck_step_batch *b, const ck_step_args *s, size_t row, size_t rows,
+                            int worker);
 
 /* One step of a row-local run. */
 typedef struct {

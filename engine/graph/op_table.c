@@ -138,6 +138,13 @@ static int amx_heads(const ck_op *op, int amx_bf16)
     return amx_bf16 && op->head_dim % 32 == 0;
 }
 
+/* torch.nn.LeakyReLU's negative_slope default (Kokoro's decoder asks for 0.2 and 0.1) */
+static float default_slope(const ck_op *op)
+{
+    (void)op;
+    return 0.01f;
+}
+
 static int attention_scratch(const ck_op *op, size_t max_seq_len, ck_dtype dtype, size_t *floats)
 {
     return dtype == CK_DTYPE_BF16 ? ck_attention_scratch_bf16(max_seq_len, op->head_dim, floats)
@@ -223,6 +230,15 @@ const ck_op_def ck_op_defs[] = {
         .check = check_elementwise, .split = CK_SPLIT_ROWS, .in_place = 1,
         .run = {[CK_DTYPE_F32] = {ROW_STEP(ck_step_gelu_new), CK_DTYPE_F32, NULL}},
         .op_class = CK_OP_CLASS_GELU, .dispatch_name = "gelu_new",
+    },
+    [CK_OP_LEAKY_RELU] = {
+        .name = "leaky_relu",
+        .in = {"x", NULL},
+        .params = {{"slope", CK_PARAM_FLOAT, offsetof(ck_op, scale), default_slope},
+                   {NULL, CK_PARAM_FLOAT, 0, NULL}},
+        .check = check_elementwise, .split = CK_SPLIT_ROWS, .in_place = 1,
+        .run = {[CK_DTYPE_F32] = {ROW_STEP(ck_step_leaky_relu), CK_DTYPE_F32, NULL}},
+        .op_class = CK_OP_CLASS_OTHER,
     },
 };
 _Static_assert(sizeof ck_op_defs / sizeof ck_op_defs[0] == CK_OP_KIND_COUNT,

@@ -101,12 +101,20 @@ static int emit_gelu_new(FILE *f, const ck_circuit *c, const ck_step *s)
     return finish(f);
 }
 
+static int emit_leaky_relu(FILE *f, const ck_circuit *c, const ck_step *s)
+{
+    emit_operands(f, c, s);
+    emit_float(f, "scale", s->args.scale); /* the slope */
+    return finish(f);
+}
+
 const ck_op_emit_fn ck_op_emit[] = {
     [CK_OP_EMBEDDING_THREE_TABLE_LAYER_NORM] = emit_embedding,
     [CK_OP_LINEAR] = emit_linear,
     [CK_OP_ATTENTION] = emit_attention,
     [CK_OP_RESIDUAL_LAYER_NORM] = emit_residual_layer_norm,
     [CK_OP_GELU_NEW] = emit_gelu_new,
+    [CK_OP_LEAKY_RELU] = emit_leaky_relu,
 };
 _Static_assert(sizeof ck_op_emit / sizeof ck_op_emit[0] == CK_OP_KIND_COUNT,
                "ck_op_emit: one emitter per ck_op_kind");
