@@ -8,7 +8,7 @@
 
 #include "codegen.h"
 #include "linear.h"
-#include "program.h"
+#include "ops_emit.h"
 
 extern const unsigned char ck_codegen_prelude[]; /* prelude.inc, embedded by CMake */
 

@@ -1,14 +1,13 @@
 /* op_table.h - the op table: one row per op kind holds everything about that op (name, named
  * slots, params with defaults, geometry check, scratch, how it splits over workers, the run
- * function per dtype, whether it may run in place, its emit function). Knows no plan and no
- * lowered program (program.h). Parses no JSON, opens no files.
+ * function per dtype, whether it may run in place; its emit column is ops_emit.h). Knows no plan
+ * and no lowered program (program.h). Parses no JSON, opens no files.
  *
  * Legend: T tokens in the packed batch, S sequences, H heads, cols the buffer's per-token width. */
 #ifndef CK_OP_TABLE_H
 #define CK_OP_TABLE_H
 
 #include <stddef.h>
-#include <stdio.h>
 
 #include "circuit.h"
 #include "steps.h"
@@ -45,8 +44,6 @@ typedef enum {
     CK_SPLIT_SEQUENCE_HEADS = 2  /* (sequence, head) pairs, interleaved (ck_parallel_for_interleaved) */
 } ck_split;
 
-typedef struct ck_step ck_step;
-
 /* Runs one step (its operands bound once by the lowering, ck_step.args) over a batch, sliced over
  * the workers as the row's `split` says: one of scheduler/steps.h's, which generated libraries call
  * too. 0 or a CK_E_* code. */
@@ -55,13 +52,6 @@ typedef int (*ck_op_run_fn)(const ck_step_batch *batch, const ck_step_args *step
 /* Geometry check of one op against the circuit's buffers and weights: CK_OK, or CK_E_CIRCUIT with
  * msg[cap] saying which slot and what was expected (the loader adds file and op). */
 typedef int (*ck_op_check_fn)(const ck_circuit *c, const ck_op *op, char *msg, size_t cap);
-
-/* Prints the operands of one step as generated C (ops_emit.c), the expression
- * `&(const ck_step_args){..}` that the step's run or rows function (steps.h) takes: the values of
- * its bound ck_step.args, planned offsets and bf16 copies (c names the buffers in comments),
- * weights as the library's st->w[i] and its linear as st->linear[step.linear_slot], scalars as
- * constants (floats in hex, exact). Returns 0, or CK_E_IO when the write fails. */
-typedef int (*ck_op_emit_fn)(FILE *f, const ck_circuit *c, const ck_step *step);
 
 /* Per-worker scratch floats the op needs for sequences up to max_seq_len when it computes in
  * `dtype` (the attention heads on AMX need more than the f32 ones). */
@@ -118,9 +108,6 @@ extern const ck_op_def ck_op_defs[];
 /* The row of kind, NULL for an unknown kind. */
 const ck_op_def *ck_op_def_of(ck_op_kind kind);
 
-/* The emit column of the table, one per ck_op_kind, kept beside the emitters in ops_emit.c (which
- * _Static_asserts its size) so that a new op's emitter touches that file only. */
-extern const ck_op_emit_fn ck_op_emit[];
 
 /* What a step of op runs in a program of `precision` on a CPU with (amx_bf16 1) or without
  * AMX-BF16 tiles: the row's variant for that precision when it has one usable for op there, else

@@ -4,7 +4,7 @@
  * the FILE it is given. */
 #include <stdio.h>
 
-#include "program.h"
+#include "ops_emit.h"
 
 /* A copy offset, CK_NO_COPY by name. */
 static void emit_copy(FILE *f, size_t copy)

@@ -16,6 +16,7 @@
 #include "weights.h"
 
 /* One lowered step: what runs, in what dtype, on which arena bytes, with which tensors. */
+typedef struct ck_step ck_step;
 struct ck_step {
     const ck_op_def *def;
     const ck_op_variant *variant;    /* what it runs (ck_op_variant_of the plan's precision and

@@ -4,7 +4,7 @@
  * and row-local runs cut wherever the plan's reused bytes would race. */
 #include "ck_test.h"
 #include "circuit_default.h"
-#include "program.h"
+#include "ops_emit.h"
 
 #define TINY "tests/fixtures/circuits/tiny.json"
 #define KOKORO "circuits/kokoro_phoneme_encoder.json"
