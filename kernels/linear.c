@@ -375,38 +375,20 @@ done:
     return rc;
 }
 
-int ck_linear_init(ck_linear **out, ck_onednn *ctx, const float *weight, size_t weight_count,
-                   const float *bias, size_t bias_count, size_t in_features, size_t out_features)
-{
-    return ck_linear_init_activation(out, ctx, weight, weight_count, bias, bias_count, in_features,
-                                     out_features, CK_LINEAR_PLAIN);
-}
-
-int ck_linear_init_activation(ck_linear **out, ck_onednn *ctx, const float *weight,
-                              size_t weight_count, const float *bias, size_t bias_count,
-                              size_t in_features, size_t out_features,
-                              ck_linear_activation activation)
-{
-    return ck_linear_init_typed(out, ctx, weight, weight_count, bias, bias_count, in_features,
-                                out_features, activation, CK_DTYPE_F32);
-}
-
-int ck_linear_init_typed(ck_linear **out, ck_onednn *ctx, const float *weight, size_t weight_count,
-                         const float *bias, size_t bias_count, size_t in_features,
-                         size_t out_features, ck_linear_activation activation, ck_dtype compute)
-{
-    return ck_linear_init_dst(out, ctx, weight, weight_count, bias, bias_count, in_features, out_features,
-                              activation, compute, CK_DTYPE_F32);
-}
-
-int ck_linear_init_dst(ck_linear **out, ck_onednn *ctx, const float *weight, size_t weight_count,
-                       const float *bias, size_t bias_count, size_t in_features, size_t out_features,
-                       ck_linear_activation activation, ck_dtype compute, ck_dtype dst)
+int ck_linear_init(ck_linear **out, ck_onednn *ctx, const ck_linear_desc *d)
 {
     if (out == NULL) {
         return CK_E_ARG;
     }
     *out = NULL;
+    if (d == NULL) {
+        return CK_E_ARG;
+    }
+    const float *weight = d->weight, *bias = d->bias;
+    size_t weight_count = d->weight_count, bias_count = d->bias_count;
+    size_t in_features = d->in_features, out_features = d->out_features;
+    ck_linear_activation activation = d->activation;
+    ck_dtype compute = d->compute, dst = d->dst;
     if (ctx == NULL || (activation != CK_LINEAR_PLAIN && activation != CK_LINEAR_GELU_TANH) ||
         (compute != CK_DTYPE_F32 && compute != CK_DTYPE_BF16) ||
         !(dst == CK_DTYPE_F32 || (dst == CK_DTYPE_BF16 && compute == CK_DTYPE_BF16))) {
@@ -573,14 +555,14 @@ static int forward_bf16_in(ck_linear *lin, int lane, const uint16_t *x, size_t x
     return rc != 0 ? rc : forward_bf16(lin, lane, NULL, x, x_stride, y, y_stride, rows);
 }
 
-int ck_linear_forward_bf16_in(ck_linear *lin, int lane, const uint16_t *x, size_t x_count, size_t x_stride,
-                              float *y, size_t y_count, size_t y_stride, size_t rows)
+int ck_linear_forward_bf16_f32(ck_linear *lin, int lane, const uint16_t *x, size_t x_count, size_t x_stride,
+                               float *y, size_t y_count, size_t y_stride, size_t rows)
 {
     return forward_bf16_in(lin, lane, x, x_count, x_stride, y, CK_DTYPE_F32, y_count, y_stride, rows);
 }
 
-int ck_linear_forward_bf16_io(ck_linear *lin, int lane, const uint16_t *x, size_t x_count, size_t x_stride,
-                              uint16_t *y, size_t y_count, size_t y_stride, size_t rows)
+int ck_linear_forward_bf16(ck_linear *lin, int lane, const uint16_t *x, size_t x_count, size_t x_stride,
+                           uint16_t *y, size_t y_count, size_t y_stride, size_t rows)
 {
     return forward_bf16_in(lin, lane, x, x_count, x_stride, y, CK_DTYPE_BF16, y_count, y_stride, rows);
 }

@@ -58,7 +58,7 @@ static int residual_layer_norm_rows(void *ctx, size_t first, size_t count, int w
     uint16_t *y16 = copy_at(c->b, s->out_copy);
     (void)worker;
     /* bf16 programs: float statistics, x and the residual read once */
-    return (c->bf16 ? ck_residual_layer_norm_f32acc : ck_residual_layer_norm_f32_bf16)(
+    return (c->bf16 ? ck_residual_layer_norm_f32_f32bf16 : ck_residual_layer_norm_f32_f32bf16_f64acc)(
         (const float *)at(c->b, s->in[0]) + at_row, n, s->cols, (const float *)at(c->b, s->in[1]) + at_row, n,
         s->cols, s->w[0], s->w[1], (float *)at(c->b, s->out) + at_row, n, s->cols,
         y16 != NULL ? y16 + at_row : NULL, n, s->cols, count, s->cols, s->eps);
@@ -93,13 +93,13 @@ static int head_bf16_in(const step_ctx *c, const ck_arena *scratch, size_t row, 
     const uint16_t *q = copy_at(b, s->in_copy[0]) + first, *k = copy_at(b, s->in_copy[1]) + first,
                    *v = copy_at(b, s->in_copy[2]) + first;
     if (s->out_copy != CK_NO_COPY) {
-        return ck_attention_head_bf16_io(q, avail, k, avail, v, avail, cols, copy_at(b, s->out_copy) + first,
-                                         avail, cols, scratch->base, scratch->bytes / sizeof(float), len, head,
-                                         s->head_dim, s->scale);
+        return ck_attention_head_bf16__amx(q, avail, k, avail, v, avail, cols, copy_at(b, s->out_copy) + first,
+                                           avail, cols, scratch->base, scratch->bytes / sizeof(float), len, head,
+                                           s->head_dim, s->scale);
     }
-    return ck_attention_head_bf16_in(q, avail, k, avail, v, avail, cols, (float *)at(b, s->out) + first, avail,
-                                     cols, scratch->base, scratch->bytes / sizeof(float), len, head,
-                                     s->head_dim, s->scale);
+    return ck_attention_head_bf16_f32__amx(q, avail, k, avail, v, avail, cols, (float *)at(b, s->out) + first, avail,
+                                           cols, scratch->base, scratch->bytes / sizeof(float), len, head,
+                                           s->head_dim, s->scale);
 }
 
 /* One (sequence, head) pair from f32 q, k, v: the AMX heads in the bf16 variant, else f32. */
@@ -109,7 +109,7 @@ static int head_f32_in(const step_ctx *c, const ck_arena *scratch, size_t row, s
     const ck_step_batch *b = c->b;
     const ck_step_args *s = c->s;
     size_t cols = s->cols, avail = (b->tokens - row) * cols, first = row * cols;
-    return (c->bf16 ? ck_attention_head_bf16 : ck_attention_head_f32)(
+    return (c->bf16 ? ck_attention_head_f32__amx : ck_attention_head_f32)(
         (const float *)at(b, s->in[0]) + first, avail, (const float *)at(b, s->in[1]) + first,
         avail, (const float *)at(b, s->in[2]) + first, avail, cols, (float *)at(b, s->out) + first,
         avail, cols, scratch->base, scratch->bytes / sizeof(float), len, head, s->head_dim,
@@ -150,12 +150,12 @@ static int linear_blocks(void *ctx, size_t first, size_t count, int worker)
     uint16_t *y16 = copy_at(c->b, s->out_copy);
     float *y = (float *)at(c->b, s->out) + row * out;
     if (x16 != NULL && y16 != NULL) { /* bf16 in, bf16 out: the FFN in, q, k, v */
-        return ck_linear_forward_bf16_io(s->linear, worker, x16 + row * in, rows * in, in,
-                                         y16 + row * out, rows * out, out, rows);
+        return ck_linear_forward_bf16(s->linear, worker, x16 + row * in, rows * in, in,
+                                      y16 + row * out, rows * out, out, rows);
     }
     if (x16 != NULL) {
-        return ck_linear_forward_bf16_in(s->linear, worker, x16 + row * in, rows * in, in, y,
-                                         rows * out, out, rows);
+        return ck_linear_forward_bf16_f32(s->linear, worker, x16 + row * in, rows * in, in, y,
+                                          rows * out, out, rows);
     }
     return ck_linear_forward_f32(s->linear, worker, (const float *)at(c->b, s->in[0]) + row * in,
                                  rows * in, in, y, rows * out, out, rows);
@@ -207,8 +207,8 @@ int ck_step_residual_layer_norm_rows(const ck_step_batch *b, const ck_step_args 
     return n > 0 ? residual_layer_norm_rows(&ctx, row, n, worker) : CK_OK;
 }
 
-int ck_step_residual_layer_norm_f32acc_rows(const ck_step_batch *b, const ck_step_args *s,
-                                            size_t row, size_t rows, int worker)
+int ck_step_residual_layer_norm_bf16_rows(const ck_step_batch *b, const ck_step_args *s,
+                                          size_t row, size_t rows, int worker)
 {
     step_ctx ctx = {b, s, 1};
     size_t n = real_rows(b, row, rows);
@@ -307,7 +307,7 @@ int ck_step_residual_layer_norm(const ck_step_batch *b, const ck_step_args *s)
     return ck_parallel_for(b->tokens, b->threads, residual_layer_norm_rows, &ctx);
 }
 
-int ck_step_residual_layer_norm_f32acc(const ck_step_batch *b, const ck_step_args *s)
+int ck_step_residual_layer_norm_bf16(const ck_step_batch *b, const ck_step_args *s)
 {
     step_ctx ctx = {b, s, 1};
     return ck_parallel_for(b->tokens, b->threads, residual_layer_norm_rows, &ctx);

@@ -63,14 +63,14 @@ int ck_step_linear(const ck_step_batch *b, const ck_step_args *s);
 /* Attention heads in f32 (ck_attention_head_f32). */
 int ck_step_attention(const ck_step_batch *b, const ck_step_args *s);
 /* Attention heads on AMX tiles: from the bf16 copies of q, k, v where the step reads them
- * (ck_attention_head_bf16_in, or _bf16_io when it writes only its context's copy), else from f32
- * q, k, v (ck_attention_head_bf16). Only where ck_kernels_amx_bf16(). */
+ * (ck_attention_head_bf16_f32__amx, or _bf16_io when it writes only its context's copy), else from f32
+ * q, k, v (ck_attention_head_f32__amx). Only where ck_kernels_amx_bf16(). */
 int ck_step_attention_bf16(const ck_step_batch *b, const ck_step_args *s);
-/* LayerNorm with double statistics (f32 programs and parity; ck_residual_layer_norm_f32_bf16). */
+/* LayerNorm with double statistics (f32 programs and parity; ck_residual_layer_norm_f32_f32bf16_f64acc). */
 int ck_step_residual_layer_norm(const ck_step_batch *b, const ck_step_args *s);
 /* LayerNorm with float statistics, x and the residual read once (bf16 programs;
- * ck_residual_layer_norm_f32acc). Both write the step's bf16 copy beside y where it has one. */
-int ck_step_residual_layer_norm_f32acc(const ck_step_batch *b, const ck_step_args *s);
+ * ck_residual_layer_norm_f32_f32bf16). Both write the step's bf16 copy beside y where it has one. */
+int ck_step_residual_layer_norm_bf16(const ck_step_batch *b, const ck_step_args *s);
 int ck_step_gelu_new(const ck_step_batch *b, const ck_step_args *s);
 int ck_step_leaky_relu(const ck_step_batch *b, const ck_step_args *s);
 
@@ -94,8 +94,8 @@ int ck_step_linear_rows(const ck_step_batch *b, const ck_step_args *s, size_t ro
                         int worker);
 int ck_step_residual_layer_norm_rows(const ck_step_batch *b, const ck_step_args *s, size_t row,
                                      size_t rows, int worker);
-int ck_step_residual_layer_norm_f32acc_rows(const ck_step_batch *b, const ck_step_args *s,
-                                            size_t row, size_t rows, int worker);
+int ck_step_residual_layer_norm_bf16_rows(const ck_step_batch *b, const ck_step_args *s,
+                                          size_t row, size_t rows, int worker);
 int ck_step_gelu_new_rows(const ck_step_batch *b, const ck_step_args *s, size_t row, size_t rows,
                           int worker);
 int ck_step_leaky_relu_rows(const ck_step_batch *b, const ck_step_args *s, size_t row, size_t rows,

@@ -48,9 +48,13 @@ static int linear_for(ck_executor *ex, ck_step *s, ck_error *err)
     ck_linear **slot = &ex->linears[s->linear_slot];
     if (*slot == NULL) {
         const ck_tensor *w = s->w[CK_LIN_WEIGHT], *b = s->w[CK_LIN_BIAS];
-        int rc = ck_linear_init_dst(slot, ex->onednn, w->data, w->elements, b->data, b->elements,
-                                    w->shape[1], w->shape[0],
-                                    s->fused_gelu ? CK_LINEAR_GELU_TANH : CK_LINEAR_PLAIN, s->dtype, dst);
+        const ck_linear_desc d = {
+            .weight = w->data, .weight_count = w->elements, .bias = b->data,
+            .bias_count = b->elements, .in_features = w->shape[1], .out_features = w->shape[0],
+            .activation = s->fused_gelu ? CK_LINEAR_GELU_TANH : CK_LINEAR_PLAIN,
+            .compute = s->dtype, .dst = dst,
+        };
+        int rc = ck_linear_init(slot, ex->onednn, &d);
         if (rc != CK_OK) {
             return ck_fail(err, rc, "%s: op %zu \"linear\": oneDNN %s matmul writing %s for \"%s\" "
                            "[%zu,%zu]: %s", c->path, c->ops[s->op].decl_index,
@@ -584,8 +588,9 @@ int ck_executor_bf16_self_check(const ck_executor *ex, double *cosine, const cha
     for (size_t i = 0; i < (size_t)M * K + (size_t)K * N; i++) {
         x[i] = splitmix_uniform(&state);
     }
-    int rc = ck_linear_init_typed(&lin, ex->onednn, w, (size_t)K * N, NULL, 0, K, N, CK_LINEAR_PLAIN,
-                                  CK_DTYPE_BF16);
+    const ck_linear_desc d = {.weight = w, .weight_count = (size_t)K * N, .in_features = K,
+                              .out_features = N, .compute = CK_DTYPE_BF16};
+    int rc = ck_linear_init(&lin, ex->onednn, &d);
     rc = rc ? rc : ck_linear_forward_f32(lin, 0, x, (size_t)M * K, K, y, (size_t)M * N, N, M);
     rc = rc ? rc : ck_linear_ref_f32(x, (size_t)M * K, K, w, (size_t)K * N, NULL, 0, ref,
                                      (size_t)M * N, N, M, K, N);

@@ -147,7 +147,7 @@ static float default_slope(const ck_op *op)
 
 static int attention_scratch(const ck_op *op, size_t max_seq_len, ck_dtype dtype, size_t *floats)
 {
-    return dtype == CK_DTYPE_BF16 ? ck_attention_scratch_bf16(max_seq_len, op->head_dim, floats)
+    return dtype == CK_DTYPE_BF16 ? ck_attention_scratch__amx(max_seq_len, op->head_dim, floats)
                                   : ck_attention_scratch(max_seq_len, op->head_dim, floats);
 }
 
@@ -220,7 +220,7 @@ const ck_op_def ck_op_defs[] = {
         .check = check_residual_layer_norm, .split = CK_SPLIT_ROWS,
         /* bf16 programs: float statistics (the f32 rows and the bf16 copy stay f32 math) */
         .run = {[CK_DTYPE_F32] = {ROW_STEP(ck_step_residual_layer_norm), CK_DTYPE_F32, NULL},
-                [CK_DTYPE_BF16] = {ROW_STEP(ck_step_residual_layer_norm_f32acc), CK_DTYPE_F32,
+                [CK_DTYPE_BF16] = {ROW_STEP(ck_step_residual_layer_norm_bf16), CK_DTYPE_F32,
                                    NULL}},
         .op_class = CK_OP_CLASS_LAYER_NORM, .dispatch_name = "layer_norm",
     },

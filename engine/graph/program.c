@@ -150,7 +150,7 @@ static void copy_attention_inputs(ck_program *p, const ck_circuit *c, const ck_p
         st[w[k]].out_copy = st[a].in_copy[k] = copy_for(p, c, plan, st[a].in[k], copy_of);
     }
     /* and its context, when only linears read it (the output projection), in bf16 only: rounded as
-     * their own staging would round it (ck_attention_head_bf16_io) */
+     * their own staging would round it (ck_attention_head_bf16__amx) */
     int b = st[a].out;
     if (!only_read_by(p, c, a, b, CK_OP_LINEAR, 1)) {
         return;

@@ -33,12 +33,12 @@ struct ck_step {
     size_t out_offset, out_cols;
     /* bf16 copies (bf16 precision; byte offsets in the program's copy arena, CK_NO_COPY for none).
      * A linear whose input a residual_layer_norm wrote reads the bf16 copy that LayerNorm writes
-     * beside its f32 rows (ck_residual_layer_norm_f32acc), so q, k and v round their shared input
+     * beside its f32 rows (ck_residual_layer_norm_f32_f32bf16), so q, k and v round their shared input
      * once; a fused linear + gelu_new whose output only linears read (the FFN in) writes that copy
      * instead of its f32 rows, and its reader reads it; with fusion on, q, k and v linears whose
      * outputs only an AMX attention step reads write bf16 only too and the heads read those
-     * (ck_attention_head_bf16_in), and that step writes its context only in bf16 when only linears
-     * (the output projection) read it (ck_attention_head_bf16_io). Every copy rounds as its
+     * (ck_attention_head_bf16_f32__amx), and that step writes its context only in bf16 when only linears
+     * (the output projection) read it (ck_attention_head_bf16__amx). Every copy rounds as its
      * consumer would (round to nearest even), so the features keep their bits. */
     size_t in_copy[CK_MAX_SLOTS];    /* the copy input slot k reads instead of its f32 buffer */
     size_t out_copy;                 /* the copy written: a residual_layer_norm beside out, a linear

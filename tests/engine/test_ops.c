@@ -59,7 +59,7 @@ static void test_dtype_comes_from_the_row(void)
     CU_ASSERT_EQUAL(ck_op_variant_of(&att, CK_DTYPE_BF16, 1)->computes, CK_DTYPE_F32);
     ck_op ln = {.kind = CK_OP_RESIDUAL_LAYER_NORM};
     CU_ASSERT_PTR_EQUAL(ck_op_variant_of(&ln, CK_DTYPE_BF16, 0)->fn,
-                        ck_step_residual_layer_norm_f32acc);
+                        ck_step_residual_layer_norm_bf16);
     CU_ASSERT_PTR_EQUAL(ck_op_variant_of(&ln, CK_DTYPE_F32, 0)->fn, ck_step_residual_layer_norm);
     ck_op gelu = {.kind = CK_OP_GELU_NEW};
     CU_ASSERT_PTR_EQUAL(ck_op_variant_of(&gelu, CK_DTYPE_BF16, 1), &ck_op_defs[CK_OP_GELU_NEW].run[0]);
@@ -264,7 +264,7 @@ static void count_flags(const ck_program *p, ck_op_kind kind, size_t *out_copies
 {
     *out_copies = *stats_f32 = 0;
     for (size_t i = 0; i < p->n_steps; i++) {
-        int f32acc = p->steps[i].variant->fn == ck_step_residual_layer_norm_f32acc;
+        int f32acc = p->steps[i].variant->fn == ck_step_residual_layer_norm_bf16;
         *out_copies += p->steps[i].kind == kind && p->steps[i].out_copy != CK_NO_COPY;
         *stats_f32 += f32acc;
         CU_ASSERT(!f32acc || p->steps[i].kind == CK_OP_RESIDUAL_LAYER_NORM);

@@ -256,7 +256,7 @@ static void test_arena_tokens_above_max(void)
 }
 
 /* The scratch arenas follow the attention kernel the executor picked: the bf16 heads' size
- * (ck_attention_scratch_bf16) for CK_DTYPE_BF16, the same activation arena either way. */
+ * (ck_attention_scratch__amx) for CK_DTYPE_BF16, the same activation arena either way. */
 static void test_scratch_follows_attention_dtype(void)
 {
     ck_error err = {0};
@@ -269,7 +269,7 @@ static void test_scratch_follows_attention_dtype(void)
     limits.amx_bf16 = 1; /* the AMX heads' scratch */
     CU_ASSERT_EQUAL_FATAL(ck_plan_build(&bf16, &circuit, &limits, &err), CK_OK);
     size_t floats = 0;
-    CU_ASSERT_EQUAL(ck_attention_scratch_bf16(512, 64, &floats), CK_OK);
+    CU_ASSERT_EQUAL(ck_attention_scratch__amx(512, 64, &floats), CK_OK);
     CU_ASSERT_EQUAL(bf16.scratch_bytes, (floats * 4 + 63) / 64 * 64);
     CU_ASSERT_EQUAL(ck_attention_scratch(512, 64, &floats), CK_OK);
     CU_ASSERT_EQUAL(f32.scratch_bytes, (floats * 4 + 63) / 64 * 64);
