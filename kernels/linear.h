@@ -132,6 +132,13 @@ const char *ck_linear_impl(const ck_linear *lin);
 int ck_linear_forward_f32(ck_linear *lin, int lane, const float *x, size_t x_count,
                           size_t x_stride, float *y, size_t y_count, size_t y_stride, size_t rows);
 
+/* The bf16 start-up self-check: a fixed 64x768x768 linear (splitmix64-uniform inputs and weights,
+ * no bias) in bf16 on ctx against the f32 reference loop (ck_linear_ref_f32); *cosine gets the
+ * cosine of the two results (over all 64 x 768 values) and *impl oneDNN's implementation string.
+ * Errors: CK_E_BACKEND (oneDNN), CK_E_MEMORY. A finite result with cosine < 0.9999 is not an error
+ * here: the executor refuses to run bf16 on it. */
+int ck_linear_bf16_self_check(ck_onednn *ctx, double *cosine, const char **impl);
+
 /* Releases the primitives and the weight copies; accepts NULL and half-built objects. */
 void ck_linear_free(ck_linear *lin);
 

@@ -18,7 +18,7 @@
 #include "default_circuit.h"
 #include "file.h"
 #include "ck_isa.h"
-#include "executor.h"
+#include "op_table.h"
 #include "plan.h"
 #include "sha256.h"
 
@@ -162,7 +162,7 @@ static int key_text(const ck_compile_params *p, const char *emitter, const char 
                      circuit_sha, emitter, compiler, flags,
                      p->extra_flags != NULL ? p->extra_flags : "",
                      ck_dtype_info(ck_precision_dtype(p->precision))->lower,
-                     ck_precision_dtype(p->precision) == CK_DTYPE_BF16 && ck_kernels_amx_bf16()
+                     ck_precision_dtype(p->precision) != CK_DTYPE_F32 && ck_kernels_amx_bf16()
                          ? "bf16 on amx tiles" : "f32",
                      !p->parity, p->max_batch_tokens, max_seq_len, CK_VERSION, dv->major, dv->minor,
                      dv->patch, dv->hash, libraries);

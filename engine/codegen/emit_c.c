@@ -155,14 +155,14 @@ static void emit_constants(FILE *f, const ck_circuit *c, const ck_plan *plan, co
             "#define N_OP_KINDS %d\n", p->copies_bytes, (int)CK_OP_KIND_COUNT);
     fprintf(f, "#define ARENA_BYTES ((size_t)%zuu)\n#define SCRATCH_BYTES ((size_t)%zuu)\n"
             "#define MAX_TOKENS ((size_t)%zuu)\n#define MAX_SEQ_LEN ((size_t)%zuu)\n"
-            "#define VOCAB ((size_t)%zuu)\n#define PRECISION %s\n#define N_WEIGHTS %zu\n"
+            "#define VOCAB ((size_t)%zuu)\n#define PRECISION CK_DTYPE_%s\n#define N_WEIGHTS %zu\n"
             "#define N_LINEARS %zu\n#define N_BUFFERS %zu\n"
             "#define IDS_OFFSET ((size_t)%zuu)\n#define POSITIONS_OFFSET ((size_t)%zuu)\n"
             "#define FEATURES_BUFFER %d\n#define FEATURES_OFFSET ((size_t)%zuu)\n"
             "#define HIDDEN_BUFFER %d\n#define HIDDEN_OFFSET ((size_t)%zuu)\n\n",
             plan->arena_bytes, plan->scratch_bytes, plan->limits.max_tokens,
             plan->limits.max_seq_len, p->vocab,
-            precision == CK_DTYPE_BF16 ? "CK_DTYPE_BF16" : "CK_DTYPE_F32", c->n_weights, n_linears,
+            ck_dtype_info(precision)->name, c->n_weights, n_linears,
             c->n_buffers, plan->offsets[c->ids_buffer], plan->offsets[c->positions_buffer],
             c->features_buffer, plan->offsets[c->features_buffer], hidden,
             hidden >= 0 ? plan->offsets[hidden] : 0);
@@ -197,10 +197,10 @@ static void emit_tables(FILE *f, const ck_circuit *c, const ck_step *const *of_s
     for (size_t i = 0; i < n_linears; i++) {
         const ck_step *s = of_slot[i];
         const ck_weight_ref *w = &c->weights[s->weight[CK_LIN_WEIGHT]];
-        fprintf(f, "    {%d, %d, %zu, %zu, %s, %s}, /* %s */\n", s->weight[CK_LIN_WEIGHT],
+        fprintf(f, "    {%d, %d, %zu, %zu, %s, CK_DTYPE_%s}, /* %s */\n", s->weight[CK_LIN_WEIGHT],
                 s->weight[CK_LIN_BIAS], w->shape[1], w->shape[0],
                 s->fused_gelu ? "CK_LINEAR_GELU_TANH" : "CK_LINEAR_PLAIN",
-                s->out_copy != CK_NO_COPY ? "CK_DTYPE_BF16" : "CK_DTYPE_F32", w->name);
+                ck_dtype_info(s->out_dtype)->name, w->name);
     }
     fputs("    {0, 0, 0, 0, CK_LINEAR_PLAIN, CK_DTYPE_F32} /* end */\n};\n"
           "static const size_t n_linears = N_LINEARS;\n\n", f);

@@ -44,7 +44,7 @@ static int linear_for(ck_executor *ex, ck_step *s, ck_error *err)
 {
     const ck_circuit *c = ex->circuit;
     int wi = s->weight[CK_LIN_WEIGHT];
-    ck_dtype dst = s->out_copy != CK_NO_COPY ? CK_DTYPE_BF16 : CK_DTYPE_F32;
+    ck_dtype dst = s->out_dtype;
     ck_linear **slot = &ex->linears[s->linear_slot];
     if (*slot == NULL) {
         const ck_tensor *w = s->w[CK_LIN_WEIGHT], *b = s->w[CK_LIN_BIAS];
@@ -167,7 +167,7 @@ static int check_bf16(ck_executor *ex, ck_error *err)
     }
     double cosine = 0.0;
     const char *impl = "unknown";
-    int rc = ck_executor_bf16_self_check(ex, &cosine, &impl);
+    int rc = ck_linear_bf16_self_check(ex->onednn, &cosine, &impl);
     if (rc != CK_OK) {
         return ck_fail(err, rc, "precision bf16: self-check matmul failed: %s", ck_status_name(rc));
     }
@@ -218,7 +218,7 @@ static int setup(ck_executor *ex, const ck_weights *w, ck_error *err)
     if (rc == CK_OK && ex->opt.compiled != NULL) {
         rc = init_compiled(ex, err);
     }
-    if (rc == CK_OK && ex->opt.precision == CK_DTYPE_BF16) {
+    if (rc == CK_OK && ex->opt.precision != CK_DTYPE_F32) { /* bf16 */
         rc = check_bf16(ex, err);
     }
     ck_parallel_set_threads(threads);
@@ -232,7 +232,7 @@ int ck_executor_init(ck_executor **out, const ck_circuit *c, const ck_weights *w
         return ck_fail(err, CK_E_ARG, "executor: null argument");
     }
     *out = NULL;
-    if (opt->precision != CK_DTYPE_F32 && opt->precision != CK_DTYPE_BF16) {
+    if (!ck_op_precision_supported(opt->precision)) {
         return ck_fail(err, CK_E_ARG, "executor: precision %s: expected f32 or bf16",
                        ck_dtype_info(opt->precision)->lower);
     }
@@ -537,11 +537,6 @@ void ck_executor_dispatch_dtypes(const ck_executor *ex, char *buf, size_t cap)
     }
 }
 
-ck_dtype ck_precision_dtype(ck_precision precision)
-{
-    return precision == CK_PRECISION_BF16 ? CK_DTYPE_BF16 : CK_DTYPE_F32;
-}
-
 void ck_executor_linear_impls(const ck_executor *ex, char *buf, size_t cap)
 {
     const char *seen[16];
@@ -563,50 +558,6 @@ void ck_executor_linear_impls(const ck_executor *ex, char *buf, size_t cap)
         }
         used += (size_t)n;
     }
-}
-
-/* splitmix64 (Steele, Lea, Flood 2014) as a uniform in [-1, 1): the self-check's fixed data. */
-static float splitmix_uniform(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
-    return (float)((double)(z >> 40) / 8388608.0 - 1.0);
-}
-
-int ck_executor_bf16_self_check(const ck_executor *ex, double *cosine, const char **impl)
-{
-    enum { M = 64, K = 768, N = 768 };
-    float *x = malloc(sizeof(float) * (M * K + K * N + 2 * M * N));
-    ck_linear *lin = NULL;
-    if (x == NULL) {
-        return CK_E_MEMORY;
-    }
-    float *w = x + M * K, *y = w + K * N, *ref = y + M * N;
-    uint64_t state = 20261201;
-    for (size_t i = 0; i < (size_t)M * K + (size_t)K * N; i++) {
-        x[i] = splitmix_uniform(&state);
-    }
-    const ck_linear_desc d = {.weight = w, .weight_count = (size_t)K * N, .in_features = K,
-                              .out_features = N, .compute = CK_DTYPE_BF16};
-    int rc = ck_linear_init(&lin, ex->onednn, &d);
-    rc = rc ? rc : ck_linear_forward_f32(lin, 0, x, (size_t)M * K, K, y, (size_t)M * N, N, M);
-    rc = rc ? rc : ck_linear_ref_f32(x, (size_t)M * K, K, w, (size_t)K * N, NULL, 0, ref,
-                                     (size_t)M * N, N, M, K, N);
-    if (rc == CK_OK) {
-        double dot = 0.0, yy = 0.0, rr = 0.0;
-        for (size_t i = 0; i < (size_t)M * N; i++) {
-            dot += (double)y[i] * ref[i];
-            yy += (double)y[i] * y[i];
-            rr += (double)ref[i] * ref[i];
-        }
-        *cosine = dot / sqrt(yy * rr); /* NaN when y is not finite */
-        *impl = ck_linear_impl(lin);
-    }
-    ck_linear_free(lin);
-    free(x);
-    return rc;
 }
 
 size_t ck_executor_cols(const ck_executor *ex, int buffer)

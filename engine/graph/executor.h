@@ -22,7 +22,7 @@ typedef struct {
                                  matmul with a GELU post-op (faster; the linear's own checkpoint,
                                  e.g. layer.NN.ffn, is then not captured). 0 (parity): every op runs
                                  its own kernel */
-    ck_dtype precision;       /* CK_DTYPE_F32 (0, the default) or CK_DTYPE_BF16 (ck_precision_dtype):
+    ck_dtype precision;       /* CK_DTYPE_F32 (0, the default) or bf16 (ck_precision_dtype):
                                  the program's; each op's row says what its steps run then
                                  (ck_executor_op_dtype). bf16 refuses to start (CK_E_BACKEND)
                                  unless oneDNN runs every bf16 linear natively (AMX or
@@ -92,11 +92,6 @@ double ck_executor_class_seconds(const ck_executor *ex, ck_op_class op_class);
  * whose row has a dispatch_name, in kind order, into buf[cap] (NUL-terminated, truncated). */
 void ck_executor_dispatch_dtypes(const ck_executor *ex, char *buf, size_t cap);
 
-/* The program dtype of a public precision: CK_DTYPE_BF16 for CK_PRECISION_BF16, else
- * CK_DTYPE_F32 (callers reject other values first). The one mapping the api, X-Ray and the
- * compiler use. */
-ck_dtype ck_precision_dtype(ck_precision precision);
-
 /* Wall seconds ex spent running ops of `kind` (a linear fused with its gelu_new counts as linear)
  * since init or the last ck_executor_reset_op_seconds; kind CK_OP_KIND_COUNT: the rest of each run
  * (inputs, the finite check of the output, the copy-out; with opt.compiled, the generated
@@ -107,13 +102,6 @@ void ck_executor_reset_op_seconds(ck_executor *ex);
 /* The distinct oneDNN implementation strings of ex's linears, in first-use order, joined by ", "
  * into buf (NUL-terminated, truncated to cap > 0). */
 void ck_executor_linear_impls(const ck_executor *ex, char *buf, size_t cap);
-
-/* The bf16 start-up self-check: a fixed 64x768x768 linear (splitmix64-uniform inputs and weights,
- * no bias) in bf16 on ex's oneDNN engine against the f32 reference loop; *cosine gets the cosine
- * of the two results (over all 64 x 768 values) and *impl oneDNN's implementation string.
- * Errors: CK_E_BACKEND (oneDNN), CK_E_MEMORY. A finite result with cosine < 0.9999 is not an error
- * here: ck_executor_init refuses it. */
-int ck_executor_bf16_self_check(const ck_executor *ex, double *cosine, const char **impl);
 
 /* Releases everything init built; accepts NULL. */
 void ck_executor_free(ck_executor *ex);

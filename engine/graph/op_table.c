@@ -222,7 +222,7 @@ const ck_op_def ck_op_defs[] = {
         .run = {[CK_DTYPE_F32] = {ROW_STEP(ck_step_residual_layer_norm), CK_DTYPE_F32, NULL},
                 [CK_DTYPE_BF16] = {ROW_STEP(ck_step_residual_layer_norm_bf16), CK_DTYPE_F32,
                                    NULL}},
-        .op_class = CK_OP_CLASS_LAYER_NORM, .dispatch_name = "layer_norm",
+        .op_class = CK_OP_CLASS_LAYER_NORM, .dispatch_name = "layer_norm", .copy_beside = 1,
     },
     [CK_OP_GELU_NEW] = {
         .name = "gelu_new",
@@ -301,6 +301,20 @@ void ck_op_in_place_kinds(char *buf, size_t cap)
             used += n > 0 ? (size_t)n : 0;
         }
     }
+}
+
+ck_dtype ck_precision_dtype(ck_precision precision)
+{
+    return precision == CK_PRECISION_BF16 ? CK_DTYPE_BF16 : CK_DTYPE_F32;
+}
+
+int ck_op_precision_supported(ck_dtype precision)
+{
+    int ok = precision == CK_DTYPE_F32;
+    for (int k = 0; !ok && (unsigned)precision < CK_DTYPE_COUNT && k < CK_OP_KIND_COUNT; k++) {
+        ok = ck_op_defs[k].run[precision].fn != NULL;
+    }
+    return ok;
 }
 
 int ck_op_check(const ck_circuit *c, const ck_op *op, char *msg, size_t cap)

@@ -81,6 +81,9 @@ typedef struct {
     ck_op_scratch_fn scratch;                  /* NULL: no scratch */
     ck_split split;
     int in_place;                              /* 1: out may also be an in */
+    int copy_beside;                           /* 1: the bf16 copy of its output it writes for
+                                                  the next linears goes beside its f32 rows
+                                                  (LayerNorm); else it writes only the copy */
     ck_op_variant run[CK_DTYPE_COUNT];         /* per program precision (f32 always present) */
     ck_op_class op_class;                      /* where its time counts (ck_model_op_seconds);
                                                   the public classes are fixed, a new op may
@@ -128,6 +131,14 @@ double ck_circuit_flops_per_token(const ck_circuit *c, size_t seq_len);
 
 /* "the kinds a, b" whose rows allow in place, into buf[cap] (for messages). */
 void ck_op_in_place_kinds(char *buf, size_t cap);
+
+/* The program dtype of a public precision: the bf16 column for CK_PRECISION_BF16, else
+ * CK_DTYPE_F32 (callers reject other values first). The one mapping the api, X-Ray and the
+ * compiler use. */
+ck_dtype ck_precision_dtype(ck_precision precision);
+
+/* 1 when a program may be lowered for `precision`: f32, or a dtype some row has a variant for. */
+int ck_op_precision_supported(ck_dtype precision);
 
 /* The out buffer must be f32, then the row's check. Same contract as ck_op_check_fn. */
 int ck_op_check(const ck_circuit *c, const ck_op *op, char *msg, size_t cap);

@@ -193,7 +193,7 @@ int ck_plan_build(ck_plan *plan, const ck_circuit *c, const ck_plan_limits *limi
         return ck_fail(err, CK_E_ARG, "plan: limits: max_tokens %zu, max_seq_len %zu, threads %d: "
                        "each must be > 0", limits->max_tokens, limits->max_seq_len, limits->threads);
     }
-    if (limits->precision != CK_DTYPE_F32 && limits->precision != CK_DTYPE_BF16) {
+    if (!ck_op_precision_supported(limits->precision)) {
         return ck_fail(err, CK_E_ARG, "plan: limits: precision %s: expected f32 or bf16",
                        ck_dtype_info(limits->precision)->lower);
     }

@@ -262,8 +262,7 @@ static void assign_linear_slots(ck_program *p)
         for (; s->kind == CK_OP_LINEAR && k < i; k++) {
             const ck_step *o = &p->steps[k];
             if (o->kind == CK_OP_LINEAR && o->weight[CK_LIN_WEIGHT] == s->weight[CK_LIN_WEIGHT] &&
-                o->fused_gelu == s->fused_gelu &&
-                (o->out_copy != CK_NO_COPY) == (s->out_copy != CK_NO_COPY)) {
+                o->fused_gelu == s->fused_gelu && o->out_dtype == s->out_dtype) {
                 s->linear_slot = o->linear_slot;
                 break;
             }
@@ -298,7 +297,7 @@ int ck_program_lower(ck_program *p, const ck_circuit *c, const ck_plan *plan,
     if (p == NULL || c == NULL || plan == NULL || (c->n_weights > 0 && weights == NULL)) {
         return ck_fail(err, CK_E_ARG, "lower: null program, circuit, plan or weights");
     }
-    if (plan->limits.precision != CK_DTYPE_F32 && plan->limits.precision != CK_DTYPE_BF16) {
+    if (!ck_op_precision_supported(plan->limits.precision)) {
         return ck_fail(err, CK_E_ARG, "lower: the plan's precision is neither f32 nor bf16");
     }
     memset(p, 0, sizeof *p);
@@ -328,14 +327,14 @@ int ck_program_lower(ck_program *p, const ck_circuit *c, const ck_plan *plan,
         ck_program_free(p);
         return rc;
     }
-    assign_linear_slots(p);
     for (size_t i = 0; i < p->n_steps; i++) {
         ck_step *s = &p->steps[i];
-        /* a LayerNorm writes its copy beside its f32 rows; the others instead of them */
-        s->capture_widen = s->checkpoint != NULL && s->out_copy != CK_NO_COPY &&
-                           s->kind != CK_OP_RESIDUAL_LAYER_NORM;
+        s->out_dtype = s->out_copy != CK_NO_COPY && !s->def->copy_beside ? plan->limits.precision
+                                                                          : CK_DTYPE_F32;
+        s->capture_widen = s->checkpoint != NULL && s->out_dtype != CK_DTYPE_F32;
         bind(s);
     }
+    assign_linear_slots(p);
     ck_program_row_runs(p, plan);
     return CK_OK;
 }

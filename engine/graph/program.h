@@ -44,6 +44,9 @@ struct ck_step {
     size_t out_copy;                 /* the copy written: a residual_layer_norm beside out, a linear
                                         or an AMX attention step instead of out (a linear's matmul
                                         then writes bf16) */
+    ck_dtype out_dtype;              /* what its kernel writes as the result: the copy's dtype
+                                        when it writes only its copy (row copy_beside 0), else
+                                        f32 */
     size_t n_weights;                /* weight slots used */
     int weight[CK_MAX_SLOTS];        /* circuit weight index per weight slot */
     const ck_tensor *w[CK_MAX_SLOTS];/* the bound tensor per weight slot */

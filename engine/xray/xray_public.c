@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "circuit_default.h"
-#include "executor.h"
+#include "op_table.h"
 #include "synth_weights.h"
 #include "xray.h"
 
@@ -65,7 +65,8 @@ static int compare(const char *candidate, const char *oracle_path, const char *p
     if (rc == CK_OK) {
         /* a bf16 run's capture says so: it is held to the bf16 budget */
         const char *prec = ck_st_metadata(cand, "precision");
-        ck_dtype dtype = prec != NULL && strcmp(prec, "bf16") == 0 ? CK_DTYPE_BF16 : CK_DTYPE_F32;
+        ck_dtype named = prec != NULL ? ck_dtype_from_lower(prec) : CK_DTYPE_F32;
+        ck_dtype dtype = ck_op_precision_supported(named) ? named : CK_DTYPE_F32; /* "fp32": f32 */
         rc = ck_xray_profile_load(&profile, profile_path, dtype, err);
     }
     if (rc == CK_OK) {
