@@ -268,7 +268,8 @@ CK_API const char *ck_model_dispatch(const ck_model *model);
 /* Where a model's time goes: wall seconds per op class, summed over every batch since load or the
  * last ck_model_reset_op_seconds (the clock is read around each op of a batch: two reads per op).
  * CK_OP_CLASS_OTHER is the rest of each batch: filling the inputs, the finite check of the output
- * and the copy-out. A linear fused with its GELU counts as linear. Only grows at the end. */
+ * and the copy-out, and any op of none of the classes above (a circuit's op says which class it
+ * counts in). A linear fused with its GELU counts as linear. Only grows at the end. */
 typedef enum {
     CK_OP_CLASS_EMBEDDING = 0,  /* embedding_three_table_layer_norm */
     CK_OP_CLASS_LINEAR = 1,     /* oneDNN matmuls (with fused GELU) */

@@ -237,7 +237,7 @@ static int view_bytes(size_t rows, size_t cols, size_t stride, size_t count, siz
     return 0;
 }
 
-/* The scratch size function of one kernel (ck_attention_scratch, ck_attention_scratch_bf16). */
+/* The scratch size function of one kernel (ck_attention_scratch, ck_attention_scratch__amx). */
 typedef int (*scratch_fn)(size_t seq_len, size_t head_dim, size_t *elements);
 
 /* q, k and v hold elements of qkv_size bytes (4: f32, 2: bf16), context of ctx_size bytes; scratch
@@ -477,7 +477,7 @@ int ck_attention_head_f32(const float *q, size_t q_count, const float *k, size_t
                                      head, head_dim, scale);
 }
 
-/* ---- bf16 on AMX (ck_attention_head_bf16) ----
+/* ---- bf16 on AMX (ck_attention_head_f32__amx) ----
  *
  * q, k and v are rounded to bf16 once per call; q k^T and p v run as AMX tile products (TDPBF16PS:
  * bf16 pairs, f32 accumulation); the scale, the row max, the softmax and the context stay f32, as
@@ -496,7 +496,7 @@ static size_t round_up(size_t n, size_t m)
     return (n + m - 1) / m * m;
 }
 
-int ck_attention_scratch_bf16(size_t seq_len, size_t head_dim, size_t *elements)
+int ck_attention_scratch__amx(size_t seq_len, size_t head_dim, size_t *elements)
 {
     if (elements == NULL) {
         return CK_E_ARG;
@@ -824,7 +824,7 @@ CK_TARGET_AMX static void amx_copy_context(float *context, size_t context_stride
     }
 }
 
-/* ck_attention_head_bf16, _bf16_in and _bf16_io: q, k, v as f32 (q16 NULL) or bf16 rows; the
+/* ck_attention_head_f32__amx, _bf16_in and _bf16_io: q, k, v as f32 (q16 NULL) or bf16 rows; the
  * context as f32 (context16 NULL) or bf16. */
 static int head_bf16(const float *q, const uint16_t *q16, size_t q_count, const void *k, size_t k_count,
                      const void *v, size_t v_count, size_t qkv_stride, float *context, uint16_t *context16,
@@ -839,7 +839,7 @@ static int head_bf16(const float *q, const uint16_t *q16, size_t q_count, const 
     const void *cv = context16 != NULL ? (const void *)context16 : (const void *)context;
     int rc = check_geometry(qv, q_count, k, k_count, v, v_count, qkv_stride, q16 != NULL ? 2 : 4, cv,
                             context_count, context_stride, context16 != NULL ? 2 : 4, scratch, scratch_count,
-                            seq_len, head, head_dim, ck_attention_scratch_bf16, &g);
+                            seq_len, head, head_dim, ck_attention_scratch__amx, &g);
     if (rc != 0) {
         return rc;
     }
@@ -880,19 +880,19 @@ static int head_bf16(const float *q, const uint16_t *q16, size_t q_count, const 
     return 0;
 }
 
-int ck_attention_head_bf16(const float *q, size_t q_count, const float *k, size_t k_count, const float *v,
-                           size_t v_count, size_t qkv_stride, float *context, size_t context_count,
-                           size_t context_stride, float *scratch, size_t scratch_count, size_t seq_len,
-                           size_t head, size_t head_dim, float scale)
+int ck_attention_head_f32__amx(const float *q, size_t q_count, const float *k, size_t k_count, const float *v,
+                               size_t v_count, size_t qkv_stride, float *context, size_t context_count,
+                               size_t context_stride, float *scratch, size_t scratch_count, size_t seq_len,
+                               size_t head, size_t head_dim, float scale)
 {
     return head_bf16(q, NULL, q_count, k, k_count, v, v_count, qkv_stride, context, NULL, context_count,
                      context_stride, scratch, scratch_count, seq_len, head, head_dim, scale);
 }
 
-int ck_attention_head_bf16_in(const uint16_t *q, size_t q_count, const uint16_t *k, size_t k_count,
-                              const uint16_t *v, size_t v_count, size_t qkv_stride, float *context,
-                              size_t context_count, size_t context_stride, float *scratch, size_t scratch_count,
-                              size_t seq_len, size_t head, size_t head_dim, float scale)
+int ck_attention_head_bf16_f32__amx(const uint16_t *q, size_t q_count, const uint16_t *k, size_t k_count,
+                                    const uint16_t *v, size_t v_count, size_t qkv_stride, float *context,
+                                    size_t context_count, size_t context_stride, float *scratch, size_t scratch_count,
+                                    size_t seq_len, size_t head, size_t head_dim, float scale)
 {
     if (seq_len > 0 && q == NULL) {
         return CK_E_ARG;
@@ -901,10 +901,10 @@ int ck_attention_head_bf16_in(const uint16_t *q, size_t q_count, const uint16_t 
                      context_stride, scratch, scratch_count, seq_len, head, head_dim, scale);
 }
 
-int ck_attention_head_bf16_io(const uint16_t *q, size_t q_count, const uint16_t *k, size_t k_count,
-                              const uint16_t *v, size_t v_count, size_t qkv_stride, uint16_t *context,
-                              size_t context_count, size_t context_stride, float *scratch, size_t scratch_count,
-                              size_t seq_len, size_t head, size_t head_dim, float scale)
+int ck_attention_head_bf16__amx(const uint16_t *q, size_t q_count, const uint16_t *k, size_t k_count,
+                                const uint16_t *v, size_t v_count, size_t qkv_stride, uint16_t *context,
+                                size_t context_count, size_t context_stride, float *scratch, size_t scratch_count,
+                                size_t seq_len, size_t head, size_t head_dim, float scale)
 {
     if (seq_len > 0 && (q == NULL || context == NULL)) {
         return CK_E_ARG;

@@ -48,12 +48,12 @@ int ck_attention_head_f32_isa(ck_isa isa, const float *q, size_t q_count, const 
                               size_t context_count, size_t context_stride, float *scratch, size_t scratch_count,
                               size_t seq_len, size_t head, size_t head_dim, float scale);
 
-/* Floats of scratch ck_attention_head_bf16 needs for (L, D), D a multiple of 32: with Lq = L rounded
+/* Floats of scratch ck_attention_head_f32__amx needs for (L, D), D a multiple of 32: with Lq = L rounded
  * up to 16 and Lk = L rounded up to 32, (2 Lq + Lk) D / 2 + 24 Lk + Lq D (bf16 q, key and value
  * tiles, one block of 16 score and bf16 probability rows, the staged [Lq, D] context). For L = 512,
  * D = 64: 94208 floats (368 KiB). Errors: CK_E_ARG (elements null), CK_E_SIZE (D == 0, D not a
  * multiple of 32, overflow). */
-int ck_attention_scratch_bf16(size_t seq_len, size_t head_dim, size_t *elements);
+int ck_attention_scratch__amx(size_t seq_len, size_t head_dim, size_t *elements);
 
 /* ck_attention_head_f32's contract (arguments, context columns, errors, no batch or thread
  * dependence) with bf16 products on AMX tiles: q, k and v are rounded to bf16 (nearest even,
@@ -63,29 +63,29 @@ int ck_attention_scratch_bf16(size_t seq_len, size_t head_dim, size_t *elements)
  * accumulates in f32 on tiles (32 keys per step, keys in order). Keys and queries past L are zero
  * in the tiles and never reach a probability. The tile configuration found on entry (oneDNN's, or
  * none) is restored before return. D must be a multiple of 32 (CK_E_SIZE otherwise); scratch_count
- * >= ck_attention_scratch_bf16(L, D). CK_E_ARG also when ck_kernels_amx_bf16() is 0 (no AMX-BF16
+ * >= ck_attention_scratch__amx(L, D). CK_E_ARG also when ck_kernels_amx_bf16() is 0 (no AMX-BF16
  * here, or CK_MAX_CPU_ISA turned it off). Error budget: docs/precision.md. */
-int ck_attention_head_bf16(const float *q, size_t q_count, const float *k, size_t k_count, const float *v,
+int ck_attention_head_f32__amx(const float *q, size_t q_count, const float *k, size_t k_count, const float *v,
                            size_t v_count, size_t qkv_stride, float *context, size_t context_count,
                            size_t context_stride, float *scratch, size_t scratch_count, size_t seq_len,
                            size_t head, size_t head_dim, float scale);
 
-/* ck_attention_head_bf16 with q, k and v already in bf16 (what bf16-writing q, k and v linears hold:
- * ck_linear_forward_bf16_io): counts and qkv_stride in bf16 elements; the rest, errors included,
- * as there. The same bits as ck_attention_head_bf16 on the f32 rows these round from. */
-int ck_attention_head_bf16_in(const uint16_t *q, size_t q_count, const uint16_t *k, size_t k_count,
-                              const uint16_t *v, size_t v_count, size_t qkv_stride, float *context,
-                              size_t context_count, size_t context_stride, float *scratch, size_t scratch_count,
-                              size_t seq_len, size_t head, size_t head_dim, float scale);
+/* ck_attention_head_f32__amx with q, k and v already in bf16 (what bf16-writing q, k and v linears hold:
+ * ck_linear_forward_bf16): counts and qkv_stride in bf16 elements; the rest, errors included,
+ * as there. The same bits as ck_attention_head_f32__amx on the f32 rows these round from. */
+int ck_attention_head_bf16_f32__amx(const uint16_t *q, size_t q_count, const uint16_t *k, size_t k_count,
+                                    const uint16_t *v, size_t v_count, size_t qkv_stride, float *context,
+                                    size_t context_count, size_t context_stride, float *scratch, size_t scratch_count,
+                                    size_t seq_len, size_t head, size_t head_dim, float scale);
 
-/* ck_attention_head_bf16_in writing the context in bf16: context [L, (h+1)*D] bf16 with row stride
+/* ck_attention_head_bf16_f32__amx writing the context in bf16: context [L, (h+1)*D] bf16 with row stride
  * context_stride and context_count in bf16 elements; each value is ck_bf16_from_f32 of the f32
- * context ck_attention_head_bf16_in writes (so a bf16 linear reading it in place computes what it
+ * context ck_attention_head_bf16_f32__amx writes (so a bf16 linear reading it in place computes what it
  * computes on its own staging of the f32 context). Errors as there, the context still written only
  * once the head is known finite. For the attention output projection of bf16 programs. */
-int ck_attention_head_bf16_io(const uint16_t *q, size_t q_count, const uint16_t *k, size_t k_count,
-                              const uint16_t *v, size_t v_count, size_t qkv_stride, uint16_t *context,
-                              size_t context_count, size_t context_stride, float *scratch, size_t scratch_count,
-                              size_t seq_len, size_t head, size_t head_dim, float scale);
+int ck_attention_head_bf16__amx(const uint16_t *q, size_t q_count, const uint16_t *k, size_t k_count,
+                                const uint16_t *v, size_t v_count, size_t qkv_stride, uint16_t *context,
+                                size_t context_count, size_t context_stride, float *scratch, size_t scratch_count,
+                                size_t seq_len, size_t head, size_t head_dim, float scale);
 
 #endif

@@ -7,7 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Element types. Only grows at the end (before CK_DTYPE_OTHER moves, every switch must be read).
+/* Element types. A new one goes just before CK_DTYPE_OTHER, which then moves up (read every switch
+ * on ck_dtype first); CK_DTYPE_OTHER and CK_DTYPE_COUNT stay last.
  * CK_DTYPE_OTHER is a type a file may hold (safetensors F64, I8, BOOL, ...) that nothing computes
  * with: readable and bounds-checked, never converted. */
 typedef enum {

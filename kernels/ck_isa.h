@@ -39,7 +39,7 @@ ck_isa ck_kernels_isa_level(void);
  * static; thread-safe (concurrent first calls write the same bytes before the flag is published). */
 const char *ck_cpu_features(void);
 
-/* 1 when the kernels may use AMX-BF16 tiles (ck_attention_head_bf16): the CPU has AMX-TILE and
+/* 1 when the kernels may use AMX-BF16 tiles (ck_attention_head_f32__amx): the CPU has AMX-TILE and
  * AMX-BF16 (CPUID leaf 7 EDX bits 24 and 22) with AVX512BW, AVX512VL and AVX512_BF16 (every CPU
  * with AMX has them), the kernels run AVX-512, CK_MAX_CPU_ISA is neither
  * `portable` nor `avx512` (`avx512` keeps AVX-512 and turns AMX off), and Linux granted this

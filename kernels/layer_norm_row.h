@@ -196,7 +196,7 @@ static inline void ck_layer_norm_row_f32(float *restrict y, const float *a, cons
     ck_layer_norm_row_impl(y, a, b, c, gamma, beta, n, eps, ck_kernels_isa_level());
 }
 
-/* ---- float statistics (the LayerNorm of bf16 steps: ck_residual_layer_norm_f32acc) ----
+/* ---- float statistics (the LayerNorm of bf16 steps: ck_residual_layer_norm_f32_f32bf16) ----
  *
  * The same LayerNorm of a + b with everything in float: three passes over the row, the last two
  * over y while it is in L1. With K = s[0] and d = s - K (shifted, so a constant row has d = 0 and

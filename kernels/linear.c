@@ -3,6 +3,7 @@
 #include "linear.h"
 
 #include <immintrin.h>
+#include <math.h>
 #include <oneapi/dnnl/dnnl.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -375,38 +376,20 @@ done:
     return rc;
 }
 
-int ck_linear_init(ck_linear **out, ck_onednn *ctx, const float *weight, size_t weight_count,
-                   const float *bias, size_t bias_count, size_t in_features, size_t out_features)
-{
-    return ck_linear_init_activation(out, ctx, weight, weight_count, bias, bias_count, in_features,
-                                     out_features, CK_LINEAR_PLAIN);
-}
-
-int ck_linear_init_activation(ck_linear **out, ck_onednn *ctx, const float *weight,
-                              size_t weight_count, const float *bias, size_t bias_count,
-                              size_t in_features, size_t out_features,
-                              ck_linear_activation activation)
-{
-    return ck_linear_init_typed(out, ctx, weight, weight_count, bias, bias_count, in_features,
-                                out_features, activation, CK_DTYPE_F32);
-}
-
-int ck_linear_init_typed(ck_linear **out, ck_onednn *ctx, const float *weight, size_t weight_count,
-                         const float *bias, size_t bias_count, size_t in_features,
-                         size_t out_features, ck_linear_activation activation, ck_dtype compute)
-{
-    return ck_linear_init_dst(out, ctx, weight, weight_count, bias, bias_count, in_features, out_features,
-                              activation, compute, CK_DTYPE_F32);
-}
-
-int ck_linear_init_dst(ck_linear **out, ck_onednn *ctx, const float *weight, size_t weight_count,
-                       const float *bias, size_t bias_count, size_t in_features, size_t out_features,
-                       ck_linear_activation activation, ck_dtype compute, ck_dtype dst)
+int ck_linear_init(ck_linear **out, ck_onednn *ctx, const ck_linear_desc *d)
 {
     if (out == NULL) {
         return CK_E_ARG;
     }
     *out = NULL;
+    if (d == NULL) {
+        return CK_E_ARG;
+    }
+    const float *weight = d->weight, *bias = d->bias;
+    size_t weight_count = d->weight_count, bias_count = d->bias_count;
+    size_t in_features = d->in_features, out_features = d->out_features;
+    ck_linear_activation activation = d->activation;
+    ck_dtype compute = d->compute, dst = d->dst;
     if (ctx == NULL || (activation != CK_LINEAR_PLAIN && activation != CK_LINEAR_GELU_TANH) ||
         (compute != CK_DTYPE_F32 && compute != CK_DTYPE_BF16) ||
         !(dst == CK_DTYPE_F32 || (dst == CK_DTYPE_BF16 && compute == CK_DTYPE_BF16))) {
@@ -573,14 +556,14 @@ static int forward_bf16_in(ck_linear *lin, int lane, const uint16_t *x, size_t x
     return rc != 0 ? rc : forward_bf16(lin, lane, NULL, x, x_stride, y, y_stride, rows);
 }
 
-int ck_linear_forward_bf16_in(ck_linear *lin, int lane, const uint16_t *x, size_t x_count, size_t x_stride,
-                              float *y, size_t y_count, size_t y_stride, size_t rows)
+int ck_linear_forward_bf16_f32(ck_linear *lin, int lane, const uint16_t *x, size_t x_count, size_t x_stride,
+                               float *y, size_t y_count, size_t y_stride, size_t rows)
 {
     return forward_bf16_in(lin, lane, x, x_count, x_stride, y, CK_DTYPE_F32, y_count, y_stride, rows);
 }
 
-int ck_linear_forward_bf16_io(ck_linear *lin, int lane, const uint16_t *x, size_t x_count, size_t x_stride,
-                              uint16_t *y, size_t y_count, size_t y_stride, size_t rows)
+int ck_linear_forward_bf16(ck_linear *lin, int lane, const uint16_t *x, size_t x_count, size_t x_stride,
+                           uint16_t *y, size_t y_count, size_t y_stride, size_t rows)
 {
     return forward_bf16_in(lin, lane, x, x_count, x_stride, y, CK_DTYPE_BF16, y_count, y_stride, rows);
 }
@@ -639,4 +622,48 @@ int ck_linear_ref_f32(const float *x, size_t x_count, size_t x_stride, const flo
         }
     }
     return 0;
+}
+
+/* splitmix64 (Steele, Lea, Flood 2014) as a uniform in [-1, 1): the self-check's fixed data. */
+static float splitmix_uniform(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return (float)((double)(z >> 40) / 8388608.0 - 1.0);
+}
+
+int ck_linear_bf16_self_check(ck_onednn *ctx, double *cosine, const char **impl)
+{
+    enum { M = 64, K = 768, N = 768 };
+    float *x = malloc(sizeof(float) * (M * K + K * N + 2 * M * N));
+    ck_linear *lin = NULL;
+    if (x == NULL) {
+        return CK_E_MEMORY;
+    }
+    float *w = x + M * K, *y = w + K * N, *ref = y + M * N;
+    uint64_t state = 20261201;
+    for (size_t i = 0; i < (size_t)M * K + (size_t)K * N; i++) {
+        x[i] = splitmix_uniform(&state);
+    }
+    const ck_linear_desc d = {.weight = w, .weight_count = (size_t)K * N, .in_features = K,
+                              .out_features = N, .compute = CK_DTYPE_BF16};
+    int rc = ck_linear_init(&lin, ctx, &d);
+    rc = rc ? rc : ck_linear_forward_f32(lin, 0, x, (size_t)M * K, K, y, (size_t)M * N, N, M);
+    rc = rc ? rc : ck_linear_ref_f32(x, (size_t)M * K, K, w, (size_t)K * N, NULL, 0, ref,
+                                     (size_t)M * N, N, M, K, N);
+    if (rc == CK_OK) {
+        double dot = 0.0, yy = 0.0, rr = 0.0;
+        for (size_t i = 0; i < (size_t)M * N; i++) {
+            dot += (double)y[i] * ref[i];
+            yy += (double)y[i] * y[i];
+            rr += (double)ref[i] * ref[i];
+        }
+        *cosine = dot / sqrt(yy * rr); /* NaN when y is not finite */
+        *impl = ck_linear_impl(lin);
+    }
+    ck_linear_free(lin);
+    free(x);
+    return rc;
 }

@@ -46,15 +46,6 @@ void ck_onednn_free(ck_onednn *ctx);
  * while that is 1, so the plan is the one that runs (the executor does so). */
 typedef struct ck_linear ck_linear;
 
-/* Prepares y = x W^T + b. weight [N,K] row-major (PyTorch Linear layout), weight_count >= N*K;
- * bias [N] or NULL (no bias; bias_count is then ignored). Weights and bias are copied (reordered)
- * into oneDNN-owned memory: the caller's buffers are not referenced after this returns.
- * Errors (*out NULL on error): CK_E_ARG (out, ctx or weight null), CK_E_SIZE (K or N == 0, N*K
- * overflow or beyond int64, weight_count < N*K, bias_count < N), CK_E_NONFINITE (NaN/Inf in weight or
- * bias), CK_E_MEMORY, CK_E_BACKEND (also: the tile primitives want different weight layouts). */
-int ck_linear_init(ck_linear **out, ck_onednn *ctx, const float *weight, size_t weight_count,
-                   const float *bias, size_t bias_count, size_t in_features, size_t out_features);
-
 /* What oneDNN applies to y after the bias. */
 typedef enum {
     CK_LINEAR_PLAIN = 0,     /* y = x W^T + b */
@@ -64,49 +55,55 @@ typedef enum {
                                 ck_gelu_new_f32 by a few ulp; bit-stable across rows and threads) */
 } ck_linear_activation;
 
-/* ck_linear_init with an activation fused into the matmul (the FFN: one pass over [T,F] instead of
- * two). Same errors as ck_linear_init, plus CK_E_ARG for an unknown activation. */
-int ck_linear_init_activation(ck_linear **out, ck_onednn *ctx, const float *weight,
-                              size_t weight_count, const float *bias, size_t bias_count,
-                              size_t in_features, size_t out_features,
-                              ck_linear_activation activation);
+/* One linear layer, y = act(x W^T + b); a zeroed field takes the first choice listed. */
+typedef struct {
+    const float *weight;      /* [N,K] row-major (PyTorch Linear layout), weight_count >= N*K */
+    size_t weight_count;
+    const float *bias;        /* [N], or NULL (no bias; bias_count is then ignored) */
+    size_t bias_count;
+    size_t in_features;       /* K */
+    size_t out_features;      /* N */
+    ck_linear_activation activation; /* CK_LINEAR_PLAIN, or an activation fused into the matmul
+                                        (the FFN: one pass over [T,F] instead of two) */
+    ck_dtype compute;         /* CK_DTYPE_F32: f32 x and W, f32 accumulation (fpmath mode strict).
+                                 CK_DTYPE_BF16: W rounded to bf16 once here (round to nearest
+                                 even) into oneDNN's blocked layout for the bf16 matmul (AMX or
+                                 AVX512-BF16 where the CPU has them; oneDNN emulates it otherwise:
+                                 ck_linear_impl says which), each tile of x rounded to bf16 by
+                                 ck_bf16_from_f32_rows into a per-lane staging buffer, products
+                                 accumulated in f32, bias added and the activation applied in f32.
+                                 A bf16 row's bits also depend only on that row of x when the
+                                 linear is made and run with one OpenMP thread per lane, as the
+                                 executor does (tests/kernels/test_linear.c) */
+    ck_dtype dst;             /* y's dtype: CK_DTYPE_F32, or CK_DTYPE_BF16 with compute bf16: bias
+                                 and activation in f32 as there, then each y rounded to bf16 by
+                                 oneDNN (round to nearest even; AVX512-BF16's conversion treats a
+                                 denormal result as zero), for a consumer that is itself a bf16
+                                 linear (ck_linear_forward_bf16) */
+} ck_linear_desc;
 
-/* ck_linear_init_activation computing in `compute`:
- *   CK_DTYPE_F32   f32 x and W, f32 accumulation (fpmath mode strict), as ck_linear_init;
- *   CK_DTYPE_BF16  W rounded to bf16 once here (round to nearest even) into oneDNN's blocked layout
- *                  for the bf16 matmul (AMX or AVX512-BF16 where the CPU has them; oneDNN emulates
- *                  it otherwise: ck_linear_impl says which), each tile of x rounded to bf16 by
- *                  ck_bf16_from_f32_rows into a per-lane staging buffer, products accumulated in
- *                  f32, bias added and the activation applied in f32, y written f32.
- * A bf16 row's bits also depend only on that row of x when the linear is made and run with one
- * OpenMP thread per lane, as the executor does (tests/kernels/test_linear.c).
- * Same errors as ck_linear_init_activation, plus CK_E_ARG for another compute dtype. */
-int ck_linear_init_typed(ck_linear **out, ck_onednn *ctx, const float *weight, size_t weight_count,
-                         const float *bias, size_t bias_count, size_t in_features,
-                         size_t out_features, ck_linear_activation activation, ck_dtype compute);
+/* Prepares the linear d describes. Weights and bias are copied (reordered) into oneDNN-owned
+ * memory: the caller's buffers are not referenced after this returns.
+ * Errors (*out NULL on error): CK_E_ARG (out, ctx, d or weight null; an unknown activation or
+ * compute dtype; dst bf16 without compute bf16), CK_E_SIZE (K or N == 0, N*K overflow or beyond
+ * int64, weight_count < N*K, bias_count < N), CK_E_NONFINITE (NaN/Inf in weight or bias),
+ * CK_E_MEMORY, CK_E_BACKEND (also: the tile primitives want different weight layouts). */
+int ck_linear_init(ck_linear **out, ck_onednn *ctx, const ck_linear_desc *d);
 
-/* ck_linear_init_typed with y's dtype `dst`: CK_DTYPE_F32 (ck_linear_init_typed), or CK_DTYPE_BF16
- * with compute CK_DTYPE_BF16: bias and activation in f32 as there, then each y rounded to bf16 by
- * oneDNN (round to nearest even; AVX512-BF16's conversion treats a denormal result as zero), for a
- * consumer that is itself a bf16 linear (ck_linear_forward_bf16_io). CK_E_ARG for any other pair. */
-int ck_linear_init_dst(ck_linear **out, ck_onednn *ctx, const float *weight, size_t weight_count,
-                       const float *bias, size_t bias_count, size_t in_features, size_t out_features,
-                       ck_linear_activation activation, ck_dtype compute, ck_dtype dst);
-
-/* ck_linear_forward_f32 for a bf16 linear (ck_linear_init_typed with CK_DTYPE_BF16) whose input
+/* ck_linear_forward_f32 for a bf16 linear (ck_linear_desc compute CK_DTYPE_BF16) whose input
  * is already bf16: x [T,K] bf16 with row stride x_stride (elements) in x_count elements, y as there.
  * Gives the same bits as ck_linear_forward_f32 on the f32 rows these bf16 rows round from (the same
  * tiles; dense rows are read in place instead of staged). Errors as ck_linear_forward_f32, and
  * CK_E_ARG for an f32 linear. */
-int ck_linear_forward_bf16_in(ck_linear *lin, int lane, const uint16_t *x, size_t x_count, size_t x_stride,
-                              float *y, size_t y_count, size_t y_stride, size_t rows);
+int ck_linear_forward_bf16_f32(ck_linear *lin, int lane, const uint16_t *x, size_t x_count, size_t x_stride,
+                               float *y, size_t y_count, size_t y_stride, size_t rows);
 
-/* ck_linear_forward_bf16_in for a linear made with dst CK_DTYPE_BF16 (ck_linear_init_dst): y [T,N]
+/* ck_linear_forward_bf16_f32 for a linear made with ck_linear_desc dst CK_DTYPE_BF16: y [T,N]
  * bf16, row stride y_stride (elements) in y_count elements. The same tiles, so a row's bits do not
- * depend on the rows beside it. ck_linear_forward_f32 and ck_linear_forward_bf16_in refuse such a
+ * depend on the rows beside it. ck_linear_forward_f32 and ck_linear_forward_bf16_f32 refuse such a
  * linear (CK_E_ARG), and this refuses any other. */
-int ck_linear_forward_bf16_io(ck_linear *lin, int lane, const uint16_t *x, size_t x_count, size_t x_stride,
-                              uint16_t *y, size_t y_count, size_t y_stride, size_t rows);
+int ck_linear_forward_bf16(ck_linear *lin, int lane, const uint16_t *x, size_t x_count, size_t x_stride,
+                           uint16_t *y, size_t y_count, size_t y_stride, size_t rows);
 
 /* oneDNN's version as "2.6.3" (dnnl_version), static. */
 const char *ck_onednn_version(void);
@@ -134,6 +131,13 @@ const char *ck_linear_impl(const ck_linear *lin);
  * Callers with untrusted x check it with ck_all_finite (ck_check.h) first. */
 int ck_linear_forward_f32(ck_linear *lin, int lane, const float *x, size_t x_count,
                           size_t x_stride, float *y, size_t y_count, size_t y_stride, size_t rows);
+
+/* The bf16 start-up self-check: a fixed 64x768x768 linear (splitmix64-uniform inputs and weights,
+ * no bias) in bf16 on ctx against the f32 reference loop (ck_linear_ref_f32); *cosine gets the
+ * cosine of the two results (over all 64 x 768 values) and *impl oneDNN's implementation string.
+ * Errors: CK_E_BACKEND (oneDNN), CK_E_MEMORY. A finite result with cosine < 0.9999 is not an error
+ * here: the executor refuses to run bf16 on it. */
+int ck_linear_bf16_self_check(ck_onednn *ctx, double *cosine, const char **impl);
 
 /* Releases the primitives and the weight copies; accepts NULL and half-built objects. */
 void ck_linear_free(ck_linear *lin);

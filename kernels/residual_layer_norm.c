@@ -112,13 +112,13 @@ CK_TARGET_AVX512 static int check_and_normalize_avx512(const ln_call *a)
     return check_and_normalize(a, CK_ISA_AVX512);
 }
 
-int ck_residual_layer_norm_f32(const float *x, size_t x_count, size_t x_stride, const float *residual,
-                               size_t residual_count, size_t residual_stride, const float *gamma,
-                               const float *beta, float *y, size_t y_count, size_t y_stride, size_t rows,
-                               size_t channels, float eps)
+int ck_residual_layer_norm_f32_f64acc(const float *x, size_t x_count, size_t x_stride, const float *residual,
+                                      size_t residual_count, size_t residual_stride, const float *gamma,
+                                      const float *beta, float *y, size_t y_count, size_t y_stride, size_t rows,
+                                      size_t channels, float eps)
 {
-    return ck_residual_layer_norm_f32_bf16(x, x_count, x_stride, residual, residual_count, residual_stride,
-                                           gamma, beta, y, y_count, y_stride, NULL, 0, 0, rows, channels, eps);
+    return ck_residual_layer_norm_f32_f32bf16_f64acc(x, x_count, x_stride, residual, residual_count, residual_stride,
+                                                     gamma, beta, y, y_count, y_stride, NULL, 0, 0, rows, channels, eps);
 }
 
 /* Both exported kernels: the checks, then the rows with double (f32acc 0) or float statistics. */
@@ -156,19 +156,19 @@ static int residual_layer_norm(const float *x, size_t x_count, size_t x_stride, 
                                                    : check_and_normalize_portable(&a);
 }
 
-int ck_residual_layer_norm_f32_bf16(const float *x, size_t x_count, size_t x_stride, const float *residual,
-                                    size_t residual_count, size_t residual_stride, const float *gamma,
-                                    const float *beta, float *y, size_t y_count, size_t y_stride, uint16_t *y16,
-                                    size_t y16_count, size_t y16_stride, size_t rows, size_t channels, float eps)
+int ck_residual_layer_norm_f32_f32bf16_f64acc(const float *x, size_t x_count, size_t x_stride, const float *residual,
+                                              size_t residual_count, size_t residual_stride, const float *gamma,
+                                              const float *beta, float *y, size_t y_count, size_t y_stride, uint16_t *y16,
+                                              size_t y16_count, size_t y16_stride, size_t rows, size_t channels, float eps)
 {
     return residual_layer_norm(x, x_count, x_stride, residual, residual_count, residual_stride, gamma, beta, y,
                                y_count, y_stride, y16, y16_count, y16_stride, rows, channels, eps, 0);
 }
 
-int ck_residual_layer_norm_f32acc(const float *x, size_t x_count, size_t x_stride, const float *residual,
-                                  size_t residual_count, size_t residual_stride, const float *gamma,
-                                  const float *beta, float *y, size_t y_count, size_t y_stride, uint16_t *y16,
-                                  size_t y16_count, size_t y16_stride, size_t rows, size_t channels, float eps)
+int ck_residual_layer_norm_f32_f32bf16(const float *x, size_t x_count, size_t x_stride, const float *residual,
+                                       size_t residual_count, size_t residual_stride, const float *gamma,
+                                       const float *beta, float *y, size_t y_count, size_t y_stride, uint16_t *y16,
+                                       size_t y16_count, size_t y16_stride, size_t rows, size_t channels, float eps)
 {
     return residual_layer_norm(x, x_count, x_stride, residual, residual_count, residual_stride, gamma, beta, y,
                                y_count, y_stride, y16, y16_count, y16_stride, rows, channels, eps, 1);

@@ -12,12 +12,14 @@
 #include "ck_status.h"
 #include "embedding_three_table_layer_norm.h"
 #include "gelu_new.h"
+#include "leaky_relu.h"
 #include "parallel.h"
 #include "residual_layer_norm.h"
 
 typedef struct {
     const ck_step_batch *b;
     const ck_step_args *s;
+    int bf16; /* the step's variant: attention on AMX tiles, LayerNorm with float statistics */
 } step_ctx;
 
 static void *at(const ck_step_batch *b, size_t offset)
@@ -56,7 +58,7 @@ static int residual_layer_norm_rows(void *ctx, size_t first, size_t count, int w
     uint16_t *y16 = copy_at(c->b, s->out_copy);
     (void)worker;
     /* bf16 programs: float statistics, x and the residual read once */
-    return (s->stats_f32 ? ck_residual_layer_norm_f32acc : ck_residual_layer_norm_f32_bf16)(
+    return (c->bf16 ? ck_residual_layer_norm_f32_f32bf16 : ck_residual_layer_norm_f32_f32bf16_f64acc)(
         (const float *)at(c->b, s->in[0]) + at_row, n, s->cols, (const float *)at(c->b, s->in[1]) + at_row, n,
         s->cols, s->w[0], s->w[1], (float *)at(c->b, s->out) + at_row, n, s->cols,
         y16 != NULL ? y16 + at_row : NULL, n, s->cols, count, s->cols, s->eps);
@@ -71,6 +73,15 @@ static int gelu_new_rows(void *ctx, size_t first, size_t count, int worker)
                            (float *)at(c->b, c->s->out) + at_row, n, n);
 }
 
+static int leaky_relu_rows(void *ctx, size_t first, size_t count, int worker)
+{
+    const step_ctx *c = ctx;
+    size_t n = count * c->s->cols, at_row = first * c->s->cols;
+    (void)worker;
+    return ck_leaky_relu_f32((const float *)at(c->b, c->s->in[0]) + at_row, n,
+                             (float *)at(c->b, c->s->out) + at_row, n, n, c->s->scale);
+}
+
 /* One (sequence, head) pair from bf16 copies of q, k, v (AMX heads), into the f32 context or,
  * where the step has one, only into its bf16 copy (what the output projection reads). */
 static int head_bf16_in(const step_ctx *c, const ck_arena *scratch, size_t row, size_t len,
@@ -82,23 +93,23 @@ static int head_bf16_in(const step_ctx *c, const ck_arena *scratch, size_t row, 
     const uint16_t *q = copy_at(b, s->in_copy[0]) + first, *k = copy_at(b, s->in_copy[1]) + first,
                    *v = copy_at(b, s->in_copy[2]) + first;
     if (s->out_copy != CK_NO_COPY) {
-        return ck_attention_head_bf16_io(q, avail, k, avail, v, avail, cols, copy_at(b, s->out_copy) + first,
-                                         avail, cols, scratch->base, scratch->bytes / sizeof(float), len, head,
-                                         s->head_dim, s->scale);
+        return ck_attention_head_bf16__amx(q, avail, k, avail, v, avail, cols, copy_at(b, s->out_copy) + first,
+                                           avail, cols, scratch->base, scratch->bytes / sizeof(float), len, head,
+                                           s->head_dim, s->scale);
     }
-    return ck_attention_head_bf16_in(q, avail, k, avail, v, avail, cols, (float *)at(b, s->out) + first, avail,
-                                     cols, scratch->base, scratch->bytes / sizeof(float), len, head,
-                                     s->head_dim, s->scale);
+    return ck_attention_head_bf16_f32__amx(q, avail, k, avail, v, avail, cols, (float *)at(b, s->out) + first, avail,
+                                           cols, scratch->base, scratch->bytes / sizeof(float), len, head,
+                                           s->head_dim, s->scale);
 }
 
-/* One (sequence, head) pair from f32 q, k, v: the AMX heads where the step says, else f32. */
+/* One (sequence, head) pair from f32 q, k, v: the AMX heads in the bf16 variant, else f32. */
 static int head_f32_in(const step_ctx *c, const ck_arena *scratch, size_t row, size_t len,
                        size_t head)
 {
     const ck_step_batch *b = c->b;
     const ck_step_args *s = c->s;
     size_t cols = s->cols, avail = (b->tokens - row) * cols, first = row * cols;
-    return (s->bf16_heads ? ck_attention_head_bf16 : ck_attention_head_f32)(
+    return (c->bf16 ? ck_attention_head_f32__amx : ck_attention_head_f32)(
         (const float *)at(b, s->in[0]) + first, avail, (const float *)at(b, s->in[1]) + first,
         avail, (const float *)at(b, s->in[2]) + first, avail, cols, (float *)at(b, s->out) + first,
         avail, cols, scratch->base, scratch->bytes / sizeof(float), len, head, s->head_dim,
@@ -133,24 +144,22 @@ static int linear_blocks(void *ctx, size_t first, size_t count, int worker)
 {
     const step_ctx *c = ctx;
     const ck_step_args *s = c->s;
-    size_t in = s->in_cols, out = s->cols;
+    size_t in = s->linear_in_cols, out = s->cols;
     size_t row = first * CK_LINEAR_ROW_BLOCK, rows = count * CK_LINEAR_ROW_BLOCK;
     const uint16_t *x16 = copy_at(c->b, s->in_copy[0]);
     uint16_t *y16 = copy_at(c->b, s->out_copy);
     float *y = (float *)at(c->b, s->out) + row * out;
     if (x16 != NULL && y16 != NULL) { /* bf16 in, bf16 out: the FFN in, q, k, v */
-        return ck_linear_forward_bf16_io(s->linear, worker, x16 + row * in, rows * in, in,
-                                         y16 + row * out, rows * out, out, rows);
+        return ck_linear_forward_bf16(s->linear, worker, x16 + row * in, rows * in, in,
+                                      y16 + row * out, rows * out, out, rows);
     }
     if (x16 != NULL) {
-        return ck_linear_forward_bf16_in(s->linear, worker, x16 + row * in, rows * in, in, y,
-                                         rows * out, out, rows);
+        return ck_linear_forward_bf16_f32(s->linear, worker, x16 + row * in, rows * in, in, y,
+                                          rows * out, out, rows);
     }
     return ck_linear_forward_f32(s->linear, worker, (const float *)at(c->b, s->in[0]) + row * in,
                                  rows * in, in, y, rows * out, out, rows);
 }
-
-
 
 /* ---- row-local runs ---- */
 
@@ -159,15 +168,16 @@ static int linear_blocks(void *ctx, size_t first, size_t count, int worker)
 static void zero_pad_rows(const ck_step_batch *b, const ck_step_args *s, size_t from, size_t to)
 {
     uint16_t *x16 = copy_at(b, s->in_copy[0]);
-    memset((float *)at(b, s->in[0]) + from * s->in_cols, 0, (to - from) * s->in_cols * sizeof(float));
+    size_t k = s->linear_in_cols;
+    memset((float *)at(b, s->in[0]) + from * k, 0, (to - from) * k * sizeof(float));
     if (x16 != NULL) {
-        memset(x16 + from * s->in_cols, 0, (to - from) * s->in_cols * sizeof *x16);
+        memset(x16 + from * k, 0, (to - from) * k * sizeof *x16);
     }
 }
 
 int ck_step_linear(const ck_step_batch *b, const ck_step_args *s)
 {
-    step_ctx ctx = {b, s};
+    step_ctx ctx = {b, s, 0};
     size_t blocks = (b->tokens + CK_LINEAR_ROW_BLOCK - 1) / CK_LINEAR_ROW_BLOCK;
     zero_pad_rows(b, s, b->tokens, blocks * CK_LINEAR_ROW_BLOCK);
     return ck_parallel_for(blocks, b->threads, linear_blocks, &ctx);
@@ -176,7 +186,7 @@ int ck_step_linear(const ck_step_batch *b, const ck_step_args *s)
 int ck_step_linear_rows(const ck_step_batch *b, const ck_step_args *s, size_t row, size_t rows,
                         int worker)
 {
-    step_ctx ctx = {b, s};
+    step_ctx ctx = {b, s, 0};
     if (row + rows > b->tokens) { /* the last block: its padding rows from zeros, as ck_step_linear */
         zero_pad_rows(b, s, row > b->tokens ? row : b->tokens, row + rows);
     }
@@ -192,7 +202,15 @@ static size_t real_rows(const ck_step_batch *b, size_t row, size_t rows)
 int ck_step_residual_layer_norm_rows(const ck_step_batch *b, const ck_step_args *s, size_t row,
                                      size_t rows, int worker)
 {
-    step_ctx ctx = {b, s};
+    step_ctx ctx = {b, s, 0};
+    size_t n = real_rows(b, row, rows);
+    return n > 0 ? residual_layer_norm_rows(&ctx, row, n, worker) : CK_OK;
+}
+
+int ck_step_residual_layer_norm_bf16_rows(const ck_step_batch *b, const ck_step_args *s,
+                                          size_t row, size_t rows, int worker)
+{
+    step_ctx ctx = {b, s, 1};
     size_t n = real_rows(b, row, rows);
     return n > 0 ? residual_layer_norm_rows(&ctx, row, n, worker) : CK_OK;
 }
@@ -200,9 +218,17 @@ int ck_step_residual_layer_norm_rows(const ck_step_batch *b, const ck_step_args 
 int ck_step_gelu_new_rows(const ck_step_batch *b, const ck_step_args *s, size_t row, size_t rows,
                           int worker)
 {
-    step_ctx ctx = {b, s};
+    step_ctx ctx = {b, s, 0};
     size_t n = real_rows(b, row, rows);
     return n > 0 ? gelu_new_rows(&ctx, row, n, worker) : CK_OK;
+}
+
+int ck_step_leaky_relu_rows(const ck_step_batch *b, const ck_step_args *s, size_t row, size_t rows,
+                            int worker)
+{
+    step_ctx ctx = {b, s, 0};
+    size_t n = real_rows(b, row, rows);
+    return n > 0 ? leaky_relu_rows(&ctx, row, n, worker) : CK_OK;
 }
 
 typedef struct {
@@ -259,26 +285,44 @@ int ck_step_rows(const ck_step_batch *b, const ck_step_row_item *items, size_t n
 
 int ck_step_embedding(const ck_step_batch *b, const ck_step_args *s)
 {
-    step_ctx ctx = {b, s};
+    step_ctx ctx = {b, s, 0};
     return ck_parallel_for(b->tokens, b->threads, embedding_rows, &ctx);
 }
 
 int ck_step_attention(const ck_step_batch *b, const ck_step_args *s)
 {
-    step_ctx ctx = {b, s};
+    step_ctx ctx = {b, s, 0};
+    return ck_parallel_for_interleaved(b->n_seqs * s->heads, b->threads, attention_pairs, &ctx);
+}
+
+int ck_step_attention_bf16(const ck_step_batch *b, const ck_step_args *s)
+{
+    step_ctx ctx = {b, s, 1};
     return ck_parallel_for_interleaved(b->n_seqs * s->heads, b->threads, attention_pairs, &ctx);
 }
 
 int ck_step_residual_layer_norm(const ck_step_batch *b, const ck_step_args *s)
 {
-    step_ctx ctx = {b, s};
+    step_ctx ctx = {b, s, 0};
+    return ck_parallel_for(b->tokens, b->threads, residual_layer_norm_rows, &ctx);
+}
+
+int ck_step_residual_layer_norm_bf16(const ck_step_batch *b, const ck_step_args *s)
+{
+    step_ctx ctx = {b, s, 1};
     return ck_parallel_for(b->tokens, b->threads, residual_layer_norm_rows, &ctx);
 }
 
 int ck_step_gelu_new(const ck_step_batch *b, const ck_step_args *s)
 {
-    step_ctx ctx = {b, s};
+    step_ctx ctx = {b, s, 0};
     return ck_parallel_for(b->tokens, b->threads, gelu_new_rows, &ctx);
+}
+
+int ck_step_leaky_relu(const ck_step_batch *b, const ck_step_args *s)
+{
+    step_ctx ctx = {b, s, 0};
+    return ck_parallel_for(b->tokens, b->threads, leaky_relu_rows, &ctx);
 }
 
 typedef struct {

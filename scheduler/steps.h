@@ -1,5 +1,5 @@
 /* steps.h - the one slicing of each op kind's work over the workers, which the interpreter
- * (engine/graph/executor_ops.c) and every generated library (engine/codegen/prelude.inc) call: a
+ * (engine/graph/executor.c) and every generated library (engine/codegen/prelude.inc) call: a
  * step's token rows, row blocks or (sequence, head) pairs go to the workers through
  * ck_parallel_for and each worker calls the kernel a single thread would. Knows buffers by arena
  * offset only: no circuits, no names, no allocation.
@@ -29,25 +29,29 @@ typedef struct {
     size_t n_seqs;           /* S */
 } ck_step_batch;
 
-/* One step's operands: what the lowered program says (ck_step) with its bound tensors. */
+/* Input and weight slots a step may have (engine/graph asserts it equals its CK_MAX_SLOTS). */
+#define CK_STEP_MAX_SLOTS 6
+
+/* One step's operands: what the lowered program says (ck_step) with its bound tensors, bound once
+ * when the program is lowered; generated code writes the same values as constants. */
 typedef struct {
-    size_t in[3];        /* byte offsets of the input slots in the arena */
-    size_t in_copy[3];   /* byte offset in the copy arena of the bf16 copy a slot reads instead of
-                            its f32 buffer, or CK_NO_COPY (a linear's x; attention's q, k, v) */
-    size_t in_cols;      /* linear: K */
-    size_t out, cols;    /* byte offset of the output in the arena and its cols */
-    size_t out_copy;     /* byte offset of the bf16 copy written, or CK_NO_COPY: a LayerNorm
-                            writes it beside its f32 rows, a linear or an AMX attention step
-                            instead of them */
-    const float *w[5];   /* embedding: word, position, token type, gamma, beta; LayerNorm: gamma,
-                            beta */
-    size_t w_rows[3];    /* embedding: rows of the word, position and token type tables */
-    ck_linear *linear;   /* linear: its matmul (writing bf16 when out_copy is set) */
+    size_t in[CK_STEP_MAX_SLOTS];      /* byte offsets of the input slots in the arena */
+    size_t in_copy[CK_STEP_MAX_SLOTS]; /* byte offset in the copy arena of the bf16 copy a slot
+                                          reads instead of its f32 buffer, or CK_NO_COPY (a
+                                          linear's x; attention's q, k, v) */
+    size_t linear_in_cols; /* linear: K */
+    size_t out, cols;      /* byte offset of the output in the arena and its cols */
+    size_t out_copy;       /* byte offset of the bf16 copy written, or CK_NO_COPY: a LayerNorm
+                              writes it beside its f32 rows, a linear or an AMX attention step
+                              instead of them */
+    const float *w[CK_STEP_MAX_SLOTS]; /* embedding: word, position, token type, gamma, beta;
+                                          LayerNorm: gamma, beta */
+    size_t w_rows[CK_STEP_MAX_SLOTS];  /* embedding: rows of the word, position and token type
+                                          tables */
+    ck_linear *linear;     /* linear: its matmul (writing bf16 when out_copy is set) */
     size_t heads, head_dim;
-    float eps, scale;
-    int bf16_heads;      /* attention with f32 q, k, v: 1 runs the AMX heads */
-    int stats_f32;       /* residual_layer_norm: 1 takes float statistics (bf16 programs:
-                            ck_residual_layer_norm_f32acc), 0 double (f32 and parity) */
+    float eps;
+    float scale;           /* attention: the score scale; leaky_relu: the negative slope */
 } ck_step_args;
 
 /* Each runs one step over the batch and returns 0 or the kernel's CK_E_* code (the lowest
@@ -56,14 +60,24 @@ int ck_step_embedding(const ck_step_batch *b, const ck_step_args *s);
 /* Zeroes x's (or its copy's) rows from T to the end of the last CK_LINEAR_ROW_BLOCK block first:
  * the blocks compute those padding rows (never read) from defined, finite values. */
 int ck_step_linear(const ck_step_batch *b, const ck_step_args *s);
+/* Attention heads in f32 (ck_attention_head_f32). */
 int ck_step_attention(const ck_step_batch *b, const ck_step_args *s);
+/* Attention heads on AMX tiles: from the bf16 copies of q, k, v where the step reads them
+ * (ck_attention_head_bf16_f32__amx, or _bf16_io when it writes only its context's copy), else from f32
+ * q, k, v (ck_attention_head_f32__amx). Only where ck_kernels_amx_bf16(). */
+int ck_step_attention_bf16(const ck_step_batch *b, const ck_step_args *s);
+/* LayerNorm with double statistics (f32 programs and parity; ck_residual_layer_norm_f32_f32bf16_f64acc). */
 int ck_step_residual_layer_norm(const ck_step_batch *b, const ck_step_args *s);
+/* LayerNorm with float statistics, x and the residual read once (bf16 programs;
+ * ck_residual_layer_norm_f32_f32bf16). Both write the step's bf16 copy beside y where it has one. */
+int ck_step_residual_layer_norm_bf16(const ck_step_batch *b, const ck_step_args *s);
 int ck_step_gelu_new(const ck_step_batch *b, const ck_step_args *s);
+int ck_step_leaky_relu(const ck_step_batch *b, const ck_step_args *s);
 
 /* ---- row-local runs: several steps over one pass of the rows (generated libraries) ----
  *
- * The linear, residual_layer_norm and gelu_new steps compute token row t from row t of their
- * inputs only. A run of them whose buffers may be computed row range by row range (every two
+ * The linear, residual_layer_norm, gelu_new and leaky_relu steps compute token row t from row t
+ * of their inputs only. A run of them whose buffers may be computed row range by row range (every two
  * buffers of the run that share arena bytes share them row for row: same offset, same row
  * stride; the emitter checks this against the plan) runs as one ck_step_rows: the workers take
  * contiguous blocks of CK_LINEAR_ROW_BLOCK rows as a linear step would, and each carries its
@@ -80,8 +94,12 @@ int ck_step_linear_rows(const ck_step_batch *b, const ck_step_args *s, size_t ro
                         int worker);
 int ck_step_residual_layer_norm_rows(const ck_step_batch *b, const ck_step_args *s, size_t row,
                                      size_t rows, int worker);
+int ck_step_residual_layer_norm_bf16_rows(const ck_step_batch *b, const ck_step_args *s,
+                                          size_t row, size_t rows, int worker);
 int ck_step_gelu_new_rows(const ck_step_batch *b, const ck_step_args *s, size_t row, size_t rows,
                           int worker);
+int ck_step_leaky_relu_rows(const ck_step_batch *b, const ck_step_args *s, size_t row, size_t rows,
+                            int worker);
 
 /* One step of a row-local run. */
 typedef struct {

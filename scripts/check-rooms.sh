@@ -8,7 +8,9 @@
 #      ck_test.h);
 #   5. the library never prints or exits: no stdout/stderr, exit() or abort() outside engine/cli;
 #   6. the Python extension (python/ckbatch/*.c, *.h) includes ckbatch.h and nothing else of
-#      ckbatch (its own ckpy.h, Python's, numpy's and the C library's headers besides).
+#      ckbatch (its own ckpy.h, Python's, numpy's and the C library's headers besides);
+#   7. no include circle between the files of one room (a.c includes b.h and b.c includes a.h):
+#      a room's files read in one order, as its CMake room graph reads the rooms.
 # Prints each violation as file:line and exits 1 if there is any.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,5 +49,25 @@ if grep -rnE '\b(stdout|stderr)\b|[^_a-z]exit *\(|\babort *\(' engine kernels sc
     echo "check-rooms: the library prints or exits (only engine/cli may)"
     bad=1
 fi
+# 7: a module is NAME.c with NAME.h (and its private NAME_internal.h); module a depends on b when
+# a.c or a.h includes "b.h" of the same folder; tsort names any loop.
+for dir in $(find engine kernels scheduler -type d); do
+    edges=$(for f in "$dir"/*.c "$dir"/*.h; do
+                [ -e "$f" ] || continue
+                from=$(basename "${f%.*}"); from=${from%_internal}
+                { grep -hoE '^#include "[^"/]+\.h"' "$f" || true; } | sed -E 's/#include "(.*)\.h"/\1/' |
+                    while read -r to; do
+                        if [ -e "$dir/$to.h" ] && [ "${to%_internal}" != "$from" ]; then
+                            echo "$from ${to%_internal}"
+                        fi
+                    done
+            done | sort -u)
+    [ -n "$edges" ] || continue
+    if ! loop=$(tsort <<<"$edges" 2>&1 >/dev/null) || [ -n "$loop" ]; then
+        echo "check-rooms: $dir: include circle between its files:" \
+             $(grep -v 'input contains a loop' <<<"$loop" | sed 's/^tsort: //')
+        bad=1
+    fi
+done
 [ $bad -eq 0 ] && echo "check-rooms: rooms respected"
 exit $bad

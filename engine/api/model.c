@@ -9,6 +9,7 @@
 #include "circuit_default.h"
 #include "ck_isa.h"
 #include "linear.h"
+#include "op_table.h"
 #include "parallel.h"
 #include "reader.h"
 #include "synth_weights.h"
@@ -154,14 +155,10 @@ static void log_memory(const ck_model *m)
  * of the linears, the CPU's features and the native kernels' ISA (ck_model_dispatch). */
 static void describe_dispatch(ck_model *m)
 {
-    char impls[256];
+    char impls[256], dtypes[96];
     ck_executor_linear_impls(m->executor, impls, sizeof impls);
-    snprintf(m->dispatch, sizeof m->dispatch,
-             "linear=%s attention=%s layer_norm=%s gelu_new=%s; onednn %s %s; cpu %s; kernels %s",
-             ck_dtype_info(ck_executor_op_dtype(m->executor, CK_OP_LINEAR))->lower,
-             ck_dtype_info(ck_executor_op_dtype(m->executor, CK_OP_ATTENTION))->lower,
-             ck_dtype_info(ck_executor_op_dtype(m->executor, CK_OP_RESIDUAL_LAYER_NORM))->lower,
-             ck_dtype_info(ck_executor_op_dtype(m->executor, CK_OP_GELU_NEW))->lower,
+    ck_executor_dispatch_dtypes(m->executor, dtypes, sizeof dtypes);
+    snprintf(m->dispatch, sizeof m->dispatch, "%s; onednn %s %s; cpu %s; kernels %s", dtypes,
              ck_onednn_version(), impls, ck_cpu_features(), ck_kernels_isa());
 }
 
@@ -171,8 +168,9 @@ static int load_compiled(ck_model *m, ck_executor_options *eo, ck_error *err)
 {
     char circuit_sha[65];
     int rc = ck_codegen_circuit_sha256(m->params.circuit, circuit_sha, err);
-    const ck_compiled_want want = {circuit_sha, eo->precision, eo->fuse_gelu,
-                                   eo->max_batch_tokens};
+    const ck_compiled_want want = {.circuit_sha256 = circuit_sha, .precision = eo->precision,
+                                   .fuse_gelu = eo->fuse_gelu,
+                                   .max_batch_tokens = eo->max_batch_tokens};
     rc = rc ? rc : ck_codegen_load(&m->library, m->params.compiled, &want, err);
     if (rc == CK_OK) {
         eo->compiled = m->library.table;
@@ -206,8 +204,7 @@ static int prepare(ck_model *m, ck_error *err)
     }
     /* parity: one worker, so the scheduler and oneDNN's OpenMP team both run on one thread */
     ck_executor_options eo = {m->workers, p->max_batch_tokens, max_seq, !m->parity,
-                              p->precision == CK_PRECISION_BF16 ? CK_DTYPE_BF16 : CK_DTYPE_F32,
-                              NULL};
+                              ck_precision_dtype(p->precision), NULL};
     if (p->compiled != NULL) {
         rc = load_compiled(m, &eo, err);
         if (rc != CK_OK) {
@@ -294,17 +291,6 @@ void ck_model_free(ck_model *m)
     free(m);
 }
 
-/* The executor's op kind of each class (circuit.h); OTHER is the executor's extra slot. */
-static const ck_op_kind CLASS_KIND[CK_OP_CLASS_COUNT] = {
-    [CK_OP_CLASS_EMBEDDING] = CK_OP_EMBEDDING_THREE_TABLE_LAYER_NORM,
-    [CK_OP_CLASS_LINEAR] = CK_OP_LINEAR,
-    [CK_OP_CLASS_ATTENTION] = CK_OP_ATTENTION,
-    [CK_OP_CLASS_LAYER_NORM] = CK_OP_RESIDUAL_LAYER_NORM,
-    [CK_OP_CLASS_GELU] = CK_OP_GELU_NEW,
-    [CK_OP_CLASS_OTHER] = CK_OP_KIND_COUNT,
-};
-_Static_assert(CK_OP_CLASS_COUNT == CK_OP_KIND_COUNT + 1, "one class per op kind, plus other");
-
 const char *ck_op_class_name(ck_op_class c)
 {
     static const char *const names[CK_OP_CLASS_COUNT] = {"embedding", "linear", "attention",
@@ -312,9 +298,10 @@ const char *ck_op_class_name(ck_op_class c)
     return (unsigned)c < CK_OP_CLASS_COUNT ? names[c] : "";
 }
 
+/* The op table says each kind's class (ck_op_def.op_class). */
 double ck_model_op_seconds(const ck_model *m, ck_op_class c)
 {
-    return m != NULL && (unsigned)c < CK_OP_CLASS_COUNT ? ck_executor_op_seconds(m->executor, CLASS_KIND[c])
+    return m != NULL && (unsigned)c < CK_OP_CLASS_COUNT ? ck_executor_class_seconds(m->executor, c)
                                                         : 0.0;
 }
 
@@ -381,20 +368,7 @@ double ck_model_flops_per_token(const ck_model *m, size_t seq_len)
     if (m == NULL) {
         return 0.0;
     }
-    const ck_circuit *c = &m->circuit;
-    double linear = 0, attention_ops = 0, attention_cols = 0;
-    for (size_t i = 0; i < c->n_ops; i++) {
-        const ck_op *op = &c->ops[i];
-        if (op->kind == CK_OP_LINEAR) {
-            linear += 2.0 * (double)c->buffers[op->inputs[0]].cols *
-                      (double)c->buffers[op->output].cols;
-        } else if (op->kind == CK_OP_ATTENTION) {
-            attention_ops += 1;
-            attention_cols = (double)c->buffers[op->output].cols;
-        }
-    }
-    /* QK^T and PV: 2 L C multiply-adds each per token per attention op */
-    return linear + attention_ops * 4.0 * attention_cols * (double)seq_len;
+    return ck_circuit_flops_per_token(&m->circuit, seq_len); /* the op table's flops column */
 }
 
 /* Every check of ck_model_encode_ids that needs no batch to run. */

@@ -18,8 +18,8 @@
 #include "default_circuit.h"
 #include "file.h"
 #include "ck_isa.h"
-#include "linear.h"
-#include "ops.h"
+#include "op_table.h"
+#include "plan.h"
 #include "sha256.h"
 
 extern char **environ;
@@ -59,11 +59,6 @@ int ck_codegen_circuit_sha256(const char *path, char hex[65], ck_error *err)
     cJSON_Delete(json);
     free(text);
     return rc;
-}
-
-ck_dtype ck_codegen_dtype(ck_precision precision)
-{
-    return precision == CK_PRECISION_BF16 ? CK_DTYPE_BF16 : CK_DTYPE_F32;
 }
 
 int ck_codegen_spawn(const char *const *argv, const char *log, int *status)
@@ -166,8 +161,8 @@ static int key_text(const ck_compile_params *p, const char *emitter, const char 
                      "onednn %d.%d.%d %s\nkernel and scheduler archives %s\n",
                      circuit_sha, emitter, compiler, flags,
                      p->extra_flags != NULL ? p->extra_flags : "",
-                     ck_dtype_info(ck_codegen_dtype(p->precision))->lower,
-                     ck_codegen_dtype(p->precision) == CK_DTYPE_BF16 && ck_kernels_amx_bf16()
+                     ck_dtype_info(ck_precision_dtype(p->precision))->lower,
+                     ck_precision_dtype(p->precision) != CK_DTYPE_F32 && ck_kernels_amx_bf16()
                          ? "bf16 on amx tiles" : "f32",
                      !p->parity, p->max_batch_tokens, max_seq_len, CK_VERSION, dv->major, dv->minor,
                      dv->patch, dv->hash, libraries);
@@ -265,8 +260,8 @@ static int load_and_plan(const ck_compile_params *p, ck_circuit *c, ck_plan *pla
         rc = ck_fail(err, CK_E_ARG, "compile: max batch tokens %zu: must be at least the longest "
                      "sequence, %zu", p->max_batch_tokens, c->max_positions);
     }
-    const ck_plan_limits limits = {p->max_batch_tokens, c->max_positions, 1, CK_LINEAR_ROW_BLOCK,
-                                   ck_attention_dtype(c, ck_codegen_dtype(p->precision))};
+    const ck_plan_limits limits = ck_plan_limits_for(ck_precision_dtype(p->precision),
+                                                     p->max_batch_tokens, c->max_positions, 1);
     return rc ? rc : ck_plan_build(plan, c, &limits, err);
 }
 
@@ -274,7 +269,7 @@ static int emit_and_build(const ck_compile_params *p, const char *emitter, const
                           const char *compiler, const char *libraries, const ck_circuit *c,
                           const ck_plan *plan, ck_compile_result *r, ck_error *err)
 {
-    const ck_emit_identity id = {r->circuit_sha256, r->key, ck_codegen_dtype(p->precision),
+    const ck_emit_identity id = {r->circuit_sha256, r->key, ck_precision_dtype(p->precision),
                                  !p->parity, libraries, emitter};
     char *text = NULL;
     size_t len = 0;

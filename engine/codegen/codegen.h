@@ -22,9 +22,10 @@
 #include "plan.h"
 
 /* Grows whenever the generated code changes for the same program. */
-#define CK_EMITTER_VERSION "5" /* 3: steps call scheduler/steps.h, bf16 copies, op times; 4: bf16
+#define CK_EMITTER_VERSION "6" /* 3: steps call scheduler/steps.h, bf16 copies, op times; 4: bf16
                                   LayerNorm in float statistics, the AMX heads' bf16 context;
-                                  5: row-local runs (run_rows) */
+                                  5: row-local runs (run_rows); 6: each step's variant function
+                                  (no bf16_heads, stats_f32), CK_STEP_MAX_SLOTS operands */
 
 typedef struct {
     const char *circuit_sha256; /* hex, of the canonical circuit JSON */
@@ -68,9 +69,6 @@ int ck_codegen_compile(const ck_compile_params *p, ck_compile_result *r, ck_erro
  * CK_E_ARG for a NULL or empty version or one longer than 15 bytes. */
 int ck_codegen_compile_as(const ck_compile_params *p, const char *emitter_version,
                           ck_compile_result *r, ck_error *err);
-
-/* The dtype of a public precision. */
-ck_dtype ck_codegen_dtype(ck_precision precision);
 
 /* A loaded generated library. */
 typedef struct {

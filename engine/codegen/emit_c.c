@@ -8,7 +8,7 @@
 
 #include "codegen.h"
 #include "linear.h"
-#include "ops.h"
+#include "ops_emit.h"
 
 extern const unsigned char ck_codegen_prelude[]; /* prelude.inc, embedded by CMake */
 
@@ -120,35 +120,15 @@ int ck_emit_check_plan(const ck_circuit *c, const ck_plan *plan, ck_error *err)
 
 /* ---- the translation unit ---- */
 
-typedef struct {
-    size_t weight, bias;
-    int fused;
-    int bf16_out; /* writes a bf16 copy instead of f32 (ck_step out_copy) */
-} linear_key;
-
-/* The library's linears: one per (weight, fused, output dtype) in step order, as the executor
- * makes them; slot[i] is step i's. */
-static size_t assign_linears(const ck_program *p, linear_key *keys, size_t *slot)
+/* The step of each linear slot (its first), in slot order: the library's LINEARS[], made as the
+ * executor makes them. */
+static void linear_steps(const ck_program *p, const ck_step **of_slot)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < p->n_steps; i++) {
-        const ck_step *s = &p->steps[i];
-        if (s->kind != CK_OP_LINEAR) {
-            continue;
+    for (size_t i = p->n_steps; i-- > 0;) {
+        if (p->steps[i].kind == CK_OP_LINEAR) {
+            of_slot[p->steps[i].linear_slot] = &p->steps[i];
         }
-        size_t k = 0;
-        int bf16_out = s->out_copy != CK_NO_COPY;
-        while (k < n && !(keys[k].weight == (size_t)s->weight[CK_LIN_WEIGHT] &&
-                          keys[k].fused == s->fused_gelu && keys[k].bf16_out == bf16_out)) {
-            k++;
-        }
-        if (k == n) {
-            keys[n++] = (linear_key){(size_t)s->weight[CK_LIN_WEIGHT],
-                                     (size_t)s->weight[CK_LIN_BIAS], s->fused_gelu, bf16_out};
-        }
-        slot[i] = k;
     }
-    return n;
 }
 
 static void emit_head(FILE *f, const ck_circuit *c, const ck_plan *plan, const ck_emit_identity *id)
@@ -175,14 +155,14 @@ static void emit_constants(FILE *f, const ck_circuit *c, const ck_plan *plan, co
             "#define N_OP_KINDS %d\n", p->copies_bytes, (int)CK_OP_KIND_COUNT);
     fprintf(f, "#define ARENA_BYTES ((size_t)%zuu)\n#define SCRATCH_BYTES ((size_t)%zuu)\n"
             "#define MAX_TOKENS ((size_t)%zuu)\n#define MAX_SEQ_LEN ((size_t)%zuu)\n"
-            "#define VOCAB ((size_t)%zuu)\n#define PRECISION %s\n#define N_WEIGHTS %zu\n"
+            "#define VOCAB ((size_t)%zuu)\n#define PRECISION CK_DTYPE_%s\n#define N_WEIGHTS %zu\n"
             "#define N_LINEARS %zu\n#define N_BUFFERS %zu\n"
             "#define IDS_OFFSET ((size_t)%zuu)\n#define POSITIONS_OFFSET ((size_t)%zuu)\n"
             "#define FEATURES_BUFFER %d\n#define FEATURES_OFFSET ((size_t)%zuu)\n"
             "#define HIDDEN_BUFFER %d\n#define HIDDEN_OFFSET ((size_t)%zuu)\n\n",
             plan->arena_bytes, plan->scratch_bytes, plan->limits.max_tokens,
             plan->limits.max_seq_len, p->vocab,
-            precision == CK_DTYPE_BF16 ? "CK_DTYPE_BF16" : "CK_DTYPE_F32", c->n_weights, n_linears,
+            ck_dtype_info(precision)->name, c->n_weights, n_linears,
             c->n_buffers, plan->offsets[c->ids_buffer], plan->offsets[c->positions_buffer],
             c->features_buffer, plan->offsets[c->features_buffer], hidden,
             hidden >= 0 ? plan->offsets[hidden] : 0);
@@ -199,7 +179,8 @@ static void emit_constants(FILE *f, const ck_circuit *c, const ck_plan *plan, co
     fputs("};\n\n", f);
 }
 
-static void emit_tables(FILE *f, const ck_circuit *c, const linear_key *keys, size_t n_linears)
+static void emit_tables(FILE *f, const ck_circuit *c, const ck_step *const *of_slot,
+                        size_t n_linears)
 {
     fputs("static const ck_compiled_weight WEIGHTS[N_WEIGHTS] = {\n", f);
     for (size_t i = 0; i < c->n_weights; i++) {
@@ -214,10 +195,12 @@ static void emit_tables(FILE *f, const ck_circuit *c, const linear_key *keys, si
           "    ck_linear_activation activation;\n    ck_dtype dst; /* y's dtype */\n} gen_linear;\n\n"
           "static const gen_linear LINEARS[N_LINEARS + 1] = {\n", f);
     for (size_t i = 0; i < n_linears; i++) {
-        const ck_weight_ref *w = &c->weights[keys[i].weight];
-        fprintf(f, "    {%zu, %zu, %zu, %zu, %s, %s}, /* %s */\n", keys[i].weight, keys[i].bias,
-                w->shape[1], w->shape[0], keys[i].fused ? "CK_LINEAR_GELU_TANH" : "CK_LINEAR_PLAIN",
-                keys[i].bf16_out ? "CK_DTYPE_BF16" : "CK_DTYPE_F32", w->name);
+        const ck_step *s = of_slot[i];
+        const ck_weight_ref *w = &c->weights[s->weight[CK_LIN_WEIGHT]];
+        fprintf(f, "    {%d, %d, %zu, %zu, %s, CK_DTYPE_%s}, /* %s */\n", s->weight[CK_LIN_WEIGHT],
+                s->weight[CK_LIN_BIAS], w->shape[1], w->shape[0],
+                s->fused_gelu ? "CK_LINEAR_GELU_TANH" : "CK_LINEAR_PLAIN",
+                ck_dtype_info(s->out_dtype)->name, w->name);
     }
     fputs("    {0, 0, 0, 0, CK_LINEAR_PLAIN, CK_DTYPE_F32} /* end */\n};\n"
           "static const size_t n_linears = N_LINEARS;\n\n", f);
@@ -237,16 +220,16 @@ static void emit_step_comment(FILE *f, const ck_circuit *c, const ck_step *s, si
 }
 
 /* "STEP(kind, ck_step_<op>(&st->batch, <operands>));" */
-static int emit_step_call(FILE *f, const ck_circuit *c, const ck_step *s, size_t slot)
+static int emit_step_call(FILE *f, const ck_circuit *c, const ck_step *s)
 {
     fprintf(f, "    STEP(%d /* %s */, %s(&st->batch, ", (int)s->kind, s->def->name,
-            s->def->step_fn);
-    int rc = s->def->emit(f, c, s, slot);
+            s->variant->fn_name);
+    int rc = ck_op_emit[s->kind](f, c, s);
     fputs("));\n", f);
     return rc;
 }
 
-static int emit_steps(FILE *f, const ck_circuit *c, const ck_program *p, const size_t *slot)
+static int emit_steps(FILE *f, const ck_circuit *c, const ck_program *p)
 {
     fputs("\n/* ---- the lowered program, one step at a time (X-Ray captures between steps) ---- */\n\n"
           "static int run_steps(ck_compiled_state *st, ck_compiled_capture_fn capture, "
@@ -254,11 +237,11 @@ static int emit_steps(FILE *f, const ck_circuit *c, const ck_program *p, const s
     for (size_t i = 0; i < p->n_steps; i++) {
         const ck_step *s = &p->steps[i];
         emit_step_comment(f, c, s, i);
-        int rc = emit_step_call(f, c, s, slot[i]);
+        int rc = emit_step_call(f, c, s);
         if (rc != CK_OK) {
             return rc;
         }
-        if (s->checkpoint != NULL && s->kind != CK_OP_RESIDUAL_LAYER_NORM && s->out_copy != CK_NO_COPY) {
+        if (s->capture_widen) {
             fprintf(f, "    CAPTURE_COPY(\"%s\", %zuu, %zuu, %zuu);\n", s->checkpoint, s->out_copy,
                     s->out_offset, s->out_cols);
         } else if (s->checkpoint != NULL) {
@@ -272,7 +255,7 @@ static int emit_steps(FILE *f, const ck_circuit *c, const ck_program *p, const s
 
 /* run_rows: the same steps for runs without a capture, each row-local run of two or more steps
  * (ck_step.run_first) as one ck_step_rows. */
-static int emit_runs(FILE *f, const ck_circuit *c, const ck_program *p, const size_t *slot)
+static int emit_runs(FILE *f, const ck_circuit *c, const ck_program *p)
 {
     fputs("\n/* ---- the same steps in row-local runs (no capture): each run of two or more steps\n"
           " * below is one pass over the rows (steps.h, ck_step_rows), checked against the plan\n"
@@ -287,7 +270,7 @@ static int emit_runs(FILE *f, const ck_circuit *c, const ck_program *p, const si
         int rc = CK_OK;
         if (end - i == 1) {
             emit_step_comment(f, c, &p->steps[i], i);
-            rc = emit_step_call(f, c, &p->steps[i], slot[i]);
+            rc = emit_step_call(f, c, &p->steps[i]);
         } else {
             fprintf(f, "    /* steps %zu-%zu: one row-local run */\n    {\n"
                     "        const ck_step_row_item run[] = {\n", i, end - 1);
@@ -295,8 +278,8 @@ static int emit_runs(FILE *f, const ck_circuit *c, const ck_program *p, const si
                 const ck_step *s = &p->steps[j];
                 fputs("    ", f);
                 emit_step_comment(f, c, s, j);
-                fprintf(f, "            {%s, ", s->def->rows_fn);
-                rc = s->def->emit(f, c, s, slot[j]);
+                fprintf(f, "            {%s, ", s->variant->rows_name);
+                rc = ck_op_emit[s->kind](f, c, s);
                 fprintf(f, ", %d /* %s */},\n", (int)s->kind, s->def->name);
             }
             fputs("        };\n        ROWS(run);\n    }\n", f);
@@ -342,23 +325,19 @@ static ck_tensor *shape_tensors(const ck_circuit *c, const ck_tensor ***bound)
 static int emit_all(FILE *f, const ck_circuit *c, const ck_plan *plan, const ck_program *p,
                     const ck_emit_identity *id, ck_error *err)
 {
-    linear_key *keys = calloc(p->n_steps + 1, sizeof *keys);
-    size_t *slot = calloc(p->n_steps + 1, sizeof *slot);
-    if (keys == NULL || slot == NULL) {
-        free(keys);
-        free(slot);
+    const ck_step **of_slot = calloc(p->n_linears + 1, sizeof *of_slot);
+    if (of_slot == NULL) {
         return ck_fail(err, CK_E_MEMORY, "emit: out of memory");
     }
-    size_t n_linears = assign_linears(p, keys, slot);
+    linear_steps(p, of_slot);
     emit_head(f, c, plan, id);
-    emit_constants(f, c, plan, p, n_linears, id->precision);
-    emit_tables(f, c, keys, n_linears);
+    emit_constants(f, c, plan, p, p->n_linears, id->precision);
+    emit_tables(f, c, of_slot, p->n_linears);
     fputs((const char *)ck_codegen_prelude, f);
-    int rc = emit_steps(f, c, p, slot);
-    rc = rc ? rc : emit_runs(f, c, p, slot);
+    int rc = emit_steps(f, c, p);
+    rc = rc ? rc : emit_runs(f, c, p);
     emit_entry(f, c, plan, id);
-    free(keys);
-    free(slot);
+    free(of_slot);
     return rc != CK_OK ? ck_fail(err, rc, "emit: write failed") : CK_OK;
 }
 
@@ -377,8 +356,14 @@ int ck_emit_c(char **text, size_t *len, const ck_circuit *c, const ck_plan *plan
     const ck_tensor **bound = NULL;
     ck_tensor *shapes = shape_tensors(c, &bound);
     ck_program p = {0};
-    rc = shapes && bound ? ck_program_lower(&p, c, plan, bound, id->fuse_gelu, id->precision, err)
-                         : ck_fail(err, CK_E_MEMORY, "emit: out of memory");
+    if (id->precision != plan->limits.precision) {
+        rc = ck_fail(err, CK_E_ARG, "emit: precision %s, but the plan was made for %s",
+                     ck_dtype_info(id->precision)->lower,
+                     ck_dtype_info(plan->limits.precision)->lower);
+    }
+    rc = rc != CK_OK ? rc
+         : shapes && bound ? ck_program_lower(&p, c, plan, bound, id->fuse_gelu, err)
+                           : ck_fail(err, CK_E_MEMORY, "emit: out of memory");
     FILE *f = rc == CK_OK ? open_memstream(text, len) : NULL;
     if (rc == CK_OK && f == NULL) {
         rc = ck_fail(err, CK_E_MEMORY, "emit: cannot open a memory stream");

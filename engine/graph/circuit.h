@@ -25,6 +25,7 @@ typedef enum {
     CK_OP_ATTENTION = 2,                        /* in: q, k, v; out: context; heads, head_dim, scale */
     CK_OP_RESIDUAL_LAYER_NORM = 3,              /* in: x, residual; w: gamma, beta; out: y; eps */
     CK_OP_GELU_NEW = 4,                         /* in: x; out: y */
+    CK_OP_LEAKY_RELU = 5,                       /* in: x; out: y; slope (in scale) */
     CK_OP_KIND_COUNT
 } ck_op_kind;
 
@@ -64,7 +65,8 @@ typedef struct {
     int output;                         /* buffer index */
     float eps;                          /* LayerNorm epsilon */
     size_t heads, head_dim;             /* attention geometry */
-    float scale;                        /* attention score scale (1/sqrt(head_dim)) */
+    float scale;                        /* attention score scale (1/sqrt(head_dim)); leaky_relu:
+                                           the negative slope */
     char checkpoint[CK_CHECKPOINT_MAX]; /* X-Ray id with the repeat index expanded; "" when none */
 } ck_op;
 

@@ -1,5 +1,5 @@
 /* circuit_internal.h - shared state of the circuit loader (circuit.c parses sections, circuit_ops.c
- * parses and unrolls ops). Private to engine/circuit*.c; nothing else includes it. */
+ * parses and unrolls ops). Private to engine/graph/circuit*.c; nothing else includes it. */
 #ifndef CK_CIRCUIT_INTERNAL_H
 #define CK_CIRCUIT_INTERNAL_H
 

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "circuit_internal.h"
-#include "ops.h"
+#include "op_table.h"
 
 #define CK_REPEAT_MAX 100 /* "{layer}" expands to a 2-digit application index: 00..99 */
 
@@ -107,15 +107,15 @@ static int expand_checkpoint(ck_loader *l, const cJSON *item, ck_op *op)
     return CK_OK;
 }
 
-/* The op table's geometry check (ops.c), its message under this op's file and position. */
+/* The op table's geometry check (op_table.c), its message under this op's file and position. */
 static int check_geometry(ck_loader *l, const ck_op *op)
 {
     char msg[200];
     return ck_op_check(l->c, op, msg, sizeof msg) == CK_OK ? CK_OK : ck_loader_fail(l, "%s", msg);
 }
 
-/* In-place (out also an in) only where the op's row allows it (gelu_new); every in written before (inputs count as written,
- * and in a repeat the first application is what reaches here first). */
+/* In-place (out also an in) only where the op's row allows it (in_place); every in written before
+ * (inputs count as written, and in a repeat the first application is what reaches here first). */
 static int check_flow(ck_loader *l, const ck_op *op)
 {
     const ck_op_def *def = &ck_op_defs[op->kind];
@@ -123,8 +123,10 @@ static int check_flow(ck_loader *l, const ck_op *op)
         const char *slot = def->in[i];
         const char *name = l->c->buffers[op->inputs[i]].name;
         if (op->inputs[i] == op->output && !def->in_place) {
+            char kinds[128];
+            ck_op_in_place_kinds(kinds, sizeof kinds);
             return ck_loader_fail(l, "out: buffer \"%s\" is also in \"%s\" (in place is only "
-                                  "allowed for gelu_new)", name, slot);
+                                  "allowed for %s)", name, slot, kinds);
         }
         if (!l->written[op->inputs[i]]) {
             return ck_loader_fail(l, "in \"%s\": buffer \"%s\" read before written", slot, name);
@@ -188,13 +190,14 @@ static int add_op(ck_loader *l, const cJSON *json, size_t top, size_t decl, int 
     rc = rc ? rc : expand_checkpoint(l, cJSON_GetObjectItemCaseSensitive(json, "checkpoint"), op);
     rc = rc ? rc : check_geometry(l, op);
     rc = rc ? rc : check_flow(l, op);
-    if (rc == CK_OK && op->kind == CK_OP_EMBEDDING_THREE_TABLE_LAYER_NORM &&
-        l->c->max_positions == 0) {
-        l->c->max_positions = l->c->weights[op->weights[CK_EMB_POSITION]].shape[0];
+    const ck_op_def *def = &ck_op_defs[op->kind];
+    int positions = ck_op_weight_slot(def, def->positions_weight);
+    if (rc == CK_OK && positions >= 0 && l->c->max_positions == 0) {
+        l->c->max_positions = l->c->weights[op->weights[positions]].shape[0];
         if (l->c->max_positions < 3) { /* else every line fails at run time, naming no circuit */
-            rc = ck_loader_fail(l, "weights \"position\": %zu rows, but a sequence needs at least "
-                                "3 positions (its two boundary tokens and one symbol)",
-                                l->c->max_positions);
+            rc = ck_loader_fail(l, "weights \"%s\": %zu rows, but a sequence needs at least 3 "
+                                "positions (its two boundary tokens and one symbol)",
+                                def->positions_weight, l->c->max_positions);
         }
     }
     l->c->n_ops += rc == CK_OK;

@@ -37,23 +37,24 @@ static int bind_weight(ck_executor *ex, const ck_weights *w, size_t i, ck_error 
     return CK_OK;
 }
 
-/* The linear a step runs, made on first use: one per (weight matrix, activation, output dtype),
- * so the 12 applications of the shared layer reuse them. A step whose output is a bf16 copy
- * (ck_step out_copy) writes its y in bf16. */
+/* The linear of a step's slot (ck_step linear_slot), made on first use: one per (weight matrix,
+ * fused gelu, output dtype), so the 12 applications of the shared layer reuse them. A step whose
+ * output is a bf16 copy (ck_step out_copy) writes its y in bf16. */
 static int linear_for(ck_executor *ex, ck_step *s, ck_error *err)
 {
     const ck_circuit *c = ex->circuit;
     int wi = s->weight[CK_LIN_WEIGHT];
-    ck_dtype dst = s->out_copy != CK_NO_COPY ? CK_DTYPE_BF16 : CK_DTYPE_F32;
-    ck_linear **cache = dst == CK_DTYPE_BF16
-                            ? (s->fused_gelu ? ex->gelu_bf16_linears : ex->bf16_out_linears)
-                            : (s->fused_gelu ? ex->gelu_linears : ex->linears);
-    ck_linear **slot = &cache[wi];
+    ck_dtype dst = s->out_dtype;
+    ck_linear **slot = &ex->linears[s->linear_slot];
     if (*slot == NULL) {
         const ck_tensor *w = s->w[CK_LIN_WEIGHT], *b = s->w[CK_LIN_BIAS];
-        int rc = ck_linear_init_dst(slot, ex->onednn, w->data, w->elements, b->data, b->elements,
-                                    w->shape[1], w->shape[0],
-                                    s->fused_gelu ? CK_LINEAR_GELU_TANH : CK_LINEAR_PLAIN, s->dtype, dst);
+        const ck_linear_desc d = {
+            .weight = w->data, .weight_count = w->elements, .bias = b->data,
+            .bias_count = b->elements, .in_features = w->shape[1], .out_features = w->shape[0],
+            .activation = s->fused_gelu ? CK_LINEAR_GELU_TANH : CK_LINEAR_PLAIN,
+            .compute = s->dtype, .dst = dst,
+        };
+        int rc = ck_linear_init(slot, ex->onednn, &d);
         if (rc != CK_OK) {
             return ck_fail(err, rc, "%s: op %zu \"linear\": oneDNN %s matmul writing %s for \"%s\" "
                            "[%zu,%zu]: %s", c->path, c->ops[s->op].decl_index,
@@ -61,19 +62,24 @@ static int linear_for(ck_executor *ex, ck_step *s, ck_error *err)
                            c->weights[wi].name, w->shape[0], w->shape[1], ck_status_name(rc));
         }
     }
-    s->linear = *slot;
+    s->args.linear = *slot;
     return CK_OK;
 }
 
-/* Lowers the circuit once (fusion, offsets, bound tensors, bf16 copies) and, to interpret it,
- * builds the steps' linears and the copy arena. */
+/* Lowers the circuit once (fusion, offsets, bound tensors, bf16 copies, each step's operands) and,
+ * to interpret it, builds the steps' linears and the copy arena. */
 static int lower(ck_executor *ex, ck_error *err)
 {
     int rc = ck_program_lower(&ex->program, ex->circuit, &ex->plan, ex->weights, ex->opt.fuse_gelu,
-                              ex->opt.precision, err);
+                              err);
     if (rc != CK_OK || ex->opt.compiled != NULL) {
         return rc;
     }
+    ex->linears = calloc(ex->program.n_linears ? ex->program.n_linears : 1, sizeof *ex->linears);
+    if (ex->linears == NULL) {
+        return ck_fail(err, CK_E_MEMORY, "executor: out of memory");
+    }
+    ex->n_linears = ex->program.n_linears;
     for (size_t i = 0; rc == CK_OK && i < ex->program.n_steps; i++) {
         if (ex->program.steps[i].kind == CK_OP_LINEAR) {
             rc = linear_for(ex, &ex->program.steps[i], err);
@@ -86,15 +92,14 @@ static int lower(ck_executor *ex, ck_error *err)
     return rc;
 }
 
-/* oneDNN's implementation string of the i-th linear step (the generated library's i-th linear),
- * NULL when there is none or i is past the last. */
+/* oneDNN's implementation string of the i-th linear (ck_step linear_slot; the generated
+ * library's i-th linear), NULL when i is past the last. */
 static const char *linear_impl_at(const ck_executor *ex, size_t i)
 {
     if (ex->opt.compiled != NULL) {
         return ex->compiled != NULL ? ex->opt.compiled->linear_impl(ex->compiled, i) : NULL;
     }
-    const ck_linear *lin = i < ex->program.n_steps ? ex->program.steps[i].linear : NULL;
-    return lin != NULL ? ck_linear_impl(lin) : NULL;
+    return i < ex->n_linears && ex->linears[i] != NULL ? ck_linear_impl(ex->linears[i]) : NULL;
 }
 
 /* The generated library must be made for this circuit's plan: same arena, weights, outputs. */
@@ -162,7 +167,7 @@ static int check_bf16(ck_executor *ex, ck_error *err)
     }
     double cosine = 0.0;
     const char *impl = "unknown";
-    int rc = ck_executor_bf16_self_check(ex, &cosine, &impl);
+    int rc = ck_linear_bf16_self_check(ex->onednn, &cosine, &impl);
     if (rc != CK_OK) {
         return ck_fail(err, rc, "precision bf16: self-check matmul failed: %s", ck_status_name(rc));
     }
@@ -178,12 +183,7 @@ static int setup(ck_executor *ex, const ck_weights *w, ck_error *err)
     const ck_circuit *c = ex->circuit;
     size_t nw = c->n_weights ? c->n_weights : 1;
     ex->weights = calloc(nw, sizeof *ex->weights);
-    ex->linears = calloc(nw, sizeof *ex->linears);
-    ex->gelu_linears = calloc(nw, sizeof *ex->gelu_linears);
-    ex->bf16_out_linears = calloc(nw, sizeof *ex->bf16_out_linears);
-    ex->gelu_bf16_linears = calloc(nw, sizeof *ex->gelu_bf16_linears);
-    if (!ex->weights || !ex->linears || !ex->gelu_linears || !ex->bf16_out_linears ||
-        !ex->gelu_bf16_linears) {
+    if (!ex->weights) {
         return ck_fail(err, CK_E_MEMORY, "executor: out of memory");
     }
     for (size_t i = 0; i < c->n_weights; i++) {
@@ -192,8 +192,8 @@ static int setup(ck_executor *ex, const ck_weights *w, ck_error *err)
             return rc;
         }
     }
-    ck_plan_limits limits = {ex->opt.max_batch_tokens, ex->opt.max_seq_len, ex->opt.threads,
-                             CK_LINEAR_ROW_BLOCK, ck_attention_dtype(c, ex->opt.precision)};
+    ck_plan_limits limits = ck_plan_limits_for(ex->opt.precision, ex->opt.max_batch_tokens,
+                                               ex->opt.max_seq_len, ex->opt.threads);
     int rc = ck_plan_build(&ex->plan, c, &limits, err);
     if (rc != CK_OK) {
         return rc;
@@ -218,7 +218,7 @@ static int setup(ck_executor *ex, const ck_weights *w, ck_error *err)
     if (rc == CK_OK && ex->opt.compiled != NULL) {
         rc = init_compiled(ex, err);
     }
-    if (rc == CK_OK && ex->opt.precision == CK_DTYPE_BF16) {
+    if (rc == CK_OK && ex->opt.precision != CK_DTYPE_F32) { /* bf16 */
         rc = check_bf16(ex, err);
     }
     ck_parallel_set_threads(threads);
@@ -232,7 +232,7 @@ int ck_executor_init(ck_executor **out, const ck_circuit *c, const ck_weights *w
         return ck_fail(err, CK_E_ARG, "executor: null argument");
     }
     *out = NULL;
-    if (opt->precision != CK_DTYPE_F32 && opt->precision != CK_DTYPE_BF16) {
+    if (!ck_op_precision_supported(opt->precision)) {
         return ck_fail(err, CK_E_ARG, "executor: precision %s: expected f32 or bf16",
                        ck_dtype_info(opt->precision)->lower);
     }
@@ -311,17 +311,14 @@ static double seconds_now(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* Runs every step of the lowered program on the filled inputs, capture seeing each checkpoint. */
 /* Steps [first, end) as one row-local run (steps.h, ck_step_rows). */
 static int run_rows(ck_executor *ex, size_t first, size_t end, ck_error *err)
 {
-    ck_step_args args[CK_ROW_RUN_MAX_STEPS];
     ck_step_row_item items[CK_ROW_RUN_MAX_STEPS];
     size_t n = end - first; /* at most CK_ROW_RUN_MAX_STEPS (ck_program_row_runs) */
     for (size_t j = 0; j < n; j++) {
         const ck_step *s = &ex->program.steps[first + j];
-        args[j] = ck_step_bind(s);
-        items[j] = (ck_step_row_item){s->def->rows, &args[j], (int)s->kind};
+        items[j] = (ck_step_row_item){s->variant->rows, &s->args, (int)s->kind};
     }
     int rc = ck_step_rows(&ex->batch, items, n, ex->op_seconds);
     if (rc != CK_OK) {
@@ -334,6 +331,7 @@ static int run_rows(ck_executor *ex, size_t first, size_t end, ck_error *err)
     return CK_OK;
 }
 
+/* Runs every step of the lowered program on the filled inputs, capture seeing each checkpoint. */
 static int run_steps(ck_executor *ex, ck_capture_fn capture, void *capture_ctx, ck_error *err)
 {
     const ck_circuit *c = ex->circuit;
@@ -352,17 +350,15 @@ static int run_steps(ck_executor *ex, ck_capture_fn capture, void *capture_ctx, 
             i = end - 1;
             continue;
         }
-        const ck_step_args args = ck_step_bind(s);
         double t0 = seconds_now();
-        int rc = s->def->run[s->dtype](&ex->batch, &args);
+        int rc = s->variant->fn(&ex->batch, &s->args);
         ex->op_seconds[s->kind] += seconds_now() - t0;
         if (rc != CK_OK) {
             const ck_op *op = &c->ops[s->op];
             return ck_fail(err, rc, "%s: op %zu \"%s\" (application %d): %s", c->path,
                            op->decl_index, s->def->name, op->repeat_index, ck_status_name(rc));
         }
-        if (capture != NULL && s->checkpoint != NULL && s->kind != CK_OP_RESIDUAL_LAYER_NORM &&
-            s->out_copy != CK_NO_COPY) { /* the step wrote only bf16: show those values */
+        if (capture != NULL && s->capture_widen) { /* the step wrote only bf16: show those values */
             ck_step_widen_copy(&ex->batch, s->out_copy, s->out_offset, s->out_cols);
         }
         if (capture != NULL && s->checkpoint != NULL) {
@@ -487,13 +483,13 @@ const float *ck_executor_rows(const ck_executor *ex, int buffer, size_t *tokens)
     return ck_exec_buffer(ex, buffer);
 }
 
-/* Linear steps never read their tensors after init: ck_linear_init copies them and keeps no
- * pointer (linear.h). Should a linear ever use the caller's weights in place, it must count here. */
+/* Steps whose row says weights_copied_at_init (the linears: ck_linear_init copies them and keeps
+ * no pointer, linear.h) never read their tensors after init. */
 int ck_executor_reads_weight(const ck_executor *ex, const ck_tensor *t)
 {
     for (size_t i = 0; i < ex->program.n_steps; i++) {
         const ck_step *s = &ex->program.steps[i];
-        for (size_t k = 0; s->kind != CK_OP_LINEAR && k < s->n_weights; k++) {
+        for (size_t k = 0; !s->def->weights_copied_at_init && k < s->n_weights; k++) {
             if (s->w[k] == t) {
                 return 1;
             }
@@ -512,7 +508,33 @@ size_t ck_executor_arena_bytes(const ck_executor *ex, size_t *scratch)
 
 ck_dtype ck_executor_op_dtype(const ck_executor *ex, ck_op_kind kind)
 {
-    return kind == CK_OP_ATTENTION ? ex->plan.limits.attention : ck_op_dtype(kind, ex->opt.precision);
+    for (size_t i = 0; i < ex->program.n_steps; i++) {
+        if (ex->program.steps[i].kind == kind) {
+            return ex->program.steps[i].dtype;
+        }
+    }
+    return ck_op_dtype(kind, ex->opt.precision);
+}
+
+double ck_executor_class_seconds(const ck_executor *ex, ck_op_class op_class)
+{
+    double t = op_class == CK_OP_CLASS_OTHER ? ck_executor_op_seconds(ex, CK_OP_KIND_COUNT) : 0.0;
+    for (int k = 0; k < CK_OP_KIND_COUNT; k++) {
+        t += ck_op_defs[k].op_class == op_class ? ck_executor_op_seconds(ex, (ck_op_kind)k) : 0.0;
+    }
+    return t;
+}
+
+void ck_executor_dispatch_dtypes(const ck_executor *ex, char *buf, size_t cap)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < CK_OP_KIND_COUNT && used < cap; k++) {
+        const char *name = ck_op_defs[k].dispatch_name;
+        int n = name == NULL ? 0 : snprintf(buf + used, cap - used, "%s%s=%s", used ? " " : "",
+                                            name, ck_dtype_info(ck_executor_op_dtype(ex, (ck_op_kind)k))->lower);
+        used += n > 0 ? (size_t)n : 0;
+    }
 }
 
 void ck_executor_linear_impls(const ck_executor *ex, char *buf, size_t cap)
@@ -538,49 +560,6 @@ void ck_executor_linear_impls(const ck_executor *ex, char *buf, size_t cap)
     }
 }
 
-/* splitmix64 (Steele, Lea, Flood 2014) as a uniform in [-1, 1): the self-check's fixed data. */
-static float splitmix_uniform(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
-    return (float)((double)(z >> 40) / 8388608.0 - 1.0);
-}
-
-int ck_executor_bf16_self_check(const ck_executor *ex, double *cosine, const char **impl)
-{
-    enum { M = 64, K = 768, N = 768 };
-    float *x = malloc(sizeof(float) * (M * K + K * N + 2 * M * N));
-    ck_linear *lin = NULL;
-    if (x == NULL) {
-        return CK_E_MEMORY;
-    }
-    float *w = x + M * K, *y = w + K * N, *ref = y + M * N;
-    uint64_t state = 20261201;
-    for (size_t i = 0; i < (size_t)M * K + (size_t)K * N; i++) {
-        x[i] = splitmix_uniform(&state);
-    }
-    int rc = ck_linear_init_typed(&lin, ex->onednn, w, (size_t)K * N, NULL, 0, K, N, CK_LINEAR_PLAIN,
-                                  CK_DTYPE_BF16);
-    rc = rc ? rc : ck_linear_forward_f32(lin, 0, x, (size_t)M * K, K, y, (size_t)M * N, N, M);
-    rc = rc ? rc : ck_linear_ref_f32(x, (size_t)M * K, K, w, (size_t)K * N, NULL, 0, ref,
-                                     (size_t)M * N, N, M, K, N);
-    if (rc == CK_OK) {
-        double dot = 0.0, yy = 0.0, rr = 0.0;
-        for (size_t i = 0; i < (size_t)M * N; i++) {
-            dot += (double)y[i] * ref[i];
-            yy += (double)y[i] * y[i];
-            rr += (double)ref[i] * ref[i];
-        }
-        *cosine = dot / sqrt(yy * rr); /* NaN when y is not finite */
-        *impl = ck_linear_impl(lin);
-    }
-    ck_linear_free(lin);
-    free(x);
-    return rc;
-}
-
 size_t ck_executor_cols(const ck_executor *ex, int buffer)
 {
     return ex->circuit->buffers[buffer].cols;
@@ -591,15 +570,9 @@ void ck_executor_free(ck_executor *ex)
     if (ex == NULL) {
         return;
     }
-    for (size_t i = 0; ex->linears != NULL && i < ex->circuit->n_weights; i++) {
+    for (size_t i = 0; i < ex->n_linears; i++) {
         ck_linear_free(ex->linears[i]);
-        ck_linear_free(ex->gelu_linears != NULL ? ex->gelu_linears[i] : NULL);
-        ck_linear_free(ex->bf16_out_linears != NULL ? ex->bf16_out_linears[i] : NULL);
-        ck_linear_free(ex->gelu_bf16_linears != NULL ? ex->gelu_bf16_linears[i] : NULL);
     }
-    free(ex->gelu_linears);
-    free(ex->bf16_out_linears);
-    free(ex->gelu_bf16_linears);
     ck_arena_free(&ex->copies);
     if (ex->compiled != NULL) {
         ex->opt.compiled->free(ex->compiled);

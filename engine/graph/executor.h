@@ -22,11 +22,11 @@ typedef struct {
                                  matmul with a GELU post-op (faster; the linear's own checkpoint,
                                  e.g. layer.NN.ffn, is then not captured). 0 (parity): every op runs
                                  its own kernel */
-    ck_dtype precision;       /* CK_DTYPE_F32 (0, the default) or CK_DTYPE_BF16: the compute dtype
-                                 of the linears (ck_executor_op_dtype says per op kind what runs).
-                                 and, where the CPU has AMX-BF16, of the attention heads. bf16
-                                 refuses to start (CK_E_BACKEND) unless oneDNN runs every bf16
-                                 linear natively (AMX or AVX512-BF16) and the self-check passes */
+    ck_dtype precision;       /* CK_DTYPE_F32 (0, the default) or bf16 (ck_precision_dtype):
+                                 the program's; each op's row says what its steps run then
+                                 (ck_executor_op_dtype). bf16 refuses to start (CK_E_BACKEND)
+                                 unless oneDNN runs every bf16 linear natively (AMX or
+                                 AVX512-BF16) and the self-check passes */
     const ck_compiled_circuit *compiled; /* a loaded generated library (compiled_abi.h)
                                  for this circuit and these options, run instead of the steps;
                                  NULL: interpret. Init refuses one whose arena, weights or outputs
@@ -77,12 +77,20 @@ size_t ck_executor_arena_bytes(const ck_executor *ex, size_t *scratch);
 /* Columns of a buffer (features 512, hidden 768). */
 size_t ck_executor_cols(const ck_executor *ex, int buffer);
 
-/* The dtype ops of `kind` compute in under ex's precision: the linears' (f32 or bf16); the
- * attention heads' (bf16 on AMX in bf16 precision where the CPU has it, else f32); f32 for the
- * embedding, LayerNorm and gelu_new (docs/precision.md says why). Every buffer between ops is f32:
- * a bf16 linear or head rounds its inputs to bf16 itself (ck_linear_init_typed,
- * ck_attention_head_bf16). */
+/* The dtype ops of `kind` compute in under ex's precision (its first step's): the linears' (f32
+ * or bf16); the attention heads' (bf16 on AMX in bf16 precision where the CPU has it, else f32);
+ * f32 for the embedding, LayerNorm and gelu_new (docs/precision.md says why). Every circuit
+ * buffer is f32; a bf16 program adds bf16 copies that LayerNorms write beside their rows and that
+ * some linears and AMX heads read or write instead of them (ck_step in_copy, out_copy). */
 ck_dtype ck_executor_op_dtype(const ck_executor *ex, ck_op_kind kind);
+
+/* Seconds (ck_executor_op_seconds) of the op kinds whose row counts them as op_class; OTHER also
+ * has the rest of each run. ck_model_op_seconds. */
+double ck_executor_class_seconds(const ck_executor *ex, ck_op_class op_class);
+
+/* "linear=bf16 attention=f32 layer_norm=f32 gelu_new=f32": NAME=ck_executor_op_dtype for each kind
+ * whose row has a dispatch_name, in kind order, into buf[cap] (NUL-terminated, truncated). */
+void ck_executor_dispatch_dtypes(const ck_executor *ex, char *buf, size_t cap);
 
 /* Wall seconds ex spent running ops of `kind` (a linear fused with its gelu_new counts as linear)
  * since init or the last ck_executor_reset_op_seconds; kind CK_OP_KIND_COUNT: the rest of each run
@@ -94,13 +102,6 @@ void ck_executor_reset_op_seconds(ck_executor *ex);
 /* The distinct oneDNN implementation strings of ex's linears, in first-use order, joined by ", "
  * into buf (NUL-terminated, truncated to cap > 0). */
 void ck_executor_linear_impls(const ck_executor *ex, char *buf, size_t cap);
-
-/* The bf16 start-up self-check: a fixed 64x768x768 linear (splitmix64-uniform inputs and weights,
- * no bias) in bf16 on ex's oneDNN engine against the f32 reference loop; *cosine gets the cosine
- * of the two results (over all 64 x 768 values) and *impl oneDNN's implementation string.
- * Errors: CK_E_BACKEND (oneDNN), CK_E_MEMORY. A finite result with cosine < 0.9999 is not an error
- * here: ck_executor_init refuses it. */
-int ck_executor_bf16_self_check(const ck_executor *ex, double *cosine, const char **impl);
 
 /* Releases everything init built; accepts NULL. */
 void ck_executor_free(ck_executor *ex);

@@ -5,17 +5,15 @@
 #include "arena.h"
 #include "executor.h"
 #include "linear.h"
-#include "ops.h"
+#include "program.h"
 #include "plan.h"
 
 struct ck_executor {
     const ck_circuit *circuit;
     ck_executor_options opt;
     const ck_tensor **weights;  /* [n_weights] bound tensors, in circuit weight order */
-    ck_linear **linears;        /* [n_weights] one linear per weight matrix used by a linear op */
-    ck_linear **gelu_linears;   /* [n_weights] the same with the GELU post-op, where fused */
-    ck_linear **bf16_out_linears;  /* [n_weights] bf16 linears writing bf16 (q, k, v) */
-    ck_linear **gelu_bf16_linears; /* [n_weights] the same with the GELU post-op (the FFN in) */
+    ck_linear **linears;        /* [program.n_linears] per ck_step linear_slot (interpreted) */
+    size_t n_linears;           /* of linears (the program's, once lowered) */
     ck_arena copies;            /* the program's bf16 copies (copies_bytes; bf16, interpreted) */
     ck_onednn *onednn;
     ck_plan plan;

@@ -4,7 +4,7 @@
  * the FILE it is given. */
 #include <stdio.h>
 
-#include "ops.h"
+#include "ops_emit.h"
 
 /* A copy offset, CK_NO_COPY by name. */
 static void emit_copy(FILE *f, size_t copy)
@@ -17,29 +17,36 @@ static void emit_copy(FILE *f, size_t copy)
 }
 
 /* "&(const ck_step_args){.in = {o0 /_* b0 *_/, ...}, .in_copy = {...}, .out = o /_* b *_/,
- * .cols = n, .out_copy = c" for the step's slots. */
+ * .cols = n, .out_copy = c" from the step's bound args (every in_copy slot: an unprinted one
+ * would read 0, not CK_NO_COPY). */
 static void emit_operands(FILE *f, const ck_circuit *c, const ck_step *s)
 {
+    const ck_step_args *a = &s->args;
     fputs("&(const ck_step_args){.in = {", f);
-    for (size_t k = 0; k < s->n_in && k < 3; k++) {
-        fprintf(f, "%s%zuu /* %s */", k ? ", " : "", s->in_offset[k], c->buffers[s->in[k]].name);
+    for (size_t k = 0; k < s->n_in; k++) {
+        fprintf(f, "%s%zuu /* %s */", k ? ", " : "", a->in[k], c->buffers[s->in[k]].name);
     }
     fputs("}, .in_copy = {", f);
-    for (size_t k = 0; k < 3; k++) {
+    for (size_t k = 0; k < CK_STEP_MAX_SLOTS; k++) {
         fputs(k ? ", " : "", f);
-        emit_copy(f, s->in_copy[k]);
+        emit_copy(f, a->in_copy[k]);
     }
-    fprintf(f, "},\n        .out = %zuu /* %s */, .cols = %zuu, .out_copy = ", s->out_offset,
-            c->buffers[s->out].name, s->out_cols);
-    emit_copy(f, s->out_copy);
+    fprintf(f, "},\n        .out = %zuu /* %s */, .cols = %zuu, .out_copy = ", a->out,
+            c->buffers[s->out].name, a->cols);
+    emit_copy(f, a->out_copy);
 }
 
-/* ".w = {st->w[i0], ...}": circuit weight indices, which the generated WEIGHTS[] table names. */
+/* ".w = {st->w[i0], ...}, .w_rows = {r0, ...}": circuit weight indices, which the generated
+ * WEIGHTS[] table names, and their rows. */
 static void emit_weights(FILE *f, const ck_step *s)
 {
     fputs(",\n        .w = {", f);
     for (size_t k = 0; k < s->n_weights; k++) {
         fprintf(f, "%sst->w[%d]", k ? ", " : "", s->weight[k]);
+    }
+    fputs("}, .w_rows = {", f);
+    for (size_t k = 0; k < s->n_weights; k++) {
+        fprintf(f, "%s%zuu", k ? ", " : "", s->args.w_rows[k]);
     }
     fputc('}', f);
 }
@@ -56,49 +63,58 @@ static int finish(FILE *f)
     return ferror(f) ? CK_E_IO : CK_OK;
 }
 
-int ck_emit_embedding(FILE *f, const ck_circuit *c, const ck_step *s, size_t linear_slot)
+static int emit_embedding(FILE *f, const ck_circuit *c, const ck_step *s)
 {
-    (void)linear_slot;
     emit_operands(f, c, s);
     emit_weights(f, s);
-    fprintf(f, ",\n        .w_rows = {%zuu, %zuu, %zuu}", s->w[CK_EMB_WORD]->shape[0],
-            s->w[CK_EMB_POSITION]->shape[0], s->w[CK_EMB_TOKEN_TYPE]->shape[0]);
-    emit_float(f, "eps", s->eps);
+    emit_float(f, "eps", s->args.eps);
     return finish(f);
 }
 
-int ck_emit_linear(FILE *f, const ck_circuit *c, const ck_step *s, size_t linear_slot)
+static int emit_linear(FILE *f, const ck_circuit *c, const ck_step *s)
+{
+    emit_operands(f, c, s); /* its weights live in its linear */
+    fprintf(f, ",\n        .linear_in_cols = %zuu, .linear = st->linear[%zu]",
+            s->args.linear_in_cols, s->linear_slot);
+    return finish(f);
+}
+
+static int emit_attention(FILE *f, const ck_circuit *c, const ck_step *s)
 {
     emit_operands(f, c, s);
-    fprintf(f, ",\n        .in_cols = %zuu, .linear = st->linear[%zu]", s->in_cols[CK_LIN_IN_X],
-            linear_slot);
+    fprintf(f, ",\n        .heads = %zuu, .head_dim = %zuu", s->args.heads, s->args.head_dim);
+    emit_float(f, "scale", s->args.scale);
     return finish(f);
 }
 
-int ck_emit_attention(FILE *f, const ck_circuit *c, const ck_step *s, size_t linear_slot)
+static int emit_residual_layer_norm(FILE *f, const ck_circuit *c, const ck_step *s)
 {
-    (void)linear_slot;
-    emit_operands(f, c, s);
-    fprintf(f, ",\n        .heads = %zuu, .head_dim = %zuu, .bf16_heads = %d", s->heads, s->head_dim,
-            s->dtype == CK_DTYPE_BF16);
-    emit_float(f, "scale", s->scale);
-    return finish(f);
-}
-
-int ck_emit_residual_layer_norm(FILE *f, const ck_circuit *c, const ck_step *s,
-                                size_t linear_slot)
-{
-    (void)linear_slot;
     emit_operands(f, c, s);
     emit_weights(f, s);
-    emit_float(f, "eps", s->eps);
-    fprintf(f, ", .stats_f32 = %d", s->stats_f32);
+    emit_float(f, "eps", s->args.eps);
     return finish(f);
 }
 
-int ck_emit_gelu_new(FILE *f, const ck_circuit *c, const ck_step *s, size_t linear_slot)
+static int emit_gelu_new(FILE *f, const ck_circuit *c, const ck_step *s)
 {
-    (void)linear_slot;
     emit_operands(f, c, s);
     return finish(f);
 }
+
+static int emit_leaky_relu(FILE *f, const ck_circuit *c, const ck_step *s)
+{
+    emit_operands(f, c, s);
+    emit_float(f, "scale", s->args.scale); /* the slope */
+    return finish(f);
+}
+
+const ck_op_emit_fn ck_op_emit[] = {
+    [CK_OP_EMBEDDING_THREE_TABLE_LAYER_NORM] = emit_embedding,
+    [CK_OP_LINEAR] = emit_linear,
+    [CK_OP_ATTENTION] = emit_attention,
+    [CK_OP_RESIDUAL_LAYER_NORM] = emit_residual_layer_norm,
+    [CK_OP_GELU_NEW] = emit_gelu_new,
+    [CK_OP_LEAKY_RELU] = emit_leaky_relu,
+};
+_Static_assert(sizeof ck_op_emit / sizeof ck_op_emit[0] == CK_OP_KIND_COUNT,
+               "ck_op_emit: one emitter per ck_op_kind");

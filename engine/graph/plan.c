@@ -3,7 +3,9 @@
  * Plans only; never allocates an arena, never runs an op. */
 #include "plan.h"
 
-#include "ops.h"
+#include "ck_isa.h"
+#include "linear.h"
+#include "op_table.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -36,6 +38,16 @@ static int align_arena(size_t n, size_t *out)
     return rc;
 }
 
+ck_plan_limits ck_plan_limits_for(ck_dtype precision, size_t max_tokens, size_t max_seq_len,
+                                  int threads)
+{
+    return (ck_plan_limits){
+        .max_tokens = max_tokens, .max_seq_len = max_seq_len, .threads = threads,
+        .row_block = CK_LINEAR_ROW_BLOCK, .precision = precision,
+        .amx_bf16 = precision != CK_DTYPE_F32 && ck_kernels_amx_bf16(),
+    };
+}
+
 size_t ck_plan_rows(const ck_plan *plan)
 {
     size_t t = plan->limits.max_tokens, block = plan->limits.row_block;
@@ -54,17 +66,17 @@ static int buffer_bytes(size_t rows, size_t cols, size_t *bytes)
     return rc ? rc : align_arena(raw, bytes);
 }
 
-/* Scratch per worker, in floats: the most any op's row asks for at the longest sequence, the
- * attention ops in `attention` (0 when no op needs scratch). */
-static int scratch_floats(const ck_circuit *c, size_t seq_len, ck_dtype attention, size_t *floats)
+/* Scratch per worker, in floats: the most any op's row asks for at the longest sequence, each in
+ * the dtype its step computes in (0 when no op needs scratch). */
+static int scratch_floats(const ck_circuit *c, const ck_plan_limits *limits, size_t *floats)
 {
     *floats = 0;
     for (size_t i = 0; i < c->n_ops; i++) {
         const ck_op_def *def = ck_op_def_of(c->ops[i].kind);
+        const ck_op_variant *v = ck_op_variant_of(&c->ops[i], limits->precision, limits->amx_bf16);
         size_t need = 0;
-        if (def != NULL && def->scratch != NULL) {
-            ck_dtype dtype = c->ops[i].kind == CK_OP_ATTENTION ? attention : CK_DTYPE_F32;
-            int rc = def->scratch(&c->ops[i], seq_len, dtype, &need);
+        if (def != NULL && def->scratch != NULL && v != NULL) {
+            int rc = def->scratch(&c->ops[i], limits->max_seq_len, v->computes, &need);
             if (rc != CK_OK) {
                 return rc;
             }
@@ -163,7 +175,7 @@ static int size_plan(ck_plan *p, const ck_circuit *c, ck_error *err)
                            c->buffers[b].name, p->limits.max_tokens, c->buffers[b].cols);
         }
     }
-    if (scratch_floats(c, p->limits.max_seq_len, p->limits.attention, &floats) != CK_OK ||
+    if (scratch_floats(c, &p->limits, &floats) != CK_OK ||
         buffer_bytes(floats, 1, &p->scratch_bytes) != CK_OK) {
         return ck_fail(err, CK_E_SIZE, "plan: scratch for max_seq_len %zu overflows",
                        p->limits.max_seq_len);
@@ -180,6 +192,10 @@ int ck_plan_build(ck_plan *plan, const ck_circuit *c, const ck_plan_limits *limi
     if (limits->max_tokens == 0 || limits->max_seq_len == 0 || limits->threads <= 0) {
         return ck_fail(err, CK_E_ARG, "plan: limits: max_tokens %zu, max_seq_len %zu, threads %d: "
                        "each must be > 0", limits->max_tokens, limits->max_seq_len, limits->threads);
+    }
+    if (!ck_op_precision_supported(limits->precision)) {
+        return ck_fail(err, CK_E_ARG, "plan: limits: precision %s: expected f32 or bf16",
+                       ck_dtype_info(limits->precision)->lower);
     }
     if (limits->max_seq_len > c->max_positions) {
         return ck_fail(err, CK_E_ARG, "plan: limits: max_seq_len %zu above the circuit's %zu "

@@ -19,9 +19,16 @@ typedef struct {
     size_t row_block;    /* buffers hold max_tokens rounded up to a multiple of row_block rows, so
                             an op may compute whole blocks past a batch's last token (the linears:
                             CK_LINEAR_ROW_BLOCK); 0 or 1: exactly max_tokens rows */
-    ck_dtype attention;  /* the attention kernel the scratch arenas are sized for: CK_DTYPE_F32
-                            (0, ck_attention_scratch) or CK_DTYPE_BF16 (ck_attention_scratch_bf16) */
+    ck_dtype precision;  /* the program's: f32 (0) or bf16 */
+    int amx_bf16;        /* 1: the CPU offers AMX-BF16 tiles (ck_kernels_amx_bf16). With precision,
+                            what each op's step runs (ck_op_variant_of), so what scratch it needs;
+                            the lowering picks the same */
 } ck_plan_limits;
+
+/* The limits the executor and the compiler plan with: row_block CK_LINEAR_ROW_BLOCK, and amx_bf16
+ * asked of this CPU under bf16 precision (0 under f32, which never asks). */
+ck_plan_limits ck_plan_limits_for(ck_dtype precision, size_t max_tokens, size_t max_seq_len,
+                                  int threads);
 
 typedef struct {
     size_t n_buffers;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "circuit_default.h"
+#include "op_table.h"
 #include "synth_weights.h"
 #include "xray.h"
 
@@ -24,8 +25,7 @@ int ck_xray_run(const ck_xray_params *p, ck_error *err)
     }
     ck_xray_run_options o = {p->oracle, p->manifest, p->profile, p->report, p->capture_out,
                              p->capture_ids, p->circuit, p->weights, p->seed, p->log, p->log_ctx,
-                             p->precision == CK_PRECISION_BF16 ? CK_DTYPE_BF16 : CK_DTYPE_F32,
-                             p->compiled};
+                             ck_precision_dtype(p->precision), p->compiled};
     return ck_xray_run_oracle(&o, err);
 }
 
@@ -65,7 +65,8 @@ static int compare(const char *candidate, const char *oracle_path, const char *p
     if (rc == CK_OK) {
         /* a bf16 run's capture says so: it is held to the bf16 budget */
         const char *prec = ck_st_metadata(cand, "precision");
-        ck_dtype dtype = prec != NULL && strcmp(prec, "bf16") == 0 ? CK_DTYPE_BF16 : CK_DTYPE_F32;
+        ck_dtype named = prec != NULL ? ck_dtype_from_lower(prec) : CK_DTYPE_F32;
+        ck_dtype dtype = ck_op_precision_supported(named) ? named : CK_DTYPE_F32; /* "fp32": f32 */
         rc = ck_xray_profile_load(&profile, profile_path, dtype, err);
     }
     if (rc == CK_OK) {

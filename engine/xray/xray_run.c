@@ -161,7 +161,7 @@ static int load_compiled(xrun *x, ck_executor_options *eo, ck_error *err)
 {
     char sha[65];
     int rc = ck_codegen_circuit_sha256(x->opt->circuit, sha, err);
-    const ck_compiled_want want = {sha, x->opt->precision, 0, 0};
+    const ck_compiled_want want = {.circuit_sha256 = sha, .precision = x->opt->precision};
     rc = rc ? rc : ck_codegen_load(&x->library, x->opt->compiled, &want, err);
     if (rc != CK_OK) {
         return rc;

@@ -180,7 +180,7 @@ static void test_bf16_is_bf16_and_says_so(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(precision);
     CU_ASSERT_STRING_EQUAL(precision, "bf16");
     CU_ASSERT_PTR_NOT_NULL_FATAL(dispatch);
-    /* the heads run on AMX tiles where the CPU has them (ck_attention_head_bf16) */
+    /* the heads run on AMX tiles where the CPU has them (ck_attention_head_f32__amx) */
     const char *want = cpu_has("amx_bf16") ? "linear=bf16 attention=bf16 layer_norm=f32 gelu_new=f32; onednn "
                                            : "linear=bf16 attention=f32 layer_norm=f32 gelu_new=f32; onednn ";
     CU_ASSERT_EQUAL(strncmp(dispatch, want, strlen(want)), 0);

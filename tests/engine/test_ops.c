@@ -4,7 +4,7 @@
  * and row-local runs cut wherever the plan's reused bytes would race. */
 #include "ck_test.h"
 #include "circuit_default.h"
-#include "ops.h"
+#include "ops_emit.h"
 
 #define TINY "tests/fixtures/circuits/tiny.json"
 #define KOKORO "circuits/kokoro_phoneme_encoder.json"
@@ -16,12 +16,19 @@ static void test_every_kind_has_a_complete_row(void)
         CU_ASSERT_PTR_NOT_NULL_FATAL(def);
         CU_ASSERT_PTR_NOT_NULL_FATAL(def->name);
         CU_ASSERT_PTR_NOT_NULL(def->check);
-        CU_ASSERT_PTR_NOT_NULL(def->run[CK_DTYPE_F32]);
         CU_ASSERT_PTR_NOT_NULL(def->in[0]);
-        CU_ASSERT_PTR_NOT_NULL(def->step_fn);
-        CU_ASSERT_EQUAL(def->rows == NULL, def->rows_fn == NULL);
-        CU_ASSERT_EQUAL(def->rows != NULL, def->split != CK_SPLIT_SEQUENCE_HEADS &&
-                                               k != CK_OP_EMBEDDING_THREE_TABLE_LAYER_NORM);
+        CU_ASSERT_PTR_NOT_NULL(ck_op_emit[k]);
+        CU_ASSERT_PTR_NOT_NULL(def->run[CK_DTYPE_F32].fn);
+        for (int d = 0; d < CK_DTYPE_COUNT; d++) { /* every variant named, rows as the split */
+            const ck_op_variant *v = &def->run[d];
+            CU_ASSERT_EQUAL(v->fn == NULL, v->fn_name == NULL);
+            CU_ASSERT_EQUAL(v->rows == NULL, v->rows_name == NULL);
+            CU_ASSERT(v->rows == NULL || (def->split != CK_SPLIT_SEQUENCE_HEADS &&
+                                          k != CK_OP_EMBEDDING_THREE_TABLE_LAYER_NORM));
+        }
+        CU_ASSERT_EQUAL(def->run[CK_DTYPE_F32].rows != NULL,
+                        def->split != CK_SPLIT_SEQUENCE_HEADS &&
+                            k != CK_OP_EMBEDDING_THREE_TABLE_LAYER_NORM);
         CU_ASSERT_STRING_EQUAL(ck_op_kind_name((ck_op_kind)k), def->name);
         for (int j = 0; j < k; j++) {
             CU_ASSERT_STRING_NOT_EQUAL(ck_op_defs[j].name, def->name);
@@ -32,7 +39,7 @@ static void test_every_kind_has_a_complete_row(void)
 }
 
 /* The linears and the attention heads have a bf16 run (the heads' dtype is then the plan's,
- * ck_attention_dtype: bf16 only with AMX); everything else computes in f32 under bf16 precision. */
+ * ck_op_variant_of: bf16 only with AMX); everything else computes in f32 under bf16 precision. */
 static void test_dtype_comes_from_the_row(void)
 {
     CU_ASSERT_EQUAL(ck_op_dtype(CK_OP_LINEAR, CK_DTYPE_BF16), CK_DTYPE_BF16);
@@ -43,6 +50,48 @@ static void test_dtype_comes_from_the_row(void)
     CU_ASSERT_EQUAL(ck_op_dtype(CK_OP_RESIDUAL_LAYER_NORM, CK_DTYPE_BF16), CK_DTYPE_F32);
     CU_ASSERT_EQUAL(ck_op_dtype(CK_OP_EMBEDDING_THREE_TABLE_LAYER_NORM, CK_DTYPE_BF16),
                     CK_DTYPE_F32);
+    /* per op: the AMX heads need AMX-BF16 and a head dim that is a multiple of 32 */
+    ck_op att = {.kind = CK_OP_ATTENTION, .heads = 12, .head_dim = 64};
+    CU_ASSERT_PTR_EQUAL(ck_op_variant_of(&att, CK_DTYPE_BF16, 1)->fn, ck_step_attention_bf16);
+    CU_ASSERT_PTR_EQUAL(ck_op_variant_of(&att, CK_DTYPE_BF16, 0)->fn, ck_step_attention);
+    CU_ASSERT_PTR_EQUAL(ck_op_variant_of(&att, CK_DTYPE_F32, 1)->fn, ck_step_attention);
+    att.head_dim = 48;
+    CU_ASSERT_EQUAL(ck_op_variant_of(&att, CK_DTYPE_BF16, 1)->computes, CK_DTYPE_F32);
+    ck_op ln = {.kind = CK_OP_RESIDUAL_LAYER_NORM};
+    CU_ASSERT_PTR_EQUAL(ck_op_variant_of(&ln, CK_DTYPE_BF16, 0)->fn,
+                        ck_step_residual_layer_norm_bf16);
+    CU_ASSERT_PTR_EQUAL(ck_op_variant_of(&ln, CK_DTYPE_F32, 0)->fn, ck_step_residual_layer_norm);
+    ck_op gelu = {.kind = CK_OP_GELU_NEW};
+    CU_ASSERT_PTR_EQUAL(ck_op_variant_of(&gelu, CK_DTYPE_BF16, 1), &ck_op_defs[CK_OP_GELU_NEW].run[0]);
+    CU_ASSERT_PTR_NULL(ck_op_variant_of(&gelu, CK_DTYPE_COUNT, 0));
+}
+
+/* The columns that replaced per-kind cases: classes, dispatch names, the vocabulary and position
+ * tables, fusion, weights kept by oneDNN, flops. */
+static void test_columns_replace_kind_cases(void)
+{
+    const ck_op_def *emb = ck_op_def_of(CK_OP_EMBEDDING_THREE_TABLE_LAYER_NORM);
+    CU_ASSERT_EQUAL(ck_op_weight_slot(emb, emb->vocab_weight), CK_EMB_WORD);
+    CU_ASSERT_EQUAL(ck_op_weight_slot(emb, emb->positions_weight), CK_EMB_POSITION);
+    CU_ASSERT_EQUAL(ck_op_weight_slot(emb, NULL), -1);
+    CU_ASSERT_EQUAL(ck_op_weight_slot(emb, "gammas"), -1);
+    CU_ASSERT_STRING_EQUAL(ck_op_defs[CK_OP_LINEAR].fuses_next, "gelu_new");
+    char kinds[64];
+    ck_op_in_place_kinds(kinds, sizeof kinds);
+    CU_ASSERT_EQUAL(strncmp(kinds, "gelu_new", 8), 0);
+    for (int k = 0; k < CK_OP_KIND_COUNT; k++) {
+        CU_ASSERT_EQUAL(strstr(kinds, ck_op_defs[k].name) != NULL, ck_op_defs[k].in_place);
+        CU_ASSERT(ck_op_defs[k].op_class < CK_OP_CLASS_COUNT);
+        CU_ASSERT_EQUAL(ck_op_defs[k].weights_copied_at_init, k == CK_OP_LINEAR);
+    }
+    /* Kokoro: 12 x (4 C^2 + 2 C F) + E C + C O matmul flops, 12 x 4 C L in attention */
+    ck_circuit c = {0};
+    ck_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(ck_circuit_load(&c, ck_test_path(KOKORO), &err), CK_OK);
+    double want = 2.0 * (128.0 * 768 + 12 * (4.0 * 768 * 768 + 2.0 * 768 * 2048) + 768.0 * 512) +
+                  12 * 4.0 * 768 * 100;
+    CU_ASSERT_EQUAL(ck_circuit_flops_per_token(&c, 100), want);
+    ck_circuit_free(&c);
 }
 
 typedef struct {
@@ -55,7 +104,7 @@ typedef struct {
 static int setup(lowered *l, const char *rel)
 {
     ck_error err = {0};
-    const ck_plan_limits limits = {64, 16, 2, 16, CK_DTYPE_F32};
+    const ck_plan_limits limits = {64, 16, 2, 16, CK_DTYPE_F32, 0};
     memset(l, 0, sizeof *l);
     if (ck_circuit_load(&l->c, ck_test_path(rel), &err) != CK_OK ||
         ck_plan_build(&l->plan, &l->c, &limits, &err) != CK_OK ||
@@ -78,6 +127,14 @@ static void teardown(lowered *l)
     ck_circuit_free(&l->c);
 }
 
+/* Lowers l's circuit for `precision` (the plan's limits say it: offsets and rows do not depend on
+ * it). */
+static int lower_as(ck_program *p, lowered *l, int fuse_gelu, ck_dtype precision, ck_error *err)
+{
+    l->plan.limits.precision = precision;
+    return ck_program_lower(p, &l->c, &l->plan, l->bound, fuse_gelu, err);
+}
+
 /* Every step's offsets, cols and tensors are the plan's and the circuit's for its op. */
 static void check_steps(const lowered *l, const ck_program *p)
 {
@@ -96,7 +153,28 @@ static void check_steps(const lowered *l, const ck_program *p)
         }
         CU_ASSERT_EQUAL(s->out_offset, l->plan.offsets[s->out]);
         CU_ASSERT_EQUAL(s->out_cols, l->c.buffers[s->out].cols);
-        CU_ASSERT_PTR_NULL(s->linear);
+        /* the operands bound once: what the step runs with, every batch */
+        CU_ASSERT_PTR_EQUAL(s->variant, ck_op_variant_of(op, l->plan.limits.precision,
+                                                         l->plan.limits.amx_bf16));
+        CU_ASSERT_EQUAL(s->dtype, s->variant->computes);
+        for (size_t k = 0; k < CK_MAX_SLOTS; k++) {
+            CU_ASSERT_EQUAL(s->args.in[k], k < s->n_in ? s->in_offset[k] : 0);
+            CU_ASSERT_EQUAL(s->args.in_copy[k], s->in_copy[k]);
+            CU_ASSERT_PTR_EQUAL(s->args.w[k], k < s->n_weights ? s->w[k]->data : NULL);
+        }
+        CU_ASSERT_EQUAL(s->args.out, s->out_offset);
+        CU_ASSERT_EQUAL(s->args.cols, s->out_cols);
+        CU_ASSERT_EQUAL(s->args.out_copy, s->out_copy);
+        CU_ASSERT_PTR_NULL(s->args.linear);
+        /* one linear slot per (weight, fused gelu, bf16 out), numbered in step order */
+        for (size_t j = 0; s->kind == CK_OP_LINEAR && j < p->n_steps; j++) {
+            const ck_step *o = &p->steps[j];
+            int same = o->kind == CK_OP_LINEAR && o->weight[0] == s->weight[0] &&
+                       o->fused_gelu == s->fused_gelu &&
+                       (o->out_copy == CK_NO_COPY) == (s->out_copy == CK_NO_COPY);
+            CU_ASSERT(o->kind != CK_OP_LINEAR || same == (o->linear_slot == s->linear_slot));
+        }
+        CU_ASSERT(s->kind != CK_OP_LINEAR || s->linear_slot < p->n_linears);
     }
 }
 
@@ -106,7 +184,7 @@ static void test_lower_unfused_is_one_step_per_op(void)
     ck_program p = {0};
     ck_error err = {0};
     CU_ASSERT_FATAL(setup(&l, TINY));
-    CU_ASSERT_EQUAL_FATAL(ck_program_lower(&p, &l.c, &l.plan, l.bound, 0, CK_DTYPE_F32, &err),
+    CU_ASSERT_EQUAL_FATAL(lower_as(&p, &l, 0, CK_DTYPE_F32, &err),
                           CK_OK);
     CU_ASSERT_EQUAL(p.n_steps, l.c.n_ops);
     CU_ASSERT_EQUAL(p.vocab, 10);
@@ -131,7 +209,7 @@ static void test_lower_fuses_ffn_gelu(void)
     ck_program p = {0};
     ck_error err = {0};
     CU_ASSERT_FATAL(setup(&l, KOKORO));
-    CU_ASSERT_EQUAL_FATAL(ck_program_lower(&p, &l.c, &l.plan, l.bound, 1, CK_DTYPE_BF16, &err),
+    CU_ASSERT_EQUAL_FATAL(lower_as(&p, &l, 1, CK_DTYPE_BF16, &err),
                           CK_OK);
     size_t fused = 0, gelus = 0;
     for (size_t i = 0; i < l.c.n_ops; i++) {
@@ -186,9 +264,10 @@ static void count_flags(const ck_program *p, ck_op_kind kind, size_t *out_copies
 {
     *out_copies = *stats_f32 = 0;
     for (size_t i = 0; i < p->n_steps; i++) {
+        int f32acc = p->steps[i].variant->fn == ck_step_residual_layer_norm_bf16;
         *out_copies += p->steps[i].kind == kind && p->steps[i].out_copy != CK_NO_COPY;
-        *stats_f32 += p->steps[i].stats_f32 != 0;
-        CU_ASSERT(!p->steps[i].stats_f32 || p->steps[i].kind == CK_OP_RESIDUAL_LAYER_NORM);
+        *stats_f32 += f32acc;
+        CU_ASSERT(!f32acc || p->steps[i].kind == CK_OP_RESIDUAL_LAYER_NORM);
     }
 }
 
@@ -202,7 +281,7 @@ static void test_lower_schedules_bf16_copies(void)
     ck_error err = {0};
     size_t readers = 0, bf16_out = 0;
     CU_ASSERT_FATAL(setup(&l, KOKORO));
-    CU_ASSERT_EQUAL_FATAL(ck_program_lower(&p, &l.c, &l.plan, l.bound, 1, CK_DTYPE_F32, &err), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(lower_as(&p, &l, 1, CK_DTYPE_F32, &err), CK_OK);
     check_copies(&p, CK_OP_LINEAR, &readers, &bf16_out);
     CU_ASSERT_EQUAL(p.copies_bytes, 0);
     CU_ASSERT_EQUAL(readers + bf16_out, 0);
@@ -210,14 +289,14 @@ static void test_lower_schedules_bf16_copies(void)
     count_flags(&p, CK_OP_ATTENTION, &contexts, &stats);
     CU_ASSERT_EQUAL(contexts + stats, 0); /* f32: double-statistics LayerNorm everywhere */
     ck_program_free(&p);
-    CU_ASSERT_EQUAL_FATAL(ck_program_lower(&p, &l.c, &l.plan, l.bound, 1, CK_DTYPE_BF16, &err), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(lower_as(&p, &l, 1, CK_DTYPE_BF16, &err), CK_OK);
     check_copies(&p, CK_OP_LINEAR, &readers, &bf16_out);
     CU_ASSERT_EQUAL(readers, 11 * 3 + 12 + 12 + 1);
     CU_ASSERT_EQUAL(bf16_out, 12);
     CU_ASSERT(p.copies_bytes > 0);
     ck_program_free(&p);
-    l.plan.limits.attention = CK_DTYPE_BF16; /* the heads on AMX tiles */
-    CU_ASSERT_EQUAL_FATAL(ck_program_lower(&p, &l.c, &l.plan, l.bound, 1, CK_DTYPE_BF16, &err), CK_OK);
+    l.plan.limits.amx_bf16 = 1; /* the heads on AMX tiles */
+    CU_ASSERT_EQUAL_FATAL(lower_as(&p, &l, 1, CK_DTYPE_BF16, &err), CK_OK);
     check_copies(&p, CK_OP_ATTENTION, &readers, &bf16_out);
     CU_ASSERT_EQUAL(readers, 11);
     CU_ASSERT_EQUAL(bf16_out, 12 + 11 * 3);
@@ -228,7 +307,7 @@ static void test_lower_schedules_bf16_copies(void)
     check_copies(&p, CK_OP_LINEAR, &readers, &bf16_out);
     CU_ASSERT_EQUAL(readers, 11 * 3 + 12 + 12 + 1 + 11);
     ck_program_free(&p);
-    CU_ASSERT_EQUAL_FATAL(ck_program_lower(&p, &l.c, &l.plan, l.bound, 0, CK_DTYPE_BF16, &err), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(lower_as(&p, &l, 0, CK_DTYPE_BF16, &err), CK_OK);
     check_copies(&p, CK_OP_ATTENTION, &readers, &bf16_out); /* parity: no bf16-only q, k, v */
     CU_ASSERT_EQUAL(readers, 0);
     count_flags(&p, CK_OP_ATTENTION, &contexts, &stats); /* unfused (X-Ray): the f32 context */
@@ -252,7 +331,7 @@ static int lower_kokoro(kokoro_program *k)
 {
     ck_error err = {0};
     memset(k, 0, sizeof *k);
-    const ck_plan_limits limits = {2048, 512, 1, 16, CK_DTYPE_F32};
+    const ck_plan_limits limits = {2048, 512, 1, 16, CK_DTYPE_F32, 0};
     if (ck_circuit_load(&k->c, ck_test_path(KOKORO), &err) != CK_OK ||
         k->c.n_weights > 64 || ck_plan_build(&k->plan, &k->c, &limits, &err) != CK_OK) {
         fprintf(stderr, "\n    %s\n", err.message);
@@ -264,7 +343,7 @@ static int lower_kokoro(kokoro_program *k)
         k->t[i].elements = k->c.weights[i].elements;
         k->bound[i] = &k->t[i];
     }
-    return ck_program_lower(&k->p, &k->c, &k->plan, k->bound, 1, CK_DTYPE_F32, &err) == CK_OK;
+    return ck_program_lower(&k->p, &k->c, &k->plan, k->bound, 1, &err) == CK_OK;
 }
 
 static void unlower_kokoro(kokoro_program *k)
@@ -314,13 +393,14 @@ static void test_lower_rejects_null(void)
 {
     ck_program p = {0};
     ck_error err = {0};
-    CU_ASSERT_EQUAL(ck_program_lower(&p, NULL, NULL, NULL, 0, CK_DTYPE_F32, &err), CK_E_ARG);
+    CU_ASSERT_EQUAL(ck_program_lower(&p, NULL, NULL, NULL, 0, &err), CK_E_ARG);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "lower"));
 }
 
 CK_TEST_MAIN("ops",
              {"every kind has a complete row", test_every_kind_has_a_complete_row},
              {"dtype comes from the row", test_dtype_comes_from_the_row},
+             {"columns replace kind cases", test_columns_replace_kind_cases},
              {"lower unfused is one step per op", test_lower_unfused_is_one_step_per_op},
              {"lower fuses ffn gelu", test_lower_fuses_ffn_gelu},
              {"lower schedules bf16 copies", test_lower_schedules_bf16_copies},

@@ -17,7 +17,7 @@ static ck_plan plan;
 static int build(const char *rel, size_t max_tokens, size_t max_seq_len)
 {
     ck_error err = {0};
-    const ck_plan_limits limits = {max_tokens, max_seq_len, 2, 0, CK_DTYPE_F32};
+    const ck_plan_limits limits = {max_tokens, max_seq_len, 2, 0, CK_DTYPE_F32, 0};
     if (ck_circuit_load(&circuit, ck_test_path(rel), &err) != CK_OK ||
         ck_plan_build(&plan, &circuit, &limits, &err) != CK_OK) {
         fprintf(stderr, "\n    %s\n", err.message);
@@ -158,18 +158,18 @@ static void test_capacity_below_max_tokens(void)
 static void test_build_rejects_limits(void)
 {
     ck_error err = {0};
-    ck_plan_limits limits = {10, 17, 1, 0, CK_DTYPE_F32};
+    ck_plan_limits limits = {10, 17, 1, 0, CK_DTYPE_F32, 0};
     CU_ASSERT_FATAL(build(TINY, 10, 16));
     ck_plan_free(&plan);
     CU_ASSERT_EQUAL(ck_plan_build(&plan, &circuit, &limits, &err), CK_E_ARG);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "max_seq_len 17"));
     CU_ASSERT_PTR_NULL(plan.offsets);
     ck_error_clear(&err);
-    limits = (ck_plan_limits){0, 16, 1, 0, CK_DTYPE_F32};
+    limits = (ck_plan_limits){0, 16, 1, 0, CK_DTYPE_F32, 0};
     CU_ASSERT_EQUAL(ck_plan_build(&plan, &circuit, &limits, &err), CK_E_ARG);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "max_tokens 0"));
     ck_error_clear(&err);
-    limits = (ck_plan_limits){10, 16, 0, 0, CK_DTYPE_F32};
+    limits = (ck_plan_limits){10, 16, 0, 0, CK_DTYPE_F32, 0};
     CU_ASSERT_EQUAL(ck_plan_build(&plan, &circuit, &limits, &err), CK_E_ARG);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "threads 0"));
     release();
@@ -178,7 +178,7 @@ static void test_build_rejects_limits(void)
 static void test_build_rejects_overflow(void)
 {
     ck_error err = {0};
-    const ck_plan_limits limits = {SIZE_MAX / 8, 16, 1, 0, CK_DTYPE_F32};
+    const ck_plan_limits limits = {SIZE_MAX / 8, 16, 1, 0, CK_DTYPE_F32, 0};
     CU_ASSERT_FATAL(build(TINY, 10, 16));
     ck_plan_free(&plan);
     CU_ASSERT_EQUAL(ck_plan_build(&plan, &circuit, &limits, &err), CK_E_SIZE);
@@ -192,7 +192,7 @@ static void test_build_rejects_overflow(void)
 static void test_row_block_pads_buffers(void)
 {
     ck_error err = {0};
-    ck_plan_limits limits = {10, 16, 2, 16, CK_DTYPE_F32};
+    ck_plan_limits limits = {10, 16, 2, 16, CK_DTYPE_F32, 0};
     CU_ASSERT_FATAL(build(TINY, 10, 16));
     size_t exact = plan.arena_bytes;
     ck_plan_free(&plan);
@@ -215,7 +215,7 @@ static void test_row_block_pads_buffers(void)
     free(arena);
     ck_plan_free(&plan);
     ck_error_clear(&err);
-    limits = (ck_plan_limits){SIZE_MAX - 3, 16, 1, 16, CK_DTYPE_F32};
+    limits = (ck_plan_limits){SIZE_MAX - 3, 16, 1, 16, CK_DTYPE_F32, 0};
     CU_ASSERT_EQUAL(ck_plan_build(&plan, &circuit, &limits, &err), CK_E_SIZE);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "overflows"));
     release();
@@ -256,19 +256,20 @@ static void test_arena_tokens_above_max(void)
 }
 
 /* The scratch arenas follow the attention kernel the executor picked: the bf16 heads' size
- * (ck_attention_scratch_bf16) for CK_DTYPE_BF16, the same activation arena either way. */
+ * (ck_attention_scratch__amx) for CK_DTYPE_BF16, the same activation arena either way. */
 static void test_scratch_follows_attention_dtype(void)
 {
     ck_error err = {0};
     ck_plan f32 = {0}, bf16 = {0};
-    ck_plan_limits limits = {1024, 512, 2, 16, CK_DTYPE_F32};
+    ck_plan_limits limits = {1024, 512, 2, 16, CK_DTYPE_F32, 0};
     CU_ASSERT_EQUAL_FATAL(ck_circuit_load(&circuit, ck_test_path("circuits/kokoro_phoneme_encoder.json"), &err),
                           CK_OK);
     CU_ASSERT_EQUAL_FATAL(ck_plan_build(&f32, &circuit, &limits, &err), CK_OK);
-    limits.attention = CK_DTYPE_BF16;
+    limits.precision = CK_DTYPE_BF16;
+    limits.amx_bf16 = 1; /* the AMX heads' scratch */
     CU_ASSERT_EQUAL_FATAL(ck_plan_build(&bf16, &circuit, &limits, &err), CK_OK);
     size_t floats = 0;
-    CU_ASSERT_EQUAL(ck_attention_scratch_bf16(512, 64, &floats), CK_OK);
+    CU_ASSERT_EQUAL(ck_attention_scratch__amx(512, 64, &floats), CK_OK);
     CU_ASSERT_EQUAL(bf16.scratch_bytes, (floats * 4 + 63) / 64 * 64);
     CU_ASSERT_EQUAL(ck_attention_scratch(512, 64, &floats), CK_OK);
     CU_ASSERT_EQUAL(f32.scratch_bytes, (floats * 4 + 63) / 64 * 64);

@@ -32,14 +32,14 @@ static void fill(float *v, size_t n, uint64_t seed, double scale)
 
 static int run(size_t seq_len, size_t head)
 {
-    return ck_attention_head_bf16(qkv, seq_len * QKV, qkv + C, seq_len * QKV - C, qkv + 2 * C,
-                                  seq_len * QKV - 2 * C, QKV, context, seq_len * CS, CS, scratch,
-                                  scratch_count, seq_len, head, D, SCALE);
+    return ck_attention_head_f32__amx(qkv, seq_len * QKV, qkv + C, seq_len * QKV - C, qkv + 2 * C,
+                                      seq_len * QKV - 2 * C, QKV, context, seq_len * CS, CS, scratch,
+                                      scratch_count, seq_len, head, D, SCALE);
 }
 
 static int setup(void)
 {
-    if (ck_attention_scratch_bf16(LMAX, D, &scratch_count) != CK_OK) {
+    if (ck_attention_scratch__amx(LMAX, D, &scratch_count) != CK_OK) {
         return 1;
     }
     scratch = malloc(scratch_count * sizeof(float));
@@ -176,8 +176,7 @@ static void test_bits_independent_of_neighbours_and_onednn(void)
     float *y0 = w + K * N, *y1 = y0 + M * N;
     fill(x, M * K + K * N, 5, 1.0);
     CU_ASSERT_EQUAL_FATAL(ck_onednn_init(&ctx, 1), CK_OK);
-    CU_ASSERT_EQUAL_FATAL(ck_linear_init_typed(&lin, ctx, w, (size_t)K * N, NULL, 0, K, N, CK_LINEAR_PLAIN,
-                                               CK_DTYPE_BF16), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_linear_init(&lin, ctx, &(ck_linear_desc){.weight = w, .weight_count = (size_t)K * N, .bias = NULL, .bias_count = 0, .in_features = K, .out_features = N, .compute = CK_DTYPE_BF16}), CK_OK);
     CU_ASSERT_EQUAL(ck_linear_forward_f32(lin, 0, x, M * K, K, y0, M * N, N, M), CK_OK);
     for (size_t i = 0; i < LMAX * QKV; i++) { /* every other head's columns change */
         if ((i % QKV) % C / D != 3) {
@@ -203,9 +202,9 @@ static void test_bf16_input_same_bits(void)
     static uint16_t qkv16[LMAX * QKV];
     static float want[LMAX * CS];
     if (!ck_kernels_amx_bf16()) {
-        CU_ASSERT_EQUAL(ck_attention_head_bf16_in(qkv16, 3 * QKV, qkv16 + C, 3 * QKV - C, qkv16 + 2 * C,
-                                                  3 * QKV - 2 * C, QKV, context, 3 * CS, CS, scratch,
-                                                  scratch_count, 3, 0, D, SCALE), CK_E_ARG);
+        CU_ASSERT_EQUAL(ck_attention_head_bf16_f32__amx(qkv16, 3 * QKV, qkv16 + C, 3 * QKV - C, qkv16 + 2 * C,
+                                                        3 * QKV - 2 * C, QKV, context, 3 * CS, CS, scratch,
+                                                        scratch_count, 3, 0, D, SCALE), CK_E_ARG);
         return;
     }
     static const size_t lens[] = {1, 15, 16, 17, 33, 100, 130};
@@ -217,34 +216,34 @@ static void test_bf16_input_same_bits(void)
         CU_ASSERT_EQUAL_FATAL(run(n, head), CK_OK);
         memcpy(want, context, sizeof want);
         ck_test_fill_canary(context, LMAX * CS);
-        CU_ASSERT_EQUAL_FATAL(ck_attention_head_bf16_in(qkv16, n * QKV, qkv16 + C, n * QKV - C, qkv16 + 2 * C,
-                                                        n * QKV - 2 * C, QKV, context, n * CS, CS, scratch,
-                                                        scratch_count, n, head, D, SCALE), CK_OK);
+        CU_ASSERT_EQUAL_FATAL(ck_attention_head_bf16_f32__amx(qkv16, n * QKV, qkv16 + C, n * QKV - C, qkv16 + 2 * C,
+                                                              n * QKV - 2 * C, QKV, context, n * CS, CS, scratch,
+                                                              scratch_count, n, head, D, SCALE), CK_OK);
         CU_ASSERT_EQUAL(memcmp(want, context, sizeof want), 0);
     }
     ck_test_fill_canary(context, LMAX * CS);
-    CU_ASSERT_EQUAL(ck_attention_head_bf16_in(qkv16, 130 * QKV, qkv16 + C, 130 * QKV - C, qkv16 + 2 * C,
-                                              129 * QKV + 2 * C + 3 * D - 1 - 2 * C, QKV, context, 130 * CS, CS,
-                                              scratch, scratch_count, 130, 2, D, SCALE), CK_E_SIZE);
+    CU_ASSERT_EQUAL(ck_attention_head_bf16_f32__amx(qkv16, 130 * QKV, qkv16 + C, 130 * QKV - C, qkv16 + 2 * C,
+                                                    129 * QKV + 2 * C + 3 * D - 1 - 2 * C, QKV, context, 130 * CS, CS,
+                                                    scratch, scratch_count, 130, 2, D, SCALE), CK_E_SIZE);
     CU_ASSERT_TRUE(ck_test_canary_intact(context, LMAX * CS));
 }
 
 static void test_scratch_sizes(void)
 {
     size_t n = 0;
-    CU_ASSERT_EQUAL(ck_attention_scratch_bf16(512, 64, &n), CK_OK);
+    CU_ASSERT_EQUAL(ck_attention_scratch__amx(512, 64, &n), CK_OK);
     CU_ASSERT_EQUAL(n, (2 * 512 + 512) * 64 / 2 + 24 * 512 + 512 * 64); /* 94208: 368 KiB */
-    CU_ASSERT_EQUAL(ck_attention_scratch_bf16(17, 64, &n), CK_OK);      /* Lq 32, Lk 32 */
+    CU_ASSERT_EQUAL(ck_attention_scratch__amx(17, 64, &n), CK_OK);      /* Lq 32, Lk 32 */
     CU_ASSERT_EQUAL(n, (2 * 32 + 32) * 64 / 2 + 24 * 32 + 32 * 64);
-    CU_ASSERT_EQUAL(ck_attention_scratch_bf16(33, 64, &n), CK_OK);      /* Lq 48, Lk 64 */
+    CU_ASSERT_EQUAL(ck_attention_scratch__amx(33, 64, &n), CK_OK);      /* Lq 48, Lk 64 */
     CU_ASSERT_EQUAL(n, (2 * 48 + 64) * 64 / 2 + 24 * 64 + 48 * 64);
-    CU_ASSERT_EQUAL(ck_attention_scratch_bf16(0, 64, &n), CK_OK);
+    CU_ASSERT_EQUAL(ck_attention_scratch__amx(0, 64, &n), CK_OK);
     CU_ASSERT_EQUAL(n, 0);
-    CU_ASSERT_EQUAL(ck_attention_scratch_bf16(3, 48, &n), CK_E_SIZE);   /* not a multiple of 32 */
-    CU_ASSERT_EQUAL(ck_attention_scratch_bf16(3, 0, &n), CK_E_SIZE);
-    CU_ASSERT_EQUAL(ck_attention_scratch_bf16(SIZE_MAX, 64, &n), CK_E_SIZE);
-    CU_ASSERT_EQUAL(ck_attention_scratch_bf16(SIZE_MAX / 256, 64, &n), CK_E_SIZE);
-    CU_ASSERT_EQUAL(ck_attention_scratch_bf16(3, 64, NULL), CK_E_ARG);
+    CU_ASSERT_EQUAL(ck_attention_scratch__amx(3, 48, &n), CK_E_SIZE);   /* not a multiple of 32 */
+    CU_ASSERT_EQUAL(ck_attention_scratch__amx(3, 0, &n), CK_E_SIZE);
+    CU_ASSERT_EQUAL(ck_attention_scratch__amx(SIZE_MAX, 64, &n), CK_E_SIZE);
+    CU_ASSERT_EQUAL(ck_attention_scratch__amx(SIZE_MAX / 256, 64, &n), CK_E_SIZE);
+    CU_ASSERT_EQUAL(ck_attention_scratch__amx(3, 64, NULL), CK_E_ARG);
 }
 
 /* NaN or Inf in the head's q, k or v, overflowing scores, a short scratch: an error code and the
@@ -281,23 +280,23 @@ static void test_rejections_leave_context(void)
     fill(qkv, LMAX * QKV, 77, 2.0);
     ck_test_fill_canary(context, LMAX * CS);
     size_t need = 0;
-    CU_ASSERT_EQUAL(ck_attention_scratch_bf16(130, D, &need), CK_OK);
-    CU_ASSERT_EQUAL(ck_attention_head_bf16(qkv, 130 * QKV, qkv + C, 130 * QKV - C, qkv + 2 * C, 130 * QKV - 2 * C,
-                                           QKV, context, 130 * CS, CS, scratch, need - 1, 130, 2, D, SCALE),
+    CU_ASSERT_EQUAL(ck_attention_scratch__amx(130, D, &need), CK_OK);
+    CU_ASSERT_EQUAL(ck_attention_head_f32__amx(qkv, 130 * QKV, qkv + C, 130 * QKV - C, qkv + 2 * C, 130 * QKV - 2 * C,
+                                               QKV, context, 130 * CS, CS, scratch, need - 1, 130, 2, D, SCALE),
                     CK_E_SIZE);
     CU_ASSERT_TRUE(ck_test_canary_intact(context, LMAX * CS));
 }
 
-/* The bf16 context (ck_attention_head_bf16_io) is ck_bf16_from_f32 of the f32 context, element
+/* The bf16 context (ck_attention_head_bf16__amx) is ck_bf16_from_f32 of the f32 context, element
  * for element, in the head's columns only (the rest keep their fill); a short context count, or
  * a NaN in v, is refused with the context untouched. */
 static void test_bf16_context_is_rounded_f32_context(void)
 {
     static uint16_t qkv16[LMAX * QKV], ctx16[LMAX * CS];
     if (!ck_kernels_amx_bf16()) {
-        CU_ASSERT_EQUAL(ck_attention_head_bf16_io(qkv16, 3 * QKV, qkv16 + C, 3 * QKV - C, qkv16 + 2 * C,
-                                                  3 * QKV - 2 * C, QKV, ctx16, 3 * CS, CS, scratch, scratch_count,
-                                                  3, 0, D, SCALE), CK_E_ARG);
+        CU_ASSERT_EQUAL(ck_attention_head_bf16__amx(qkv16, 3 * QKV, qkv16 + C, 3 * QKV - C, qkv16 + 2 * C,
+                                                    3 * QKV - 2 * C, QKV, ctx16, 3 * CS, CS, scratch, scratch_count,
+                                                    3, 0, D, SCALE), CK_E_ARG);
         return;
     }
     static const size_t lens[] = {1, 16, 17, 100, 130};
@@ -306,13 +305,13 @@ static void test_bf16_context_is_rounded_f32_context(void)
         fill(qkv, LMAX * QKV, 5000 + n, 2.0);
         ck_bf16_from_f32_rows(qkv, QKV, qkv16, QKV, LMAX, QKV);
         ck_test_fill_canary(context, LMAX * CS);
-        CU_ASSERT_EQUAL_FATAL(ck_attention_head_bf16_in(qkv16, n * QKV, qkv16 + C, n * QKV - C, qkv16 + 2 * C,
-                                                        n * QKV - 2 * C, QKV, context, n * CS, CS, scratch,
-                                                        scratch_count, n, head, D, SCALE), CK_OK);
+        CU_ASSERT_EQUAL_FATAL(ck_attention_head_bf16_f32__amx(qkv16, n * QKV, qkv16 + C, n * QKV - C, qkv16 + 2 * C,
+                                                              n * QKV - 2 * C, QKV, context, n * CS, CS, scratch,
+                                                              scratch_count, n, head, D, SCALE), CK_OK);
         memset(ctx16, 0xAB, sizeof ctx16);
-        CU_ASSERT_EQUAL_FATAL(ck_attention_head_bf16_io(qkv16, n * QKV, qkv16 + C, n * QKV - C, qkv16 + 2 * C,
-                                                        n * QKV - 2 * C, QKV, ctx16, n * CS, CS, scratch,
-                                                        scratch_count, n, head, D, SCALE), CK_OK);
+        CU_ASSERT_EQUAL_FATAL(ck_attention_head_bf16__amx(qkv16, n * QKV, qkv16 + C, n * QKV - C, qkv16 + 2 * C,
+                                                          n * QKV - 2 * C, QKV, ctx16, n * CS, CS, scratch,
+                                                          scratch_count, n, head, D, SCALE), CK_OK);
         for (size_t r = 0; r < LMAX; r++) {
             for (size_t c = 0; c < CS; c++) {
                 int mine = r < n && c >= head * D && c < (head + 1) * D;
@@ -322,13 +321,13 @@ static void test_bf16_context_is_rounded_f32_context(void)
         CU_ASSERT_EQUAL(bad, 0);
     }
     memset(ctx16, 0xAB, sizeof ctx16);
-    CU_ASSERT_EQUAL(ck_attention_head_bf16_io(qkv16, 130 * QKV, qkv16 + C, 130 * QKV - C, qkv16 + 2 * C,
-                                              130 * QKV - 2 * C, QKV, ctx16, 129 * CS + 3 * D - 1, CS, scratch,
-                                              scratch_count, 130, 2, D, SCALE), CK_E_SIZE);
+    CU_ASSERT_EQUAL(ck_attention_head_bf16__amx(qkv16, 130 * QKV, qkv16 + C, 130 * QKV - C, qkv16 + 2 * C,
+                                                130 * QKV - 2 * C, QKV, ctx16, 129 * CS + 3 * D - 1, CS, scratch,
+                                                scratch_count, 130, 2, D, SCALE), CK_E_SIZE);
     qkv16[5 * QKV + 2 * C + 3 * D + 1] = 0x7fc0; /* a NaN in head 3's v */
-    CU_ASSERT_EQUAL(ck_attention_head_bf16_io(qkv16, 130 * QKV, qkv16 + C, 130 * QKV - C, qkv16 + 2 * C,
-                                              130 * QKV - 2 * C, QKV, ctx16, 130 * CS, CS, scratch, scratch_count,
-                                              130, 3, D, SCALE), CK_E_NONFINITE);
+    CU_ASSERT_EQUAL(ck_attention_head_bf16__amx(qkv16, 130 * QKV, qkv16 + C, 130 * QKV - C, qkv16 + 2 * C,
+                                                130 * QKV - 2 * C, QKV, ctx16, 130 * CS, CS, scratch, scratch_count,
+                                                130, 3, D, SCALE), CK_E_NONFINITE);
     size_t touched = 0;
     for (size_t e = 0; e < LMAX * CS; e++) {
         touched += ctx16[e] != 0xABAB;

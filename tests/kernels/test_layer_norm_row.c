@@ -248,7 +248,7 @@ static void test_residual_kernel_large_mean_matches_long_double(void)
     fill(gamma, C, 33, 0.1, 1.0);
     fill(beta, C, 34, 0.05, 0.0);
     ck_test_fill_canary(y, T * YS);
-    CU_ASSERT_EQUAL(ck_residual_layer_norm_f32(x, T * XS, XS, r, T * C, C, gamma, beta, y, T * YS, YS, T, C, 1e-12f),
+    CU_ASSERT_EQUAL(ck_residual_layer_norm_f32_f64acc(x, T * XS, XS, r, T * C, C, gamma, beta, y, T * YS, YS, T, C, 1e-12f),
                     CK_OK);
     for (size_t t = 0; t < T; t++) {
         ref_layer_norm_row(x + t * XS, r + t * C, NULL, gamma, beta, C, 1e-12f, want);

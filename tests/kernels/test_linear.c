@@ -43,7 +43,7 @@ static problem problem_new(size_t rows, size_t in, size_t out, int with_bias, si
     }
     ck_test_fill_canary(p.y, rows * ys + 1);
     CU_ASSERT_EQUAL_FATAL(ck_onednn_init(&p.ctx, 1), CK_OK);
-    CU_ASSERT_EQUAL(ck_linear_init(&p.lin, p.ctx, p.w, in * out, p.b, out, in, out), CK_OK);
+    CU_ASSERT_EQUAL(ck_linear_init(&p.lin, p.ctx, &(ck_linear_desc){.weight = p.w, .weight_count = in * out, .bias = p.b, .bias_count = out, .in_features = in, .out_features = out}), CK_OK);
     return p;
 }
 
@@ -197,7 +197,7 @@ static void expect_rows_independent_of_tiles(size_t in, size_t out, ck_linear_ac
     ck_linear *lin = NULL;
     float *pieces = malloc(rows * out * sizeof(float));
     int identical;
-    CU_ASSERT_EQUAL_FATAL(ck_linear_init_activation(&lin, p.ctx, p.w, in * out, p.b, out, in, out, act),
+    CU_ASSERT_EQUAL_FATAL(ck_linear_init(&lin, p.ctx, &(ck_linear_desc){.weight = p.w, .weight_count = in * out, .bias = p.b, .bias_count = out, .in_features = in, .out_features = out, .activation = act}),
                           CK_OK);
     CU_ASSERT_EQUAL(ck_linear_forward_f32(lin, 0, p.x, rows * in, in, p.y, rows * out, out, rows), CK_OK);
     for (int c = 0; c < 5; c++) {
@@ -238,7 +238,7 @@ static void test_two_lanes_at_once(void)
     int before = omp_get_max_threads(), identical, status[2] = {-1, -1};
     CU_ASSERT_EQUAL_FATAL(ck_onednn_init(&ctx, 2), CK_OK);
     omp_set_num_threads(1);
-    CU_ASSERT_EQUAL_FATAL(ck_linear_init(&lin, ctx, p.w, in * out, p.b, out, in, out), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_linear_init(&lin, ctx, &(ck_linear_desc){.weight = p.w, .weight_count = in * out, .bias = p.b, .bias_count = out, .in_features = in, .out_features = out}), CK_OK);
     omp_set_num_threads(before);
     CU_ASSERT_EQUAL(forward(&p), CK_OK);
 #pragma omp parallel num_threads(2)
@@ -279,7 +279,7 @@ static void expect_init_rejected(ck_onednn *ctx, const float *w, size_t w_count,
                                  size_t in, size_t out, int code)
 {
     ck_linear *lin = (ck_linear *)&lin; /* any non-NULL value: init must reset it */
-    CU_ASSERT_EQUAL(ck_linear_init(&lin, ctx, w, w_count, b, b_count, in, out), code);
+    CU_ASSERT_EQUAL(ck_linear_init(&lin, ctx, &(ck_linear_desc){.weight = w, .weight_count = w_count, .bias = b, .bias_count = b_count, .in_features = in, .out_features = out}), code);
     CU_ASSERT_PTR_NULL(lin);
 }
 
@@ -288,7 +288,7 @@ static void test_init_rejections(void)
     problem p = problem_new(1, 8, 4, 1, 8, 4);
     expect_init_rejected(NULL, p.w, 32, p.b, 4, 8, 4, CK_E_ARG);
     expect_init_rejected(p.ctx, NULL, 32, p.b, 4, 8, 4, CK_E_ARG);
-    CU_ASSERT_EQUAL(ck_linear_init(NULL, p.ctx, p.w, 32, p.b, 4, 8, 4), CK_E_ARG);
+    CU_ASSERT_EQUAL(ck_linear_init(NULL, p.ctx, &(ck_linear_desc){.weight = p.w, .weight_count = 32, .bias = p.b, .bias_count = 4, .in_features = 8, .out_features = 4}), CK_E_ARG);
     CU_ASSERT_EQUAL(ck_onednn_init(NULL, 1), CK_E_ARG);
     problem_free(&p);
 }
@@ -514,8 +514,7 @@ static void test_bf16_rows_do_not_depend_on_tiles(void)
             fill(w, K * N, K * 7 + N, 0.05);
             fill(b, N, N, 0.05);
             ck_linear *lin = NULL;
-            CU_ASSERT_EQUAL_FATAL(ck_linear_init_typed(&lin, ctx, w, K * N, b, N, K, N,
-                                                       (ck_linear_activation)act, CK_DTYPE_BF16), CK_OK);
+            CU_ASSERT_EQUAL_FATAL(ck_linear_init(&lin, ctx, &(ck_linear_desc){.weight = w, .weight_count = K * N, .bias = b, .bias_count = N, .in_features = K, .out_features = N, .activation = (ck_linear_activation)act, .compute = CK_DTYPE_BF16}), CK_OK);
             CU_ASSERT_EQUAL(ck_linear_compute_dtype(lin), CK_DTYPE_BF16);
             CU_ASSERT_EQUAL_FATAL(ck_linear_forward_f32(lin, 0, x, T * K, K, all, T * N, N, T), CK_OK);
             static const size_t chunks[] = {1, 17, 64, 127, 128, 256};
@@ -532,25 +531,24 @@ static void test_bf16_rows_do_not_depend_on_tiles(void)
             uint16_t *x16 = malloc(T * (K + 8) * sizeof *x16);
             CU_ASSERT_FATAL(x16 != NULL);
             ck_bf16_from_f32_rows(x, K, x16, K, T, K);
-            CU_ASSERT_EQUAL_FATAL(ck_linear_forward_bf16_in(lin, 0, x16, T * K, K, part, T * N, N, T), CK_OK);
+            CU_ASSERT_EQUAL_FATAL(ck_linear_forward_bf16_f32(lin, 0, x16, T * K, K, part, T * N, N, T), CK_OK);
             CU_ASSERT_EQUAL(memcmp(part, all, T * N * sizeof *all), 0);
             ck_bf16_from_f32_rows(x, K, x16, K + 8, T, K);
             memset(part, 0, T * N * sizeof *part);
-            CU_ASSERT_EQUAL_FATAL(ck_linear_forward_bf16_in(lin, 0, x16, T * (K + 8), K + 8, part, T * N, N, T),
+            CU_ASSERT_EQUAL_FATAL(ck_linear_forward_bf16_f32(lin, 0, x16, T * (K + 8), K + 8, part, T * N, N, T),
                                   CK_OK);
             CU_ASSERT_EQUAL(memcmp(part, all, T * N * sizeof *all), 0);
-            CU_ASSERT_EQUAL(ck_linear_forward_bf16_in(lin, 0, x16, (T - 1) * (K + 8) + K - 1, K + 8, part, T * N, N, T),
+            CU_ASSERT_EQUAL(ck_linear_forward_bf16_f32(lin, 0, x16, (T - 1) * (K + 8) + K - 1, K + 8, part, T * N, N, T),
                             CK_E_SIZE);
-            /* writing bf16 (ck_linear_init_dst): each y is the f32 result rounded to nearest even,
+            /* writing bf16 (ck_linear_desc dst): each y is the f32 result rounded to nearest even,
              * exactly for K <= 768 (the FFN in, the one the executor makes); for K = 2048 oneDNN's
              * bf16-writing kernel sums in another order, and 1-2 of 230,400 values land one bf16
              * step away. Its rows do not depend on the chunking. */
             ck_linear *lin16 = NULL;
             uint16_t *y16 = malloc(T * N * sizeof *y16), *c16 = malloc(T * N * sizeof *c16);
             CU_ASSERT_FATAL(y16 != NULL && c16 != NULL);
-            CU_ASSERT_EQUAL_FATAL(ck_linear_init_dst(&lin16, ctx, w, K * N, b, N, K, N, (ck_linear_activation)act,
-                                                     CK_DTYPE_BF16, CK_DTYPE_BF16), CK_OK);
-            CU_ASSERT_EQUAL_FATAL(ck_linear_forward_bf16_io(lin16, 0, x16, T * (K + 8), K + 8, y16, T * N, N, T),
+            CU_ASSERT_EQUAL_FATAL(ck_linear_init(&lin16, ctx, &(ck_linear_desc){.weight = w, .weight_count = K * N, .bias = b, .bias_count = N, .in_features = K, .out_features = N, .activation = (ck_linear_activation)act, .compute = CK_DTYPE_BF16, .dst = CK_DTYPE_BF16}), CK_OK);
+            CU_ASSERT_EQUAL_FATAL(ck_linear_forward_bf16(lin16, 0, x16, T * (K + 8), K + 8, y16, T * N, N, T),
                                   CK_OK);
             size_t off = 0, far = 0;
             for (size_t i = 0; i < T * N; i++) {
@@ -562,16 +560,15 @@ static void test_bf16_rows_do_not_depend_on_tiles(void)
             CU_ASSERT(K > 768 ? off <= 4 : off == 0);
             for (size_t t = 0; t < T; t += 37) {
                 size_t m = T - t < 37 ? T - t : 37;
-                CU_ASSERT_EQUAL_FATAL(ck_linear_forward_bf16_io(lin16, 0, x16 + t * (K + 8), m * (K + 8), K + 8,
-                                                                c16 + t * N, m * N, N, m), CK_OK);
+                CU_ASSERT_EQUAL_FATAL(ck_linear_forward_bf16(lin16, 0, x16 + t * (K + 8), m * (K + 8), K + 8,
+                                                             c16 + t * N, m * N, N, m), CK_OK);
             }
             CU_ASSERT_EQUAL(memcmp(c16, y16, T * N * sizeof *y16), 0);
             CU_ASSERT_EQUAL(ck_linear_forward_f32(lin16, 0, x, T * K, K, part, T * N, N, T), CK_E_ARG);
-            CU_ASSERT_EQUAL(ck_linear_forward_bf16_in(lin16, 0, x16, T * (K + 8), K + 8, part, T * N, N, T), CK_E_ARG);
-            CU_ASSERT_EQUAL(ck_linear_forward_bf16_io(lin, 0, x16, T * (K + 8), K + 8, y16, T * N, N, T), CK_E_ARG);
+            CU_ASSERT_EQUAL(ck_linear_forward_bf16_f32(lin16, 0, x16, T * (K + 8), K + 8, part, T * N, N, T), CK_E_ARG);
+            CU_ASSERT_EQUAL(ck_linear_forward_bf16(lin, 0, x16, T * (K + 8), K + 8, y16, T * N, N, T), CK_E_ARG);
             ck_linear *bad = NULL;
-            CU_ASSERT_EQUAL(ck_linear_init_dst(&bad, ctx, w, K * N, b, N, K, N, CK_LINEAR_PLAIN, CK_DTYPE_F32,
-                                               CK_DTYPE_BF16), CK_E_ARG);
+            CU_ASSERT_EQUAL(ck_linear_init(&bad, ctx, &(ck_linear_desc){.weight = w, .weight_count = K * N, .bias = b, .bias_count = N, .in_features = K, .out_features = N, .dst = CK_DTYPE_BF16}), CK_E_ARG);
             CU_ASSERT_PTR_NULL(bad);
             ck_linear_free(lin16);
             free(y16);

@@ -47,9 +47,9 @@ static fixture *fixture_new(void)
 
 static int run(fixture *f)
 {
-    return ck_residual_layer_norm_f32(f->x, f->x_count, f->x_stride, f->residual, f->residual_count, RS,
-                                      f->gamma, f->beta, f->y, f->y_count, f->y_stride, f->rows,
-                                      f->channels, f->eps);
+    return ck_residual_layer_norm_f32_f64acc(f->x, f->x_count, f->x_stride, f->residual, f->residual_count, RS,
+                                             f->gamma, f->beta, f->y, f->y_count, f->y_stride, f->rows,
+                                             f->channels, f->eps);
 }
 
 /* ref_residual_layer_norm: the formula in double, two passes. want is [T,C]. */
@@ -76,7 +76,7 @@ static void test_hand_case(void)
     const float x[4] = {0.5f, 3, 1, 4}, r[4] = {0.5f, -1, 2, 0}, gamma[4] = {1, 1, 2, 1},
                 beta[4] = {0, 0, 1, 0};
     float y[4];
-    CU_ASSERT_EQUAL(ck_residual_layer_norm_f32(x, 4, 4, r, 4, 4, gamma, beta, y, 4, 4, 1, 4, 1e-12f), CK_OK);
+    CU_ASSERT_EQUAL(ck_residual_layer_norm_f32_f64acc(x, 4, 4, r, 4, 4, gamma, beta, y, 4, 4, 1, 4, 1e-12f), CK_OK);
     const float want[4] = {-1.5f / 1.11803399f, -0.5f / 1.11803399f, 2.0f * 0.5f / 1.11803399f + 1.0f,
                            1.5f / 1.11803399f};
     CU_ASSERT_TRUE(ck_test_close("hand", y, want, 4, 1e-6));
@@ -212,8 +212,8 @@ static void test_nan_in_x_pad_is_not_read(void)
 static void test_null_residual(void)
 {
     fixture *f = fixture_new();
-    CU_ASSERT_EQUAL(ck_residual_layer_norm_f32(f->x, f->x_count, XS, NULL, f->residual_count, RS, f->gamma,
-                                               f->beta, f->y, f->y_count, YS, T, C, 1e-12f), CK_E_ARG);
+    CU_ASSERT_EQUAL(ck_residual_layer_norm_f32_f64acc(f->x, f->x_count, XS, NULL, f->residual_count, RS, f->gamma,
+                                                      f->beta, f->y, f->y_count, YS, T, C, 1e-12f), CK_E_ARG);
     CU_ASSERT_TRUE(ck_test_canary_intact(f->y, T * YS));
     free(f);
 }
@@ -222,8 +222,8 @@ static void test_null_residual(void)
 static void expect_alias_rejected(fixture *f, float *input, size_t stride)
 {
     ck_test_fill_canary(input, T * stride);
-    CU_ASSERT_EQUAL(ck_residual_layer_norm_f32(f->x, T * XS, XS, f->residual, T * RS, RS, f->gamma, f->beta,
-                                               input, T * stride, stride, T, C, 1e-12f), CK_E_ARG);
+    CU_ASSERT_EQUAL(ck_residual_layer_norm_f32_f64acc(f->x, T * XS, XS, f->residual, T * RS, RS, f->gamma, f->beta,
+                                                      input, T * stride, stride, T, C, 1e-12f), CK_E_ARG);
     CU_ASSERT_TRUE(ck_test_canary_intact(input, T * stride));
     free(f);
 }
@@ -250,10 +250,10 @@ static void test_bf16_copy(void)
     static uint16_t y16[T * S16];
     memset(y16, 0xAB, sizeof y16);
     CU_ASSERT_EQUAL_FATAL(run(g), CK_OK);
-    CU_ASSERT_EQUAL_FATAL(ck_residual_layer_norm_f32_bf16(f->x, f->x_count, f->x_stride, f->residual,
-                                                          f->residual_count, RS, f->gamma, f->beta, f->y,
-                                                          f->y_count, f->y_stride, y16, T * S16, S16, T, C,
-                                                          f->eps), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_residual_layer_norm_f32_f32bf16_f64acc(f->x, f->x_count, f->x_stride, f->residual,
+                                                                    f->residual_count, RS, f->gamma, f->beta, f->y,
+                                                                    f->y_count, f->y_stride, y16, T * S16, S16, T, C,
+                                                                    f->eps), CK_OK);
     CU_ASSERT_EQUAL(memcmp(f->y, g->y, sizeof f->y), 0);
     size_t bad = 0;
     for (size_t r = 0; r < T; r++) {
@@ -265,12 +265,12 @@ static void test_bf16_copy(void)
     CU_ASSERT_EQUAL(bad, 0);
     fixture *h = fixture_new();
     memset(y16, 0xAB, sizeof y16);
-    CU_ASSERT_EQUAL(ck_residual_layer_norm_f32_bf16(h->x, h->x_count, h->x_stride, h->residual, h->residual_count,
-                                                    RS, h->gamma, h->beta, h->y, h->y_count, h->y_stride, y16,
-                                                    T * S16 - 5, S16, T, C, h->eps), CK_E_SIZE);
-    CU_ASSERT_EQUAL(ck_residual_layer_norm_f32_bf16(h->x, h->x_count, h->x_stride, h->residual, h->residual_count,
-                                                    RS, h->gamma, h->beta, h->y, h->y_count, h->y_stride,
-                                                    (uint16_t *)(void *)h->y, T * S16, S16, T, C, h->eps),
+    CU_ASSERT_EQUAL(ck_residual_layer_norm_f32_f32bf16_f64acc(h->x, h->x_count, h->x_stride, h->residual, h->residual_count,
+                                                              RS, h->gamma, h->beta, h->y, h->y_count, h->y_stride, y16,
+                                                              T * S16 - 5, S16, T, C, h->eps), CK_E_SIZE);
+    CU_ASSERT_EQUAL(ck_residual_layer_norm_f32_f32bf16_f64acc(h->x, h->x_count, h->x_stride, h->residual, h->residual_count,
+                                                              RS, h->gamma, h->beta, h->y, h->y_count, h->y_stride,
+                                                              (uint16_t *)(void *)h->y, T * S16, S16, T, C, h->eps),
                     CK_E_ARG);
     CU_ASSERT_TRUE(ck_test_canary_intact(h->y, T * YS));
     CU_ASSERT_EQUAL(y16[0], 0xABAB);
@@ -279,13 +279,13 @@ static void test_bf16_copy(void)
     free(h);
 }
 
-/* ---- float statistics (ck_residual_layer_norm_f32acc, the LayerNorm of bf16 programs) ---- */
+/* ---- float statistics (ck_residual_layer_norm_f32_f32bf16, the LayerNorm of bf16 programs) ---- */
 
 static int run_f32acc(fixture *f, uint16_t *y16, size_t y16_count, size_t y16_stride)
 {
-    return ck_residual_layer_norm_f32acc(f->x, f->x_count, f->x_stride, f->residual, f->residual_count, RS,
-                                         f->gamma, f->beta, f->y, f->y_count, f->y_stride, y16, y16_count,
-                                         y16_stride, f->rows, f->channels, f->eps);
+    return ck_residual_layer_norm_f32_f32bf16(f->x, f->x_count, f->x_stride, f->residual, f->residual_count, RS,
+                                              f->gamma, f->beta, f->y, f->y_count, f->y_stride, y16, y16_count,
+                                              y16_stride, f->rows, f->channels, f->eps);
 }
 
 /* Against the double reference: float sums over 768 values in 16 lanes (48 terms each, then a
