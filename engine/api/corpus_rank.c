@@ -14,7 +14,8 @@
 
 #include "batcher.h"
 #include "corpus_job.h"
-#include "corpus_rank.h"
+#include "corpus_rank_internal.h"
+#include "file.h"
 #include "output.h"
 #include "reader.h"
 #include "safetensors.h"
@@ -103,7 +104,7 @@ static int plan_bad_line(ck_rank_job *j, const ck_reader *r, ck_error *err)
     }
     char why[sizeof err->message];
     snprintf(why, sizeof why, "%s", err->message);
-    note(j, "skipped: %s", why);
+    rank_note(j, "skipped: %s", why);
     ck_error_clear(err);
     char *text = ck_output_skip_line(line, why);
     if (text != NULL) {
@@ -174,7 +175,7 @@ static int plan_file(ck_rank_job *j, FILE *in, ck_error *err)
     j->info.first_line = range.first_line;
     j->info.byte_start = range.start;
     j->info.byte_end = range.end;
-    note(j, "input bytes %llu..%llu, lines %zu..%zu (%zu lines)", range.start, range.end,
+    rank_note(j, "input bytes %llu..%llu, lines %zu..%zu (%zu lines)", range.start, range.end,
          range.first_line, range.first_line + range.lines - (range.lines > 0), range.lines);
     ck_reader_options ro = ck_corpus_reader_options(&j->opt, j->model, warn_log, j);
     rc = ck_reader_open_range(&r, in, j->opt.input, &ro, range.start, range.end - range.start,
@@ -404,8 +405,8 @@ static int run_batch(ck_rank_job *j, window_buffers *w, size_t first, const size
     for (size_t k = 0; rc == CK_OK && k < count; k++) {
         size_t i = first + members[k], n = w->batch_offsets[k + 1] - w->batch_offsets[k];
         unsigned long long at = j->rows_at + (unsigned long long)seq_start(j, i) * row_bytes;
-        if (ck_rank_pwrite(j->fd, rows + w->batch_offsets[k] * j->cols, n * row_bytes, at) != 0) {
-            rc = ck_rank_io_failed(j->file_path, "writing rows", err);
+        if (ck_file_pwrite_all(j->fd, rows + w->batch_offsets[k] * j->cols, n * row_bytes, at) != 0) {
+            rc = ck_file_io_failed(j->file_path, "writing rows", err);
         }
     }
     j->encoded_tokens += rc == CK_OK ? w->batch_offsets[count] : 0;
@@ -425,7 +426,7 @@ static int run_window(ck_rank_job *j, window_buffers *w, size_t first, size_t n,
         rc = run_batch(j, w, first, w->order + w->spans[b].first, w->spans[b].count, err);
     }
     if (rc == CK_OK && fdatasync(j->fd) != 0) {
-        rc = ck_rank_io_failed(j->file_path, "fdatasync", err);
+        rc = ck_file_io_failed(j->file_path, "fdatasync", err);
     }
     if (rc == CK_OK) {
         j->done_seqs = first + n;

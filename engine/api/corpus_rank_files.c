@@ -14,59 +14,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "corpus_rank.h"
+#include "corpus_rank_internal.h"
 #include "file.h"
 #include "sha256.h"
 #include "json.h"
 
 /* ---- in-place writes and records ---- */
-
-int ck_rank_pwrite(int fd, const void *bytes, size_t n, unsigned long long at)
-{
-    const unsigned char *p = bytes;
-    while (n > 0) {
-        size_t want = n < CK_RANK_MAX_CALL ? n : CK_RANK_MAX_CALL;
-        ssize_t w = pwrite(fd, p, want, (off_t)at);
-        if (w < 0 && errno == EINTR) {
-            continue;
-        }
-        if (w <= 0) {
-            errno = w == 0 ? ENOSPC : errno;
-            return -1;
-        }
-        p += w;
-        at += (unsigned long long)w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-/* Reads n bytes at `at` of fd (looped); 0, or -1 when it fails or ends first. */
-static int pread_all(int fd, void *bytes, size_t n, unsigned long long at)
-{
-    unsigned char *p = bytes;
-    while (n > 0) {
-        size_t want = n < CK_RANK_MAX_CALL ? n : CK_RANK_MAX_CALL;
-        ssize_t r = pread(fd, p, want, (off_t)at);
-        if (r < 0 && errno == EINTR) {
-            continue;
-        }
-        if (r <= 0) {
-            errno = r == 0 ? EIO : errno;
-            return -1;
-        }
-        p += r;
-        at += (unsigned long long)r;
-        n -= (size_t)r;
-    }
-    return 0;
-}
-
-int ck_rank_io_failed(const char *path, const char *what, ck_error *err)
-{
-    return ck_fail(err, CK_E_IO, "%s: %s failed (disk full?): %s", path, what,
-                   strerror(errno ? errno : EIO));
-}
 
 /* Reads and parses a record; *json NULL (and CK_OK) when the file does not exist. */
 static int read_record(const char *path, cJSON **json, ck_error *err)
@@ -160,12 +113,12 @@ static int create_fresh(ck_rank_job *j, cJSON *identity, ck_error *err)
                        j->file_path, strerror(errno));
     }
     int ok = ftruncate(fd, (off_t)j->file_bytes) == 0 &&
-             ck_rank_pwrite(fd, j->header, j->header_len, 0) == 0 && fdatasync(fd) == 0;
+             ck_file_pwrite_all(fd, j->header, j->header_len, 0) == 0 && fdatasync(fd) == 0;
     int saved = errno;
     close(fd);
     errno = saved;
     if (!ok) {
-        return ck_rank_io_failed(j->file_path, "sizing the file and writing its header", err);
+        return ck_file_io_failed(j->file_path, "sizing the file and writing its header", err);
     }
     cJSON *rec = cJSON_CreateObject();
     if (rec == NULL || !cJSON_AddNumberToObject(rec, "version", CK_RANK_RECORD_VERSION) ||
@@ -226,7 +179,7 @@ static int check_file(const ck_rank_job *j, ck_error *err)
     int fd = open(j->file_path, O_RDONLY | O_CLOEXEC);
     int ok = head != NULL && fd >= 0 && fstat(fd, &st) == 0 &&
              (unsigned long long)st.st_size == j->file_bytes &&
-             pread_all(fd, head, j->header_len, 0) == 0 &&
+             ck_file_pread_all(fd, head, j->header_len, 0) == 0 &&
              memcmp(head, j->header, j->header_len) == 0;
     if (fd >= 0) {
         close(fd);
@@ -264,7 +217,7 @@ int ck_rank_create(ck_rank_job *j, int *resumed, ck_error *err)
         *resumed = rc == CK_OK;
     } else if (rc == CK_OK) {
         if (j->opt.resume) {
-            note(j, "no progress record for %s: starting from the beginning", j->opt.output);
+            rank_note(j, "no progress record for %s: starting from the beginning", j->opt.output);
         }
         rc = create_fresh(j, identity, err);
     }
@@ -291,7 +244,7 @@ static int write_offsets(ck_rank_job *j)
             b[k * 8 + (size_t)i] = (unsigned char)(v >> (8 * i));
         }
     }
-    int rc = ck_rank_pwrite(j->fd, b, n * 8, j->offsets_at + (first ? 8 : 0));
+    int rc = ck_file_pwrite_all(j->fd, b, n * 8, j->offsets_at + (first ? 8 : 0));
     free(b);
     return rc;
 }
@@ -354,19 +307,19 @@ int ck_rank_open(ck_rank_job *j, int resumed, ck_error *err)
                        strerror(errno));
     }
     if (write_offsets(j) != 0) {
-        return ck_rank_io_failed(j->file_path, "writing the offsets", err);
+        return ck_file_io_failed(j->file_path, "writing the offsets", err);
     }
-    if (ck_rank_pwrite(j->fd, j->seq_text.data, j->seq_text.len, j->seqs_at) != 0 ||
-        ck_rank_pwrite(j->fd, j->skipped_text.data, j->skipped_text.len, j->skipped_at) != 0 ||
+    if (ck_file_pwrite_all(j->fd, j->seq_text.data, j->seq_text.len, j->seqs_at) != 0 ||
+        ck_file_pwrite_all(j->fd, j->skipped_text.data, j->skipped_text.len, j->skipped_at) != 0 ||
         fdatasync(j->fd) != 0) {
-        return ck_rank_io_failed(j->file_path, "writing the sequences and skipped records", err);
+        return ck_file_io_failed(j->file_path, "writing the sequences and skipped records", err);
     }
     if (!resumed) {
         return CK_OK;
     }
     int rc = read_rank_record(j, err);
     if (rc == CK_OK) {
-        note(j, "resuming at sequence %zu of %zu (%zu tokens already done)", j->done_seqs,
+        rank_note(j, "resuming at sequence %zu of %zu (%zu tokens already done)", j->done_seqs,
              j->n_seqs, j->done_tokens);
     }
     return rc;
@@ -398,14 +351,14 @@ int ck_rank_finish(ck_rank_job *j, ck_error *err)
         return ck_fail(err, CK_E_ARG, "rank finish: rank 0 after ck_rank_open only");
     }
     if (fsync(j->fd) != 0) {
-        return ck_rank_io_failed(j->file_path, "fsync", err);
+        return ck_file_io_failed(j->file_path, "fsync", err);
     }
     if (rename(j->file_path, j->opt.output) != 0) {
         return ck_fail(err, CK_E_IO, "%s: rename from %s failed: %s", j->opt.output, j->file_path,
                        strerror(errno));
     }
     if (sync_dir(j->opt.output) != 0) {
-        return ck_rank_io_failed(j->opt.output, "fsync of its directory", err);
+        return ck_file_io_failed(j->opt.output, "fsync of its directory", err);
     }
     unlink(j->job_record);
     ck_file_remove_siblings(j->opt.output, ".partial.mpi.json.tmp.", NULL);

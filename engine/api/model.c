@@ -29,7 +29,7 @@ ck_model_params ck_model_default_params(void)
     ck_model_params p;
     memset(&p, 0, sizeof p);
     p.seed = CK_SYNTH_DEFAULT_SEED;
-    p.max_batch_tokens = 2048;
+    p.max_batch_tokens = CK_DEFAULT_MAX_BATCH_TOKENS;
     return p;
 }
 
@@ -125,8 +125,10 @@ static int load_compiled(ck_model *m, ck_executor_options *eo, ck_error *err)
 {
     char circuit_sha[65];
     int rc = ck_codegen_circuit_sha256(m->params.circuit, circuit_sha, err);
-    const ck_compiled_want want = {circuit_sha, eo->precision, eo->fuse_gelu,
-                                   eo->max_batch_tokens};
+    const ck_compiled_want want = {.circuit_sha256 = circuit_sha,
+                                   .precision = eo->precision,
+                                   .fuse_gelu = eo->fuse_gelu,
+                                   .max_batch_tokens = eo->max_batch_tokens};
     rc = rc ? rc : ck_codegen_load(&m->library, m->params.compiled, &want, err);
     if (rc == CK_OK) {
         eo->compiled = m->library.table;
@@ -159,9 +161,13 @@ static int prepare(ck_model *m, ck_error *err)
                        "sequence, %zu", p->max_batch_tokens, max_seq);
     }
     /* parity: one worker, so the scheduler and oneDNN's OpenMP team both run on one thread */
-    ck_executor_options eo = {m->workers, p->max_batch_tokens, max_seq, !m->parity,
-                              p->precision == CK_PRECISION_BF16 ? CK_DTYPE_BF16 : CK_DTYPE_F32,
-                              NULL};
+    ck_executor_options eo = {
+        .threads = m->workers,
+        .max_batch_tokens = p->max_batch_tokens,
+        .max_seq_len = max_seq,
+        .fuse_gelu = !m->parity,
+        .precision = p->precision == CK_PRECISION_BF16 ? CK_DTYPE_BF16 : CK_DTYPE_F32,
+    };
     if (p->compiled != NULL) {
         rc = load_compiled(m, &eo, err);
         if (rc != CK_OK) {

@@ -11,6 +11,10 @@
 #include "kokoro_config.h"
 #include "weights.h"
 
+/* max_batch_tokens of ck_model_default_params and ck_compile_default_params: a library compiled
+ * with the defaults loads into a model opened with the defaults. */
+#define CK_DEFAULT_MAX_BATCH_TOKENS 2048
+
 struct ck_model {
     ck_model_params params;     /* as given; the paths are not kept past load */
     int parity;

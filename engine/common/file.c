@@ -228,6 +228,62 @@ int ck_file_write_atomic(const char *path, const void *bytes, size_t n, ck_error
     return ck_atomic_commit(&a, err);
 }
 
+int ck_file_pwrite_all(int fd, const void *bytes, size_t n, unsigned long long at)
+{
+    const unsigned char *p = bytes;
+    while (n > 0) {
+        size_t want = n < CK_IO_MAX_CALL ? n : CK_IO_MAX_CALL;
+        ssize_t w = pwrite(fd, p, want, (off_t)at);
+        if (w < 0 && errno == EINTR) {
+            continue;
+        }
+        if (w <= 0) {
+            errno = w == 0 ? ENOSPC : errno;
+            return -1;
+        }
+        p += w;
+        at += (unsigned long long)w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+int ck_file_pread_all(int fd, void *bytes, size_t n, unsigned long long at)
+{
+    unsigned char *p = bytes;
+    while (n > 0) {
+        size_t want = n < CK_IO_MAX_CALL ? n : CK_IO_MAX_CALL;
+        ssize_t r = pread(fd, p, want, (off_t)at);
+        if (r < 0 && errno == EINTR) {
+            continue;
+        }
+        if (r <= 0) {
+            errno = r == 0 ? EIO : errno;
+            return -1;
+        }
+        p += r;
+        at += (unsigned long long)r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+int ck_file_io_failed(const char *path, const char *what, ck_error *err)
+{
+    return ck_fail(err, CK_E_IO, "%s: %s failed (disk full?): %s", path, what,
+                   strerror(errno ? errno : EIO));
+}
+
+char *ck_file_suffixed(const char *path, const char *suffix)
+{
+    size_t n = strlen(path) + strlen(suffix) + 1;
+    char *s = malloc(n);
+    if (s != NULL) {
+        snprintf(s, n, "%s%s", path, suffix);
+    }
+    return s;
+}
+
 void ck_file_remove_siblings(const char *path, const char *suffix, int (*match)(const char *rest))
 {
     const char *slash = strrchr(path, '/');

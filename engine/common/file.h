@@ -9,6 +9,11 @@
 
 #include "ck_error.h"
 
+/* Bytes one read, write, pread, pwrite or copy_file_range call moves at most (C24: one Linux call
+ * moves at most 0x7ffff000 bytes, and some file systems mishandle 2 GiB and more); every writer
+ * that loops over large buffers cuts them at this size. */
+#define CK_IO_MAX_CALL (1u << 30)
+
 /* Reads the whole regular file at `path` into *text (malloc'd, NUL-terminated after its *len bytes;
  * the caller frees it). `what` names the file's role in messages ("circuit", "config.json", ...).
  * At most max_bytes are read: a longer file is refused, not truncated; the size is not trusted
@@ -60,6 +65,21 @@ void ck_atomic_abort(ck_atomic_file *a);
 /* The whole of bytes[n] written to path atomically (ck_atomic_open + write + ck_atomic_commit,
  * temporary PATH.tmp.<pid>). Errors: those of the two. */
 int ck_file_write_atomic(const char *path, const void *bytes, size_t n, ck_error *err);
+
+/* Writes n bytes at `at` of fd: calls of at most CK_IO_MAX_CALL bytes, looped over short writes and
+ * EINTR. 0, or -1 with errno set (ENOSPC when a call wrote nothing). */
+int ck_file_pwrite_all(int fd, const void *bytes, size_t n, unsigned long long at);
+
+/* Reads n bytes at `at` of fd the same way. 0, or -1 with errno set (EIO when the file ends
+ * first). */
+int ck_file_pread_all(int fd, void *bytes, size_t n, unsigned long long at);
+
+/* CK_E_IO "PATH: WHAT failed (disk full?): strerror(errno)" (EIO when errno is 0) into err;
+ * returns CK_E_IO. */
+int ck_file_io_failed(const char *path, const char *what, ck_error *err);
+
+/* path followed by suffix, malloc'd (the caller frees it); NULL when out of memory. */
+char *ck_file_suffixed(const char *path, const char *suffix);
 
 /* Removes every file beside `path` (in its directory) named path's base name + suffix + a rest
  * that match accepts (match NULL: any rest), e.g. the PATH.tmp.<pid> files of killed writers.

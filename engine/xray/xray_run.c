@@ -161,7 +161,10 @@ static int load_compiled(xrun *x, ck_executor_options *eo, ck_error *err)
 {
     char sha[65];
     int rc = ck_codegen_circuit_sha256(x->opt->circuit, sha, err);
-    const ck_compiled_want want = {sha, x->opt->precision, 0, 0};
+    const ck_compiled_want want = {.circuit_sha256 = sha,
+                                   .precision = x->opt->precision,
+                                   .fuse_gelu = 0,
+                                   .max_batch_tokens = 0};
     rc = rc ? rc : ck_codegen_load(&x->library, x->opt->compiled, &want, err);
     if (rc != CK_OK) {
         return rc;
@@ -201,8 +204,11 @@ static int prepare(xrun *x, ck_error *err)
     if (rc == CK_OK) {
         /* parity: one worker, so the scheduler and oneDNN's OpenMP team both run on one thread */
         /* unfused, so every checkpoint is captured; bf16 changes only the linears */
-        ck_executor_options eo = {1, max_tokens, x->circuit.max_positions, 0, x->opt->precision,
-                                  NULL};
+        ck_executor_options eo = {.threads = 1,
+                                  .max_batch_tokens = max_tokens,
+                                  .max_seq_len = x->circuit.max_positions,
+                                  .fuse_gelu = 0,
+                                  .precision = x->opt->precision};
         rc = x->opt->compiled != NULL ? load_compiled(x, &eo, err) : CK_OK;
         rc = rc ? rc : ck_executor_init(&x->executor, &x->circuit, x->weights, &eo, err);
     }

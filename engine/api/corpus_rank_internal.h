@@ -1,8 +1,8 @@
-/* corpus_rank.h - what the two files of a ckbatch-mpi rank share (corpus_rank.c: plan, layout,
+/* corpus_rank_internal.h - what the two files of a ckbatch-mpi rank share (corpus_rank.c: plan, layout,
  * encoding; corpus_rank_files.c: the in-place file, the records, the lock): the job struct and
  * the in-place writer. Private to engine/api. */
-#ifndef CK_CORPUS_RANK_H
-#define CK_CORPUS_RANK_H
+#ifndef CK_CORPUS_RANK_INTERNAL_H
+#define CK_CORPUS_RANK_INTERNAL_H
 
 #include <stddef.h>
 
@@ -11,7 +11,6 @@
 #include "strbuf.h"
 
 #define CK_RANK_WINDOW_BATCHES 4      /* as the single run's window: 4 batches of max_batch_tokens */
-#define CK_RANK_MAX_CALL (1u << 30)   /* bytes per pwrite or pread call at most (C24) */
 #define CK_RANK_MAX_META 32
 #define CK_RANK_RECORD_VERSION 1
 #define CK_RANK_RECORD_MAX (1u << 20)
@@ -44,14 +43,8 @@ struct ck_rank_job {
     double encode_seconds;
 };
 
-#define note(j, ...) ck_log((j)->opt.log, (j)->opt.log_ctx, CK_LOG_INFO, __VA_ARGS__)
-
-/* Writes n bytes at `at` of fd: calls of at most CK_RANK_MAX_CALL bytes, looped over short
- * writes and EINTR (C24: one Linux write moves at most 0x7ffff000 bytes). 0, or -1 (errno). */
-int ck_rank_pwrite(int fd, const void *bytes, size_t n, unsigned long long at);
-
-/* CK_E_IO "PATH: WHAT failed (disk full?): strerror(errno)" into err; returns CK_E_IO. */
-int ck_rank_io_failed(const char *path, const char *what, ck_error *err);
+/* One informational message to the caller's log (corpus_run.c has its own, for a session). */
+#define rank_note(j, ...) ck_log((j)->opt.log, (j)->opt.log_ctx, CK_LOG_INFO, __VA_ARGS__)
 
 /* Replaces the rank's progress record (atomically) with its mark (done_seqs, done_tokens). */
 int ck_rank_commit(const ck_rank_job *j, ck_error *err);
