@@ -350,6 +350,7 @@ const char *ck_rank_header_sha256(const ck_rank_job *j)
 
 typedef struct {
     size_t *lengths, *order, *batch_offsets;
+    const int32_t **seq_ids; /* [cap] where sequence k of the window starts in the job's ids */
     ck_batch_span *spans;
     int32_t *batch_ids;
     size_t cap, window_tokens;
@@ -359,6 +360,7 @@ static void window_free(window_buffers *w)
 {
     free(w->lengths);
     free(w->order);
+    free(w->seq_ids);
     free(w->batch_offsets);
     free(w->spans);
     free(w->batch_ids);
@@ -370,10 +372,13 @@ static int window_alloc(window_buffers *w, size_t max_batch)
     w->cap = w->window_tokens / 2 + 1; /* every sequence has at least [0, 0] */
     w->lengths = calloc(w->cap, sizeof *w->lengths);
     w->order = calloc(w->cap, sizeof *w->order);
+    w->seq_ids = calloc(w->cap, sizeof *w->seq_ids);
     w->batch_offsets = calloc(w->cap + 1, sizeof *w->batch_offsets);
     w->spans = calloc(w->cap, sizeof *w->spans);
     w->batch_ids = calloc(max_batch, sizeof *w->batch_ids);
-    return w->lengths && w->order && w->batch_offsets && w->spans && w->batch_ids ? 0 : -1;
+    return w->lengths && w->order && w->seq_ids && w->batch_offsets && w->spans && w->batch_ids
+               ? 0
+               : -1;
 }
 
 static size_t seq_start(const ck_rank_job *j, size_t i)
@@ -386,12 +391,7 @@ static size_t seq_start(const ck_rank_job *j, size_t i)
 static int run_batch(ck_rank_job *j, window_buffers *w, size_t first, const size_t *members,
                      size_t count, ck_error *err)
 {
-    w->batch_offsets[0] = 0;
-    for (size_t k = 0; k < count; k++) {
-        size_t i = first + members[k], n = j->seq_end[i] - seq_start(j, i);
-        memcpy(w->batch_ids + w->batch_offsets[k], j->ids + seq_start(j, i), n * sizeof *j->ids);
-        w->batch_offsets[k + 1] = w->batch_offsets[k] + n;
-    }
+    ck_batch_pack(w->seq_ids, w->lengths, members, count, w->batch_ids, w->batch_offsets);
     ck_model *m = j->model;
     int rc = ck_model_check_cancel(m, "corpus", j->done_seqs, err);
     rc = rc == CK_OK ? ck_executor_run(m->executor, w->batch_ids, w->batch_offsets, count,
@@ -419,6 +419,7 @@ static int run_window(ck_rank_job *j, window_buffers *w, size_t first, size_t n,
     size_t n_spans = 0;
     for (size_t k = 0; k < n; k++) {
         w->lengths[k] = j->seq_end[first + k] - seq_start(j, first + k);
+        w->seq_ids[k] = j->ids + seq_start(j, first + k);
     }
     int rc = ck_batch_plan(w->lengths, n, j->model->params.max_batch_tokens, w->order, w->spans,
                            &n_spans);

@@ -34,6 +34,7 @@ typedef struct {
     ck_sequence *window;        /* [window_cap] in input order */
     size_t n_window, window_cap, window_used;
     size_t *lengths, *order;    /* [window_cap] */
+    const int32_t **seq_ids;    /* [window_cap] window[i].ids, for ck_batch_pack */
     size_t *row_of;             /* [window_cap] rows before sequence i in the window, input order:
                                    where its rows go past the rows already appended */
     ck_batch_span *spans;       /* [window_cap] */
@@ -83,12 +84,13 @@ static int alloc_buffers(session *s, ck_error *err)
     s->window = calloc(s->window_cap, sizeof *s->window);
     s->lengths = calloc(s->window_cap, sizeof *s->lengths);
     s->order = calloc(s->window_cap, sizeof *s->order);
+    s->seq_ids = calloc(s->window_cap, sizeof *s->seq_ids);
     s->row_of = calloc(s->window_cap, sizeof *s->row_of);
     s->spans = calloc(s->window_cap, sizeof *s->spans);
     s->batch_offsets = calloc(s->window_cap + 1, sizeof *s->batch_offsets);
     s->batch_ids = calloc(t, sizeof *s->batch_ids);
-    if (!s->window || !s->lengths || !s->order || !s->row_of || !s->spans || !s->batch_offsets ||
-        !s->batch_ids) {
+    if (!s->window || !s->lengths || !s->order || !s->seq_ids || !s->row_of || !s->spans ||
+        !s->batch_offsets || !s->batch_ids) {
         return ck_fail(err, CK_E_MEMORY, "encode: out of memory for a window of %zu tokens",
                        s->window_tokens);
     }
@@ -318,6 +320,7 @@ static int flush_window(session *s, ck_output_mark next, ck_error *err)
     size_t n_spans = 0, row = 0;
     for (size_t i = 0; i < s->n_window; i++) {
         s->lengths[i] = s->window[i].n_ids;
+        s->seq_ids[i] = s->window[i].ids;
         s->row_of[i] = row; /* rows of the window's earlier sequences, in input order */
         row += s->window[i].n_ids;
     }
@@ -326,12 +329,7 @@ static int flush_window(session *s, ck_output_mark next, ck_error *err)
     for (size_t b = 0; rc == CK_OK && b < n_spans; b++) {
         const size_t *members = s->order + s->spans[b].first;
         size_t count = s->spans[b].count;
-        s->batch_offsets[0] = 0;
-        for (size_t j = 0; j < count; j++) {
-            const ck_sequence *q = &s->window[members[j]];
-            memcpy(s->batch_ids + s->batch_offsets[j], q->ids, q->n_ids * sizeof *q->ids);
-            s->batch_offsets[j + 1] = s->batch_offsets[j] + q->n_ids;
-        }
+        ck_batch_pack(s->seq_ids, s->lengths, members, count, s->batch_ids, s->batch_offsets);
         rc = ck_model_check_cancel(s->model, "corpus", ck_output_sequences(s->output), err);
         rc = rc == CK_OK ? ck_executor_run(s->model->executor, s->batch_ids, s->batch_offsets,
                                            count, s->output_buffer, NULL, 0,
@@ -497,6 +495,7 @@ static void release(session *s)
     free(s->window);
     free(s->lengths);
     free(s->order);
+    free(s->seq_ids);
     free(s->row_of);
     free(s->spans);
     free(s->batch_offsets);

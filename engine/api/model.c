@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "batcher.h"
 #include "circuit_default.h"
 #include "ck_isa.h"
 #include "linear.h"
@@ -407,12 +408,7 @@ int ck_model_encode_ids(ck_model *m, const int32_t *ids, const size_t *offsets, 
     }
     /* consecutive sequences, in input order, as long as they fit one planned batch */
     for (size_t first = 0; rc == CK_OK && first < n_seqs;) {
-        size_t count = 0, base = offsets[first];
-        batch[0] = 0;
-        while (first + count < n_seqs && offsets[first + count + 1] - base <= cap) {
-            count++;
-            batch[count] = offsets[first + count] - base;
-        }
+        size_t base = offsets[first], count = ck_batch_consecutive(offsets, n_seqs, first, cap, batch);
         rc = ck_model_check_cancel(m, "encode", first, err);
         rc = rc == CK_OK ? ck_executor_run(m->executor, ids + base, batch, count, buffer,
                                            out + base * cols, batch[count] * cols, NULL, NULL, err)
