@@ -22,15 +22,6 @@
 #include "sha256.h"
 #include "shard.h"
 
-static char *suffixed(const char *path, const char *suffix)
-{
-    size_t n = strlen(path) + strlen(suffix) + 1;
-    char *s = malloc(n);
-    if (s != NULL) {
-        snprintf(s, n, "%s%s", path, suffix);
-    }
-    return s;
-}
 /* ---- the plan: the range through the reader, kept in memory ---- */
 
 static void warn_log(void *ctx, const char *message)
@@ -199,10 +190,10 @@ static int job_paths(ck_rank_job *j)
 {
     char suffix[64];
     snprintf(suffix, sizeof suffix, ".partial.rank-%05zu-of-%05zu.json", j->rank, j->ranks);
-    j->file_path = suffixed(j->opt.output, ".partial.mpi");
-    j->job_record = suffixed(j->opt.output, ".partial.mpi.json");
-    j->rank_record = suffixed(j->opt.output, suffix);
-    j->lock_path = suffixed(j->opt.output, ".partial.lock");
+    j->file_path = ck_file_suffixed(j->opt.output, ".partial.mpi");
+    j->job_record = ck_file_suffixed(j->opt.output, ".partial.mpi.json");
+    j->rank_record = ck_file_suffixed(j->opt.output, suffix);
+    j->lock_path = ck_file_suffixed(j->opt.output, ".partial.lock");
     return j->file_path && j->job_record && j->rank_record && j->lock_path ? CK_OK : CK_E_MEMORY;
 }
 

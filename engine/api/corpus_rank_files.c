@@ -327,38 +327,14 @@ int ck_rank_open(ck_rank_job *j, int resumed, ck_error *err)
 
 /* ---- the end ---- */
 
-static int sync_dir(const char *path)
-{
-    char dir[4096];
-    const char *slash = strrchr(path, '/');
-    size_t n = slash != NULL ? (size_t)(slash - path) : 0;
-    if (n + 1 > sizeof dir) {
-        return -1;
-    }
-    memcpy(dir, n > 0 ? path : ".", n > 0 ? n : 1);
-    dir[n > 0 ? n : 1] = '\0';
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    int ok = fd >= 0 && fsync(fd) == 0;
-    if (fd >= 0) {
-        close(fd);
-    }
-    return ok ? 0 : -1;
-}
-
 int ck_rank_finish(ck_rank_job *j, ck_error *err)
 {
     if (j == NULL || j->rank != 0 || j->fd < 0) {
         return ck_fail(err, CK_E_ARG, "rank finish: rank 0 after ck_rank_open only");
     }
-    if (fsync(j->fd) != 0) {
-        return ck_file_io_failed(j->file_path, "fsync", err);
-    }
-    if (rename(j->file_path, j->opt.output) != 0) {
-        return ck_fail(err, CK_E_IO, "%s: rename from %s failed: %s", j->opt.output, j->file_path,
-                       strerror(errno));
-    }
-    if (sync_dir(j->opt.output) != 0) {
-        return ck_file_io_failed(j->opt.output, "fsync of its directory", err);
+    int rc = ck_file_publish(j->file_path, j->opt.output, err);
+    if (rc != CK_OK) {
+        return rc;
     }
     unlink(j->job_record);
     ck_file_remove_siblings(j->opt.output, ".partial.mpi.json.tmp.", NULL);

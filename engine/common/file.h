@@ -1,6 +1,7 @@
 /* file.h - the small file machinery every room shares: whole-file reads with one cap policy (circuit,
- * config.json, manifest, X-Ray profile) and one atomic writer (features file, progress record,
- * X-Ray report, demo weights). Knows no format. */
+ * config.json, manifest, X-Ray profile, progress records) and one atomic writer (features file,
+ * progress record, X-Ray report, demo weights) over one publication step (fsync, rename, directory
+ * fsync) and one I/O call limit. Knows no format. */
 #ifndef CK_FILE_H
 #define CK_FILE_H
 
@@ -52,11 +53,17 @@ typedef struct {
  * REASON". On error nothing is left open or on disk. */
 int ck_atomic_open(ck_atomic_file *a, const char *path, const char *tmp, ck_error *err);
 
-/* Flushes, fsyncs, closes and renames the temporary file onto the path, then fsyncs the directory.
- * On any failure the temporary file is removed and the path left as it was. Frees a either way.
- * Errors: CK_E_IO "PATH: writing failed (disk full?): REASON" or "PATH: rename from TMP failed:
- * REASON". */
+/* Flushes, fsyncs and closes the temporary file, then ck_file_publish onto the path. On any failure
+ * the temporary file is removed and the path left as it was. Frees a either way.
+ * Errors: CK_E_IO "PATH: writing failed (disk full?): REASON", or those of ck_file_publish. */
 int ck_atomic_commit(ck_atomic_file *a, ck_error *err);
+
+/* The one way a finished file takes its final name (the atomic writer, a compiled library, the MPI
+ * output): fsyncs the file at tmp, renames it onto path, then fsyncs path's directory (best effort:
+ * some file systems refuse fsync on a directory, and the rename has happened) so a power cut keeps
+ * the new file. Errors: CK_E_ARG; CK_E_IO "TMP: fsync failed (disk full?): REASON" or "PATH: rename
+ * from TMP failed: REASON" (tmp then still exists: the caller removes it or keeps it). */
+int ck_file_publish(const char *tmp, const char *path, ck_error *err);
 
 /* Closes and removes the temporary file; the path is left as it was. Accepts a never-opened
  * (zeroed) a. */

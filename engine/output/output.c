@@ -24,28 +24,18 @@ const char *const ck_output_journal_suffix[CK_J_COUNT] = {".partial", ".partial.
 const char *const ck_output_journal_field[CK_J_COUNT] = {"rows_bytes", "seqs_bytes",
                                                          "skipped_bytes", "offsets_bytes"};
 
-static char *suffixed(const char *path, const char *suffix)
-{
-    size_t n = strlen(path) + strlen(suffix) + 1;
-    char *s = malloc(n);
-    if (s != NULL) {
-        snprintf(s, n, "%s%s", path, suffix);
-    }
-    return s;
-}
-
 static int alloc_output(ck_output **out, const char *path, const char *rows_name, size_t cols)
 {
     ck_output *o = calloc(1, sizeof *o);
     *out = o;
     if (o == NULL || (o->path = strdup(path)) == NULL ||
-        (o->record_path = suffixed(path, ".partial.json")) == NULL ||
-        (o->record_tmp = suffixed(path, ".partial.json.tmp")) == NULL ||
-        (o->lock_path = suffixed(path, ".partial.lock")) == NULL) {
+        (o->record_path = ck_file_suffixed(path, ".partial.json")) == NULL ||
+        (o->record_tmp = ck_file_suffixed(path, ".partial.json.tmp")) == NULL ||
+        (o->lock_path = ck_file_suffixed(path, ".partial.lock")) == NULL) {
         return CK_E_MEMORY;
     }
     for (size_t i = 0; i < CK_J_COUNT; i++) {
-        if ((o->j[i].path = suffixed(path, ck_output_journal_suffix[i])) == NULL) {
+        if ((o->j[i].path = ck_file_suffixed(path, ck_output_journal_suffix[i])) == NULL) {
             return CK_E_MEMORY;
         }
     }

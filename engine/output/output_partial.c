@@ -190,26 +190,6 @@ int ck_output_commit(ck_output *o, ck_output_mark next, ck_error *err)
     return CK_OK;
 }
 
-/* Reads a whole small file into a NUL-terminated buffer; NULL when it cannot (errno set). */
-static char *slurp(const char *path, size_t max)
-{
-    FILE *f = fopen(path, "rb");
-    char *text = f != NULL ? malloc(max + 1) : NULL;
-    size_t n = text != NULL ? fread(text, 1, max + 1, f) : 0;
-    if (f != NULL) {
-        fclose(f);
-    }
-    if (text != NULL && n > max) {
-        free(text);
-        errno = EFBIG;
-        return NULL;
-    }
-    if (text != NULL) {
-        text[n] = '\0';
-    }
-    return text;
-}
-
 /* Field `key` of the record as a size; CK_E_FORMAT naming it when absent or not one. */
 static int record_size(const ck_output *o, const cJSON *r, const char *key, size_t *out,
                        ck_error *err)
@@ -454,14 +434,16 @@ static int check_digests(ck_output *o, const record *rec, ck_error *err)
 
 int ck_output_resume(ck_output *o, ck_output_mark *mark, ck_error *err)
 {
-    char *text = slurp(o->record_path, CK_RECORD_MAX_BYTES);
-    if (text == NULL) {
-        return ck_fail(err, CK_E_IO, "--resume: cannot read the progress record %s: %s",
-                       o->record_path, strerror(errno));
+    char *text = NULL;
+    size_t len = 0;
+    int read = ck_file_read_all(o->record_path, "progress record", CK_RECORD_MAX_BYTES, &text, &len,
+                                err);
+    if (read != CK_OK) {
+        return read;
     }
     size_t at = 0;
     const char *why = NULL;
-    cJSON *r = ck_json_parse(text, strlen(text), &at, &why); /* NULL: "not a JSON object" below */
+    cJSON *r = ck_json_parse(text, len, &at, &why); /* NULL: "not a JSON object" below */
     free(text);
     record rec;
     memset(&rec, 0, sizeof rec);
