@@ -64,8 +64,11 @@ enum {
     CK_E_INPUT = -11,     /* bad corpus line: invalid UTF-8, unknown symbol (strict), bad ids */
     CK_E_BACKEND = -12,   /* oneDNN or espeak-ng reported an error */
     CK_E_WEIGHTS = -13,   /* missing weight, shape or dtype mismatch against the circuit */
-    CK_E_CANCELLED = -14  /* the caller's cancel callback (ck_model_params.cancel) stopped the call
+    CK_E_CANCELLED = -14, /* the caller's cancel callback (ck_model_params.cancel) stopped the call
                              between two batches */
+    CK_E_STATE = -15      /* resume refused: the output's progress record belongs to another run
+                             (a differing input, option, weights, rank count or plan; the message
+                             names the field). Start again without resume, or resume that run */
 };
 
 typedef struct {

@@ -1,5 +1,5 @@
-/* batcher.c - length-sorted packing of a bounded window of sequences, and the copy of a batch's ids;
- * no allocation. */
+/* batcher.c - length-sorted packing of a bounded window of sequences, and the copy of a batch's
+ * ids; no allocation. */
 #include "batcher.h"
 
 #include <string.h>

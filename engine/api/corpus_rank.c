@@ -241,7 +241,7 @@ int ck_rank_plan(ck_model *model, const ck_corpus_params *params, size_t rank, s
     j->output_buffer = ck_model_buffer(model, j->opt.layer);
     rc = j->output_buffer >= 0 ? CK_OK
                                : ck_fail(err, CK_E_CIRCUIT, "%s: no \"hidden\" output for "
-                                         "--layer hidden", model->circuit.path);
+                                         "layer hidden", model->circuit.path);
     if (rc == CK_OK && job_paths(j) != CK_OK) {
         rc = ck_fail(err, CK_E_MEMORY, "rank plan: out of memory");
     }

@@ -78,7 +78,7 @@ static int take_lock(ck_rank_job *j, ck_error *err)
     }
     if (flock(j->lock_fd, LOCK_EX | LOCK_NB) != 0) {
         return ck_fail(err, CK_E_IO, "%s: another ckbatch run is writing this output (%s is "
-                       "locked): wait for it or choose another --output", j->opt.output,
+                       "locked): wait for it or choose another output path", j->opt.output,
                        j->lock_path);
     }
     return CK_OK;
@@ -144,24 +144,23 @@ static int check_job_record(const ck_rank_job *j, const cJSON *rec, const cJSON 
     }
     double ranks = record_number(rec, "ranks");
     if (ranks != (double)j->ranks) {
-        return ck_fail(err, CK_E_ARG, "resume: %s: field \"ranks\": the interrupted run had "
+        return ck_fail(err, CK_E_STATE, "resume: %s: field \"ranks\": the interrupted run had "
                        "ranks=%.0f, this run has ranks=%zu: resume with the same number of ranks "
-                       "(mpirun -np %.0f), or start again without --resume", out, ranks, j->ranks,
-                       ranks);
+                       "(%.0f), or start again with resume off", out, ranks, j->ranks, ranks);
     }
     const cJSON *old = cJSON_GetObjectItemCaseSensitive(rec, "identity");
     const cJSON *field = NULL;
     cJSON_ArrayForEach(field, identity) {
         const cJSON *was = cJSON_GetObjectItemCaseSensitive(old, field->string);
         if (was == NULL || !cJSON_Compare(was, field, 1)) {
-            return ck_fail(err, CK_E_ARG, "resume: %s: field \"%s\" differs from the interrupted "
-                           "run's: resume with the same input, options and weights, or start "
-                           "again without --resume", out, field->string);
+            return ck_fail(err, CK_E_STATE, "resume: %s: field \"%s\" differs from the "
+                           "interrupted run's: resume with the same input, options and weights, or "
+                           "start again with resume off", out, field->string);
         }
     }
     const char *sha = record_string(rec, "header_sha256");
     if (sha == NULL || strcmp(sha, j->header_sha) != 0) {
-        return ck_fail(err, CK_E_ARG, "resume: %s: field \"header_sha256\" differs from the "
+        return ck_fail(err, CK_E_STATE, "resume: %s: field \"header_sha256\" differs from the "
                        "interrupted run's (another plan of the same input: a different G2P?)", out);
     }
     if (record_number(rec, "file_bytes") != (double)j->file_bytes) {
@@ -186,7 +185,7 @@ static int check_file(const ck_rank_job *j, ck_error *err)
     }
     free(head);
     return ok ? CK_OK : ck_fail(err, CK_E_FORMAT, "%s: missing, resized or its header changed "
-                                "since the interrupted run: start again without --resume",
+                                "since the interrupted run: start again with resume off",
                                 j->file_path);
 }
 
@@ -266,7 +265,7 @@ static int read_rank_record(ck_rank_job *j, ck_error *err)
         rc = ck_fail(err, CK_E_FORMAT, "%s: not this job's record (version, rank, ranks or "
                      "header_sha256)", j->rank_record);
     } else if (plan == NULL || strcmp(plan, j->plan_sha) != 0) {
-        rc = ck_fail(err, CK_E_ARG, "resume: %s: field \"plan_sha256\": this rank's plan differs "
+        rc = ck_fail(err, CK_E_STATE, "resume: %s: field \"plan_sha256\": this rank's plan differs "
                      "from the interrupted run's", j->rank_record);
     } else if (!(seqs >= 0 && seqs <= (double)j->n_seqs) ||
                tokens != (seqs > 0 ? (double)j->seq_end[(size_t)seqs - 1] : 0.0)) {

@@ -102,7 +102,7 @@ static int prepare(session *s, ck_error *err)
 {
     s->output_buffer = ck_model_buffer(s->model, s->opt->layer);
     if (s->output_buffer < 0) {
-        return ck_fail(err, CK_E_CIRCUIT, "%s: no \"hidden\" output for --layer hidden",
+        return ck_fail(err, CK_E_CIRCUIT, "%s: no \"hidden\" output for layer hidden",
                        s->model->circuit.path);
     }
     s->cols = s->model->circuit.buffers[s->output_buffer].cols;
@@ -227,7 +227,7 @@ static int open_output(session *s, int streamed, ck_error *err)
                         s->cols, &id, mode, &s->mark, err);
     if (rc == CK_OK && ck_output_replaced_record(s->output)) {
         note(s, "an interrupted run's progress (%s.partial*) was discarded: this run starts from the "
-             "beginning (--resume would have continued it)", s->out_path);
+             "beginning (resume on would have continued it)", s->out_path);
     }
     return rc == CK_OK && opt->resume ? resume_at_mark(s, err) : rc;
 }
@@ -425,7 +425,7 @@ static int parity_begin(session *s, ck_error *err)
 {
     char hex[65];
     note(s, "parity mode: 1 thread (scheduler and oneDNN)%s, deterministic kernels",
-         s->model->threads != 1 ? ", --threads ignored" : "");
+         s->model->threads != 1 ? ", threads ignored" : "");
     int rc = ck_xray_weights_digest(s->model->weights, &s->weights_sha, hex, err);
     if (rc == CK_OK) {
         note(s, "parity mode: weights sha256 %s (checked again at the end)", hex);
@@ -525,7 +525,7 @@ static void keep_or_discard(session *s, int rc)
         ck_output_discard(s->output);
         return;
     }
-    note(s, "%zu finished sequences kept in %s.partial: run again with --resume to continue",
+    note(s, "%zu finished sequences kept in %s.partial: run again with resume on to continue",
          ck_output_sequences(s->output), s->out_path);
 }
 

@@ -122,7 +122,8 @@ static void describe_dispatch(ck_model *m)
 
 /* Loads params.compiled for this circuit, precision, fusion and batch size (codegen.h checks its
  * SHA-256 before dlopen and its provenance after) and hands its entry table to the executor. An
- * X-Ray model takes a library of any batch size that holds the longest case, planned as compiled. */
+ * X-Ray model takes a library of any batch size that holds the longest case, planned as
+ * compiled. */
 static int load_compiled(ck_model *m, ck_executor_options *eo, ck_error *err)
 {
     char circuit_sha[65];
@@ -441,7 +442,8 @@ int ck_model_encode_ids(ck_model *m, const int32_t *ids, const size_t *offsets, 
     }
     /* consecutive sequences, in input order, as long as they fit one planned batch */
     for (size_t first = 0; rc == CK_OK && first < n_seqs;) {
-        size_t base = offsets[first], count = ck_batch_consecutive(offsets, n_seqs, first, cap, batch);
+        size_t base = offsets[first];
+        size_t count = ck_batch_consecutive(offsets, n_seqs, first, cap, batch);
         rc = ck_model_check_cancel(m, "encode", first, err);
         rc = rc == CK_OK ? ck_executor_run(m->executor, ids + base, batch, count, buffer,
                                            out + base * cols, batch[count] * cols, NULL, NULL, err)

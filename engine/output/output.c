@@ -66,7 +66,7 @@ static int take_lock(ck_output *o, ck_error *err)
         close(o->lock_fd);
         o->lock_fd = -1;
         return busy ? ck_fail(err, CK_E_IO, "%s: another ckbatch run is writing this output (%s is "
-                              "locked): wait for it or choose another --output", o->path,
+                              "locked): wait for it or choose another output path", o->path,
                               o->lock_path)
                     : ck_fail(err, CK_E_IO, "%s: cannot lock: %s", o->lock_path, strerror(errno));
     }

@@ -227,20 +227,20 @@ static int check_identity(const ck_output *o, const cJSON *r, ck_error *err)
         const cJSON *b = cJSON_GetObjectItemCaseSensitive(o->identity, fields[i]);
         if (cJSON_IsString(a) && cJSON_IsString(b) && strcmp(a->valuestring, b->valuestring) != 0) {
             size_t at = ck_output_parting_word(a->valuestring, b->valuestring);
-            return ck_fail(err, CK_E_ARG, "--resume: identity field \"%s\" differs: the "
+            return ck_fail(err, CK_E_STATE, "resume: identity field \"%s\" differs: the "
                            "interrupted run had \"%.60s\", this run has \"%.60s\" (each from the "
-                           "first word that differs): start again without --resume", fields[i],
+                           "first word that differs): start again with resume off", fields[i],
                            a->valuestring + at, b->valuestring + at);
         }
         if (a == NULL || !cJSON_Compare(a, b, 1)) {
             char *was = a != NULL ? cJSON_PrintUnformatted(a) : NULL;
             char *now = cJSON_PrintUnformatted(b);
-            ck_fail(err, CK_E_ARG, "--resume: identity field \"%s\" differs from the interrupted "
-                    "run's (was %.80s, now %.80s): start again without --resume", fields[i],
-                    was ? was : "absent", now ? now : "?");
+            ck_fail(err, CK_E_STATE, "resume: identity field \"%s\" differs from the "
+                    "interrupted run's (was %.80s, now %.80s): start again with resume off",
+                    fields[i], was ? was : "absent", now ? now : "?");
             free(was);
             free(now);
-            return CK_E_ARG;
+            return CK_E_STATE;
         }
     }
     return CK_OK;
@@ -274,7 +274,7 @@ static int check_sizes(const ck_output *o, const record *rec, ck_error *err)
 {
     size_t tokens = rec->counts[R_TOKENS], seqs = rec->counts[R_SEQUENCES];
     if (rec->counts[R_COLS] != o->cols) {
-        return ck_fail(err, CK_E_ARG, "--resume: field \"cols\": record has %zu, this run %zu",
+        return ck_fail(err, CK_E_STATE, "resume: field \"cols\": record has %zu, this run %zu",
                        rec->counts[R_COLS], o->cols);
     }
     if (tokens > SIZE_MAX / 4 / o->cols || rec->bytes[CK_J_ROWS] != tokens * o->cols * sizeof(float)) {
@@ -312,7 +312,7 @@ static int check_record_digest(const ck_output *o, cJSON *r, ck_error *err)
         rc = ck_fail(err, rc, "%s: cannot compute its SHA-256", o->record_path);
     } else if (strcmp(hex, self->valuestring) != 0) {
         rc = ck_fail(err, CK_E_FORMAT, "%s: changed since it was committed: its SHA-256 is not its "
-                     "\"%s\" (start again without --resume)", o->record_path, RECORD_SHA_FIELD);
+                     "\"%s\" (start again with resume off)", o->record_path, RECORD_SHA_FIELD);
     }
     free(body);
     cJSON_Delete(self);
@@ -345,7 +345,7 @@ static int reopen_cut(ck_journal *jr, size_t bytes, const char *field, ck_error 
 {
     FILE *f = fopen(jr->path, "r+b");
     if (f == NULL) {
-        return ck_fail(err, CK_E_IO, "--resume: cannot open %s: %s", jr->path, strerror(errno));
+        return ck_fail(err, CK_E_IO, "resume: cannot open %s: %s", jr->path, strerror(errno));
     }
     if (fseek(f, 0, SEEK_END) != 0 || ftell(f) < 0 || (size_t)ftell(f) < bytes ||
         ftruncate(fileno(f), (off_t)bytes) != 0 || fseek(f, 0, SEEK_END) != 0) {
@@ -395,7 +395,7 @@ static int check_journals(ck_output *o, const record *rec, ck_error *err)
                     &skipped_last) != 0 ||
         fseek(offs->f, (long)(rec->bytes[CK_J_OFFSETS] - 8), SEEK_SET) != 0 ||
         fread(end, 1, 8, offs->f) != 8 || fseek(offs->f, 0, SEEK_END) != 0) {
-        return ck_fail(err, CK_E_IO, "--resume: reading the partial files beside %s failed: %s",
+        return ck_fail(err, CK_E_IO, "resume: reading the partial files beside %s failed: %s",
                        o->path, strerror(errno));
     }
     if (lines != rec->counts[R_SEQUENCES] || last != '\n') {
@@ -425,8 +425,8 @@ static int check_digests(ck_output *o, const record *rec, ck_error *err)
     for (size_t i = 0; rc == CK_OK && i < CK_J_COUNT; i++) {
         if (strcmp(hex[i], rec->sha[i]) != 0) {
             rc = ck_fail(err, CK_E_FORMAT, "%s: changed since it was committed: the SHA-256 of its "
-                         "%zu bytes is not the progress record's \"%s\" (start again without "
-                         "--resume)", o->j[i].path, rec->bytes[i], SHA_FIELDS[i]);
+                         "%zu bytes is not the progress record's \"%s\" (start again with resume "
+                         "off)", o->j[i].path, rec->bytes[i], SHA_FIELDS[i]);
         }
     }
     return rc;
