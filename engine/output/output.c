@@ -51,24 +51,31 @@ static int pid_suffix(const char *rest)
     return rest[0] != '\0' && strspn(rest, "0123456789") == strlen(rest);
 }
 
-/* Takes PATH.partial.lock (flock, exclusive, not waiting) before any partial file is touched: two
- * runs writing the same output would interleave their rows in one PATH.partial. The lock goes
- * with the process (close or exit, also on SIGKILL); the file is removed with the other partials. */
+int ck_output_lock(const char *lock_path, const char *output, int *fd, ck_error *err)
+{
+    *fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (*fd < 0) {
+        return ck_fail(err, CK_E_IO, "%s: cannot create the lock file beside the output: %s",
+                       lock_path, strerror(errno));
+    }
+    if (flock(*fd, LOCK_EX | LOCK_NB) != 0) {
+        int busy = errno == EWOULDBLOCK, e = errno;
+        close(*fd);
+        *fd = -1;
+        return busy ? ck_fail(err, CK_E_IO, "%s: another ckbatch run is writing this output (%s is "
+                              "locked): wait for it or choose another output path", output,
+                              lock_path)
+                    : ck_fail(err, CK_E_IO, "%s: cannot lock: %s", lock_path, strerror(e));
+    }
+    return CK_OK;
+}
+
+/* Takes PATH.partial.lock before any partial file is touched (ck_output_lock). */
 static int take_lock(ck_output *o, ck_error *err)
 {
-    o->lock_fd = open(o->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (o->lock_fd < 0) {
-        return ck_fail(err, CK_E_IO, "%s: cannot create the lock file beside the output: %s",
-                       o->lock_path, strerror(errno));
-    }
-    if (flock(o->lock_fd, LOCK_EX | LOCK_NB) != 0) {
-        int busy = errno == EWOULDBLOCK;
-        close(o->lock_fd);
-        o->lock_fd = -1;
-        return busy ? ck_fail(err, CK_E_IO, "%s: another ckbatch run is writing this output (%s is "
-                              "locked): wait for it or choose another output path", o->path,
-                              o->lock_path)
-                    : ck_fail(err, CK_E_IO, "%s: cannot lock: %s", o->lock_path, strerror(errno));
+    int rc = ck_output_lock(o->lock_path, o->path, &o->lock_fd, err);
+    if (rc != CK_OK) {
+        return rc;
     }
     o->locked = 1;
     /* PATH.tmp.<pid> of a run killed while it wrote the final file: with the lock held no other
