@@ -1,7 +1,7 @@
 /* corpus_rank.c - one rank of ckbatch-mpi's in-place run (ck_rank_*, include/ckbatch.h): the plan
  * of the rank's range (reader and G2P into memory), the layout of the one output file from the
  * ranks' counts, and the encoding (rows pwritten in place, a progress record per window); the
- * file, records and lock are corpus_rank_files.c's. Links no MPI (the front end moves the
+ * file, records and lock are output/rank_file.c's. Links no MPI (the front end moves the
  * counts); prints nothing. */
 #define _GNU_SOURCE /* fdatasync, fseeko */
 #include "model_internal.h"
@@ -14,9 +14,9 @@
 
 #include "batcher.h"
 #include "corpus_job.h"
-#include "corpus_rank_internal.h"
 #include "file.h"
 #include "output.h"
+#include "rank_file.h"
 #include "reader.h"
 #include "safetensors.h"
 #include "sha256.h"
@@ -233,6 +233,7 @@ int ck_rank_plan(ck_model *model, const ck_corpus_params *params, size_t rank, s
         return ck_fail(err, CK_E_MEMORY, "rank plan: out of memory");
     }
     j->model = model;
+    j->weights_identity = ck_weights_identity(model->weights);
     j->opt = *params;
     j->opt.lang = j->opt.lang != NULL ? j->opt.lang : "en-us";
     j->rank = rank;

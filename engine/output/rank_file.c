@@ -1,9 +1,9 @@
-/* corpus_rank_files.c - the files of a ckbatch-mpi rank: the in-place output OUT.partial.mpi (rank
+/* rank_file.c - the files of a ckbatch-mpi rank: the in-place output OUT.partial.mpi (rank
  * 0 creates it at its final size with the header), each rank's offsets and records written at
  * their places, the job record and the rank records a resume reads, the lock, the rename at the
  * end. Computes nothing; prints nothing. */
 #define _GNU_SOURCE /* pwrite, pread, fdatasync, flock */
-#include "model_internal.h"
+#include "rank_file.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -14,44 +14,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "corpus_rank_internal.h"
 #include "file.h"
+#include "output_internal.h"
 #include "sha256.h"
-#include "json.h"
 
 /* ---- in-place writes and records ---- */
 
-/* Reads and parses a record; *json NULL (and CK_OK) when the file does not exist. */
-static int read_record(const char *path, cJSON **json, ck_error *err)
-{
-    char *text = NULL;
-    *json = NULL;
-    if (access(path, F_OK) != 0 && errno == ENOENT) {
-        return CK_OK;
-    }
-    int rc = ck_file_read_all(path, "progress record", CK_RANK_RECORD_MAX, &text, NULL, err);
-    if (rc != CK_OK) {
-        return rc;
-    }
-    size_t at = 0;
-    const char *why = NULL;
-    *json = ck_json_parse(text, strlen(text), &at, &why);
-    free(text);
-    return *json != NULL ? CK_OK
-                         : ck_fail(err, CK_E_FORMAT, "%s: not a JSON progress record (%s at byte "
-                                   "%zu)", path, why, at);
-}
-
-/* Writes json (deleted here) to path atomically. */
+/* Writes json (deleted here) to path atomically, with its SHA-256 (ck_output_record_write). */
 static int write_record(const char *path, cJSON *json, ck_error *err)
 {
-    char *text = json != NULL ? cJSON_Print(json) : NULL;
+    int rc = json != NULL ? ck_output_record_write(path, NULL, json, err)
+                          : ck_fail(err, CK_E_MEMORY, "%s: out of memory", path);
     cJSON_Delete(json);
-    if (text == NULL) {
-        return ck_fail(err, CK_E_MEMORY, "%s: out of memory", path);
-    }
-    int rc = ck_file_write_atomic(path, text, strlen(text), err);
-    free(text);
     return rc;
 }
 
@@ -69,28 +43,13 @@ static double record_number(const cJSON *j, const char *key)
 
 /* ---- rank 0: the lock, the file, the job record ---- */
 
-static int take_lock(ck_rank_job *j, ck_error *err)
-{
-    j->lock_fd = open(j->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (j->lock_fd < 0) {
-        return ck_fail(err, CK_E_IO, "%s: cannot create the lock file beside the output: %s",
-                       j->lock_path, strerror(errno));
-    }
-    if (flock(j->lock_fd, LOCK_EX | LOCK_NB) != 0) {
-        return ck_fail(err, CK_E_IO, "%s: another ckbatch run is writing this output (%s is "
-                       "locked): wait for it or choose another output path", j->opt.output,
-                       j->lock_path);
-    }
-    return CK_OK;
-}
-
 static cJSON *identity_json(const ck_rank_job *j, const char *input_sha, unsigned long long bytes)
 {
     cJSON *id = cJSON_CreateObject();
     if (id == NULL || !cJSON_AddStringToObject(id, "input_sha256", input_sha) ||
         !cJSON_AddNumberToObject(id, "input_bytes", (double)bytes) ||
         !cJSON_AddStringToObject(id, "options", j->options) ||
-        !cJSON_AddStringToObject(id, "weights", ck_weights_identity(j->model->weights))) {
+        !cJSON_AddStringToObject(id, "weights", j->weights_identity)) {
         cJSON_Delete(id);
         return NULL;
     }
@@ -138,10 +97,6 @@ static int check_job_record(const ck_rank_job *j, const cJSON *rec, const cJSON 
                             ck_error *err)
 {
     const char *out = j->opt.output;
-    if (record_number(rec, "version") != CK_RANK_RECORD_VERSION) {
-        return ck_fail(err, CK_E_FORMAT, "%s: field \"version\": not %d", j->job_record,
-                       CK_RANK_RECORD_VERSION);
-    }
     double ranks = record_number(rec, "ranks");
     if (ranks != (double)j->ranks) {
         return ck_fail(err, CK_E_STATE, "resume: %s: field \"ranks\": the interrupted run had "
@@ -197,7 +152,7 @@ int ck_rank_create(ck_rank_job *j, int *resumed, ck_error *err)
     *resumed = 0;
     char sha[65];
     struct stat st;
-    int rc = take_lock(j, err);
+    int rc = ck_output_lock(j->lock_path, j->opt.output, &j->lock_fd, err);
     rc = rc == CK_OK ? ck_sha256_file(j->opt.input, sha, err) : rc;
     if (rc == CK_OK && stat(j->opt.input, &st) != 0) {
         rc = ck_fail(err, CK_E_IO, "%s: cannot stat input", j->opt.input);
@@ -208,7 +163,7 @@ int ck_rank_create(ck_rank_job *j, int *resumed, ck_error *err)
         rc = ck_fail(err, CK_E_MEMORY, "%s: out of memory", j->job_record);
     }
     if (rc == CK_OK && j->opt.resume) {
-        rc = read_record(j->job_record, &rec, err);
+        rc = ck_output_record_read(j->job_record, CK_RANK_RECORD_VERSION, 1, &rec, err);
     }
     if (rc == CK_OK && rec != NULL) {
         rc = check_job_record(j, rec, identity, err);
@@ -252,7 +207,7 @@ static int write_offsets(ck_rank_job *j)
 static int read_rank_record(ck_rank_job *j, ck_error *err)
 {
     cJSON *rec = NULL;
-    int rc = read_record(j->rank_record, &rec, err);
+    int rc = ck_output_record_read(j->rank_record, CK_RANK_RECORD_VERSION, 1, &rec, err);
     if (rc != CK_OK || rec == NULL) {
         return rc;
     }

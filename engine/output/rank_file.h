@@ -1,8 +1,9 @@
-/* corpus_rank_internal.h - what the two files of a ckbatch-mpi rank share (corpus_rank.c: plan, layout,
- * encoding; corpus_rank_files.c: the in-place file, the records, the lock): the job struct and
- * the in-place writer. Private to engine/api. */
-#ifndef CK_CORPUS_RANK_INTERNAL_H
-#define CK_CORPUS_RANK_INTERNAL_H
+/* rank_file.h - a ckbatch-mpi rank's job (ck_rank_job of ckbatch.h) and its files: the api room's
+ * corpus_rank.c plans, lays out and encodes; output's rank_file.c writes the in-place file
+ * OUT.partial.mpi, the job and rank progress records and the lock, with the single run's lock and
+ * record helpers (output_internal.h). */
+#ifndef CK_RANK_FILE_H
+#define CK_RANK_FILE_H
 
 #include <stddef.h>
 
@@ -12,11 +13,11 @@
 
 #define CK_RANK_WINDOW_BATCHES 4      /* as the single run's window: 4 batches of max_batch_tokens */
 #define CK_RANK_MAX_META 32
-#define CK_RANK_RECORD_VERSION 1
-#define CK_RANK_RECORD_MAX (1u << 20)
+#define CK_RANK_RECORD_VERSION 2   /* 2: the records carry their own SHA-256 (as the single run's) */
 
 struct ck_rank_job {
-    ck_model *model;
+    ck_model *model;               /* opaque here; corpus_rank.c (api) runs it */
+    const char *weights_identity;  /* the model's (ck_weights_identity), for the resume identity */
     ck_corpus_params opt;          /* the caller's (strings not owned) */
     size_t rank, ranks;
     ck_rank_plan_info info;
