@@ -244,44 +244,36 @@ int ck_file_write_atomic(const char *path, const void *bytes, size_t n, ck_error
     return ck_atomic_commit(&a, err);
 }
 
-int ck_file_pwrite_all(int fd, const void *bytes, size_t n, unsigned long long at)
+/* pwrite of src (when not NULL) or pread into dst of n bytes at `at`, in calls of at most
+ * CK_IO_MAX_CALL bytes, looped over short counts and EINTR. A call that moves nothing ends it:
+ * ENOSPC for a write, EIO for a read (the file ended first). */
+static int positioned_all(int fd, const unsigned char *src, unsigned char *dst, size_t n,
+                          unsigned long long at)
 {
-    const unsigned char *p = bytes;
-    while (n > 0) {
-        size_t want = n < CK_IO_MAX_CALL ? n : CK_IO_MAX_CALL;
-        ssize_t w = pwrite(fd, p, want, (off_t)at);
-        if (w < 0 && errno == EINTR) {
+    for (size_t done = 0; done < n;) {
+        size_t want = n - done < CK_IO_MAX_CALL ? n - done : CK_IO_MAX_CALL;
+        ssize_t got = src != NULL ? pwrite(fd, src + done, want, (off_t)(at + done))
+                                  : pread(fd, dst + done, want, (off_t)(at + done));
+        if (got < 0 && errno == EINTR) {
             continue;
         }
-        if (w <= 0) {
-            errno = w == 0 ? ENOSPC : errno;
+        if (got <= 0) {
+            errno = got == 0 ? (src != NULL ? ENOSPC : EIO) : errno;
             return -1;
         }
-        p += w;
-        at += (unsigned long long)w;
-        n -= (size_t)w;
+        done += (size_t)got;
     }
     return 0;
 }
 
+int ck_file_pwrite_all(int fd, const void *bytes, size_t n, unsigned long long at)
+{
+    return positioned_all(fd, bytes, NULL, n, at);
+}
+
 int ck_file_pread_all(int fd, void *bytes, size_t n, unsigned long long at)
 {
-    unsigned char *p = bytes;
-    while (n > 0) {
-        size_t want = n < CK_IO_MAX_CALL ? n : CK_IO_MAX_CALL;
-        ssize_t r = pread(fd, p, want, (off_t)at);
-        if (r < 0 && errno == EINTR) {
-            continue;
-        }
-        if (r <= 0) {
-            errno = r == 0 ? EIO : errno;
-            return -1;
-        }
-        p += r;
-        at += (unsigned long long)r;
-        n -= (size_t)r;
-    }
-    return 0;
+    return positioned_all(fd, NULL, bytes, n, at);
 }
 
 int ck_file_io_failed(const char *path, const char *what, ck_error *err)
