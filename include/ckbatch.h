@@ -64,8 +64,11 @@ enum {
     CK_E_INPUT = -11,     /* bad corpus line: invalid UTF-8, unknown symbol (strict), bad ids */
     CK_E_BACKEND = -12,   /* oneDNN or espeak-ng reported an error */
     CK_E_WEIGHTS = -13,   /* missing weight, shape or dtype mismatch against the circuit */
-    CK_E_CANCELLED = -14  /* the caller's cancel callback (ck_model_params.cancel) stopped the call
+    CK_E_CANCELLED = -14, /* the caller's cancel callback (ck_model_params.cancel) stopped the call
                              between two batches */
+    CK_E_STATE = -15      /* resume refused: the output's progress record belongs to another run
+                             (a differing input, option, weights, rank count or plan; the message
+                             names the field). Start again without resume, or resume that run */
 };
 
 typedef struct {
@@ -410,9 +413,10 @@ typedef struct {
  * (CK_E_PARITY naming the tensor that changed, no output). On any error no file appears at
  * params->output (an existing one is left as it was); the progress files stay when a later run
  * can resume them (logged), else they are removed. Errors: every CK_E_* of the parts, err naming
- * the file, line and field; CK_E_ARG for resume with stdin or with another input, options or
- * weights; CK_E_FORMAT for a progress journal edited since its commit; CK_E_CANCELLED from the
- * model's cancel callback (the progress committed so far stays, so resume = 1 continues). */
+ * the file, line and field; CK_E_ARG for resume with stdin; CK_E_STATE for resume over another
+ * run's progress (another input, options or weights; the message names the field); CK_E_FORMAT
+ * for a progress journal edited since its commit; CK_E_CANCELLED from the model's cancel callback
+ * (the progress committed so far stays, so resume = 1 continues). */
 CK_API int ck_run_corpus(ck_model *model, const ck_corpus_params *params,
                          ck_corpus_summary *summary, ck_error *err);
 
@@ -542,7 +546,7 @@ CK_API const char *ck_rank_header_sha256(const ck_rank_job *job);
  * header at byte 0, writes the job record OUT.partial.mpi.json: ranks, identity, header SHA-256)
  * or, with params->resume and a job record, checks the record (same number of ranks, input,
  * options, weights, header) and the header bytes in the file. *resumed: 1 when continuing.
- * Errors: CK_E_ARG (resume refused: the message names the field, "ranks" for another N),
+ * Errors: CK_E_STATE (resume refused: the message names the field, "ranks" for another N),
  * CK_E_IO (lock held by another run, create, write), CK_E_FORMAT (a record or file edited),
  * CK_E_MEMORY. */
 CK_API int ck_rank_create(ck_rank_job *job, int *resumed, ck_error *err);
@@ -550,8 +554,8 @@ CK_API int ck_rank_create(ck_rank_job *job, int *resumed, ck_error *err);
 /* Step 4, every rank after rank 0's ck_rank_create (resumed: what it returned): opens the file,
  * writes this rank's offsets, sequences and skipped records at their places (pwrite, looped over
  * short writes, at most 1 GiB a call, 64-bit offsets), and when resumed continues from its
- * progress record (none: from its first sequence). Errors: CK_E_ARG (the record is another plan's:
- * the input changed), CK_E_IO, CK_E_FORMAT, CK_E_MEMORY. */
+ * progress record (none: from its first sequence). Errors: CK_E_STATE (the record is another
+ * plan's: the input changed), CK_E_IO, CK_E_FORMAT, CK_E_MEMORY. */
 CK_API int ck_rank_open(ck_rank_job *job, int resumed, ck_error *err);
 
 /* Step 5: encodes the rank's sequences from its mark in windows of batches (the model's

@@ -1,5 +1,8 @@
-/* batcher.c - length-sorted packing of a bounded window of sequences; no allocation. */
+/* batcher.c - length-sorted packing of a bounded window of sequences, and the copy of a batch's
+ * ids; no allocation. */
 #include "batcher.h"
+
+#include <string.h>
 
 #include "ck_status.h"
 
@@ -43,4 +46,28 @@ int ck_batch_plan(const size_t *lengths, size_t n, size_t max_tokens, size_t *or
     }
     *n_spans = count;
     return CK_OK;
+}
+
+size_t ck_batch_pack(const int32_t *const *seqs, const size_t *lengths, const size_t *members,
+                     size_t count, int32_t *batch_ids, size_t *batch_offsets)
+{
+    batch_offsets[0] = 0;
+    for (size_t k = 0; k < count; k++) {
+        size_t i = members[k];
+        memcpy(batch_ids + batch_offsets[k], seqs[i], lengths[i] * sizeof *batch_ids);
+        batch_offsets[k + 1] = batch_offsets[k] + lengths[i];
+    }
+    return batch_offsets[count];
+}
+
+size_t ck_batch_consecutive(const size_t *offsets, size_t n, size_t first, size_t max_tokens,
+                            size_t *batch_offsets)
+{
+    size_t count = 0, base = first < n ? offsets[first] : 0;
+    batch_offsets[0] = 0;
+    while (first + count < n && offsets[first + count + 1] - base <= max_tokens) {
+        count++;
+        batch_offsets[count] = offsets[first + count] - base;
+    }
+    return count;
 }

@@ -4,12 +4,13 @@
 
 #include "ckbatch.h"
 #include "codegen.h"
+#include "model_internal.h"
 
 ck_compile_params ck_compile_default_params(void)
 {
     ck_compile_params p;
     memset(&p, 0, sizeof p);
-    p.max_batch_tokens = 2048; /* ck_model_default_params' */
+    p.max_batch_tokens = CK_DEFAULT_MAX_BATCH_TOKENS; /* a library loads under the model's default */
     return p;
 }
 

@@ -1,7 +1,7 @@
 /* corpus_rank.c - one rank of ckbatch-mpi's in-place run (ck_rank_*, include/ckbatch.h): the plan
  * of the rank's range (reader and G2P into memory), the layout of the one output file from the
  * ranks' counts, and the encoding (rows pwritten in place, a progress record per window); the
- * file, records and lock are corpus_rank_files.c's. Links no MPI (the front end moves the
+ * file, records and lock are output/rank_file.c's. Links no MPI (the front end moves the
  * counts); prints nothing. */
 #define _GNU_SOURCE /* fdatasync, fseeko */
 #include "model_internal.h"
@@ -14,22 +14,14 @@
 
 #include "batcher.h"
 #include "corpus_job.h"
-#include "corpus_rank.h"
+#include "file.h"
 #include "output.h"
+#include "rank_file.h"
 #include "reader.h"
 #include "safetensors.h"
 #include "sha256.h"
 #include "shard.h"
 
-static char *suffixed(const char *path, const char *suffix)
-{
-    size_t n = strlen(path) + strlen(suffix) + 1;
-    char *s = malloc(n);
-    if (s != NULL) {
-        snprintf(s, n, "%s%s", path, suffix);
-    }
-    return s;
-}
 /* ---- the plan: the range through the reader, kept in memory ---- */
 
 static void warn_log(void *ctx, const char *message)
@@ -103,7 +95,7 @@ static int plan_bad_line(ck_rank_job *j, const ck_reader *r, ck_error *err)
     }
     char why[sizeof err->message];
     snprintf(why, sizeof why, "%s", err->message);
-    note(j, "skipped: %s", why);
+    rank_note(j, "skipped: %s", why);
     ck_error_clear(err);
     char *text = ck_output_skip_line(line, why);
     if (text != NULL) {
@@ -174,7 +166,7 @@ static int plan_file(ck_rank_job *j, FILE *in, ck_error *err)
     j->info.first_line = range.first_line;
     j->info.byte_start = range.start;
     j->info.byte_end = range.end;
-    note(j, "input bytes %llu..%llu, lines %zu..%zu (%zu lines)", range.start, range.end,
+    rank_note(j, "input bytes %llu..%llu, lines %zu..%zu (%zu lines)", range.start, range.end,
          range.first_line, range.first_line + range.lines - (range.lines > 0), range.lines);
     ck_reader_options ro = ck_corpus_reader_options(&j->opt, j->model, warn_log, j);
     rc = ck_reader_open_range(&r, in, j->opt.input, &ro, range.start, range.end - range.start,
@@ -198,10 +190,10 @@ static int job_paths(ck_rank_job *j)
 {
     char suffix[64];
     snprintf(suffix, sizeof suffix, ".partial.rank-%05zu-of-%05zu.json", j->rank, j->ranks);
-    j->file_path = suffixed(j->opt.output, ".partial.mpi");
-    j->job_record = suffixed(j->opt.output, ".partial.mpi.json");
-    j->rank_record = suffixed(j->opt.output, suffix);
-    j->lock_path = suffixed(j->opt.output, ".partial.lock");
+    j->file_path = ck_file_suffixed(j->opt.output, ".partial.mpi");
+    j->job_record = ck_file_suffixed(j->opt.output, ".partial.mpi.json");
+    j->rank_record = ck_file_suffixed(j->opt.output, suffix);
+    j->lock_path = ck_file_suffixed(j->opt.output, ".partial.lock");
     return j->file_path && j->job_record && j->rank_record && j->lock_path ? CK_OK : CK_E_MEMORY;
 }
 
@@ -241,6 +233,7 @@ int ck_rank_plan(ck_model *model, const ck_corpus_params *params, size_t rank, s
         return ck_fail(err, CK_E_MEMORY, "rank plan: out of memory");
     }
     j->model = model;
+    j->weights_identity = ck_weights_identity(model->weights);
     j->opt = *params;
     j->opt.lang = j->opt.lang != NULL ? j->opt.lang : "en-us";
     j->rank = rank;
@@ -249,7 +242,7 @@ int ck_rank_plan(ck_model *model, const ck_corpus_params *params, size_t rank, s
     j->output_buffer = ck_model_buffer(model, j->opt.layer);
     rc = j->output_buffer >= 0 ? CK_OK
                                : ck_fail(err, CK_E_CIRCUIT, "%s: no \"hidden\" output for "
-                                         "--layer hidden", model->circuit.path);
+                                         "layer hidden", model->circuit.path);
     if (rc == CK_OK && job_paths(j) != CK_OK) {
         rc = ck_fail(err, CK_E_MEMORY, "rank plan: out of memory");
     }
@@ -349,6 +342,7 @@ const char *ck_rank_header_sha256(const ck_rank_job *j)
 
 typedef struct {
     size_t *lengths, *order, *batch_offsets;
+    const int32_t **seq_ids; /* [cap] where sequence k of the window starts in the job's ids */
     ck_batch_span *spans;
     int32_t *batch_ids;
     size_t cap, window_tokens;
@@ -358,6 +352,7 @@ static void window_free(window_buffers *w)
 {
     free(w->lengths);
     free(w->order);
+    free(w->seq_ids);
     free(w->batch_offsets);
     free(w->spans);
     free(w->batch_ids);
@@ -369,10 +364,13 @@ static int window_alloc(window_buffers *w, size_t max_batch)
     w->cap = w->window_tokens / 2 + 1; /* every sequence has at least [0, 0] */
     w->lengths = calloc(w->cap, sizeof *w->lengths);
     w->order = calloc(w->cap, sizeof *w->order);
+    w->seq_ids = calloc(w->cap, sizeof *w->seq_ids);
     w->batch_offsets = calloc(w->cap + 1, sizeof *w->batch_offsets);
     w->spans = calloc(w->cap, sizeof *w->spans);
     w->batch_ids = calloc(max_batch, sizeof *w->batch_ids);
-    return w->lengths && w->order && w->batch_offsets && w->spans && w->batch_ids ? 0 : -1;
+    return w->lengths && w->order && w->seq_ids && w->batch_offsets && w->spans && w->batch_ids
+               ? 0
+               : -1;
 }
 
 static size_t seq_start(const ck_rank_job *j, size_t i)
@@ -385,12 +383,7 @@ static size_t seq_start(const ck_rank_job *j, size_t i)
 static int run_batch(ck_rank_job *j, window_buffers *w, size_t first, const size_t *members,
                      size_t count, ck_error *err)
 {
-    w->batch_offsets[0] = 0;
-    for (size_t k = 0; k < count; k++) {
-        size_t i = first + members[k], n = j->seq_end[i] - seq_start(j, i);
-        memcpy(w->batch_ids + w->batch_offsets[k], j->ids + seq_start(j, i), n * sizeof *j->ids);
-        w->batch_offsets[k + 1] = w->batch_offsets[k] + n;
-    }
+    ck_batch_pack(w->seq_ids, w->lengths, members, count, w->batch_ids, w->batch_offsets);
     ck_model *m = j->model;
     int rc = ck_model_check_cancel(m, "corpus", j->done_seqs, err);
     rc = rc == CK_OK ? ck_executor_run(m->executor, w->batch_ids, w->batch_offsets, count,
@@ -404,8 +397,8 @@ static int run_batch(ck_rank_job *j, window_buffers *w, size_t first, const size
     for (size_t k = 0; rc == CK_OK && k < count; k++) {
         size_t i = first + members[k], n = w->batch_offsets[k + 1] - w->batch_offsets[k];
         unsigned long long at = j->rows_at + (unsigned long long)seq_start(j, i) * row_bytes;
-        if (ck_rank_pwrite(j->fd, rows + w->batch_offsets[k] * j->cols, n * row_bytes, at) != 0) {
-            rc = ck_rank_io_failed(j->file_path, "writing rows", err);
+        if (ck_file_pwrite_all(j->fd, rows + w->batch_offsets[k] * j->cols, n * row_bytes, at) != 0) {
+            rc = ck_file_io_failed(j->file_path, "writing rows", err);
         }
     }
     j->encoded_tokens += rc == CK_OK ? w->batch_offsets[count] : 0;
@@ -418,6 +411,7 @@ static int run_window(ck_rank_job *j, window_buffers *w, size_t first, size_t n,
     size_t n_spans = 0;
     for (size_t k = 0; k < n; k++) {
         w->lengths[k] = j->seq_end[first + k] - seq_start(j, first + k);
+        w->seq_ids[k] = j->ids + seq_start(j, first + k);
     }
     int rc = ck_batch_plan(w->lengths, n, j->model->params.max_batch_tokens, w->order, w->spans,
                            &n_spans);
@@ -425,7 +419,7 @@ static int run_window(ck_rank_job *j, window_buffers *w, size_t first, size_t n,
         rc = run_batch(j, w, first, w->order + w->spans[b].first, w->spans[b].count, err);
     }
     if (rc == CK_OK && fdatasync(j->fd) != 0) {
-        rc = ck_rank_io_failed(j->file_path, "fdatasync", err);
+        rc = ck_file_io_failed(j->file_path, "fdatasync", err);
     }
     if (rc == CK_OK) {
         j->done_seqs = first + n;

@@ -34,6 +34,7 @@ typedef struct {
     ck_sequence *window;        /* [window_cap] in input order */
     size_t n_window, window_cap, window_used;
     size_t *lengths, *order;    /* [window_cap] */
+    const int32_t **seq_ids;    /* [window_cap] window[i].ids, for ck_batch_pack */
     size_t *row_of;             /* [window_cap] rows before sequence i in the window, input order:
                                    where its rows go past the rows already appended */
     ck_batch_span *spans;       /* [window_cap] */
@@ -83,12 +84,13 @@ static int alloc_buffers(session *s, ck_error *err)
     s->window = calloc(s->window_cap, sizeof *s->window);
     s->lengths = calloc(s->window_cap, sizeof *s->lengths);
     s->order = calloc(s->window_cap, sizeof *s->order);
+    s->seq_ids = calloc(s->window_cap, sizeof *s->seq_ids);
     s->row_of = calloc(s->window_cap, sizeof *s->row_of);
     s->spans = calloc(s->window_cap, sizeof *s->spans);
     s->batch_offsets = calloc(s->window_cap + 1, sizeof *s->batch_offsets);
     s->batch_ids = calloc(t, sizeof *s->batch_ids);
-    if (!s->window || !s->lengths || !s->order || !s->row_of || !s->spans || !s->batch_offsets ||
-        !s->batch_ids) {
+    if (!s->window || !s->lengths || !s->order || !s->seq_ids || !s->row_of || !s->spans ||
+        !s->batch_offsets || !s->batch_ids) {
         return ck_fail(err, CK_E_MEMORY, "encode: out of memory for a window of %zu tokens",
                        s->window_tokens);
     }
@@ -100,7 +102,7 @@ static int prepare(session *s, ck_error *err)
 {
     s->output_buffer = ck_model_buffer(s->model, s->opt->layer);
     if (s->output_buffer < 0) {
-        return ck_fail(err, CK_E_CIRCUIT, "%s: no \"hidden\" output for --layer hidden",
+        return ck_fail(err, CK_E_CIRCUIT, "%s: no \"hidden\" output for layer hidden",
                        s->model->circuit.path);
     }
     s->cols = s->model->circuit.buffers[s->output_buffer].cols;
@@ -172,37 +174,6 @@ static void progress_tick(void *ctx, const char *checkpoint, const float *data, 
     progress(ctx, 0);
 }
 
-/* Every option that changes the output bytes, for the resume identity (--config by its file's
- * SHA-256, so an edited config.json under the same name counts). --threads and
- * --max-batch-tokens change no bit of the features (docs/parity.md, "Invariance"; tested), so a
- * resumed run may use others; --parity runs unfused kernels, whose bits differ, so it counts. */
-void ck_corpus_options_identity(const ck_corpus_params *o, const ck_model *m, char *buf,
-                                size_t cap)
-{
-    static const char *const formats[] = {"phonemes", "ids", "text"};
-    /* a config's vocab changes the ids; without one the string is what it always was */
-    char config[80] = "";
-    if (m->has_config) {
-        snprintf(config, sizeof config, " config=sha256:%s", m->config.sha256);
-    }
-    /* the misaki G2P changes the ids of text: a run resumes only under the same front end (the
-     * espeak path keeps the string it always had) */
-    char g2p[600] = "";
-    if (o->format == CK_INPUT_TEXT && (o->g2p == NULL || strcmp(o->g2p, "misaki") == 0)) {
-        snprintf(g2p, sizeof g2p, " g2p=misaki lexicons=%.500s",
-                 o->lexicon_dir != NULL ? o->lexicon_dir : "shipped");
-    }
-    snprintf(buf, cap, "format=%s lang=%s strict_symbols=%d on_error=%s layer=%s parity=%d%s "
-             "circuit=%s%s", formats[o->format], o->lang, o->strict_symbols,
-             o->skip_bad_lines ? "skip" : "stop", o->layer == CK_LAYER_HIDDEN ? "hidden" : "features",
-             m->parity, config, m->circuit_path ? m->circuit_path : "embedded", g2p);
-    /* bf16 changes the bits; fp32 leaves the string as it always was (older records resume) */
-    if (m->params.precision == CK_PRECISION_BF16) {
-        size_t used = strlen(buf);
-        snprintf(buf + used, cap - used, " precision=bf16");
-    }
-}
-
 /* With --resume: says where the run continues, and passes over the input lines before the mark
  * without converting them (their sequences and skipped lines are in the output already); without a
  * progress record, says that the run starts from the beginning. */
@@ -256,7 +227,7 @@ static int open_output(session *s, int streamed, ck_error *err)
                         s->cols, &id, mode, &s->mark, err);
     if (rc == CK_OK && ck_output_replaced_record(s->output)) {
         note(s, "an interrupted run's progress (%s.partial*) was discarded: this run starts from the "
-             "beginning (--resume would have continued it)", s->out_path);
+             "beginning (resume on would have continued it)", s->out_path);
     }
     return rc == CK_OK && opt->resume ? resume_at_mark(s, err) : rc;
 }
@@ -277,55 +248,6 @@ static int shard_meta(session *s, ck_error *err)
 static int put_meta(void *ctx, const char *key, const char *value, ck_error *err)
 {
     return ck_output_meta(ctx, key, value, err);
-}
-
-int ck_corpus_meta_each(const ck_corpus_params *opt, const ck_model *m, const ck_reader *reader,
-                        int is_stdin, ck_corpus_meta_fn put, void *ctx, ck_error *err)
-{
-    const char *g2p = ck_reader_g2p_version(reader);
-    char engine[64];
-    snprintf(engine, sizeof engine, "ckbatch %s", CK_VERSION);
-    int rc = put(ctx, "format", "ckbatch.features.v2", err);
-    if (rc == CK_OK) rc = put(ctx, "engine", engine, err);
-    if (rc == CK_OK) rc = put(ctx, "layer", opt->layer == CK_LAYER_HIDDEN ? "hidden" : "features",
-                              err);
-    if (rc == CK_OK) rc = put(ctx, "circuit", m->circuit.name, err);
-    if (rc == CK_OK) rc = put(ctx, "weights", ck_weights_identity(m->weights), err);
-    if (rc == CK_OK) rc = put(ctx, "source", is_stdin ? "<stdin>" : opt->input, err);
-    if (rc == CK_OK && g2p != NULL) rc = put(ctx, "g2p", g2p, err);
-    /* fp32 files keep today's bytes: no precision key means fp32 (docs/precision.md) */
-    if (rc == CK_OK && m->params.precision == CK_PRECISION_BF16) {
-        rc = put(ctx, "precision", "bf16", err);
-        if (rc == CK_OK) rc = put(ctx, "dispatch", m->dispatch, err);
-    }
-    /* interpreted files keep today's bytes: no backend key means the interpreter */
-    if (rc == CK_OK && m->library.table != NULL) {
-        rc = put(ctx, "backend", "generated", err);
-        if (rc == CK_OK) rc = put(ctx, "library", m->library.path, err);
-        if (rc == CK_OK) rc = put(ctx, "library_sha256", m->library.sha256, err);
-        if (rc == CK_OK) rc = put(ctx, "library_key", m->library.key, err);
-    }
-    const char *key = NULL, *value = NULL;
-    for (size_t i = 0; rc == CK_OK && ck_reader_g2p_meta(reader, i, &key, &value); i++) {
-        rc = put(ctx, key, value, err);
-    }
-    if (rc == CK_OK && m->has_config) {
-        char config[80];
-        snprintf(config, sizeof config, "sha256:%s", m->config.sha256);
-        rc = put(ctx, "config", config, err);
-    }
-    return rc;
-}
-
-ck_reader_options ck_corpus_reader_options(const ck_corpus_params *opt, const ck_model *m,
-                                           void (*warn)(void *, const char *), void *warn_ctx)
-{
-    /* the longest sequence is the position table (boundaries included): a circuit with fewer
-     * than 512 positions chunks (or, for ids, rejects) its lines shorter, as a line error */
-    ck_reader_options ro = {opt->format, opt->lang, opt->strict_symbols, ck_model_max_phonemes(m),
-                            warn, warn_ctx, m->has_config ? m->config.vocab : NULL,
-                            m->dims.word_rows, opt->g2p, opt->lexicon_dir};
-    return ro;
 }
 
 static int open_io(session *s, ck_error *err)
@@ -398,6 +320,7 @@ static int flush_window(session *s, ck_output_mark next, ck_error *err)
     size_t n_spans = 0, row = 0;
     for (size_t i = 0; i < s->n_window; i++) {
         s->lengths[i] = s->window[i].n_ids;
+        s->seq_ids[i] = s->window[i].ids;
         s->row_of[i] = row; /* rows of the window's earlier sequences, in input order */
         row += s->window[i].n_ids;
     }
@@ -406,12 +329,7 @@ static int flush_window(session *s, ck_output_mark next, ck_error *err)
     for (size_t b = 0; rc == CK_OK && b < n_spans; b++) {
         const size_t *members = s->order + s->spans[b].first;
         size_t count = s->spans[b].count;
-        s->batch_offsets[0] = 0;
-        for (size_t j = 0; j < count; j++) {
-            const ck_sequence *q = &s->window[members[j]];
-            memcpy(s->batch_ids + s->batch_offsets[j], q->ids, q->n_ids * sizeof *q->ids);
-            s->batch_offsets[j + 1] = s->batch_offsets[j] + q->n_ids;
-        }
+        ck_batch_pack(s->seq_ids, s->lengths, members, count, s->batch_ids, s->batch_offsets);
         rc = ck_model_check_cancel(s->model, "corpus", ck_output_sequences(s->output), err);
         rc = rc == CK_OK ? ck_executor_run(s->model->executor, s->batch_ids, s->batch_offsets,
                                            count, s->output_buffer, NULL, 0,
@@ -507,7 +425,7 @@ static int parity_begin(session *s, ck_error *err)
 {
     char hex[65];
     note(s, "parity mode: 1 thread (scheduler and oneDNN)%s, deterministic kernels",
-         s->model->threads != 1 ? ", --threads ignored" : "");
+         s->model->threads != 1 ? ", threads ignored" : "");
     int rc = ck_xray_weights_digest(s->model->weights, &s->weights_sha, hex, err);
     if (rc == CK_OK) {
         note(s, "parity mode: weights sha256 %s (checked again at the end)", hex);
@@ -577,6 +495,7 @@ static void release(session *s)
     free(s->window);
     free(s->lengths);
     free(s->order);
+    free(s->seq_ids);
     free(s->row_of);
     free(s->spans);
     free(s->batch_offsets);
@@ -606,7 +525,7 @@ static void keep_or_discard(session *s, int rc)
         ck_output_discard(s->output);
         return;
     }
-    note(s, "%zu finished sequences kept in %s.partial: run again with --resume to continue",
+    note(s, "%zu finished sequences kept in %s.partial: run again with resume on to continue",
          ck_output_sequences(s->output), s->out_path);
 }
 

@@ -38,7 +38,7 @@ int ck_corpus_shard_open(const ck_corpus_params *p, FILE *in, ck_shard_range *ra
 {
     *path = NULL;
     if (strcmp(p->input, "-") == 0) {
-        return ck_fail(err, CK_E_ARG, "--shard: needs a regular input file, not stdin");
+        return ck_fail(err, CK_E_ARG, "shard: needs a regular input file, not stdin");
     }
     int rc = ck_shard_split_file(in, p->input, p->shard_index, p->shard_count, range, err);
     if (rc != CK_OK) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "batcher.h"
 #include "circuit_default.h"
 #include "ck_isa.h"
 #include "linear.h"
@@ -30,7 +31,7 @@ ck_model_params ck_model_default_params(void)
     ck_model_params p;
     memset(&p, 0, sizeof p);
     p.seed = CK_SYNTH_DEFAULT_SEED;
-    p.max_batch_tokens = 2048;
+    p.max_batch_tokens = CK_DEFAULT_MAX_BATCH_TOKENS;
     return p;
 }
 
@@ -163,19 +164,31 @@ static void describe_dispatch(ck_model *m)
 }
 
 /* Loads params.compiled for this circuit, precision, fusion and batch size (codegen.h checks its
- * SHA-256 before dlopen and its provenance after) and hands its entry table to the executor. */
+ * SHA-256 before dlopen and its provenance after) and hands its entry table to the executor. An
+ * X-Ray model takes a library of any batch size that holds the longest case, planned as
+ * compiled. */
 static int load_compiled(ck_model *m, ck_executor_options *eo, ck_error *err)
 {
     char circuit_sha[65];
     int rc = ck_codegen_circuit_sha256(m->params.circuit, circuit_sha, err);
-    const ck_compiled_want want = {.circuit_sha256 = circuit_sha, .precision = eo->precision,
+    const ck_compiled_want want = {.circuit_sha256 = circuit_sha,
+                                   .precision = eo->precision,
                                    .fuse_gelu = eo->fuse_gelu,
-                                   .max_batch_tokens = eo->max_batch_tokens};
+                                   .max_batch_tokens = m->xray_longest ? 0 : eo->max_batch_tokens};
     rc = rc ? rc : ck_codegen_load(&m->library, m->params.compiled, &want, err);
-    if (rc == CK_OK) {
-        eo->compiled = m->library.table;
+    if (rc != CK_OK) {
+        return rc;
     }
-    return rc;
+    if (m->xray_longest) {
+        size_t planned = m->library.table->provenance->max_batch_tokens;
+        if (planned < eo->max_batch_tokens) {
+            return ck_fail(err, CK_E_SIZE, "%s: compiled for %zu batch tokens, the longest case "
+                           "has %zu", m->params.compiled, planned, eo->max_batch_tokens);
+        }
+        eo->max_batch_tokens = m->params.max_batch_tokens = planned;
+    }
+    eo->compiled = m->library.table;
+    return CK_OK;
 }
 
 /* Everything that can reject the model, in the order the CLI has always checked it: config,
@@ -198,13 +211,21 @@ static int prepare(ck_model *m, ck_error *err)
         return rc;
     }
     size_t max_seq = m->circuit.max_positions;
+    if (m->xray_longest) { /* X-Ray: every case is one batch, however long */
+        m->params.max_batch_tokens = m->xray_longest > max_seq ? m->xray_longest : max_seq;
+    }
     if (p->max_batch_tokens < max_seq) {
         return ck_fail(err, CK_E_ARG, "max_batch_tokens %zu: must be at least the longest "
                        "sequence, %zu", p->max_batch_tokens, max_seq);
     }
     /* parity: one worker, so the scheduler and oneDNN's OpenMP team both run on one thread */
-    ck_executor_options eo = {m->workers, p->max_batch_tokens, max_seq, !m->parity,
-                              ck_precision_dtype(p->precision), NULL};
+    ck_executor_options eo = {
+        .threads = m->workers,
+        .max_batch_tokens = p->max_batch_tokens,
+        .max_seq_len = max_seq,
+        .fuse_gelu = !m->parity,
+        .precision = ck_precision_dtype(p->precision),
+    };
     if (p->compiled != NULL) {
         rc = load_compiled(m, &eo, err);
         if (rc != CK_OK) {
@@ -223,7 +244,9 @@ static int prepare(ck_model *m, ck_error *err)
     return rc;
 }
 
-int ck_model_load(ck_model **out, const ck_model_params *params, ck_error *err)
+/* ck_model_load, and ck_model_open_for_xray when xray_longest > 0. */
+static int open_model(ck_model **out, const ck_model_params *params, size_t xray_longest,
+                      ck_error *err)
 {
     if (out != NULL) {
         *out = NULL;
@@ -239,7 +262,7 @@ int ck_model_load(ck_model **out, const ck_model_params *params, ck_error *err)
         return ck_fail(err, CK_E_ARG, "model: precision %d: expected CK_PRECISION_FP32 or "
                        "CK_PRECISION_BF16", (int)params->precision);
     }
-    if (params->parity && params->precision != CK_PRECISION_FP32) {
+    if (params->parity && params->precision != CK_PRECISION_FP32 && xray_longest == 0) {
         return ck_fail(err, CK_E_ARG, "model: parity runs fp32 only (the X-Ray contract): precision "
                        "bf16 and parity cannot be combined");
     }
@@ -248,6 +271,7 @@ int ck_model_load(ck_model **out, const ck_model_params *params, ck_error *err)
         return ck_fail(err, CK_E_MEMORY, "model: cannot allocate");
     }
     m->params = *params;
+    m->xray_longest = xray_longest;
     m->parity = params->parity != 0;
     m->threads = params->threads > 0 ? params->threads : ck_parallel_available_cpus();
     m->workers = m->parity ? 1 : m->threads;
@@ -275,6 +299,23 @@ int ck_model_load(ck_model **out, const ck_model_params *params, ck_error *err)
     log_memory(m);
     *out = m;
     return CK_OK;
+}
+
+int ck_model_load(ck_model **out, const ck_model_params *params, ck_error *err)
+{
+    return open_model(out, params, 0, err);
+}
+
+int ck_model_open_for_xray(ck_model **out, const ck_model_params *params, size_t longest,
+                           ck_error *err)
+{
+    if (longest == 0 || params == NULL || !params->parity) {
+        if (out != NULL) {
+            *out = NULL;
+        }
+        return ck_fail(err, CK_E_ARG, "model: an X-Ray model runs in parity with a longest case");
+    }
+    return open_model(out, params, longest, err);
 }
 
 void ck_model_free(ck_model *m)
@@ -421,12 +462,8 @@ int ck_model_encode_ids(ck_model *m, const int32_t *ids, const size_t *offsets, 
     }
     /* consecutive sequences, in input order, as long as they fit one planned batch */
     for (size_t first = 0; rc == CK_OK && first < n_seqs;) {
-        size_t count = 0, base = offsets[first];
-        batch[0] = 0;
-        while (first + count < n_seqs && offsets[first + count + 1] - base <= cap) {
-            count++;
-            batch[count] = offsets[first + count] - base;
-        }
+        size_t base = offsets[first];
+        size_t count = ck_batch_consecutive(offsets, n_seqs, first, cap, batch);
         rc = ck_model_check_cancel(m, "encode", first, err);
         rc = rc == CK_OK ? ck_executor_run(m->executor, ids + base, batch, count, buffer,
                                            out + base * cols, batch[count] * cols, NULL, NULL, err)

@@ -1,5 +1,5 @@
-/* model_internal.h - what a ck_model holds, for the api room's own files (model.c, corpus_run.c).
- * Not installed; outside engine/api nothing includes it (scripts/check-rooms.sh). */
+/* model_internal.h - what a ck_model holds, for the api room's own files (model.c, corpus_run.c,
+ * xray_model.c). Not installed; outside engine/api nothing includes it (scripts/check-rooms.sh). */
 #ifndef CK_MODEL_INTERNAL_H
 #define CK_MODEL_INTERNAL_H
 
@@ -11,9 +11,14 @@
 #include "kokoro_config.h"
 #include "weights.h"
 
+/* max_batch_tokens of ck_model_default_params and ck_compile_default_params: a library compiled
+ * with the defaults loads into a model opened with the defaults. */
+#define CK_DEFAULT_MAX_BATCH_TOKENS 2048
+
 struct ck_model {
     ck_model_params params;     /* as given; the paths are not kept past load */
     int parity;
+    size_t xray_longest;        /* ck_model_open_for_xray: tokens of its longest case; 0 otherwise */
     int threads;                /* params.threads resolved (0: the available CPUs) */
     int workers;                /* compute workers: 1 in parity, else threads */
     char *circuit_path;         /* copy of params.circuit, NULL for the embedded one (resume
@@ -27,6 +32,14 @@ struct ck_model {
     char dispatch[512];         /* ck_model_dispatch: what each op class ran on */
     ck_compiled_library library;/* params.compiled, loaded and verified; zeroed when interpreted */
 };
+
+/* ck_model_load for X-Ray's parity run (params->parity set; xray_model.c): one worker and unfused
+ * kernels in either precision (bf16 included), max_batch_tokens the larger of `longest` and the
+ * circuit's positions, and params->compiled taken at its own max batch tokens when they hold the
+ * longest case (else CK_E_SIZE "PATH: compiled for N batch tokens, the longest case has M"). The
+ * model keeps every weight (X-Ray hashes them after the run). */
+int ck_model_open_for_xray(ck_model **out, const ck_model_params *params, size_t longest,
+                           ck_error *err);
 
 /* The circuit buffer of `layer` (features or hidden), or -1 when the circuit has none. */
 int ck_model_buffer(const ck_model *m, ck_layer layer);

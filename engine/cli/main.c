@@ -16,7 +16,7 @@
 #include "ckbatch.h"
 #include "cli.h"
 
-enum { EXIT_INPUT = 1 };
+enum { EXIT_INPUT = 1, EXIT_STATE = 3 };
 
 static int make_demo_weights(int argc, char **argv)
 {
@@ -197,6 +197,11 @@ static int run_corpus(ck_cli_options *o)
         fprintf(stderr, "ckbatch: stopped by %s: %s\n", stop_signal == SIGINT ? "SIGINT" : "SIGTERM",
                 err.message);
         return 128 + (int)stop_signal;
+    }
+    if (rc == CK_E_STATE) { /* the library names the field; the flag is the CLI's word */
+        fprintf(stderr, "ckbatch: error: %s\nckbatch: --resume continues only the run that wrote "
+                "the progress record: run it again without --resume to start over\n", err.message);
+        return EXIT_STATE;
     }
     if (rc != CK_OK) {
         fprintf(stderr, "ckbatch: error: %s\n", err.message);

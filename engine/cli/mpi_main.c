@@ -3,7 +3,8 @@
  * place (ck_rank_*, include/ckbatch.h). The only file of ckbatch that includes mpi.h: it moves the
  * ranks' counts between them, waits without spinning, prints (every line "ckbatch: rank r/N
  * (host): ...", except the bad line of --on-error stop, printed once exactly as ckbatch prints it)
- * and picks the exit code: 0, 1 (input or runtime error), 2 usage. Computes nothing itself. */
+ * and picks the exit code: 0, 1 (input or runtime error), 2 usage, 3 resume refused (CK_E_STATE).
+ * Computes nothing itself. */
 #define _GNU_SOURCE /* gethostname, RUSAGE_SELF */
 #include <fcntl.h>
 #include <limits.h>
@@ -19,7 +20,7 @@
 #include "ckbatch.h"
 #include "cli.h"
 
-enum { EXIT_INPUT = 1, EXIT_USAGE = 2 };
+enum { EXIT_INPUT = 1, EXIT_USAGE = 2, EXIT_STATE = 3 };
 
 /* Who this process is, for every line it prints. */
 typedef struct {
@@ -248,8 +249,12 @@ static int open_file(ck_rank_job *job)
     if (from_rank0(rc != CK_OK)) {
         if (me.rank == 0) {
             say("error: %s", err.message);
+            if (rc == CK_E_STATE) { /* the library names the field; the flag is the CLI's word */
+                say("--resume continues only the job that wrote the progress records: run it "
+                    "again without --resume to start over");
+            }
         }
-        return EXIT_INPUT;
+        return from_rank0(rc == CK_E_STATE) ? EXIT_STATE : EXIT_INPUT;
     }
     resumed = from_rank0(resumed);
     rc = ck_rank_open(job, resumed, &err);
@@ -257,7 +262,7 @@ static int open_file(ck_rank_job *job)
         if (rc != CK_OK) {
             say("error: %s", err.message);
         }
-        return EXIT_INPUT;
+        return any_rank(rc == CK_E_STATE) ? EXIT_STATE : EXIT_INPUT;
     }
     return 0;
 }

@@ -232,7 +232,7 @@ static int build_library(const ck_compile_params *p, const char *cc, ck_compile_
     snprintf(log, sizeof log, "%s.log.%ld", r->library, (long)getpid()); /* kept on failure */
     int rc = run_compiler(p, cc, r->source, tmp, log, err);
     if (rc == CK_OK) {
-        rc = ck_codegen_publish(tmp, r->library, err);
+        rc = ck_file_publish(tmp, r->library, err);
     }
     if (rc != CK_OK) {
         unlink(tmp);

@@ -21,10 +21,6 @@ int ck_codegen_manifest_read(const char *path, ck_codegen_manifest *m, ck_error 
 int ck_codegen_manifest_write(const ck_compile_result *r, const char *compiler,
                               const char *emitter, ck_error *err);
 
-/* fsyncs the file at tmp, renames it onto path and fsyncs path's directory. CK_E_IO naming the
- * step that failed (tmp then still exists). */
-int ck_codegen_publish(const char *tmp, const char *path, ck_error *err);
-
 /* The codegen kit: the -I flags and the two archives a generated library is compiled with, and
  * where they were found ("installed", "build tree", "installed (configured prefix)"). */
 typedef struct {

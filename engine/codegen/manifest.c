@@ -1,13 +1,9 @@
 /* manifest.c - the sidecar manifest of a generated library (its SHA-256, cache key and circuit
- * hash) and the fsync + rename that publishes a finished file. No compiling, no loading. */
+ * hash). No compiling, no loading; common/file.c publishes the finished files. */
 #include <cjson/cJSON.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "codegen_internal.h"
 #include "file.h"
@@ -72,28 +68,4 @@ int ck_codegen_manifest_write(const ck_compile_result *r, const char *compiler,
     int rc = ck_file_write_atomic(r->manifest, text, strlen(text), err);
     free(text);
     return rc;
-}
-
-int ck_codegen_publish(const char *tmp, const char *path, ck_error *err)
-{
-    int fd = open(tmp, O_RDONLY);
-    if (fd < 0 || fsync(fd) != 0) {
-        int e = errno;
-        if (fd >= 0) {
-            close(fd);
-        }
-        return ck_fail(err, CK_E_IO, "%s: fsync failed: %s", tmp, strerror(e));
-    }
-    close(fd);
-    if (rename(tmp, path) != 0) {
-        return ck_fail(err, CK_E_IO, "%s: rename from %s failed: %s", path, tmp, strerror(errno));
-    }
-    char dir[600];
-    snprintf(dir, sizeof dir, "%s", path);
-    fd = open(dirname(dir), O_RDONLY);
-    if (fd >= 0) {
-        fsync(fd); /* best effort: the rename is done either way */
-        close(fd);
-    }
-    return CK_OK;
 }

@@ -1,5 +1,6 @@
 /* file.c - whole-file reads (open without blocking, refuse what is not a regular file, read in
- * pieces up to the cap) and atomic writes (temp + fsync + rename + directory fsync). */
+ * pieces up to the cap), atomic writes (temp + fsync + rename + directory fsync), positioned writes
+ * and reads in calls of at most CK_IO_MAX_CALL bytes. */
 #include "file.h"
 
 #include <dirent.h>
@@ -174,6 +175,27 @@ static void sync_dir(const char *path)
     free(dir);
 }
 
+int ck_file_publish(const char *tmp, const char *path, ck_error *err)
+{
+    if (tmp == NULL || path == NULL) {
+        return ck_fail(err, CK_E_ARG, "publish: null path");
+    }
+    int fd = open(tmp, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || fsync(fd) != 0) {
+        int e = errno;
+        if (fd >= 0) {
+            close(fd);
+        }
+        return ck_fail(err, CK_E_IO, "%s: fsync failed (disk full?): %s", tmp, strerror(e));
+    }
+    close(fd);
+    if (rename(tmp, path) != 0) {
+        return ck_fail(err, CK_E_IO, "%s: rename from %s failed: %s", path, tmp, strerror(errno));
+    }
+    sync_dir(path);
+    return CK_OK;
+}
+
 int ck_atomic_commit(ck_atomic_file *a, ck_error *err)
 {
     if (a == NULL || a->f == NULL) {
@@ -185,17 +207,11 @@ int ck_atomic_commit(ck_atomic_file *a, ck_error *err)
     ok = fclose(a->f) == 0 && ok;
     saved = ok ? 0 : (saved ? saved : errno);
     a->f = NULL;
-    int rc = CK_OK;
-    if (!ok) {
-        rc = ck_fail(err, CK_E_IO, "%s: writing failed (disk full?): %s", a->path, strerror(saved));
-    } else if (rename(a->tmp, a->path) != 0) {
-        rc = ck_fail(err, CK_E_IO, "%s: rename from %s failed: %s", a->path, a->tmp,
-                     strerror(errno));
-    }
+    int rc = ok ? ck_file_publish(a->tmp, a->path, err)
+                : ck_fail(err, CK_E_IO, "%s: writing failed (disk full?): %s", a->path,
+                          strerror(saved));
     if (rc != CK_OK) {
         unlink(a->tmp);
-    } else {
-        sync_dir(a->path);
     }
     atomic_free(a);
     return rc;
@@ -226,6 +242,54 @@ int ck_file_write_atomic(const char *path, const void *bytes, size_t n, ck_error
         return rc;
     }
     return ck_atomic_commit(&a, err);
+}
+
+/* pwrite of src (when not NULL) or pread into dst of n bytes at `at`, in calls of at most
+ * CK_IO_MAX_CALL bytes, looped over short counts and EINTR. A call that moves nothing ends it:
+ * ENOSPC for a write, EIO for a read (the file ended first). */
+static int positioned_all(int fd, const unsigned char *src, unsigned char *dst, size_t n,
+                          unsigned long long at)
+{
+    for (size_t done = 0; done < n;) {
+        size_t want = n - done < CK_IO_MAX_CALL ? n - done : CK_IO_MAX_CALL;
+        ssize_t got = src != NULL ? pwrite(fd, src + done, want, (off_t)(at + done))
+                                  : pread(fd, dst + done, want, (off_t)(at + done));
+        if (got < 0 && errno == EINTR) {
+            continue;
+        }
+        if (got <= 0) {
+            errno = got == 0 ? (src != NULL ? ENOSPC : EIO) : errno;
+            return -1;
+        }
+        done += (size_t)got;
+    }
+    return 0;
+}
+
+int ck_file_pwrite_all(int fd, const void *bytes, size_t n, unsigned long long at)
+{
+    return positioned_all(fd, bytes, NULL, n, at);
+}
+
+int ck_file_pread_all(int fd, void *bytes, size_t n, unsigned long long at)
+{
+    return positioned_all(fd, NULL, bytes, n, at);
+}
+
+int ck_file_io_failed(const char *path, const char *what, ck_error *err)
+{
+    return ck_fail(err, CK_E_IO, "%s: %s failed (disk full?): %s", path, what,
+                   strerror(errno ? errno : EIO));
+}
+
+char *ck_file_suffixed(const char *path, const char *suffix)
+{
+    size_t n = strlen(path) + strlen(suffix) + 1;
+    char *s = malloc(n);
+    if (s != NULL) {
+        snprintf(s, n, "%s%s", path, suffix);
+    }
+    return s;
 }
 
 void ck_file_remove_siblings(const char *path, const char *suffix, int (*match)(const char *rest))

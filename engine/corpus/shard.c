@@ -98,7 +98,7 @@ int ck_shard_split_file(FILE *in, const char *name, size_t index, size_t count, 
     int fd = fileno(in);
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        return ck_fail(err, CK_E_IO, "%s: --shard needs a regular input file", src);
+        return ck_fail(err, CK_E_IO, "%s: a shard needs a regular input file", src);
     }
     unsigned long long S = (unsigned long long)st.st_size, start = 0, end = 0;
     size_t before = 0, inside = 0;

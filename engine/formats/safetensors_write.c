@@ -12,8 +12,6 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#define CK_ST_MAX_CALL (1u << 30) /* bytes per read, write or copy call at most (C24: 2 GiB bugs) */
-
 static void buf_put_size(ck_strbuf *b, size_t v)
 {
     char num[32];
@@ -203,7 +201,7 @@ static int copy_plain(int fd, off_t *in, int out, off_t *at, size_t left)
 }
 
 /* Appends segment g to the file under fp (flushed; positioned at its end afterwards):
- * copy_file_range in calls of at most CK_ST_MAX_CALL bytes, looping over short counts; where the
+ * copy_file_range in calls of at most CK_IO_MAX_CALL bytes, looping over short counts; where the
  * kernel or file systems cannot (EXDEV, ENOSYS, EINVAL, EOPNOTSUPP), pread/pwrite. 0 or -1. */
 static int copy_segment(FILE *fp, const ck_st_segment *g)
 {
@@ -214,7 +212,7 @@ static int copy_segment(FILE *fp, const ck_st_segment *g)
         return -1;
     }
     while (left > 0) {
-        size_t want = left < CK_ST_MAX_CALL ? left : CK_ST_MAX_CALL;
+        size_t want = left < CK_IO_MAX_CALL ? left : CK_IO_MAX_CALL;
         ssize_t got = copy_file_range(g->fd, &in, out, &at, want, 0);
         if (got < 0 && errno == EINTR) {
             continue;
@@ -248,7 +246,7 @@ static int write_tensor(FILE *fp, const ck_st_entry *e, const ck_st_segments *se
     if (e->data != NULL) {
         const char *p = e->data;
         for (size_t done = 0; done < bytes;) {
-            size_t want = bytes - done < CK_ST_MAX_CALL ? bytes - done : CK_ST_MAX_CALL;
+            size_t want = bytes - done < CK_IO_MAX_CALL ? bytes - done : CK_IO_MAX_CALL;
             if (fwrite(p + done, 1, want, fp) != want) {
                 return 0;
             }

@@ -58,7 +58,7 @@ static int parse_desc(shard *sh, ck_error *err)
     const char *text = ck_st_metadata(sh->st, SHARD_KEY);
     if (text == NULL) {
         return ck_fail(err, CK_E_FORMAT, "%s: not a shard file (no \"%s\" metadata): merge takes the "
-                       "files `ckbatch --shard I/N` writes", sh->path, SHARD_KEY);
+                       "files a shard run (shard_index of shard_count) writes", sh->path, SHARD_KEY);
     }
     size_t at = 0;
     const char *why = NULL;
@@ -192,7 +192,7 @@ static int check_set(const char *output, const shard *s, size_t n, ck_error *err
         return ck_fail(err, CK_E_ARG, "merge: shard %zu/%zu missing: input bytes %llu..%llu (lines "
                        "%zu %s) are in no given shard (%.300s %s)", want, s[0].count, from, to,
                        line, lines, path, access(record, F_OK) == 0
-                           ? "is unfinished: run that shard again with --resume"
+                           ? "is unfinished: run that shard again with resume on"
                            : "was not given or never ran");
     }
     return CK_OK;

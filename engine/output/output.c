@@ -24,28 +24,18 @@ const char *const ck_output_journal_suffix[CK_J_COUNT] = {".partial", ".partial.
 const char *const ck_output_journal_field[CK_J_COUNT] = {"rows_bytes", "seqs_bytes",
                                                          "skipped_bytes", "offsets_bytes"};
 
-static char *suffixed(const char *path, const char *suffix)
-{
-    size_t n = strlen(path) + strlen(suffix) + 1;
-    char *s = malloc(n);
-    if (s != NULL) {
-        snprintf(s, n, "%s%s", path, suffix);
-    }
-    return s;
-}
-
 static int alloc_output(ck_output **out, const char *path, const char *rows_name, size_t cols)
 {
     ck_output *o = calloc(1, sizeof *o);
     *out = o;
     if (o == NULL || (o->path = strdup(path)) == NULL ||
-        (o->record_path = suffixed(path, ".partial.json")) == NULL ||
-        (o->record_tmp = suffixed(path, ".partial.json.tmp")) == NULL ||
-        (o->lock_path = suffixed(path, ".partial.lock")) == NULL) {
+        (o->record_path = ck_file_suffixed(path, ".partial.json")) == NULL ||
+        (o->record_tmp = ck_file_suffixed(path, ".partial.json.tmp")) == NULL ||
+        (o->lock_path = ck_file_suffixed(path, ".partial.lock")) == NULL) {
         return CK_E_MEMORY;
     }
     for (size_t i = 0; i < CK_J_COUNT; i++) {
-        if ((o->j[i].path = suffixed(path, ck_output_journal_suffix[i])) == NULL) {
+        if ((o->j[i].path = ck_file_suffixed(path, ck_output_journal_suffix[i])) == NULL) {
             return CK_E_MEMORY;
         }
     }
@@ -61,24 +51,31 @@ static int pid_suffix(const char *rest)
     return rest[0] != '\0' && strspn(rest, "0123456789") == strlen(rest);
 }
 
-/* Takes PATH.partial.lock (flock, exclusive, not waiting) before any partial file is touched: two
- * runs writing the same output would interleave their rows in one PATH.partial. The lock goes
- * with the process (close or exit, also on SIGKILL); the file is removed with the other partials. */
+int ck_output_lock(const char *lock_path, const char *output, int *fd, ck_error *err)
+{
+    *fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (*fd < 0) {
+        return ck_fail(err, CK_E_IO, "%s: cannot create the lock file beside the output: %s",
+                       lock_path, strerror(errno));
+    }
+    if (flock(*fd, LOCK_EX | LOCK_NB) != 0) {
+        int busy = errno == EWOULDBLOCK, e = errno;
+        close(*fd);
+        *fd = -1;
+        return busy ? ck_fail(err, CK_E_IO, "%s: another ckbatch run is writing this output (%s is "
+                              "locked): wait for it or choose another output path", output,
+                              lock_path)
+                    : ck_fail(err, CK_E_IO, "%s: cannot lock: %s", lock_path, strerror(e));
+    }
+    return CK_OK;
+}
+
+/* Takes PATH.partial.lock before any partial file is touched (ck_output_lock). */
 static int take_lock(ck_output *o, ck_error *err)
 {
-    o->lock_fd = open(o->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (o->lock_fd < 0) {
-        return ck_fail(err, CK_E_IO, "%s: cannot create the lock file beside the output: %s",
-                       o->lock_path, strerror(errno));
-    }
-    if (flock(o->lock_fd, LOCK_EX | LOCK_NB) != 0) {
-        int busy = errno == EWOULDBLOCK;
-        close(o->lock_fd);
-        o->lock_fd = -1;
-        return busy ? ck_fail(err, CK_E_IO, "%s: another ckbatch run is writing this output (%s is "
-                              "locked): wait for it or choose another --output", o->path,
-                              o->lock_path)
-                    : ck_fail(err, CK_E_IO, "%s: cannot lock: %s", o->lock_path, strerror(errno));
+    int rc = ck_output_lock(o->lock_path, o->path, &o->lock_fd, err);
+    if (rc != CK_OK) {
+        return rc;
     }
     o->locked = 1;
     /* PATH.tmp.<pid> of a run killed while it wrote the final file: with the lock held no other

@@ -56,6 +56,28 @@ int ck_output_begin_hashes(ck_output *o, ck_error *err);
  * "on_error=skip"), not a cut-off common prefix. Used by resume and by merge. */
 size_t ck_output_parting_word(const char *a, const char *b);
 
+/* Takes lock_path (flock, exclusive, not waiting) into *fd before any partial file of `output` is
+ * touched: two runs writing the same output (a single run's journals or an MPI job's in-place
+ * file) would interleave their bytes. The lock goes with the process (close or exit, also on
+ * SIGKILL). Errors: CK_E_IO "OUTPUT: another ckbatch run is writing this output (LOCK is locked):
+ * wait for it or choose another output path", or the open/flock failure; *fd is then -1. */
+int ck_output_lock(const char *lock_path, const char *output, int *fd, ck_error *err);
+
+/* Writes the progress record r to path atomically (through tmp, a fixed name the lock makes safe,
+ * or NULL for PATH.tmp.<pid>): r printed unformatted with a last field "record_sha256", the
+ * SHA-256 of r printed unformatted without it, so an edited count or mark is refused like an
+ * edited journal. Adds that field to r. Errors: CK_E_MEMORY, CK_E_BACKEND, those of the atomic
+ * writer. */
+int ck_output_record_write(const char *path, const char *tmp, cJSON *r, ck_error *err);
+
+/* Reads the progress record at path into *r (the caller deletes it): at most 1 MiB, one JSON
+ * object whose "version" is `version` and whose "record_sha256" matches (removed from *r). With
+ * missing_ok a path that does not exist gives *r NULL and CK_OK. Errors: those of
+ * ck_file_read_all; CK_E_FORMAT "PATH: ..." naming the field (not JSON, version, a changed
+ * record). */
+int ck_output_record_read(const char *path, int version, int missing_ok, cJSON **r,
+                          ck_error *err);
+
 /* Reopens o's partial files from its record (see ck_output_open, CK_OUTPUT_RESUME); the record must
  * exist. */
 int ck_output_resume(ck_output *o, ck_output_mark *mark, ck_error *err);

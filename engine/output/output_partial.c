@@ -102,21 +102,60 @@ static int journal_digests(ck_output *o, char hex[CK_J_COUNT][65], ck_error *err
 /* The record's field for the SHA-256 of the record itself, printed unformatted without that field. */
 #define RECORD_SHA_FIELD "record_sha256"
 
+/* The SHA-256 of r printed unformatted, as hex; CK_OK, CK_E_MEMORY or CK_E_BACKEND. */
+static int record_digest(const cJSON *r, char hex[65])
+{
+    char *body = cJSON_PrintUnformatted(r);
+    unsigned char d[32];
+    int rc = body != NULL ? ck_sha256(body, strlen(body), d) : CK_E_MEMORY;
+    free(body);
+    if (rc == CK_OK) {
+        ck_sha256_hex(d, hex);
+    }
+    return rc;
+}
+
+int ck_output_record_write(const char *path, const char *tmp, cJSON *r, ck_error *err)
+{
+    char self[65];
+    int rc = record_digest(r, self);
+    if (rc != CK_OK) {
+        return ck_fail(err, rc, "%s: cannot compute the record's SHA-256", path);
+    }
+    char *text = cJSON_AddStringToObject(r, RECORD_SHA_FIELD, self) != NULL
+                     ? cJSON_PrintUnformatted(r)
+                     : NULL;
+    if (text == NULL) {
+        return ck_fail(err, CK_E_MEMORY, "%s: out of memory", path);
+    }
+    ck_atomic_file a;
+    size_t len = strlen(text);
+    rc = ck_atomic_open(&a, path, tmp, err);
+    if (rc == CK_OK && fwrite(text, 1, len, a.f) != len) {
+        rc = ck_fail(err, CK_E_IO, "%s: writing the progress record failed (disk full?): %s",
+                     path, strerror(errno));
+        ck_atomic_abort(&a);
+    } else if (rc == CK_OK) {
+        rc = ck_atomic_commit(&a, err);
+    }
+    free(text);
+    return rc;
+}
+
 /* The record for the state appended so far, with `next` as the mark and hex[j] the SHA-256 of
  * journal j; NULL when out of memory. */
-static char *record_text(const ck_output *o, ck_output_mark next, char hex[CK_J_COUNT][65])
+static cJSON *record_json(const ck_output *o, ck_output_mark next, char hex[CK_J_COUNT][65])
 {
     cJSON *r = cJSON_CreateObject();
     cJSON *id = cJSON_Duplicate(o->identity, 1);
-    char *text = NULL;
-    if (r != NULL && id != NULL) {
+    int ok = r != NULL && id != NULL;
+    if (ok) {
         cJSON_AddNumberToObject(r, "version", CK_RECORD_VERSION);
         cJSON_AddItemToObject(r, "identity", id);
         id = NULL;
         const double v[N_COUNTS] = {(double)o->cols, (double)o->n_seqs, (double)o->tokens,
                                     (double)next.line, (double)next.chunk,
                                     (double)next.chunked_lines, (double)next.dropped_symbols};
-        int ok = 1;
         for (size_t i = 0; i < N_COUNTS; i++) {
             ok = ok && cJSON_AddNumberToObject(r, COUNT_FIELDS[i], v[i]) != NULL;
         }
@@ -127,22 +166,13 @@ static char *record_text(const ck_output *o, ck_output_mark next, char hex[CK_J_
         for (size_t i = 0; i < CK_J_COUNT; i++) {
             ok = ok && cJSON_AddStringToObject(r, SHA_FIELDS[i], hex[i]) != NULL;
         }
-        /* last: the SHA-256 of the record printed without it, so an edit of a count or of the
-         * mark (which no journal digest covers) is refused like an edited journal */
-        char *body = ok ? cJSON_PrintUnformatted(r) : NULL;
-        unsigned char d[32];
-        char self[65];
-        ok = body != NULL && ck_sha256(body, strlen(body), d) == CK_OK;
-        free(body);
-        if (ok) {
-            ck_sha256_hex(d, self);
-            ok = cJSON_AddStringToObject(r, RECORD_SHA_FIELD, self) != NULL;
-        }
-        text = ok ? cJSON_PrintUnformatted(r) : NULL;
     }
     cJSON_Delete(id);
-    cJSON_Delete(r);
-    return text;
+    if (!ok) {
+        cJSON_Delete(r);
+        return NULL;
+    }
+    return r;
 }
 
 int ck_output_commit(ck_output *o, ck_output_mark next, ck_error *err)
@@ -167,47 +197,18 @@ int ck_output_commit(ck_output *o, ck_output_mark next, ck_error *err)
     if (rc != CK_OK) {
         return rc;
     }
-    char *text = record_text(o, next, hex);
-    if (text == NULL) {
+    cJSON *r = record_json(o, next, hex);
+    if (r == NULL) {
         return ck_fail(err, CK_E_MEMORY, "%s: out of memory", o->record_path);
     }
     /* a fixed temporary name is safe: the lock keeps every other run off this output */
-    ck_atomic_file a;
-    size_t len = strlen(text);
-    rc = ck_atomic_open(&a, o->record_path, o->record_tmp, err);
-    if (rc == CK_OK && fwrite(text, 1, len, a.f) != len) {
-        rc = ck_fail(err, CK_E_IO, "%s: writing the progress record failed (disk full?): %s",
-                     o->record_path, strerror(errno));
-        ck_atomic_abort(&a);
-    } else if (rc == CK_OK) {
-        rc = ck_atomic_commit(&a, err);
-    }
-    free(text);
+    rc = ck_output_record_write(o->record_path, o->record_tmp, r, err);
+    cJSON_Delete(r);
     if (rc != CK_OK) {
         return rc;
     }
     o->commits++;
     return CK_OK;
-}
-
-/* Reads a whole small file into a NUL-terminated buffer; NULL when it cannot (errno set). */
-static char *slurp(const char *path, size_t max)
-{
-    FILE *f = fopen(path, "rb");
-    char *text = f != NULL ? malloc(max + 1) : NULL;
-    size_t n = text != NULL ? fread(text, 1, max + 1, f) : 0;
-    if (f != NULL) {
-        fclose(f);
-    }
-    if (text != NULL && n > max) {
-        free(text);
-        errno = EFBIG;
-        return NULL;
-    }
-    if (text != NULL) {
-        text[n] = '\0';
-    }
-    return text;
 }
 
 /* Field `key` of the record as a size; CK_E_FORMAT naming it when absent or not one. */
@@ -247,20 +248,20 @@ static int check_identity(const ck_output *o, const cJSON *r, ck_error *err)
         const cJSON *b = cJSON_GetObjectItemCaseSensitive(o->identity, fields[i]);
         if (cJSON_IsString(a) && cJSON_IsString(b) && strcmp(a->valuestring, b->valuestring) != 0) {
             size_t at = ck_output_parting_word(a->valuestring, b->valuestring);
-            return ck_fail(err, CK_E_ARG, "--resume: identity field \"%s\" differs: the "
+            return ck_fail(err, CK_E_STATE, "resume: identity field \"%s\" differs: the "
                            "interrupted run had \"%.60s\", this run has \"%.60s\" (each from the "
-                           "first word that differs): start again without --resume", fields[i],
+                           "first word that differs): start again with resume off", fields[i],
                            a->valuestring + at, b->valuestring + at);
         }
         if (a == NULL || !cJSON_Compare(a, b, 1)) {
             char *was = a != NULL ? cJSON_PrintUnformatted(a) : NULL;
             char *now = cJSON_PrintUnformatted(b);
-            ck_fail(err, CK_E_ARG, "--resume: identity field \"%s\" differs from the interrupted "
-                    "run's (was %.80s, now %.80s): start again without --resume", fields[i],
-                    was ? was : "absent", now ? now : "?");
+            ck_fail(err, CK_E_STATE, "resume: identity field \"%s\" differs from the "
+                    "interrupted run's (was %.80s, now %.80s): start again with resume off",
+                    fields[i], was ? was : "absent", now ? now : "?");
             free(was);
             free(now);
-            return CK_E_ARG;
+            return CK_E_STATE;
         }
     }
     return CK_OK;
@@ -294,7 +295,7 @@ static int check_sizes(const ck_output *o, const record *rec, ck_error *err)
 {
     size_t tokens = rec->counts[R_TOKENS], seqs = rec->counts[R_SEQUENCES];
     if (rec->counts[R_COLS] != o->cols) {
-        return ck_fail(err, CK_E_ARG, "--resume: field \"cols\": record has %zu, this run %zu",
+        return ck_fail(err, CK_E_STATE, "resume: field \"cols\": record has %zu, this run %zu",
                        rec->counts[R_COLS], o->cols);
     }
     if (tokens > SIZE_MAX / 4 / o->cols || rec->bytes[CK_J_ROWS] != tokens * o->cols * sizeof(float)) {
@@ -313,41 +314,62 @@ static int check_sizes(const ck_output *o, const record *rec, ck_error *err)
 }
 
 /* The record's "record_sha256" must be the SHA-256 of the rest of it printed unformatted (as the
- * commit printed it): the mark and the counts are covered by no journal's digest, and a changed
+ * writer printed it): the mark and the counts are covered by no journal's digest, and a changed
  * next_line would silently drop or repeat lines. Removes the field from r. */
-static int check_record_digest(const ck_output *o, cJSON *r, ck_error *err)
+static int check_record_digest(const char *path, cJSON *r, ck_error *err)
 {
     cJSON *self = cJSON_DetachItemFromObjectCaseSensitive(r, RECORD_SHA_FIELD);
-    char *body = cJSON_IsString(self) ? cJSON_PrintUnformatted(r) : NULL;
-    unsigned char d[32];
     char hex[65] = "";
-    int rc = body != NULL ? ck_sha256(body, strlen(body), d) : CK_E_FORMAT;
-    if (rc == CK_OK) {
-        ck_sha256_hex(d, hex);
-    }
+    int rc = cJSON_IsString(self) ? record_digest(r, hex) : CK_E_FORMAT;
     if (!cJSON_IsString(self) || strlen(self->valuestring) != 64) {
-        rc = ck_fail(err, CK_E_FORMAT, "%s: field \"%s\": expected 64 lowercase hex digits",
-                     o->record_path, RECORD_SHA_FIELD);
+        rc = ck_fail(err, CK_E_FORMAT, "%s: field \"%s\": expected 64 lowercase hex digits", path,
+                     RECORD_SHA_FIELD);
     } else if (rc != CK_OK) {
-        rc = ck_fail(err, rc, "%s: cannot compute its SHA-256", o->record_path);
+        rc = ck_fail(err, rc, "%s: cannot compute its SHA-256", path);
     } else if (strcmp(hex, self->valuestring) != 0) {
         rc = ck_fail(err, CK_E_FORMAT, "%s: changed since it was committed: its SHA-256 is not its "
-                     "\"%s\" (start again without --resume)", o->record_path, RECORD_SHA_FIELD);
+                     "\"%s\" (start again with resume off)", path, RECORD_SHA_FIELD);
     }
-    free(body);
     cJSON_Delete(self);
     return rc;
 }
 
+int ck_output_record_read(const char *path, int version, int missing_ok, cJSON **r,
+                          ck_error *err)
+{
+    *r = NULL;
+    if (missing_ok && access(path, F_OK) != 0 && errno == ENOENT) {
+        return CK_OK;
+    }
+    char *text = NULL;
+    size_t len = 0;
+    int rc = ck_file_read_all(path, "progress record", CK_RECORD_MAX_BYTES, &text, &len, err);
+    if (rc != CK_OK) {
+        return rc;
+    }
+    size_t at = 0;
+    const char *why = NULL;
+    cJSON *j = ck_json_parse(text, len, &at, &why);
+    free(text);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, "version");
+    if (!cJSON_IsObject(j)) {
+        rc = ck_fail(err, CK_E_FORMAT, "%s: not a JSON object", path);
+    } else if (!cJSON_IsNumber(v) || v->valuedouble != version) {
+        rc = ck_fail(err, CK_E_FORMAT, "%s: field \"version\": expected %d", path, version);
+    } else {
+        rc = check_record_digest(path, j, err);
+    }
+    if (rc != CK_OK) {
+        cJSON_Delete(j);
+        return rc;
+    }
+    *r = j;
+    return CK_OK;
+}
+
 static int parse_record(const ck_output *o, cJSON *r, record *rec, ck_error *err)
 {
-    const cJSON *version = cJSON_GetObjectItemCaseSensitive(r, "version");
-    if (!cJSON_IsNumber(version) || version->valuedouble != CK_RECORD_VERSION) {
-        return ck_fail(err, CK_E_FORMAT, "%s: field \"version\": expected %d", o->record_path,
-                       CK_RECORD_VERSION);
-    }
-    int rc = check_record_digest(o, r, err);
-    rc = rc == CK_OK ? check_identity(o, r, err) : rc;
+    int rc = check_identity(o, r, err);
     for (size_t i = 0; rc == CK_OK && i < N_COUNTS; i++) {
         rc = record_size(o, r, COUNT_FIELDS[i], &rec->counts[i], err);
     }
@@ -365,7 +387,7 @@ static int reopen_cut(ck_journal *jr, size_t bytes, const char *field, ck_error 
 {
     FILE *f = fopen(jr->path, "r+b");
     if (f == NULL) {
-        return ck_fail(err, CK_E_IO, "--resume: cannot open %s: %s", jr->path, strerror(errno));
+        return ck_fail(err, CK_E_IO, "resume: cannot open %s: %s", jr->path, strerror(errno));
     }
     if (fseek(f, 0, SEEK_END) != 0 || ftell(f) < 0 || (size_t)ftell(f) < bytes ||
         ftruncate(fileno(f), (off_t)bytes) != 0 || fseek(f, 0, SEEK_END) != 0) {
@@ -415,7 +437,7 @@ static int check_journals(ck_output *o, const record *rec, ck_error *err)
                     &skipped_last) != 0 ||
         fseek(offs->f, (long)(rec->bytes[CK_J_OFFSETS] - 8), SEEK_SET) != 0 ||
         fread(end, 1, 8, offs->f) != 8 || fseek(offs->f, 0, SEEK_END) != 0) {
-        return ck_fail(err, CK_E_IO, "--resume: reading the partial files beside %s failed: %s",
+        return ck_fail(err, CK_E_IO, "resume: reading the partial files beside %s failed: %s",
                        o->path, strerror(errno));
     }
     if (lines != rec->counts[R_SEQUENCES] || last != '\n') {
@@ -445,8 +467,8 @@ static int check_digests(ck_output *o, const record *rec, ck_error *err)
     for (size_t i = 0; rc == CK_OK && i < CK_J_COUNT; i++) {
         if (strcmp(hex[i], rec->sha[i]) != 0) {
             rc = ck_fail(err, CK_E_FORMAT, "%s: changed since it was committed: the SHA-256 of its "
-                         "%zu bytes is not the progress record's \"%s\" (start again without "
-                         "--resume)", o->j[i].path, rec->bytes[i], SHA_FIELDS[i]);
+                         "%zu bytes is not the progress record's \"%s\" (start again with resume "
+                         "off)", o->j[i].path, rec->bytes[i], SHA_FIELDS[i]);
         }
     }
     return rc;
@@ -454,19 +476,11 @@ static int check_digests(ck_output *o, const record *rec, ck_error *err)
 
 int ck_output_resume(ck_output *o, ck_output_mark *mark, ck_error *err)
 {
-    char *text = slurp(o->record_path, CK_RECORD_MAX_BYTES);
-    if (text == NULL) {
-        return ck_fail(err, CK_E_IO, "--resume: cannot read the progress record %s: %s",
-                       o->record_path, strerror(errno));
-    }
-    size_t at = 0;
-    const char *why = NULL;
-    cJSON *r = ck_json_parse(text, strlen(text), &at, &why); /* NULL: "not a JSON object" below */
-    free(text);
+    cJSON *r = NULL;
     record rec;
     memset(&rec, 0, sizeof rec);
-    int rc = cJSON_IsObject(r) ? parse_record(o, r, &rec, err)
-                               : ck_fail(err, CK_E_FORMAT, "%s: not a JSON object", o->record_path);
+    int rc = ck_output_record_read(o->record_path, CK_RECORD_VERSION, 0, &r, err);
+    rc = rc == CK_OK ? parse_record(o, r, &rec, err) : rc;
     cJSON_Delete(r);
     for (size_t i = 0; rc == CK_OK && i < CK_J_COUNT; i++) {
         rc = reopen_cut(&o->j[i], rec.bytes[i], ck_output_journal_field[i], err);

@@ -2,7 +2,7 @@
  * oracle capture (metrics, profile budgets, pass/fail/NOT_TESTED, JSON report, the text table), the
  * fixture-vs-manifest check, and parity runs of the oracle's cases. Never changes a run's numbers.
  *
- * Capture format (both sides; tools/capture_kokoro.py writes it, ck_xray_run_oracle too), per case:
+ * Capture format (both sides; tools/capture_kokoro.py writes it, ck_xray_session_run too), per case:
  *   <case>.offsets I64 [S+1]  sequence boundaries in the packed token axis, offsets[S] = T
  *   <case>.rows    I64 [R]    packed token indices whose rows are stored, ascending
  *   <case>.ids     I32 [T]    packed ids, each sequence [0, *phoneme_ids, 0]
@@ -14,11 +14,14 @@
 #define CK_XRAY_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "circuit.h"
 #include "ck_error.h"
 #include "ck_log.h"
+#include "codegen.h"
+#include "executor.h"
 #include "safetensors.h"
 #include "weights.h"
 
@@ -161,7 +164,8 @@ int ck_xray_compare_files(const ck_st_file *candidate, const ck_st_file *oracle,
  * borrowed strings (free the array only). Errors: CK_E_MEMORY. */
 int ck_xray_circuit_checkpoints(const ck_circuit *c, const char ***ids, size_t *n, ck_error *err);
 
-/* Options of a parity run of an oracle's cases (ck_xray_run_oracle). */
+/* Options of a parity run of an oracle's cases (ck_xray_session_open). The model it runs on (circuit,
+ * weights, compiled library) is the caller's: the api room opens it like every other model. */
 typedef struct {
     const char *oracle;      /* capture path; its manifest is verified first when it exists */
     const char *manifest;    /* NULL: derived with ck_xray_manifest_path */
@@ -169,25 +173,48 @@ typedef struct {
     const char *report;      /* JSON report path, NULL for none */
     const char *capture_out; /* write the candidate capture here, NULL for none */
     const char *capture_ids; /* "all" (or NULL) or comma-separated checkpoint ids to capture */
-    const char *circuit;     /* NULL: embedded Kokoro phoneme encoder */
-    const char *weights;     /* NULL: synthetic weights with the manifest's seed */
     unsigned long long seed; /* synthetic seed when the manifest gives none */
     ck_log_fn log;           /* the parity note (INFO) and the table (REPORT); NULL: silent */
     void *log_ctx;
     ck_dtype precision;      /* CK_DTYPE_F32 (0): the parity run; CK_DTYPE_BF16: the same cases
                                 on one thread with bf16 linears, against the FP32 oracle under the
                                 bf16 budget (docs/precision.md) */
-    const char *compiled;    /* a generated library (`ckbatch compile --parity`, or --precision
-                                bf16, with --max-batch-tokens at least the longest case) run
-                                instead of the interpreter; NULL: interpret */
 } ck_xray_run_options;
 
-/* Parity run: verifies the oracle against its manifest (before reading it), runs each of its cases
- * as one packed batch on ONE thread (scheduler and oneDNN), captures the stored rows of every
- * checkpoint, hashes every weight tensor before and after (CK_E_PARITY naming the tensor if a byte
- * changed), compares, prints the table and writes the report and capture. Returns CK_OK when every
- * compared checkpoint passed, CK_E_PARITY when one failed, or the first error (err set). */
-int ck_xray_run_oracle(const ck_xray_run_options *opt, ck_error *err);
+/* A parity run in two steps around the model it runs on: open (oracle and cases), then run. */
+typedef struct ck_xray_session ck_xray_session;
+
+/* What a parity run computes with, lent by the caller for ck_xray_session_run: a model set up with
+ * one worker and unfused kernels, planned for at least the longest case (ck_xray_session_longest),
+ * its weights all kept (they are hashed before and after). */
+typedef struct {
+    const ck_circuit *circuit;
+    ck_weights *weights;
+    ck_executor *executor;
+    const ck_compiled_library *library; /* its table NULL when interpreting */
+} ck_xray_engine;
+
+/* Logs the parity note, verifies the oracle against its manifest (before reading it), loads its
+ * profile and every case. opt must outlive the session. Errors: CK_E_ARG (no oracle), CK_E_HASH,
+ * CK_E_IO, CK_E_FORMAT, CK_E_MEMORY; on error *out is NULL. */
+int ck_xray_session_open(ck_xray_session **out, const ck_xray_run_options *opt, ck_error *err);
+
+/* Tokens of the session's longest case: the model's batch must hold them. */
+size_t ck_xray_session_longest(const ck_xray_session *x);
+
+/* Seed of the synthetic weights: the manifest's "weights"."seed" when it is an exact integer in
+ * 0..2^53, else opt->seed. */
+uint64_t ck_xray_session_seed(const ck_xray_session *x);
+
+/* Runs each case as one packed batch on the engine (ONE thread, scheduler and oneDNN), captures the
+ * stored rows of every checkpoint, hashes every weight tensor before and after (CK_E_PARITY naming
+ * the tensor if a byte changed), compares, prints the table and writes the report and capture.
+ * Returns CK_OK when every compared checkpoint passed, CK_E_PARITY when one failed, or the first
+ * error (err set). */
+int ck_xray_session_run(ck_xray_session *x, const ck_xray_engine *engine, ck_error *err);
+
+/* Frees the session (not the engine it was lent); accepts NULL. */
+void ck_xray_session_free(ck_xray_session *x);
 
 /* SHA-256 of every tensor of w into sha[n][32] (n = ck_weights_count) and their combined digest
  * (SHA-256 over the n digests) as hex. Errors: CK_E_ARG, CK_E_BACKEND, CK_E_MEMORY. */

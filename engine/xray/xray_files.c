@@ -4,9 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "file.h"
 #include "sha256.h"
 #include "xray_internal.h"
 #include "json.h"
+
+/* A capture manifest lists hashes and thresholds: larger is refused, never read in part. */
+#define CK_XRAY_MANIFEST_MAX (16u << 20)
 
 int ck_xray_manifest_path(const char *capture_path, char *out, size_t cap, ck_error *err)
 {
@@ -26,18 +30,12 @@ int ck_xray_manifest_path(const char *capture_path, char *out, size_t cap, ck_er
 int ck_xray_verify_fixture(const char *capture_path, const char *manifest_path, void **manifest,
                            ck_error *err)
 {
-    FILE *f = fopen(manifest_path, "rb");
-    if (f == NULL) {
-        return ck_fail(err, CK_E_IO, "%s: cannot open the manifest", manifest_path);
+    char *text = NULL;
+    size_t n = 0;
+    int read = ck_file_read_all(manifest_path, "manifest", CK_XRAY_MANIFEST_MAX, &text, &n, err);
+    if (read != CK_OK) {
+        return read;
     }
-    static const size_t limit = 16u << 20;
-    char *text = malloc(limit);
-    size_t n = text ? fread(text, 1, limit - 1, f) : 0;
-    fclose(f);
-    if (text == NULL) {
-        return ck_fail(err, CK_E_MEMORY, "%s: out of memory", manifest_path);
-    }
-    text[n] = '\0';
     size_t at = 0;
     const char *why = NULL;
     cJSON *m = ck_json_parse(text, n, &at, &why); /* NULL: no "fixture" string, refused below */

@@ -1,33 +1,12 @@
-/* xray_public.c - the X-Ray entry points of ckbatch.h: a parity run of an oracle's cases
- * (ck_xray_run) and the comparison of two capture files (ck_xray_compare_captures). */
+/* xray_public.c - the comparison of two capture files (ck_xray_compare_captures of ckbatch.h). The
+ * parity run (ck_xray_run) opens a model, so it lives in the api room (engine/api/xray_model.c). */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "circuit_default.h"
-#include "op_table.h"
-#include "synth_weights.h"
 #include "xray.h"
-
-ck_xray_params ck_xray_default_params(void)
-{
-    ck_xray_params p;
-    memset(&p, 0, sizeof p);
-    p.seed = CK_SYNTH_DEFAULT_SEED;
-    return p;
-}
-
-int ck_xray_run(const ck_xray_params *p, ck_error *err)
-{
-    if (p == NULL) {
-        return ck_fail(err, CK_E_ARG, "xray: null params");
-    }
-    ck_xray_run_options o = {p->oracle, p->manifest, p->profile, p->report, p->capture_out,
-                             p->capture_ids, p->circuit, p->weights, p->seed, p->log, p->log_ctx,
-                             ck_precision_dtype(p->precision), p->compiled};
-    return ck_xray_run_oracle(&o, err);
-}
 
 /* Verifies the oracle's manifest when it has one (a second candidate as "oracle" has none). */
 static int verify_oracle(const char *oracle, const char *manifest_path, void **manifest,
@@ -65,8 +44,7 @@ static int compare(const char *candidate, const char *oracle_path, const char *p
     if (rc == CK_OK) {
         /* a bf16 run's capture says so: it is held to the bf16 budget */
         const char *prec = ck_st_metadata(cand, "precision");
-        ck_dtype named = prec != NULL ? ck_dtype_from_lower(prec) : CK_DTYPE_F32;
-        ck_dtype dtype = ck_op_precision_supported(named) ? named : CK_DTYPE_F32; /* "fp32": f32 */
+        ck_dtype dtype = prec != NULL && strcmp(prec, "bf16") == 0 ? CK_DTYPE_BF16 : CK_DTYPE_F32;
         rc = ck_xray_profile_load(&profile, profile_path, dtype, err);
     }
     if (rc == CK_OK) {

@@ -1,23 +1,18 @@
-/* xray_run.c - parity runs of an oracle capture's cases through the executor (one thread), capturing
- * the oracle's stored rows of every checkpoint, then X-Ray comparison and report. Holds no kernels. */
+/* xray_run.c - parity runs of an oracle capture's cases through a model's executor (one thread, set
+ * up by the api room like every other model), capturing the oracle's stored rows of every
+ * checkpoint, then X-Ray comparison and report. Holds no kernels and sets up no model. */
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "circuit_default.h"
-#include "codegen.h"
-#include "executor.h"
-#include "synth_weights.h"
 #include "json.h"
 #include "xray_internal.h"
 
-/* What a parity run holds for all cases: the model, and per case the captured stored rows. */
-typedef struct {
+/* What a parity run holds for all cases: the oracle, the model it runs on (lent), and per case the
+ * captured stored rows. */
+struct ck_xray_session {
     const ck_xray_run_options *opt;
-    ck_circuit circuit;
-    ck_weights *weights;
-    ck_executor *executor;
-    ck_compiled_library library; /* opt->compiled, loaded; zeroed when interpreting */
+    ck_xray_engine engine;       /* lent by ck_xray_session_run */
     ck_st_file *oracle;
     cJSON *manifest;
     ck_xray_profile profile;
@@ -29,7 +24,10 @@ typedef struct {
     float **rows;                /* [n_cases * n_ids] captured [R, cols], NULL when not captured */
     size_t *cols;                /* [n_ids] */
     size_t n_cases;
-} xrun;
+    size_t longest;              /* tokens of the longest case */
+};
+
+typedef ck_xray_session xrun;
 
 typedef struct {
     xrun *x;
@@ -82,17 +80,18 @@ static void on_capture(void *ctx, const char *checkpoint, const float *data, siz
 static int run_case(xrun *x, size_t ci, ck_error *err)
 {
     const ck_xray_case *xc = &x->cases[ci];
-    int out_buffer = x->circuit.n_aliases ? x->circuit.aliases[0].buffer : x->circuit.features_buffer;
-    size_t cols = ck_executor_cols(x->executor, out_buffer);
+    const ck_circuit *c = x->engine.circuit;
+    int out_buffer = c->n_aliases ? c->aliases[0].buffer : c->features_buffer;
+    size_t cols = ck_executor_cols(x->engine.executor, out_buffer);
     float *out = malloc(xc->tokens * cols * sizeof *out);
     if (out == NULL) {
         return ck_fail(err, CK_E_MEMORY, "xray: out of memory for case \"%s\"", xc->name);
     }
     capture_ctx ctx = {x, ci};
-    int rc = ck_executor_run(x->executor, xc->ids, xc->offsets, xc->n_seqs, out_buffer, out,
+    int rc = ck_executor_run(x->engine.executor, xc->ids, xc->offsets, xc->n_seqs, out_buffer, out,
                              xc->tokens * cols, on_capture, &ctx, err);
-    if (rc == CK_OK && x->circuit.n_aliases) {
-        on_capture(&ctx, x->circuit.aliases[0].checkpoint, out, xc->tokens, cols);
+    if (rc == CK_OK && c->n_aliases) {
+        on_capture(&ctx, c->aliases[0].checkpoint, out, xc->tokens, cols);
     }
     free(out);
     return rc;
@@ -130,81 +129,83 @@ static int open_oracle(xrun *x, ck_error *err)
     return rc;
 }
 
-static int load_cases(xrun *x, size_t *max_tokens, ck_error *err)
+/* Loads every case of the oracle (they need no circuit) and the longest one's tokens. */
+static int load_cases(xrun *x, ck_error *err)
 {
     char name[CK_XRAY_CASE_MAX];
     while (ck_xray_case_name(x->oracle, x->n_cases, name)) {
         x->n_cases++;
     }
     x->cases = calloc(x->n_cases + 1, sizeof *x->cases);
-    x->rows = calloc(x->n_cases * x->n_ids + 1, sizeof *x->rows);
-    x->cols = calloc(x->n_ids + 1, sizeof *x->cols);
-    if (!x->cases || !x->rows || !x->cols) {
+    if (x->cases == NULL) {
         return ck_fail(err, CK_E_MEMORY, "xray: out of memory");
     }
-    *max_tokens = x->circuit.max_positions;
     for (size_t i = 0; i < x->n_cases; i++) {
         ck_xray_case_name(x->oracle, i, name);
         int rc = ck_xray_case_load(&x->cases[i], x->oracle, x->opt->oracle, name, err);
         if (rc != CK_OK) {
             return rc;
         }
-        *max_tokens = x->cases[i].tokens > *max_tokens ? x->cases[i].tokens : *max_tokens;
+        x->longest = x->cases[i].tokens > x->longest ? x->cases[i].tokens : x->longest;
     }
     return x->n_cases ? CK_OK : ck_fail(err, CK_E_FORMAT, "%s: no case (no <case>.rows tensor)",
                                         x->opt->oracle);
 }
 
-/* The generated library for this circuit, unfused, in the run's precision; its arena was planned
- * for its own max batch tokens, which must cover the longest case (the executor plans the same). */
-static int load_compiled(xrun *x, ck_executor_options *eo, ck_error *err)
+int ck_xray_session_open(ck_xray_session **out, const ck_xray_run_options *opt, ck_error *err)
 {
-    char sha[65];
-    int rc = ck_codegen_circuit_sha256(x->opt->circuit, sha, err);
-    const ck_compiled_want want = {.circuit_sha256 = sha, .precision = x->opt->precision};
-    rc = rc ? rc : ck_codegen_load(&x->library, x->opt->compiled, &want, err);
+    if (out != NULL) {
+        *out = NULL;
+    }
+    if (out == NULL || opt == NULL || opt->oracle == NULL) {
+        return ck_fail(err, CK_E_ARG, "xray: no oracle capture given");
+    }
+    xrun *x = calloc(1, sizeof *x);
+    if (x == NULL) {
+        return ck_fail(err, CK_E_MEMORY, "xray: out of memory");
+    }
+    x->opt = opt;
+    if (opt->precision == CK_DTYPE_BF16) {
+        ck_log(opt->log, opt->log_ctx, CK_LOG_INFO, "X-Ray bf16: 1 thread, unfused kernels, bf16 "
+               "linears (and attention heads where the CPU has AMX), against the FP32 oracle under "
+               "the bf16 budget");
+    } else {
+        ck_log(opt->log, opt->log_ctx, CK_LOG_INFO,
+               "parity mode: 1 thread (scheduler and oneDNN), deterministic kernels");
+    }
+    int rc = open_oracle(x, err);
+    rc = rc == CK_OK ? load_cases(x, err) : rc;
     if (rc != CK_OK) {
+        ck_xray_session_free(x);
         return rc;
     }
-    size_t planned = x->library.table->provenance->max_batch_tokens;
-    if (planned < eo->max_batch_tokens) {
-        return ck_fail(err, CK_E_SIZE, "%s: compiled for %zu batch tokens, the longest case has "
-                       "%zu", x->opt->compiled, planned, eo->max_batch_tokens);
-    }
-    eo->max_batch_tokens = planned;
-    eo->compiled = x->library.table;
+    *out = x;
     return CK_OK;
 }
 
-/* Everything before the first case runs: oracle verified, model bound, weights hashed. */
+size_t ck_xray_session_longest(const ck_xray_session *x)
+{
+    return x != NULL ? x->longest : 0;
+}
+
+uint64_t ck_xray_session_seed(const ck_xray_session *x)
+{
+    return manifest_seed(x);
+}
+
+/* Everything before the first case runs on the lent model: checkpoints listed, weights hashed. */
 static int prepare(xrun *x, ck_error *err)
 {
-    int rc = open_oracle(x, err);
+    int rc = ck_xray_circuit_checkpoints(x->engine.circuit, &x->ids, &x->n_ids, err);
     if (rc == CK_OK) {
-        rc = ck_circuit_load_default(&x->circuit, x->opt->circuit, err);
+        x->rows = calloc(x->n_cases * x->n_ids + 1, sizeof *x->rows);
+        x->cols = calloc(x->n_ids + 1, sizeof *x->cols);
+        if (x->rows == NULL || x->cols == NULL) {
+            rc = ck_fail(err, CK_E_MEMORY, "xray: out of memory");
+        }
     }
     if (rc == CK_OK) {
-        rc = x->opt->weights ? ck_weights_load(&x->weights, x->opt->weights, err)
-                             : ck_circuit_synthetic_weights(&x->weights, &x->circuit,
-                                                                manifest_seed(x), err);
-    }
-    if (rc == CK_OK) {
-        rc = ck_xray_circuit_checkpoints(&x->circuit, &x->ids, &x->n_ids, err);
-    }
-    size_t max_tokens = 0;
-    if (rc == CK_OK) {
-        rc = load_cases(x, &max_tokens, err);
-    }
-    if (rc == CK_OK) {
-        rc = ck_xray_weights_digest(x->weights, &x->sha, x->weights_hex, err);
-    }
-    if (rc == CK_OK) {
-        /* parity: one worker, so the scheduler and oneDNN's OpenMP team both run on one thread */
-        /* unfused, so every checkpoint is captured; bf16 changes only the linears */
-        ck_executor_options eo = {1, max_tokens, x->circuit.max_positions, 0, x->opt->precision,
-                                  NULL};
-        rc = x->opt->compiled != NULL ? load_compiled(x, &eo, err) : CK_OK;
-        rc = rc ? rc : ck_executor_init(&x->executor, &x->circuit, x->weights, &eo, err);
+        rc = ck_xray_weights_digest(x->engine.weights, &x->sha, x->weights_hex, err);
     }
     return rc;
 }
@@ -241,8 +242,11 @@ static int compare_all(xrun *x, ck_xray_report *rep, ck_error *err)
     return rc;
 }
 
-static void xrun_free(xrun *x)
+void ck_xray_session_free(ck_xray_session *x)
 {
+    if (x == NULL) {
+        return;
+    }
     for (size_t i = 0; x->rows != NULL && i < x->n_cases * x->n_ids; i++) {
         free(x->rows[i]);
     }
@@ -254,13 +258,10 @@ static void xrun_free(xrun *x)
     free(x->cases);
     free(x->sha);
     free(x->ids);
-    ck_executor_free(x->executor);
-    ck_codegen_unload(&x->library);
-    ck_weights_free(x->weights);
-    ck_circuit_free(&x->circuit);
     ck_xray_profile_free(&x->profile);
     ck_st_close(x->oracle);
     cJSON_Delete(x->manifest);
+    free(x);
 }
 
 /* Case inputs as I64/I32 entries (2 owned I64 arrays per case in keep[]). */
@@ -332,11 +333,13 @@ static int finish(xrun *x, ck_xray_report *rep, ck_error *err)
     rc = rc == CK_OK && x->opt->capture_out ? write_capture(x, err) : CK_OK;
     if (rc == CK_OK && x->opt->report != NULL) {
         char *oracle = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(x->manifest, "oracle"));
-        ck_xray_identity id = {CK_VERSION, ck_xray_build_flags(), ck_weights_identity(x->weights),
-                               x->weights_hex, "(computed in this run)", x->opt->oracle, oracle,
+        const ck_compiled_library *lib = x->engine.library;
+        ck_xray_identity id = {CK_VERSION, ck_xray_build_flags(),
+                               ck_weights_identity(x->engine.weights), x->weights_hex,
+                               "(computed in this run)", x->opt->oracle, oracle,
                                x->opt->precision == CK_DTYPE_F32,
-                               x->library.table != NULL ? "generated" : "interpreted",
-                               x->library.path, x->library.sha256, x->library.key};
+                               lib->table != NULL ? "generated" : "interpreted", lib->path,
+                               lib->sha256, lib->key};
         rc = ck_xray_report_write(rep, &id, x->opt->report, err);
         free(oracle);
     }
@@ -347,37 +350,27 @@ static int finish(xrun *x, ck_xray_report *rep, ck_error *err)
     return rc;
 }
 
-int ck_xray_run_oracle(const ck_xray_run_options *opt, ck_error *err)
+int ck_xray_session_run(ck_xray_session *x, const ck_xray_engine *engine, ck_error *err)
 {
-    if (opt == NULL || opt->oracle == NULL) {
-        return ck_fail(err, CK_E_ARG, "xray: no oracle capture given");
+    if (x == NULL || engine == NULL || engine->circuit == NULL || engine->weights == NULL ||
+        engine->executor == NULL || engine->library == NULL) {
+        return ck_fail(err, CK_E_ARG, "xray: null session or model");
     }
-    xrun x;
-    memset(&x, 0, sizeof x);
-    x.opt = opt;
+    x->engine = *engine;
     ck_xray_report rep = {0};
-    if (opt->precision == CK_DTYPE_BF16) {
-        ck_log(opt->log, opt->log_ctx, CK_LOG_INFO, "X-Ray bf16: 1 thread, unfused kernels, bf16 "
-               "linears (and attention heads where the CPU has AMX), against the FP32 oracle under "
-               "the bf16 budget");
-    } else {
-        ck_log(opt->log, opt->log_ctx, CK_LOG_INFO,
-               "parity mode: 1 thread (scheduler and oneDNN), deterministic kernels");
-    }
-    int rc = prepare(&x, err);
-    for (size_t ci = 0; rc == CK_OK && ci < x.n_cases; ci++) {
-        rc = run_case(&x, ci, err);
+    int rc = prepare(x, err);
+    for (size_t ci = 0; rc == CK_OK && ci < x->n_cases; ci++) {
+        rc = run_case(x, ci, err);
     }
     if (rc == CK_OK) {
-        rc = ck_xray_weights_unchanged(x.weights, (const unsigned char (*)[32])x.sha, err);
+        rc = ck_xray_weights_unchanged(x->engine.weights, (const unsigned char (*)[32])x->sha, err);
     }
     if (rc == CK_OK) {
-        rc = compare_all(&x, &rep, err);
+        rc = compare_all(x, &rep, err);
     }
     if (rc == CK_OK) {
-        rc = finish(&x, &rep, err);
+        rc = finish(x, &rep, err);
     }
     ck_xray_report_free(&rep);
-    xrun_free(&x);
     return rc;
 }

@@ -18,11 +18,11 @@ import re
 
 import numpy as np
 
-from ._errors import Error, InputError, UsageError, WeightsError
+from ._errors import Error, InputError, StateError, UsageError, WeightsError
 from . import _ckbatch
 
 __all__ = ["Model", "Features", "Sequence", "Dropped", "Skipped", "Summary", "Progress", "load",
-           "write_demo_weights", "Error", "InputError", "WeightsError", "UsageError",
+           "write_demo_weights", "Error", "InputError", "WeightsError", "UsageError", "StateError",
            "__version__", "library_version", "kernels_isa", "available_cpus"]
 
 _info = _ckbatch.library_info()

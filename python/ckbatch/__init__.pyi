@@ -27,6 +27,7 @@ CK_E_INPUT: int
 CK_E_BACKEND: int
 CK_E_WEIGHTS: int
 CK_E_CANCELLED: int
+CK_E_STATE: int
 
 class Error(Exception):
     code: int
@@ -37,6 +38,7 @@ class Error(Exception):
 class InputError(Error, ValueError): ...
 class WeightsError(Error): ...
 class UsageError(Error, ValueError): ...
+class StateError(Error): ...
 
 class Sequence(NamedTuple):
     line: int

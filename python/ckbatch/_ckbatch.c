@@ -227,6 +227,7 @@ static int add_codes(PyObject *m)
         {"CK_E_MEMORY", CK_E_MEMORY}, {"CK_E_HASH", CK_E_HASH}, {"CK_E_PARITY", CK_E_PARITY},
         {"CK_E_INPUT", CK_E_INPUT}, {"CK_E_BACKEND", CK_E_BACKEND},
         {"CK_E_WEIGHTS", CK_E_WEIGHTS}, {"CK_E_CANCELLED", CK_E_CANCELLED},
+        {"CK_E_STATE", CK_E_STATE},
     };
     for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
         if (PyModule_AddIntConstant(m, codes[i].name, codes[i].code) != 0) {

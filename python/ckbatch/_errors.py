@@ -1,6 +1,6 @@
 """The exceptions of ckbatch: one per family of the library's CK_E_* status codes."""
 
-__all__ = ["Error", "InputError", "WeightsError", "UsageError"]
+__all__ = ["Error", "InputError", "WeightsError", "UsageError", "StateError"]
 
 
 class Error(Exception):
@@ -36,8 +36,14 @@ class UsageError(Error, ValueError):
     """A bad argument or option value, a closed model, an option this build lacks (CK_E_ARG)."""
 
 
+class StateError(Error):
+    """``run(..., resume=True)`` refused: the output's progress record belongs to another run (a
+    differing input, option or weights; the message names the field). The progress is kept: run
+    the same job again, or start over with ``resume=False`` (CK_E_STATE)."""
+
+
 _CLASS_OF_CODE = {-11: InputError, -4: InputError, -2: InputError, -3: InputError,
-                  -13: WeightsError, -9: WeightsError, -1: UsageError}
+                  -13: WeightsError, -9: WeightsError, -1: UsageError, -15: StateError}
 
 
 def _make(code, status, message):

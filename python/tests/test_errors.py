@@ -11,6 +11,12 @@ def test_error_classes():
     assert issubclass(ckbatch.UsageError, ValueError) and issubclass(ckbatch.WeightsError, ckbatch.Error)
 
 
+def test_state_error_is_its_own_class():
+    e = ckbatch._errors._make(ckbatch.CK_E_STATE, "CK_E_STATE", "resume: identity field \"options\" differs")
+    assert ckbatch.CK_E_STATE == -15 and type(e) is ckbatch.StateError and isinstance(e, ckbatch.Error)
+    assert not isinstance(e, ValueError) and str(e).endswith("[CK_E_STATE]")
+
+
 def test_strict_symbol(model):
     with pytest.raises(ckbatch.InputError) as e:
         model.encode_phonemes([P11, "ab✗"], strict_symbols=True)

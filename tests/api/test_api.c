@@ -506,6 +506,53 @@ static void test_cancel_between_batches(void)
     ck_model_free(m);
 }
 
+/* A resume under other options is refused with its own code (CK_E_STATE, not CK_E_ARG), the
+ * message naming the field and no CLI flag; the progress stays, and a fresh run still works. */
+static void test_resume_refused_is_state(void)
+{
+    cancel_state c = {0, 7};
+    ck_model_params p = ck_model_default_params();
+    p.threads = 2;
+    p.max_batch_tokens = 512; /* windows of 4 batches: the first commits before the 7th batch */
+    p.cancel = cancel_at;
+    p.cancel_ctx = &c;
+    ck_model *m = NULL;
+    ck_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(ck_model_load(&m, &p, &err), CK_OK);
+    FILE *in = fopen(tmp("state.txt"), "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(in);
+    for (int i = 0; i < 400; i++) {
+        fputs("abcdefghij\n", in);
+    }
+    fclose(in);
+    ck_corpus_params cp = ck_corpus_default_params();
+    cp.input = tmp("state.txt");
+    cp.output = tmp("state.st");
+    ck_corpus_summary sum;
+    CU_ASSERT_EQUAL_FATAL(ck_run_corpus(m, &cp, &sum, &err), CK_E_CANCELLED);
+    char record[512];
+    snprintf(record, sizeof record, "%s.partial.json", tmp("state.st"));
+    struct stat st;
+    CU_ASSERT_EQUAL_FATAL(stat(record, &st), 0); /* a window was committed */
+    c = (cancel_state){0, 1000};
+    cp.resume = 1;
+    cp.skip_bad_lines = 1; /* on_error=skip: another options string */
+    ck_error_clear(&err);
+    CU_ASSERT_EQUAL(ck_run_corpus(m, &cp, &sum, &err), CK_E_STATE);
+    CU_ASSERT_EQUAL(err.code, CK_E_STATE);
+    CU_ASSERT_STRING_EQUAL(ck_status_name(CK_E_STATE), "CK_E_STATE");
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "resume: identity field \"options\" differs"));
+    CU_ASSERT_PTR_NULL(strstr(err.message, "--"));
+    CU_ASSERT_EQUAL(stat(record, &st), 0); /* a refused resume keeps the progress */
+    cp.resume = 0;
+    CU_ASSERT_EQUAL(ck_run_corpus(m, &cp, &sum, &err), CK_OK);
+    CU_ASSERT_EQUAL(sum.sequences, 400);
+    CU_ASSERT_NOT_EQUAL(stat(record, &st), 0);
+    unlink(tmp("state.st"));
+    unlink(tmp("state.txt"));
+    ck_model_free(m);
+}
+
 /* Precision and where the time goes: fp32 by default, parity cannot be bf16, op-class seconds grow
  * with a batch (linear most), reset to zero, and a bad precision or class is rejected. */
 static void test_precision_and_op_seconds(void)
@@ -590,6 +637,7 @@ static int setup_and_run(void)
         {"no process state changed, nothing printed", test_no_process_state_no_output},
         {"corpus run errors", test_run_corpus_errors},
         {"cancel between batches", test_cancel_between_batches},
+        {"resume refused is CK_E_STATE", test_resume_refused_is_state},
         {"precision and op seconds", test_precision_and_op_seconds},
         {"weights tools", test_tools},
     };

@@ -258,7 +258,7 @@ static void test_killed_rank_then_resume(void)
     CU_ASSERT_NOT_EQUAL(exit_code(st), 0);
     CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("k.st")));
     CU_ASSERT_TRUE(ck_cli_exists(rank_record("k.st", 1, 2)));
-    CU_ASSERT_EQUAL(run_mpi("", 3, "", io("k.txt", "k.st", "-t 1 --resume")), 1);
+    CU_ASSERT_EQUAL(run_mpi("", 3, "", io("k.txt", "k.st", "-t 1 --resume")), 3); /* CK_E_STATE */
     CU_ASSERT_TRUE(ck_cli_stderr_has("field \"ranks\": the interrupted run had ranks=2, this run "
                                      "has ranks=3"));
     CU_ASSERT_TRUE(ck_cli_exists(rank_record("k.st", 1, 2)));

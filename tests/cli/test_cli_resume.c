@@ -207,7 +207,7 @@ static void test_fresh_run_says_it_discards_a_record(void)
     snprintf(args, sizeof args, "--on-error skip -i %s -o %s", ck_cli_tmp("e.txt"), ck_cli_tmp("e.st"));
     CU_ASSERT_EQUAL_FATAL(run(args), 0);
     CU_ASSERT_TRUE(stderr_has("an interrupted run's progress ("));
-    CU_ASSERT_TRUE(stderr_has("was discarded: this run starts from the beginning (--resume would"));
+    CU_ASSERT_TRUE(stderr_has("was discarded: this run starts from the beginning (resume on would"));
     CU_ASSERT_TRUE(same_bytes(ck_cli_tmp("e_full.st"), ck_cli_tmp("e.st")));
     CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("e.st.partial.json")));
 }
@@ -225,7 +225,7 @@ static void test_sigterm_stops_cleanly_and_resumes(void)
              ck_cli_tmp("sg.st"), ck_cli_tmp("stderr"));
     CU_ASSERT_EQUAL(ck_cli_term_after_first_commit(cmd, ck_cli_tmp("sg.st")), 128 + SIGTERM);
     CU_ASSERT_TRUE(stderr_has("ckbatch: stopped by SIGTERM: corpus: cancelled by the caller"));
-    CU_ASSERT_TRUE(stderr_has("run again with --resume to continue"));
+    CU_ASSERT_TRUE(stderr_has("run again with resume on to continue"));
     snprintf(args, sizeof args, "--on-error skip --resume -i %s -o %s", ck_cli_tmp("sg.txt"), ck_cli_tmp("sg.st"));
     CU_ASSERT_EQUAL_FATAL(run(args), 0);
     CU_ASSERT_TRUE(stderr_has("ckbatch: resuming at line "));
@@ -238,13 +238,14 @@ static void test_resume_rejects_changed_input_and_options(void)
     write_corpus(ck_cli_tmp("d.txt"), 1);
     run_and_kill(ck_cli_tmp("d.txt"), ck_cli_tmp("d.st"));
     snprintf(args, sizeof args, "--on-error stop --resume -i %s -o %s", ck_cli_tmp("d.txt"), ck_cli_tmp("d.st"));
-    CU_ASSERT_EQUAL(run(args), 1);
+    CU_ASSERT_EQUAL(run(args), 3); /* CK_E_STATE: resume refused */
     CU_ASSERT_TRUE(stderr_has("identity field \"options\" differs"));
     CU_ASSERT_TRUE(stderr_has("the interrupted run had \"on_error=skip ")); /* the differing option, not a cut prefix */
     CU_ASSERT_TRUE(stderr_has("this run has \"on_error=stop "));
+    CU_ASSERT_TRUE(stderr_has("ckbatch: --resume continues only the run that wrote"));
     write_corpus(ck_cli_tmp("d.txt"), 0);
     snprintf(args, sizeof args, "--on-error skip --resume -i %s -o %s", ck_cli_tmp("d.txt"), ck_cli_tmp("d.st"));
-    CU_ASSERT_EQUAL(run(args), 1);
+    CU_ASSERT_EQUAL(run(args), 3); /* CK_E_STATE: resume refused */
     CU_ASSERT_TRUE(stderr_has("identity field \"input_sha256\" differs"));
     CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("d.st")));
     CU_ASSERT_TRUE(ck_cli_exists(ck_cli_tmp("d.st.partial.json"))); /* a rejected resume keeps the progress */
@@ -259,7 +260,7 @@ static void test_resume_rejects_added_config(void)
     run_and_kill(ck_cli_tmp("g.txt"), ck_cli_tmp("g.st"));
     snprintf(args, sizeof args, "--on-error skip --resume --config %s/tests/fixtures/kokoro/"
              "tiny_config.json -i %s -o %s", src ? src : ".", ck_cli_tmp("g.txt"), ck_cli_tmp("g.st"));
-    CU_ASSERT_EQUAL(run(args), 1);
+    CU_ASSERT_EQUAL(run(args), 3); /* CK_E_STATE: resume refused */
     CU_ASSERT_TRUE(stderr_has("identity field \"options\" differs"));
     CU_ASSERT_TRUE(stderr_has("the interrupted run had \"circuit=")); /* the first differing word */
     CU_ASSERT_TRUE(stderr_has("this run has \"config=sha256:"));

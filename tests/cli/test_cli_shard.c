@@ -170,7 +170,7 @@ static void test_killed_shard_resumes(void)
     ck_cli_kill_after_first_commit(cmd, shard_file("ks.st", 1, 2));
     CU_ASSERT_EQUAL(merge(ck_cli_tmp("ks.st"), ""), 1);
     CU_ASSERT_TRUE(ck_cli_stderr_has("ckbatch: error: merge: shard 1/2 missing: input bytes "));
-    CU_ASSERT_TRUE(ck_cli_stderr_has("is unfinished: run that shard again with --resume)"));
+    CU_ASSERT_TRUE(ck_cli_stderr_has("is unfinished: run that shard again with resume on)"));
     CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("ks.st")));
     run_shard("k.txt", "ks.st", 1, 2, "-t 2 --max-batch-tokens 900 --on-error skip --resume");
     CU_ASSERT_TRUE(ck_cli_stderr_has("ckbatch: resuming at line "));

@@ -1,4 +1,4 @@
-/* test_corpus_rank.c - the in-place writer of ckbatch-mpi's ranks (ck_rank_pwrite, case C24): it
+/* test_corpus_rank.c - the in-place writer of ckbatch-mpi's ranks (ck_file_pwrite_all, case C24): it
  * writes at 64-bit offsets past 4 GiB, and it loops over a short write (then reports the error
  * that stopped it) instead of taking a partial count for success. The MPI runs themselves are
  * tests/cli/test_cli_mpi.c. */
@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "ck_test.h"
-#include "corpus_rank.h"
+#include "file.h"
 
 /* 4 KiB at byte 5 GiB + 3 of a sparse file: the file ends right after them, and they read back. */
 static void test_write_past_4_gib(void)
@@ -25,7 +25,7 @@ static void test_write_past_4_gib(void)
     const unsigned long long at = (5ull << 30) + 3;
     int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
     CU_ASSERT_FATAL(fd >= 0);
-    CU_ASSERT_EQUAL(ck_rank_pwrite(fd, out, sizeof out, at), 0);
+    CU_ASSERT_EQUAL(ck_file_pwrite_all(fd, out, sizeof out, at), 0);
     struct stat st;
     CU_ASSERT_EQUAL(fstat(fd, &st), 0);
     CU_ASSERT_EQUAL((unsigned long long)st.st_size, at + sizeof out);
@@ -51,7 +51,7 @@ static void test_short_write_is_looped_then_reported(void)
     CU_ASSERT_FATAL(fd >= 0);
     CU_ASSERT_EQUAL_FATAL(setrlimit(RLIMIT_FSIZE, &lim), 0);
     errno = 0;
-    int rc = ck_rank_pwrite(fd, out, sizeof out, 0);
+    int rc = ck_file_pwrite_all(fd, out, sizeof out, 0);
     int saved = errno;
     setrlimit(RLIMIT_FSIZE, &old);
     signal(SIGXFSZ, was);
@@ -62,7 +62,7 @@ static void test_short_write_is_looped_then_reported(void)
     CU_ASSERT_EQUAL(st.st_size, 10000);
     ck_error err = {0};
     errno = EFBIG;
-    CU_ASSERT_EQUAL(ck_rank_io_failed(path, "writing rows", &err), CK_E_IO);
+    CU_ASSERT_EQUAL(ck_file_io_failed(path, "writing rows", &err), CK_E_IO);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, path));
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "writing rows failed"));
     close(fd);

@@ -1,7 +1,9 @@
 /* test_file.c - ck_file_read_all: exact bytes, the cap (at it, one past it, far past it, in pieces
  * larger than the first read), empty files, and what is not a regular file refused without a read
  * (a directory, a FIFO with no writer: no hang), each with its exact message. The atomic writer:
- * the old file stays whole until commit, abort and a failed rename leave it and no temporary. */
+ * the old file stays whole until commit, abort and a failed rename leave it and no temporary. The
+ * publication step: a finished temporary takes the path, a missing one is refused and names it;
+ * ck_file_suffixed. */
 #include <sys/stat.h>
 
 #include "ck_test.h"
@@ -171,6 +173,30 @@ static void remove_dir(void)
     rmdir(g_dir);
 }
 
+static void test_publish(void)
+{
+    char tmp[128], out[128];
+    snprintf(tmp, sizeof tmp, "%s", path_in_dir("pub.tmp"));
+    snprintf(out, sizeof out, "%s", path_in_dir("pub.bin"));
+    FILE *f = fopen(tmp, "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs("published", f);
+    fclose(f);
+    ck_error err = {0};
+    CU_ASSERT_EQUAL(ck_file_publish(tmp, out, &err), CK_OK);
+    char *text = read_back(out);
+    CU_ASSERT_STRING_EQUAL(text ? text : "", "published");
+    free(text);
+    CU_ASSERT_NOT_EQUAL(access(tmp, F_OK), 0); /* renamed, not copied */
+    CU_ASSERT_EQUAL(ck_file_publish(tmp, out, &err), CK_E_IO);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "pub.tmp: fsync failed"));
+    CU_ASSERT_EQUAL(ck_file_publish(NULL, out, &err), CK_E_ARG);
+    unlink(out);
+    char *s = ck_file_suffixed("a/b", ".partial.lock");
+    CU_ASSERT_STRING_EQUAL(s ? s : "", "a/b.partial.lock");
+    free(s);
+}
+
 int main(void)
 {
     snprintf(g_dir, sizeof g_dir, "/tmp/ck_test_file.XXXXXX");
@@ -182,6 +208,7 @@ int main(void)
         {"longer than the cap is refused", test_longer_than_the_cap_is_refused},
         {"not a regular file is refused", test_not_a_regular_file_is_refused},
         {"atomic writer", test_atomic_writer},
+        {"publish", test_publish},
     };
     int rc = ck_test_run("file", cases, sizeof cases / sizeof cases[0]);
     remove_dir();

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "ck_test.h"
+#include "ckbatch.h"
 #include "circuit_default.h"
 #include "safetensors.h"
 #include "sha256.h"
@@ -27,11 +28,11 @@ static void tmp_path(char *out, const char *name)
 
 static int parity_run(const char *oracle, const char *capture, const char *rep, ck_error *err)
 {
-    ck_xray_run_options o = {0};
+    ck_xray_params o = ck_xray_default_params();
     o.oracle = oracle;
     o.report = rep;
     o.capture_out = capture;
-    return ck_xray_run_oracle(&o, err);
+    return ck_xray_run(&o, err);
 }
 
 static cJSON *load_json(const char *path)

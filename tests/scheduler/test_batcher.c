@@ -1,4 +1,7 @@
-/* test_batcher.c - length-sorted packing: exact orders and spans, and every rejection. */
+/* test_batcher.c - length-sorted packing: exact orders and spans, every rejection, and the copy of a
+ * batch's ids. */
+#include <string.h>
+
 #include "batcher.h"
 #include "ck_status.h"
 #include "ck_test.h"
@@ -56,6 +59,39 @@ static void test_rejections(void)
     CU_ASSERT_EQUAL(ck_batch_plan(NULL, 2, 8, order, spans, &n_spans), CK_E_ARG);
 }
 
+/* The planned batch's ids back to back in member order, with their bounds. */
+static void test_pack_copies_members_in_order(void)
+{
+    const int32_t a[] = {0, 5, 0}, b[] = {0, 0}, c[] = {0, 7, 8, 0};
+    const int32_t *const seqs[] = {a, b, c};
+    const size_t lengths[] = {3, 2, 4}, members[] = {2, 0};
+    int32_t ids[7] = {0};
+    size_t offsets[3] = {9, 9, 9};
+    CU_ASSERT_EQUAL(ck_batch_pack(seqs, lengths, members, 2, ids, offsets), 7);
+    const int32_t want[] = {0, 7, 8, 0, 0, 5, 0};
+    CU_ASSERT_EQUAL(memcmp(ids, want, sizeof want), 0);
+    CU_ASSERT_EQUAL(offsets[0], 0);
+    CU_ASSERT_EQUAL(offsets[1], 4);
+    CU_ASSERT_EQUAL(offsets[2], 7);
+}
+
+/* In input order: as many sequences as fit, bounds relative to the first one's start. */
+static void test_consecutive_takes_what_fits(void)
+{
+    const size_t offsets[] = {0, 3, 5, 9, 11};
+    size_t batch[5];
+    CU_ASSERT_EQUAL(ck_batch_consecutive(offsets, 4, 0, 5, batch), 2);
+    CU_ASSERT_EQUAL(batch[1], 3);
+    CU_ASSERT_EQUAL(batch[2], 5);
+    CU_ASSERT_EQUAL(ck_batch_consecutive(offsets, 4, 2, 6, batch), 2);
+    CU_ASSERT_EQUAL(batch[1], 4);
+    CU_ASSERT_EQUAL(batch[2], 6);
+    CU_ASSERT_EQUAL(ck_batch_consecutive(offsets, 4, 2, 3, batch), 0); /* 4 tokens > 3 */
+    CU_ASSERT_EQUAL(ck_batch_consecutive(offsets, 4, 4, 8, batch), 0);
+}
+
 CK_TEST_MAIN("batcher", {"packs longest first with stable ties", test_packs_longest_first_with_stable_ties},
              {"exact fit and one over", test_exact_fit_and_one_over},
-             {"empty window", test_empty_window}, {"rejections", test_rejections})
+             {"empty window", test_empty_window}, {"rejections", test_rejections},
+             {"pack copies members in order", test_pack_copies_members_in_order},
+             {"consecutive takes what fits", test_consecutive_takes_what_fits})

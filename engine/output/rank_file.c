@@ -1,9 +1,9 @@
-/* corpus_rank_files.c - the files of a ckbatch-mpi rank: the in-place output OUT.partial.mpi (rank
+/* rank_file.c - the files of a ckbatch-mpi rank: the in-place output OUT.partial.mpi (rank
  * 0 creates it at its final size with the header), each rank's offsets and records written at
  * their places, the job record and the rank records a resume reads, the lock, the rename at the
  * end. Computes nothing; prints nothing. */
 #define _GNU_SOURCE /* pwrite, pread, fdatasync, flock */
-#include "model_internal.h"
+#include "rank_file.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -14,91 +14,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "corpus_rank.h"
 #include "file.h"
+#include "output_internal.h"
 #include "sha256.h"
-#include "json.h"
 
 /* ---- in-place writes and records ---- */
 
-int ck_rank_pwrite(int fd, const void *bytes, size_t n, unsigned long long at)
-{
-    const unsigned char *p = bytes;
-    while (n > 0) {
-        size_t want = n < CK_RANK_MAX_CALL ? n : CK_RANK_MAX_CALL;
-        ssize_t w = pwrite(fd, p, want, (off_t)at);
-        if (w < 0 && errno == EINTR) {
-            continue;
-        }
-        if (w <= 0) {
-            errno = w == 0 ? ENOSPC : errno;
-            return -1;
-        }
-        p += w;
-        at += (unsigned long long)w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-/* Reads n bytes at `at` of fd (looped); 0, or -1 when it fails or ends first. */
-static int pread_all(int fd, void *bytes, size_t n, unsigned long long at)
-{
-    unsigned char *p = bytes;
-    while (n > 0) {
-        size_t want = n < CK_RANK_MAX_CALL ? n : CK_RANK_MAX_CALL;
-        ssize_t r = pread(fd, p, want, (off_t)at);
-        if (r < 0 && errno == EINTR) {
-            continue;
-        }
-        if (r <= 0) {
-            errno = r == 0 ? EIO : errno;
-            return -1;
-        }
-        p += r;
-        at += (unsigned long long)r;
-        n -= (size_t)r;
-    }
-    return 0;
-}
-
-int ck_rank_io_failed(const char *path, const char *what, ck_error *err)
-{
-    return ck_fail(err, CK_E_IO, "%s: %s failed (disk full?): %s", path, what,
-                   strerror(errno ? errno : EIO));
-}
-
-/* Reads and parses a record; *json NULL (and CK_OK) when the file does not exist. */
-static int read_record(const char *path, cJSON **json, ck_error *err)
-{
-    char *text = NULL;
-    *json = NULL;
-    if (access(path, F_OK) != 0 && errno == ENOENT) {
-        return CK_OK;
-    }
-    int rc = ck_file_read_all(path, "progress record", CK_RANK_RECORD_MAX, &text, NULL, err);
-    if (rc != CK_OK) {
-        return rc;
-    }
-    size_t at = 0;
-    const char *why = NULL;
-    *json = ck_json_parse(text, strlen(text), &at, &why);
-    free(text);
-    return *json != NULL ? CK_OK
-                         : ck_fail(err, CK_E_FORMAT, "%s: not a JSON progress record (%s at byte "
-                                   "%zu)", path, why, at);
-}
-
-/* Writes json (deleted here) to path atomically. */
+/* Writes json (deleted here) to path atomically, with its SHA-256 (ck_output_record_write). */
 static int write_record(const char *path, cJSON *json, ck_error *err)
 {
-    char *text = json != NULL ? cJSON_Print(json) : NULL;
+    int rc = json != NULL ? ck_output_record_write(path, NULL, json, err)
+                          : ck_fail(err, CK_E_MEMORY, "%s: out of memory", path);
     cJSON_Delete(json);
-    if (text == NULL) {
-        return ck_fail(err, CK_E_MEMORY, "%s: out of memory", path);
-    }
-    int rc = ck_file_write_atomic(path, text, strlen(text), err);
-    free(text);
     return rc;
 }
 
@@ -116,28 +43,13 @@ static double record_number(const cJSON *j, const char *key)
 
 /* ---- rank 0: the lock, the file, the job record ---- */
 
-static int take_lock(ck_rank_job *j, ck_error *err)
-{
-    j->lock_fd = open(j->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (j->lock_fd < 0) {
-        return ck_fail(err, CK_E_IO, "%s: cannot create the lock file beside the output: %s",
-                       j->lock_path, strerror(errno));
-    }
-    if (flock(j->lock_fd, LOCK_EX | LOCK_NB) != 0) {
-        return ck_fail(err, CK_E_IO, "%s: another ckbatch run is writing this output (%s is "
-                       "locked): wait for it or choose another --output", j->opt.output,
-                       j->lock_path);
-    }
-    return CK_OK;
-}
-
 static cJSON *identity_json(const ck_rank_job *j, const char *input_sha, unsigned long long bytes)
 {
     cJSON *id = cJSON_CreateObject();
     if (id == NULL || !cJSON_AddStringToObject(id, "input_sha256", input_sha) ||
         !cJSON_AddNumberToObject(id, "input_bytes", (double)bytes) ||
         !cJSON_AddStringToObject(id, "options", j->options) ||
-        !cJSON_AddStringToObject(id, "weights", ck_weights_identity(j->model->weights))) {
+        !cJSON_AddStringToObject(id, "weights", j->weights_identity)) {
         cJSON_Delete(id);
         return NULL;
     }
@@ -160,12 +72,12 @@ static int create_fresh(ck_rank_job *j, cJSON *identity, ck_error *err)
                        j->file_path, strerror(errno));
     }
     int ok = ftruncate(fd, (off_t)j->file_bytes) == 0 &&
-             ck_rank_pwrite(fd, j->header, j->header_len, 0) == 0 && fdatasync(fd) == 0;
+             ck_file_pwrite_all(fd, j->header, j->header_len, 0) == 0 && fdatasync(fd) == 0;
     int saved = errno;
     close(fd);
     errno = saved;
     if (!ok) {
-        return ck_rank_io_failed(j->file_path, "sizing the file and writing its header", err);
+        return ck_file_io_failed(j->file_path, "sizing the file and writing its header", err);
     }
     cJSON *rec = cJSON_CreateObject();
     if (rec == NULL || !cJSON_AddNumberToObject(rec, "version", CK_RANK_RECORD_VERSION) ||
@@ -185,30 +97,25 @@ static int check_job_record(const ck_rank_job *j, const cJSON *rec, const cJSON 
                             ck_error *err)
 {
     const char *out = j->opt.output;
-    if (record_number(rec, "version") != CK_RANK_RECORD_VERSION) {
-        return ck_fail(err, CK_E_FORMAT, "%s: field \"version\": not %d", j->job_record,
-                       CK_RANK_RECORD_VERSION);
-    }
     double ranks = record_number(rec, "ranks");
     if (ranks != (double)j->ranks) {
-        return ck_fail(err, CK_E_ARG, "resume: %s: field \"ranks\": the interrupted run had "
+        return ck_fail(err, CK_E_STATE, "resume: %s: field \"ranks\": the interrupted run had "
                        "ranks=%.0f, this run has ranks=%zu: resume with the same number of ranks "
-                       "(mpirun -np %.0f), or start again without --resume", out, ranks, j->ranks,
-                       ranks);
+                       "(%.0f), or start again with resume off", out, ranks, j->ranks, ranks);
     }
     const cJSON *old = cJSON_GetObjectItemCaseSensitive(rec, "identity");
     const cJSON *field = NULL;
     cJSON_ArrayForEach(field, identity) {
         const cJSON *was = cJSON_GetObjectItemCaseSensitive(old, field->string);
         if (was == NULL || !cJSON_Compare(was, field, 1)) {
-            return ck_fail(err, CK_E_ARG, "resume: %s: field \"%s\" differs from the interrupted "
-                           "run's: resume with the same input, options and weights, or start "
-                           "again without --resume", out, field->string);
+            return ck_fail(err, CK_E_STATE, "resume: %s: field \"%s\" differs from the "
+                           "interrupted run's: resume with the same input, options and weights, or "
+                           "start again with resume off", out, field->string);
         }
     }
     const char *sha = record_string(rec, "header_sha256");
     if (sha == NULL || strcmp(sha, j->header_sha) != 0) {
-        return ck_fail(err, CK_E_ARG, "resume: %s: field \"header_sha256\" differs from the "
+        return ck_fail(err, CK_E_STATE, "resume: %s: field \"header_sha256\" differs from the "
                        "interrupted run's (another plan of the same input: a different G2P?)", out);
     }
     if (record_number(rec, "file_bytes") != (double)j->file_bytes) {
@@ -226,14 +133,14 @@ static int check_file(const ck_rank_job *j, ck_error *err)
     int fd = open(j->file_path, O_RDONLY | O_CLOEXEC);
     int ok = head != NULL && fd >= 0 && fstat(fd, &st) == 0 &&
              (unsigned long long)st.st_size == j->file_bytes &&
-             pread_all(fd, head, j->header_len, 0) == 0 &&
+             ck_file_pread_all(fd, head, j->header_len, 0) == 0 &&
              memcmp(head, j->header, j->header_len) == 0;
     if (fd >= 0) {
         close(fd);
     }
     free(head);
     return ok ? CK_OK : ck_fail(err, CK_E_FORMAT, "%s: missing, resized or its header changed "
-                                "since the interrupted run: start again without --resume",
+                                "since the interrupted run: start again with resume off",
                                 j->file_path);
 }
 
@@ -245,7 +152,7 @@ int ck_rank_create(ck_rank_job *j, int *resumed, ck_error *err)
     *resumed = 0;
     char sha[65];
     struct stat st;
-    int rc = take_lock(j, err);
+    int rc = ck_output_lock(j->lock_path, j->opt.output, &j->lock_fd, err);
     rc = rc == CK_OK ? ck_sha256_file(j->opt.input, sha, err) : rc;
     if (rc == CK_OK && stat(j->opt.input, &st) != 0) {
         rc = ck_fail(err, CK_E_IO, "%s: cannot stat input", j->opt.input);
@@ -256,7 +163,7 @@ int ck_rank_create(ck_rank_job *j, int *resumed, ck_error *err)
         rc = ck_fail(err, CK_E_MEMORY, "%s: out of memory", j->job_record);
     }
     if (rc == CK_OK && j->opt.resume) {
-        rc = read_record(j->job_record, &rec, err);
+        rc = ck_output_record_read(j->job_record, CK_RANK_RECORD_VERSION, 1, &rec, err);
     }
     if (rc == CK_OK && rec != NULL) {
         rc = check_job_record(j, rec, identity, err);
@@ -264,7 +171,7 @@ int ck_rank_create(ck_rank_job *j, int *resumed, ck_error *err)
         *resumed = rc == CK_OK;
     } else if (rc == CK_OK) {
         if (j->opt.resume) {
-            note(j, "no progress record for %s: starting from the beginning", j->opt.output);
+            rank_note(j, "no progress record for %s: starting from the beginning", j->opt.output);
         }
         rc = create_fresh(j, identity, err);
     }
@@ -291,7 +198,7 @@ static int write_offsets(ck_rank_job *j)
             b[k * 8 + (size_t)i] = (unsigned char)(v >> (8 * i));
         }
     }
-    int rc = ck_rank_pwrite(j->fd, b, n * 8, j->offsets_at + (first ? 8 : 0));
+    int rc = ck_file_pwrite_all(j->fd, b, n * 8, j->offsets_at + (first ? 8 : 0));
     free(b);
     return rc;
 }
@@ -300,7 +207,7 @@ static int write_offsets(ck_rank_job *j)
 static int read_rank_record(ck_rank_job *j, ck_error *err)
 {
     cJSON *rec = NULL;
-    int rc = read_record(j->rank_record, &rec, err);
+    int rc = ck_output_record_read(j->rank_record, CK_RANK_RECORD_VERSION, 1, &rec, err);
     if (rc != CK_OK || rec == NULL) {
         return rc;
     }
@@ -313,7 +220,7 @@ static int read_rank_record(ck_rank_job *j, ck_error *err)
         rc = ck_fail(err, CK_E_FORMAT, "%s: not this job's record (version, rank, ranks or "
                      "header_sha256)", j->rank_record);
     } else if (plan == NULL || strcmp(plan, j->plan_sha) != 0) {
-        rc = ck_fail(err, CK_E_ARG, "resume: %s: field \"plan_sha256\": this rank's plan differs "
+        rc = ck_fail(err, CK_E_STATE, "resume: %s: field \"plan_sha256\": this rank's plan differs "
                      "from the interrupted run's", j->rank_record);
     } else if (!(seqs >= 0 && seqs <= (double)j->n_seqs) ||
                tokens != (seqs > 0 ? (double)j->seq_end[(size_t)seqs - 1] : 0.0)) {
@@ -354,19 +261,19 @@ int ck_rank_open(ck_rank_job *j, int resumed, ck_error *err)
                        strerror(errno));
     }
     if (write_offsets(j) != 0) {
-        return ck_rank_io_failed(j->file_path, "writing the offsets", err);
+        return ck_file_io_failed(j->file_path, "writing the offsets", err);
     }
-    if (ck_rank_pwrite(j->fd, j->seq_text.data, j->seq_text.len, j->seqs_at) != 0 ||
-        ck_rank_pwrite(j->fd, j->skipped_text.data, j->skipped_text.len, j->skipped_at) != 0 ||
+    if (ck_file_pwrite_all(j->fd, j->seq_text.data, j->seq_text.len, j->seqs_at) != 0 ||
+        ck_file_pwrite_all(j->fd, j->skipped_text.data, j->skipped_text.len, j->skipped_at) != 0 ||
         fdatasync(j->fd) != 0) {
-        return ck_rank_io_failed(j->file_path, "writing the sequences and skipped records", err);
+        return ck_file_io_failed(j->file_path, "writing the sequences and skipped records", err);
     }
     if (!resumed) {
         return CK_OK;
     }
     int rc = read_rank_record(j, err);
     if (rc == CK_OK) {
-        note(j, "resuming at sequence %zu of %zu (%zu tokens already done)", j->done_seqs,
+        rank_note(j, "resuming at sequence %zu of %zu (%zu tokens already done)", j->done_seqs,
              j->n_seqs, j->done_tokens);
     }
     return rc;
@@ -374,38 +281,14 @@ int ck_rank_open(ck_rank_job *j, int resumed, ck_error *err)
 
 /* ---- the end ---- */
 
-static int sync_dir(const char *path)
-{
-    char dir[4096];
-    const char *slash = strrchr(path, '/');
-    size_t n = slash != NULL ? (size_t)(slash - path) : 0;
-    if (n + 1 > sizeof dir) {
-        return -1;
-    }
-    memcpy(dir, n > 0 ? path : ".", n > 0 ? n : 1);
-    dir[n > 0 ? n : 1] = '\0';
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    int ok = fd >= 0 && fsync(fd) == 0;
-    if (fd >= 0) {
-        close(fd);
-    }
-    return ok ? 0 : -1;
-}
-
 int ck_rank_finish(ck_rank_job *j, ck_error *err)
 {
     if (j == NULL || j->rank != 0 || j->fd < 0) {
         return ck_fail(err, CK_E_ARG, "rank finish: rank 0 after ck_rank_open only");
     }
-    if (fsync(j->fd) != 0) {
-        return ck_rank_io_failed(j->file_path, "fsync", err);
-    }
-    if (rename(j->file_path, j->opt.output) != 0) {
-        return ck_fail(err, CK_E_IO, "%s: rename from %s failed: %s", j->opt.output, j->file_path,
-                       strerror(errno));
-    }
-    if (sync_dir(j->opt.output) != 0) {
-        return ck_rank_io_failed(j->opt.output, "fsync of its directory", err);
+    int rc = ck_file_publish(j->file_path, j->opt.output, err);
+    if (rc != CK_OK) {
+        return rc;
     }
     unlink(j->job_record);
     ck_file_remove_siblings(j->opt.output, ".partial.mpi.json.tmp.", NULL);

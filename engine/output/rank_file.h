@@ -1,8 +1,9 @@
-/* corpus_rank.h - what the two files of a ckbatch-mpi rank share (corpus_rank.c: plan, layout,
- * encoding; corpus_rank_files.c: the in-place file, the records, the lock): the job struct and
- * the in-place writer. Private to engine/api. */
-#ifndef CK_CORPUS_RANK_H
-#define CK_CORPUS_RANK_H
+/* rank_file.h - a ckbatch-mpi rank's job (ck_rank_job of ckbatch.h) and its files: the api room's
+ * corpus_rank.c plans, lays out and encodes; output's rank_file.c writes the in-place file
+ * OUT.partial.mpi, the job and rank progress records and the lock, with the single run's lock and
+ * record helpers (output_internal.h). */
+#ifndef CK_RANK_FILE_H
+#define CK_RANK_FILE_H
 
 #include <stddef.h>
 
@@ -11,13 +12,12 @@
 #include "strbuf.h"
 
 #define CK_RANK_WINDOW_BATCHES 4      /* as the single run's window: 4 batches of max_batch_tokens */
-#define CK_RANK_MAX_CALL (1u << 30)   /* bytes per pwrite or pread call at most (C24) */
 #define CK_RANK_MAX_META 32
-#define CK_RANK_RECORD_VERSION 1
-#define CK_RANK_RECORD_MAX (1u << 20)
+#define CK_RANK_RECORD_VERSION 2   /* 2: the records carry their own SHA-256 (as the single run's) */
 
 struct ck_rank_job {
-    ck_model *model;
+    ck_model *model;               /* opaque here; corpus_rank.c (api) runs it */
+    const char *weights_identity;  /* the model's (ck_weights_identity), for the resume identity */
     ck_corpus_params opt;          /* the caller's (strings not owned) */
     size_t rank, ranks;
     ck_rank_plan_info info;
@@ -44,14 +44,8 @@ struct ck_rank_job {
     double encode_seconds;
 };
 
-#define note(j, ...) ck_log((j)->opt.log, (j)->opt.log_ctx, CK_LOG_INFO, __VA_ARGS__)
-
-/* Writes n bytes at `at` of fd: calls of at most CK_RANK_MAX_CALL bytes, looped over short
- * writes and EINTR (C24: one Linux write moves at most 0x7ffff000 bytes). 0, or -1 (errno). */
-int ck_rank_pwrite(int fd, const void *bytes, size_t n, unsigned long long at);
-
-/* CK_E_IO "PATH: WHAT failed (disk full?): strerror(errno)" into err; returns CK_E_IO. */
-int ck_rank_io_failed(const char *path, const char *what, ck_error *err);
+/* One informational message to the caller's log (corpus_run.c has its own, for a session). */
+#define rank_note(j, ...) ck_log((j)->opt.log, (j)->opt.log_ctx, CK_LOG_INFO, __VA_ARGS__)
 
 /* Replaces the rank's progress record (atomically) with its mark (done_seqs, done_tokens). */
 int ck_rank_commit(const ck_rank_job *j, ck_error *err);

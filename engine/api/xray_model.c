@@ -1,0 +1,57 @@
+/* xray_model.c - X-Ray's parity run of ckbatch.h (ck_xray_run): the oracle and its cases opened by
+ * the xray room, the model they run on opened here like every other model (ck_model_open_for_xray),
+ * then the run and the report (xray_run.c). */
+#include <string.h>
+
+#include "model_internal.h"
+#include "op_table.h"
+#include "synth_weights.h"
+#include "xray.h"
+
+ck_xray_params ck_xray_default_params(void)
+{
+    ck_xray_params p;
+    memset(&p, 0, sizeof p);
+    p.seed = CK_SYNTH_DEFAULT_SEED;
+    return p;
+}
+
+int ck_xray_run(const ck_xray_params *p, ck_error *err)
+{
+    if (p == NULL) {
+        return ck_fail(err, CK_E_ARG, "xray: null params");
+    }
+    ck_xray_run_options o = {.oracle = p->oracle,
+                             .manifest = p->manifest,
+                             .profile = p->profile,
+                             .report = p->report,
+                             .capture_out = p->capture_out,
+                             .capture_ids = p->capture_ids,
+                             .seed = p->seed,
+                             .log = p->log,
+                             .log_ctx = p->log_ctx,
+                             .precision = ck_precision_dtype(p->precision)};
+    ck_xray_session *x = NULL;
+    ck_model *m = NULL;
+    int rc = ck_xray_session_open(&x, &o, err);
+    if (rc == CK_OK) {
+        ck_model_params mp = ck_model_default_params();
+        mp.circuit = p->circuit;
+        mp.weights = p->weights;
+        mp.seed = ck_xray_session_seed(x);
+        mp.precision = p->precision;
+        mp.compiled = p->compiled;
+        mp.parity = 1;
+        rc = ck_model_open_for_xray(&m, &mp, ck_xray_session_longest(x), err);
+    }
+    if (rc == CK_OK) {
+        const ck_xray_engine engine = {.circuit = &m->circuit,
+                                       .weights = m->weights,
+                                       .executor = m->executor,
+                                       .library = &m->library};
+        rc = ck_xray_session_run(x, &engine, err);
+    }
+    ck_model_free(m);
+    ck_xray_session_free(x);
+    return rc;
+}
