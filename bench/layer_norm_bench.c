@@ -50,8 +50,8 @@ static int residual_blocks(const bench_data *d, size_t block)
 {
     for (size_t first = 0; first < d->rows; first += block) {
         size_t count = d->rows - first < block ? d->rows - first : block, at = first * C, n = count * C;
-        int rc = ck_residual_layer_norm_f32_f64acc(d->x + at, n, C, d->residual + at, n, C, d->gamma, d->beta,
-                                                   d->y + at, n, C, count, C, 1e-12f);
+        int rc = ck_residual_layer_norm_f32_f64acc(d->x + at, n, C, d->residual + at, n, C, d->gamma,
+                                                   d->beta, d->y + at, n, C, count, C, 1e-12f);
         if (rc != CK_OK) {
             return rc;
         }

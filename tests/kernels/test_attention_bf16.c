@@ -176,7 +176,9 @@ static void test_bits_independent_of_neighbours_and_onednn(void)
     float *y0 = w + K * N, *y1 = y0 + M * N;
     fill(x, M * K + K * N, 5, 1.0);
     CU_ASSERT_EQUAL_FATAL(ck_onednn_init(&ctx, 1), CK_OK);
-    CU_ASSERT_EQUAL_FATAL(ck_linear_init(&lin, ctx, &(ck_linear_desc){.weight = w, .weight_count = (size_t)K * N, .bias = NULL, .bias_count = 0, .in_features = K, .out_features = N, .compute = CK_DTYPE_BF16}), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_linear_init(&lin, ctx, &(ck_linear_desc){
+            .weight = w, .weight_count = (size_t)K * N, .bias = NULL, .bias_count = 0,
+            .in_features = K, .out_features = N, .compute = CK_DTYPE_BF16}), CK_OK);
     CU_ASSERT_EQUAL(ck_linear_forward_f32(lin, 0, x, M * K, K, y0, M * N, N, M), CK_OK);
     for (size_t i = 0; i < LMAX * QKV; i++) { /* every other head's columns change */
         if ((i % QKV) % C / D != 3) {

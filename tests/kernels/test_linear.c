@@ -43,7 +43,9 @@ static problem problem_new(size_t rows, size_t in, size_t out, int with_bias, si
     }
     ck_test_fill_canary(p.y, rows * ys + 1);
     CU_ASSERT_EQUAL_FATAL(ck_onednn_init(&p.ctx, 1), CK_OK);
-    CU_ASSERT_EQUAL(ck_linear_init(&p.lin, p.ctx, &(ck_linear_desc){.weight = p.w, .weight_count = in * out, .bias = p.b, .bias_count = out, .in_features = in, .out_features = out}), CK_OK);
+    CU_ASSERT_EQUAL(ck_linear_init(&p.lin, p.ctx, &(ck_linear_desc){
+            .weight = p.w, .weight_count = in * out, .bias = p.b, .bias_count = out,
+            .in_features = in, .out_features = out}), CK_OK);
     return p;
 }
 
@@ -197,7 +199,9 @@ static void expect_rows_independent_of_tiles(size_t in, size_t out, ck_linear_ac
     ck_linear *lin = NULL;
     float *pieces = malloc(rows * out * sizeof(float));
     int identical;
-    CU_ASSERT_EQUAL_FATAL(ck_linear_init(&lin, p.ctx, &(ck_linear_desc){.weight = p.w, .weight_count = in * out, .bias = p.b, .bias_count = out, .in_features = in, .out_features = out, .activation = act}),
+    CU_ASSERT_EQUAL_FATAL(ck_linear_init(&lin, p.ctx, &(ck_linear_desc){
+            .weight = p.w, .weight_count = in * out, .bias = p.b, .bias_count = out,
+            .in_features = in, .out_features = out, .activation = act}),
                           CK_OK);
     CU_ASSERT_EQUAL(ck_linear_forward_f32(lin, 0, p.x, rows * in, in, p.y, rows * out, out, rows), CK_OK);
     for (int c = 0; c < 5; c++) {
@@ -238,7 +242,9 @@ static void test_two_lanes_at_once(void)
     int before = omp_get_max_threads(), identical, status[2] = {-1, -1};
     CU_ASSERT_EQUAL_FATAL(ck_onednn_init(&ctx, 2), CK_OK);
     omp_set_num_threads(1);
-    CU_ASSERT_EQUAL_FATAL(ck_linear_init(&lin, ctx, &(ck_linear_desc){.weight = p.w, .weight_count = in * out, .bias = p.b, .bias_count = out, .in_features = in, .out_features = out}), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_linear_init(&lin, ctx, &(ck_linear_desc){
+            .weight = p.w, .weight_count = in * out, .bias = p.b, .bias_count = out,
+            .in_features = in, .out_features = out}), CK_OK);
     omp_set_num_threads(before);
     CU_ASSERT_EQUAL(forward(&p), CK_OK);
 #pragma omp parallel num_threads(2)
@@ -279,7 +285,9 @@ static void expect_init_rejected(ck_onednn *ctx, const float *w, size_t w_count,
                                  size_t in, size_t out, int code)
 {
     ck_linear *lin = (ck_linear *)&lin; /* any non-NULL value: init must reset it */
-    CU_ASSERT_EQUAL(ck_linear_init(&lin, ctx, &(ck_linear_desc){.weight = w, .weight_count = w_count, .bias = b, .bias_count = b_count, .in_features = in, .out_features = out}), code);
+    CU_ASSERT_EQUAL(ck_linear_init(&lin, ctx, &(ck_linear_desc){
+            .weight = w, .weight_count = w_count, .bias = b, .bias_count = b_count,
+            .in_features = in, .out_features = out}), code);
     CU_ASSERT_PTR_NULL(lin);
 }
 
@@ -288,7 +296,9 @@ static void test_init_rejections(void)
     problem p = problem_new(1, 8, 4, 1, 8, 4);
     expect_init_rejected(NULL, p.w, 32, p.b, 4, 8, 4, CK_E_ARG);
     expect_init_rejected(p.ctx, NULL, 32, p.b, 4, 8, 4, CK_E_ARG);
-    CU_ASSERT_EQUAL(ck_linear_init(NULL, p.ctx, &(ck_linear_desc){.weight = p.w, .weight_count = 32, .bias = p.b, .bias_count = 4, .in_features = 8, .out_features = 4}), CK_E_ARG);
+    CU_ASSERT_EQUAL(ck_linear_init(NULL, p.ctx, &(ck_linear_desc){
+            .weight = p.w, .weight_count = 32, .bias = p.b, .bias_count = 4, .in_features = 8,
+            .out_features = 4}), CK_E_ARG);
     CU_ASSERT_EQUAL(ck_onednn_init(NULL, 1), CK_E_ARG);
     problem_free(&p);
 }
@@ -514,7 +524,10 @@ static void test_bf16_rows_do_not_depend_on_tiles(void)
             fill(w, K * N, K * 7 + N, 0.05);
             fill(b, N, N, 0.05);
             ck_linear *lin = NULL;
-            CU_ASSERT_EQUAL_FATAL(ck_linear_init(&lin, ctx, &(ck_linear_desc){.weight = w, .weight_count = K * N, .bias = b, .bias_count = N, .in_features = K, .out_features = N, .activation = (ck_linear_activation)act, .compute = CK_DTYPE_BF16}), CK_OK);
+            CU_ASSERT_EQUAL_FATAL(ck_linear_init(&lin, ctx, &(ck_linear_desc){
+                    .weight = w, .weight_count = K * N, .bias = b, .bias_count = N,
+                    .in_features = K, .out_features = N, .activation = (ck_linear_activation)act,
+                    .compute = CK_DTYPE_BF16}), CK_OK);
             CU_ASSERT_EQUAL(ck_linear_compute_dtype(lin), CK_DTYPE_BF16);
             CU_ASSERT_EQUAL_FATAL(ck_linear_forward_f32(lin, 0, x, T * K, K, all, T * N, N, T), CK_OK);
             static const size_t chunks[] = {1, 17, 64, 127, 128, 256};
@@ -547,7 +560,10 @@ static void test_bf16_rows_do_not_depend_on_tiles(void)
             ck_linear *lin16 = NULL;
             uint16_t *y16 = malloc(T * N * sizeof *y16), *c16 = malloc(T * N * sizeof *c16);
             CU_ASSERT_FATAL(y16 != NULL && c16 != NULL);
-            CU_ASSERT_EQUAL_FATAL(ck_linear_init(&lin16, ctx, &(ck_linear_desc){.weight = w, .weight_count = K * N, .bias = b, .bias_count = N, .in_features = K, .out_features = N, .activation = (ck_linear_activation)act, .compute = CK_DTYPE_BF16, .dst = CK_DTYPE_BF16}), CK_OK);
+            CU_ASSERT_EQUAL_FATAL(ck_linear_init(&lin16, ctx, &(ck_linear_desc){
+                    .weight = w, .weight_count = K * N, .bias = b, .bias_count = N,
+                    .in_features = K, .out_features = N, .activation = (ck_linear_activation)act,
+                    .compute = CK_DTYPE_BF16, .dst = CK_DTYPE_BF16}), CK_OK);
             CU_ASSERT_EQUAL_FATAL(ck_linear_forward_bf16(lin16, 0, x16, T * (K + 8), K + 8, y16, T * N, N, T),
                                   CK_OK);
             size_t off = 0, far = 0;
@@ -568,7 +584,9 @@ static void test_bf16_rows_do_not_depend_on_tiles(void)
             CU_ASSERT_EQUAL(ck_linear_forward_bf16_f32(lin16, 0, x16, T * (K + 8), K + 8, part, T * N, N, T), CK_E_ARG);
             CU_ASSERT_EQUAL(ck_linear_forward_bf16(lin, 0, x16, T * (K + 8), K + 8, y16, T * N, N, T), CK_E_ARG);
             ck_linear *bad = NULL;
-            CU_ASSERT_EQUAL(ck_linear_init(&bad, ctx, &(ck_linear_desc){.weight = w, .weight_count = K * N, .bias = b, .bias_count = N, .in_features = K, .out_features = N, .dst = CK_DTYPE_BF16}), CK_E_ARG);
+            CU_ASSERT_EQUAL(ck_linear_init(&bad, ctx, &(ck_linear_desc){
+                    .weight = w, .weight_count = K * N, .bias = b, .bias_count = N,
+                    .in_features = K, .out_features = N, .dst = CK_DTYPE_BF16}), CK_E_ARG);
             CU_ASSERT_PTR_NULL(bad);
             ck_linear_free(lin16);
             free(y16);
