@@ -39,6 +39,16 @@ ck_dtype ck_dtype_from_lower(const char *lower)
     return CK_DTYPE_OTHER;
 }
 
+ck_dtype ck_dtype_from_name(const char *name)
+{
+    for (int d = 0; name != NULL && d < CK_DTYPE_OTHER; d++) {
+        if (strcmp(TRAITS[d].name, name) == 0) {
+            return (ck_dtype)d;
+        }
+    }
+    return CK_DTYPE_OTHER;
+}
+
 /* Rows of x (stride x_stride) rounded to bf16 into y (stride y_stride), cols each, by
  * ck_bf16_from_f32 written branch-free so it vectorizes; the AVX-512 twin gives the same bits. */
 CK_ALWAYS_INLINE void bf16_rows_loop(const float *x, size_t x_stride, uint16_t *y, size_t y_stride,

@@ -41,6 +41,10 @@ size_t ck_dtype_size(ck_dtype d);
 /* The dtype spelled `lower` ("f32", "bf16", "i32", ...); CK_DTYPE_OTHER when none is. */
 ck_dtype ck_dtype_from_lower(const char *lower);
 
+/* The dtype whose safetensors string is `name` ("F32", "F16", "BF16", "I32", "I64", "U8");
+ * CK_DTYPE_OTHER for any other string (F64, I8, BOOL, ...) and for NULL. */
+ck_dtype ck_dtype_from_name(const char *name);
+
 /* f32 -> bf16 rounded to nearest even (the conversion of PyTorch's Tensor.to(torch.bfloat16),
  * c10/util/BFloat16.h round_to_nearest_even, and of AVX512-BF16's VCVTNEPS2BF16 for finite values);
  * NaN becomes a quiet NaN with the sign kept. */

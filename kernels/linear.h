@@ -66,7 +66,7 @@ typedef struct {
     ck_linear_activation activation; /* CK_LINEAR_PLAIN, or an activation fused into the matmul
                                         (the FFN: one pass over [T,F] instead of two) */
     ck_dtype compute;         /* CK_DTYPE_F32: f32 x and W, f32 accumulation (fpmath mode strict).
-                                 CK_DTYPE_BF16: W rounded to bf16 once here (round to nearest
+                                 bf16: W rounded to bf16 once here (round to nearest
                                  even) into oneDNN's blocked layout for the bf16 matmul (AMX or
                                  AVX512-BF16 where the CPU has them; oneDNN emulates it otherwise:
                                  ck_linear_impl says which), each tile of x rounded to bf16 by
@@ -75,7 +75,7 @@ typedef struct {
                                  A bf16 row's bits also depend only on that row of x when the
                                  linear is made and run with one OpenMP thread per lane, as the
                                  executor does (tests/kernels/test_linear.c) */
-    ck_dtype dst;             /* y's dtype: CK_DTYPE_F32, or CK_DTYPE_BF16 with compute bf16: bias
+    ck_dtype dst;             /* y's dtype: CK_DTYPE_F32, or bf16 with compute bf16: bias
                                  and activation in f32 as there, then each y rounded to bf16 by
                                  oneDNN (round to nearest even; AVX512-BF16's conversion treats a
                                  denormal result as zero), for a consumer that is itself a bf16
@@ -90,7 +90,7 @@ typedef struct {
  * CK_E_MEMORY, CK_E_BACKEND (also: the tile primitives want different weight layouts). */
 int ck_linear_init(ck_linear **out, ck_onednn *ctx, const ck_linear_desc *d);
 
-/* ck_linear_forward_f32 for a bf16 linear (ck_linear_desc compute CK_DTYPE_BF16) whose input
+/* ck_linear_forward_f32 for a bf16 linear (ck_linear_desc compute bf16) whose input
  * is already bf16: x [T,K] bf16 with row stride x_stride (elements) in x_count elements, y as there.
  * Gives the same bits as ck_linear_forward_f32 on the f32 rows these bf16 rows round from (the same
  * tiles; dense rows are read in place instead of staged). Errors as ck_linear_forward_f32, and
@@ -98,7 +98,7 @@ int ck_linear_init(ck_linear **out, ck_onednn *ctx, const ck_linear_desc *d);
 int ck_linear_forward_bf16_f32(ck_linear *lin, int lane, const uint16_t *x, size_t x_count, size_t x_stride,
                                float *y, size_t y_count, size_t y_stride, size_t rows);
 
-/* ck_linear_forward_bf16_f32 for a linear made with ck_linear_desc dst CK_DTYPE_BF16: y [T,N]
+/* ck_linear_forward_bf16_f32 for a linear made with ck_linear_desc dst bf16: y [T,N]
  * bf16, row stride y_stride (elements) in y_count elements. The same tiles, so a row's bits do not
  * depend on the rows beside it. ck_linear_forward_f32 and ck_linear_forward_bf16_f32 refuse such a
  * linear (CK_E_ARG), and this refuses any other. */

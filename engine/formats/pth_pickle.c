@@ -400,8 +400,9 @@ static int op_persid(vm *m, unsigned char op)
     }
     ck_pv *s = new_value(m, CK_PV_STORAGE);
     if (s != NULL) {
-        static const ck_dtype of_storage[] = {CK_DTYPE_F32, CK_DTYPE_F16, CK_DTYPE_BF16, CK_DTYPE_I64};
-        s->dtype = of_storage[a[1]->global - CK_PG_FLOAT_STORAGE];
+        /* Float, Half, BFloat16, LongStorage, in CK_PG_*_STORAGE order */
+        static const char *const of_storage[] = {"F32", "F16", "BF16", "I64"};
+        s->dtype = ck_dtype_from_name(of_storage[a[1]->global - CK_PG_FLOAT_STORAGE]);
         s->key = a[2];
         s->numel = (size_t)a[4]->i;
     }

@@ -27,18 +27,15 @@ struct ck_st_file {
     size_t n_meta;
 };
 
-/* The format's dtype strings; those not in ck_dtype map to CK_DTYPE_OTHER with their true size.
+/* The format's dtype strings and element sizes; ck_dtype_from_name maps each to its ck_dtype, those
+ * ckbatch does not compute with to CK_DTYPE_OTHER (read with their true size, never converted).
  * Sizes of the known ones agree with ck_dtype_size (test_safetensors). */
 static const struct {
     const char *name;
-    ck_dtype dtype;
     size_t size;
 } DTYPES[] = {
-    {"F32", CK_DTYPE_F32, 4},     {"F16", CK_DTYPE_F16, 2},   {"BF16", CK_DTYPE_BF16, 2},
-    {"I32", CK_DTYPE_I32, 4},     {"I64", CK_DTYPE_I64, 8},   {"U8", CK_DTYPE_U8, 1},
-    {"F64", CK_DTYPE_OTHER, 8},   {"I8", CK_DTYPE_OTHER, 1},  {"I16", CK_DTYPE_OTHER, 2},
-    {"U16", CK_DTYPE_OTHER, 2},   {"U32", CK_DTYPE_OTHER, 4}, {"U64", CK_DTYPE_OTHER, 8},
-    {"BOOL", CK_DTYPE_OTHER, 1},  {"F8_E4M3", CK_DTYPE_OTHER, 1}, {"F8_E5M2", CK_DTYPE_OTHER, 1},
+    {"F32", 4}, {"F16", 2}, {"BF16", 2}, {"I32", 4}, {"I64", 8}, {"U8", 1}, {"F64", 8}, {"I8", 1},
+    {"I16", 2}, {"U16", 2}, {"U32", 4}, {"U64", 8}, {"BOOL", 1}, {"F8_E4M3", 1}, {"F8_E5M2", 1},
 };
 #define N_DTYPES (sizeof DTYPES / sizeof DTYPES[0])
 
@@ -53,7 +50,7 @@ static int parse_dtype(const ck_st_file *f, const char *name, const cJSON *v, ck
     }
     for (size_t i = 0; i < N_DTYPES; i++) {
         if (strcmp(v->valuestring, DTYPES[i].name) == 0) {
-            t->dtype = DTYPES[i].dtype;
+            t->dtype = ck_dtype_from_name(DTYPES[i].name);
             *elem_size = DTYPES[i].size;
             return CK_OK;
         }
@@ -445,7 +442,7 @@ int ck_st_to_f32(const ck_st_tensor *t, float *out, size_t out_count, ck_error *
     if (t == NULL || out == NULL || (t->data == NULL && t->elements > 0)) {
         return ck_fail(err, CK_E_ARG, "safetensors: to_f32: null tensor, data or output");
     }
-    if (t->dtype != CK_DTYPE_F32 && t->dtype != CK_DTYPE_F16 && t->dtype != CK_DTYPE_BF16) {
+    if (!ck_dtype_info(t->dtype)->is_float) {
         return ck_fail(err, CK_E_ARG, "tensor \"%s\": dtype: %s cannot convert to f32", t->name,
                        ck_dtype_name(t->dtype));
     }

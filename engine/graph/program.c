@@ -134,7 +134,7 @@ static void copy_attention_inputs(ck_program *p, const ck_circuit *c, const ck_p
 {
     ck_step *st = p->steps;
     int w[3];
-    if (st[a].kind != CK_OP_ATTENTION || st[a].dtype != CK_DTYPE_BF16) {
+    if (st[a].kind != CK_OP_ATTENTION || st[a].dtype == CK_DTYPE_F32) {
         return;
     }
     for (int k = 0; k < 3; k++) {
@@ -321,8 +321,8 @@ int ck_program_lower(ck_program *p, const ck_circuit *c, const ck_plan *plan,
             s->checkpoint = gelu->checkpoint[0] != '\0' ? gelu->checkpoint : NULL;
         }
     }
-    int rc = plan->limits.precision == CK_DTYPE_BF16 ? schedule_copies(p, c, plan, fuse_gelu, err)
-                                                     : CK_OK;
+    int rc = plan->limits.precision != CK_DTYPE_F32 ? schedule_copies(p, c, plan, fuse_gelu, err)
+                                                    : CK_OK;
     if (rc != CK_OK) {
         ck_program_free(p);
         return rc;

@@ -185,8 +185,7 @@ static int read_pt(const char *path, float *pack, ck_error *err)
     int shape_ok = t != NULL && ck_pth_count(f) == 1 &&
                    t->elements == (size_t)CK_VOICE_ROWS * CK_VOICE_DIM && t->rank >= 2 && t->shape[0] == CK_VOICE_ROWS &&
                    t->shape[t->rank - 1] == CK_VOICE_DIM;
-    int dtype_ok = t != NULL && (t->dtype == CK_DTYPE_F32 || t->dtype == CK_DTYPE_F16 ||
-                                 t->dtype == CK_DTYPE_BF16);
+    int dtype_ok = t != NULL && ck_dtype_info(t->dtype)->is_float;
     if (!shape_ok || !dtype_ok) {
         char got[160] = "";  /* "I64 [2, 3]": what makes it no voice may be the dtype */
         size_t used = 0;

@@ -145,7 +145,7 @@ static int wanted(const char *const *groups, const char *name)
 /* 1 when file tensor `name` (as stored) is floating and its group is wanted; -1 out of memory. */
 static int file_tensor_wanted(const char *const *groups, const char *name, ck_dtype dtype)
 {
-    if (dtype != CK_DTYPE_F32 && dtype != CK_DTYPE_F16 && dtype != CK_DTYPE_BF16) {
+    if (!ck_dtype_info(dtype)->is_float) {
         return 0;
     }
     char *norm = normalise_name(name);
