@@ -261,7 +261,7 @@ CK_API size_t ck_model_max_tokens(const ck_model *model);
 /* Rows of the word-embedding table: ids 1..rows-1 are accepted (178 for Kokoro-82M). */
 CK_API size_t ck_model_vocab_rows(const ck_model *model);
 
-/* What the model computes in, for output metadata and reports (C19: say what ran, not what was
+/* What the model computes in, for output metadata and reports (say what ran, not what was
  * asked): "fp32" or "bf16" for precision; for dispatch one line
  * "linear=bf16 attention=f32 layer_norm=f32 gelu_new=f32; onednn <version> <impl>[, <impl>...];
  * cpu <features>; kernels <isa>". Both strings are owned by the model; "" for NULL. */

@@ -9,7 +9,7 @@
  *                  -fPIC -shared, no fast-math), linking the build's kernels and scheduler
  *   DIR/N.so.json  its manifest: sha256 of N.so, the cache key and the key's inputs
  * A load dlopens a copy named by the library's SHA-256 (DIR/N.so.<sha16>), so a library rebuilt
- * at the same path is never served from glibc's cache of the old one (cases C21). */
+ * at the same path is never served from glibc's cache of the old one. */
 #ifndef CK_CODEGEN_H
 #define CK_CODEGEN_H
 

@@ -1,6 +1,6 @@
 /* load.c - loads a generated library: SHA-256 of its bytes against the sidecar manifest before
- * dlopen, a copy named by that hash so glibc never hands back a stale object for a rebuilt path
- * (cases C21), and the exported provenance checked against what the caller asked for. */
+ * dlopen, a copy named by that hash so glibc never hands back a stale object for a rebuilt path,
+ * and the exported provenance checked against what the caller asked for. */
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>

@@ -10,7 +10,7 @@
 
 #include "ck_error.h"
 
-/* Bytes one read, write, pread, pwrite or copy_file_range call moves at most (C24: one Linux call
+/* Bytes one read, write, pread, pwrite or copy_file_range call moves at most (one Linux call
  * moves at most 0x7ffff000 bytes, and some file systems mishandle 2 GiB and more); every writer
  * that loops over large buffers cuts them at this size. */
 #define CK_IO_MAX_CALL (1u << 30)

@@ -14,7 +14,7 @@
  * Errors: those of ck_circuit_load / ck_circuit_parse (CK_E_IO, CK_E_CIRCUIT, CK_E_MEMORY). */
 int ck_circuit_load_default(ck_circuit *c, const char *path, ck_error *err);
 
-/* The synthetic demo weights (splitmix64-uniform-v1, DESIGN.md section 7) for every weight
+/* The synthetic demo weights (splitmix64-uniform-v1, docs/synthetic-weights.md section 2) for every weight
  * reference of c, generated in memory. Errors: CK_E_MEMORY, CK_E_ARG. */
 int ck_circuit_synthetic_weights(ck_weights **out, const ck_circuit *c, uint64_t seed,
                                  ck_error *err);

@@ -84,7 +84,7 @@ typedef struct {
 /* Compiler and the flags this build was made with ("compiler <version>, optimized, NDEBUG, ASan"). */
 const char *ck_xray_build_flags(void);
 
-/* The default FP32 contract (DESIGN.md 8): cosine >= 0.99999, RMSE, relative RMSE, max abs <= 2e-5. */
+/* The default FP32 contract (docs/parity.md): cosine >= 0.99999, RMSE, relative RMSE, max abs <= 2e-5. */
 ck_xray_budget ck_xray_default_budget(void);
 
 /* Loads the budgets of `dtype` (CK_DTYPE_F32 or CK_DTYPE_BF16) from a profile: a JSON object
