@@ -100,5 +100,70 @@ static void test_compatibility_forms(void)
     check_cases(cases, sizeof cases / sizeof cases[0], 0);
 }
 
+/* Letters read as letters: a real tagger tags them NN/NNP, misaki then says "ˈA", not "ɐ". */
+static void test_letters(void)
+{
+    static const speech_case cases[] = {
+        {"Plan A failed, so we tried plan B.\n", "plˈæn ˈA fˈAld, sˌO wi tɹˈId plˈæn bˈi"}, /* t004 */
+        {"He got an A!\n", "hˌi ɡɑt ɐn ˈA!"},                                         /* t006 */
+        {"Vitamin A helps your eyes.\n", "vˈITəmən ˈA hˈɛlps jʊɹ ˈIz."},             /* t008 */
+        {"Draw a line from point a to point b.\n",
+         "dɹˈɔ ɐ lˈIn fɹʌm pˈYnt ˈA tə pˈYnt bˈi"},                                    /* t012 */
+        {"Exit A\n", "ˈɛɡzət ˈA"},
+        {"a lowercase a\n", "ɐ lˈOəɹkˌAs ˈA"},
+        {"The letter a is a vowel.\n", "ðə lˈɛTəɹ ˈA ɪz ɐ vˈWᵊl."},
+        /* quotes line 1034; "B." is one token, like t012's "b." */
+        {"Logic will get you from A to B.\n", "lˈɑʤɪk wɪl ɡɛt ju fɹʌm ˈA tə bˈi"},
+        /* the article stays the article */
+        {"A dog barked at a man.\n", "ɐ dˈɔɡ bˈɑɹkt æt ɐ mˈæn."},                   /* t003 */
+        {"He said \"A dog barked.\"\n", "hˌi sˈɛd “ɐ dˈɔɡ bˈɑɹkt.”"},
+        {"I AM A TEACHER.\n", "ˌI æm ɐ tˈiʧəɹ."},
+        /* a regnal "I" after a name inside the sentence: the numeral */
+        {"After Henry I came Stephen.\n", "ˈæftəɹ hˈɛnɹi ˈI kˈAm stˈivᵊn."},
+        {"World War I ended in 1918.\n", "wˈɜɹld wˈɔɹ ˈI ˈɛndᵻd ɪn nˌIntˈin ˌAtˈin."}, /* t028 */
+    };
+    check_cases(cases, sizeof cases / sizeof cases[0], 0);
+}
+
+/* "US" the country is spelled (NNP); "us" and an all-capitals "US" are the pronoun. */
+static void test_us(void)
+{
+    static const speech_case cases[] = {
+        {"The US is large.\n", "ðə jˌuˈɛs ɪz lˈɑɹʤ."},              /* t152 */
+        {"The US team won.\n", "ðə jˌuˈɛs tˈim wˈʌn."},             /* t153 */
+        {"LET US GO.\n", "lˈɛt ˈʌs ɡˈO."},                         /* t151 */
+        {"The US army helped us.\n", "ðə jˌuˈɛs ˈɑɹmi hˈɛlpt ˌʌs."},
+    };
+    check_cases(cases, sizeof cases / sizeof cases[0], 0);
+}
+
+/* A "'" after a final s is the possessive (POS): no closing quote is read. */
+static void test_possessive_after_s(void)
+{
+    static const speech_case cases[] = {
+        {"James' hat fell.\n", "ʤˈAmz hˈæt fˈɛl."},                    /* t191 */
+        {"The dogs' bowls are empty.\n", "ðə dˈɔɡz bˈOlz ɑɹ ˈɛmpti."},  /* t193 */
+        {"Charles' book\n", "ʧˈɑɹlz bˈʊk"},
+        /* a quote that is open is closed, as before */
+        {"She said 'yes' twice.\n", "ʃˌi sˈɛd “jˈɛs” twˈIs."},          /* t276 */
+        {"'Tis the dogs'\n", "“tˈiz ðə dˈɔɡz”"},
+    };
+    check_cases(cases, sizeof cases / sizeof cases[0], 0);
+}
+
+/* A spaced hyphen or en dash between words is a dash (tag ":"): misaki reads it "—". */
+static void test_spaced_hyphen(void)
+{
+    static const speech_case cases[] = {
+        {"Wait - what now?\n", "wˈAt — wˌʌt nˈW?"},                     /* t282 */
+        {"Wait \xE2\x80\x93 what now?\n", "wˈAt — wˌʌt nˈW?"},          /* t283 */
+        {"A well-known fact.\n", "ɐ wˌɛlnˈOn fˈækt."},                   /* t301: a hyphen */
+    };
+    check_cases(cases, sizeof cases / sizeof cases[0], 0);
+}
+
 CK_TEST_MAIN("misaki_speech", {"inline [word](/phonemes/) override", test_inline_override},
-             {"compatibility forms (ligatures)", test_compatibility_forms})
+             {"compatibility forms (ligatures)", test_compatibility_forms},
+             {"letters read as letters", test_letters}, {"US beside us", test_us},
+             {"possessive after a final s", test_possessive_after_s},
+             {"spaced hyphen as a dash", test_spaced_hyphen})

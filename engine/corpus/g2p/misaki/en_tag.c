@@ -1,5 +1,6 @@
 /* en_tag.c - the misaki backend's part-of-speech taggers (see en_text.h; NOT spaCy): a closed-class
  * table and one word of context, only where misaki's output depends on the tag. No I/O. */
+#include <stdio.h>
 #include <string.h>
 
 #include "en_text.h"
@@ -97,6 +98,86 @@ static int is_address(const char *w)
     return 0;
 }
 
+/* ---- marks and letters in text people write (issue 30 item 5) ---- */
+
+/* nouns that name the letter after them: "the letter a", "point a to point b" */
+static const char *const k_letter_noun[] = {"letter", "letters", "lowercase", "uppercase",
+                                            "capital", "point", "vitamin", "plan", "exit",
+                                            "gate", "grade", "option"};
+
+static int is_word(const ck_en_pieces *p, size_t i)
+{
+    return i < p->n && !p->pieces[i].punct && p->pieces[i].tag == NULL;
+}
+
+/* Two or more letters, all capitals: "US", "LET" (a line or phrase in capitals). */
+static int all_caps(const char *w)
+{
+    size_t n = 0;
+    for (; *w != '\0'; w++, n++) {
+        if (*w < 'A' || *w > 'Z') {
+            return 0;
+        }
+    }
+    return n >= 2;
+}
+
+/* Only dashes: "-", "–" (U+2013), "--". */
+static int only_dashes(const char *w)
+{
+    for (; *w != '\0'; w++) {
+        if (*w == '-') {
+            continue;
+        }
+        if (strncmp(w, "\xE2\x80\x93", 3) != 0) {
+            return 0;
+        }
+        w += 2;
+    }
+    return 1;
+}
+
+/* Tags a real tagger gives where the one-word rules above cannot see it: a spaced "-" or "–"
+ * between words is a dash (":", read as "—"); a "'" straight after a word ending in s, with no
+ * single quote open, is the possessive (POS: "Charles'" reads like "Charles"); "US" outside
+ * capitals is the country (NNP: spelled); a capital "A" after a word, or "a" after a noun that
+ * names a letter, is the letter (NN: "ˈA"). */
+static void retag_marks_and_letters(const ck_en_pieces *p, const char **tags)
+{
+    int open_single = 0;   /* single quotes opened and not closed */
+    for (size_t i = 0; i < p->n; i++) {
+        const ck_en_piece *w = &p->pieces[i];
+        int after_word = i > 0 && !p->pieces[i - 1].punct;
+        if (w->punct && strcmp(w->text, "'") == 0) {
+            size_t len = i > 0 ? strlen(p->pieces[i - 1].text) : 0;
+            int after_s = after_word && !p->pieces[i - 1].whitespace && len > 1 &&
+                          (p->pieces[i - 1].text[len - 1] | 0x20) == 's';
+            if (strcmp(tags[i], "``") == 0) {
+                open_single++;
+            } else if (open_single > 0) {
+                open_single--;
+            } else if (after_s) {
+                tags[i] = "POS";
+            }
+        } else if (w->tag == NULL && only_dashes(w->text) && after_word &&
+                   p->pieces[i - 1].whitespace && (w->whitespace || i + 1 == p->n)) {
+            tags[i] = ":";
+        } else if (w->tag == NULL && strcmp(w->text, "US") == 0 &&
+                   !(i > 0 && all_caps(p->pieces[i - 1].text)) &&
+                   !(i + 1 < p->n && all_caps(p->pieces[i + 1].text))) {
+            tags[i] = "NNP";
+        } else if (w->tag == NULL && strcmp(w->text, "A") == 0 && i > 0 && is_word(p, i - 1) &&
+                   !all_caps(p->pieces[i - 1].text)) {
+            tags[i] = "NN";
+        } else if (w->tag == NULL && strcmp(w->text, "a") == 0 && i > 0 && is_word(p, i - 1)) {
+            char prev[64];
+            snprintf(prev, sizeof prev, "%s", p->pieces[i - 1].text);
+            lower_key(prev);
+            tags[i] = IN_TABLE(prev, k_letter_noun) ? "NN" : tags[i];
+        }
+    }
+}
+
 const char *ck_en_tagger_name(ck_en_tagger t)
 {
     return t == CK_TAGGER_CLOSED ? "closed-class v1 (not spaCy)"
@@ -182,5 +263,6 @@ void ck_en_tag(ck_en_tagger t, const ck_en_pieces *p, const char **tags)
             tags[i] = "VB";                 /* imperative: "Record the song." */
         }
     }
+    retag_marks_and_letters(p, tags);
 }
 
