@@ -380,7 +380,8 @@ static int english_code_point(uint32_t cp)
 }
 
 /* Text format: a code point outside english_code_point never reaches espeak-ng (the phonemes of
- * a [word](/phonemes/) override are not text and never reach it: they pass). Strict: the line
+ * a [word](/phonemes/) override are not text and never reach it: they pass; so do the emoji and
+ * symbols the G2P hands espeak-ng to name). Strict: the line
  * is rejected, naming its column. Otherwise it becomes a space in the copy handed to espeak-ng and
  * is warned and counted like a dropped symbol (real English text quotes IPA: gatsby_5k.txt line 11
  * has "/jˈɛ ɛs/"). *out: the copy (malloc'd). Errors: CK_E_INPUT (strict), CK_E_MEMORY. */
@@ -405,7 +406,8 @@ static int english_text(ck_reader *r, const char *s, size_t len, char **out, ck_
             override = ck_g2p_next_override(r->g2p, s, len, ps_end + 1, &ps_start, &ps_end);
         }
         if (english_code_point(cp) || ck_g2p_reads(r->g2p, cp) ||
-            (override && at >= ps_start && at < ps_end)) {
+            (override && at >= ps_start && at < ps_end) ||
+            ck_g2p_reads_symbol(r->g2p, cp)) {
             continue;
         }
         const char *why = cp < 0x20 || (cp >= 0x7F && cp <= 0x9F)

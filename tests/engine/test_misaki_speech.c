@@ -162,8 +162,41 @@ static void test_spaced_hyphen(void)
     check_cases(cases, sizeof cases / sizeof cases[0], 0);
 }
 
+/* Letters of other scripts are still dropped and reported (espeak-ng 1.51's mixed-script bug). */
+static void test_other_scripts_dropped(void)
+{
+    char *got = read_line("Say \xD5\x87\xC9\x99" "c now.\n");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(got);
+    CU_ASSERT_PTR_NOT_NULL(strstr(g_warning, "U+0547"));
+    free(got);
+}
+
+#ifdef CK_HAVE_ESPEAK
+/* Emoji and symbols: misaki finds them in no lexicon and hands them to espeak-ng, which names
+ * them; the reader lets them through (they have no script) and reports each fallback. */
+static void test_emoji_and_symbols(void)
+{
+    static const speech_case cases[] = {
+        {"I love it \xF0\x9F\x98\x80 so much.\n",
+         "ˌI lˈʌv ɪt ɡɹˈɪnɪŋ fˈAs sˌO mˈʌʧ."},                                           /* t376 */
+        {"The \xF0\x9F\x87\xBA\xF0\x9F\x87\xB8 flag\n", "ðə junˈITᵻd stˈAts flˈæɡ"},
+        /* one group with its word: the whole "love😀" goes to espeak-ng, as misaki sends it */
+        {"I love\xF0\x9F\x98\x80 it.\n", "ˌI lˈʌv ɡɹˈɪnɪŋ fˈAs ɪt."},
+        {"20\xC2\xB0" "C \xC2\xB1" "1 \xC2\xA9\n", "twˈɛnti dᵻɡɹˈiz sˈi plˈʌs ɔɹ mˈInəs wˈʌn kˈɑpɪɹˌIt"},
+    };
+    check_cases(cases, sizeof cases / sizeof cases[0], -1);
+    char *got = read_line("I love it \xF0\x9F\x98\x80 so much.\n");
+    CU_ASSERT_PTR_NOT_NULL(strstr(g_warning, "phonemized by espeak-ng"));
+    free(got);
+}
+#define EMOJI_CASE {"emoji and symbols said aloud", test_emoji_and_symbols},
+#else
+#define EMOJI_CASE
+#endif
+
 CK_TEST_MAIN("misaki_speech", {"inline [word](/phonemes/) override", test_inline_override},
              {"compatibility forms (ligatures)", test_compatibility_forms},
              {"letters read as letters", test_letters}, {"US beside us", test_us},
              {"possessive after a final s", test_possessive_after_s},
-             {"spaced hyphen as a dash", test_spaced_hyphen})
+             {"spaced hyphen as a dash", test_spaced_hyphen}, EMOJI_CASE
+             {"the reader still drops other scripts", test_other_scripts_dropped})

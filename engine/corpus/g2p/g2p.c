@@ -243,6 +243,11 @@ int ck_g2p_reads(const ck_g2p *g, uint32_t cp)
     return g != NULL && g->backend->ascii_forms && ck_cp_ascii_form(cp);
 }
 
+int ck_g2p_reads_symbol(const ck_g2p *g, uint32_t cp)
+{
+    return g != NULL && g->backend == &k_backends[CK_G2P_MISAKI] && ck_cp_symbol(cp);
+}
+
 int ck_g2p_next_override(const ck_g2p *g, const char *s, size_t len, size_t from, size_t *start,
                          size_t *end)
 {

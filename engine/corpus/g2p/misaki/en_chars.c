@@ -160,6 +160,13 @@ int ck_cp_ascii_form(uint32_t c)
                          (c >= 0xFB00 && c <= 0xFB06));
 }
 
+int ck_cp_symbol(uint32_t c)
+{
+    return (c >= 0x2100 && c <= 0x214F) || (c >= 0x2190 && c <= 0x23FF) ||
+           (c >= 0x25A0 && c <= 0x27BF && !(c >= 0x2776 && c <= 0x2793)) ||
+           (c >= 0x2B00 && c <= 0x2BFF) || (c >= 0x1F000 && c <= 0x1FAFF) || c == 0xFE0F;
+}
+
 /* Appends the ASCII digits of v (1..99). */
 static size_t put_number(unsigned v, uint32_t *out, size_t w, size_t cap)
 {

@@ -22,6 +22,12 @@ int ck_cp_decimal(uint32_t c);
  * splits nothing spaCy would not). */
 int ck_cp_ascii_form(uint32_t c);
 
+/* 1 for the symbols and emoji a reader says aloud and espeak-ng 1.51 names ("😀" -> "grinning
+ * face"): letterlike symbols, arrows, mathematical operators, technical and geometric symbols,
+ * dingbats (not the circled digits), the emoji blocks U+1F000..U+1FAFF, and U+FE0F (emoji
+ * presentation). No script: espeak-ng switches no voice on them. */
+int ck_cp_symbol(uint32_t c);
+
 /* NFKC for the compatibility characters English text meets (fullwidth ASCII, superscript and
  * subscript digits, circled numbers, ligatures, NBSP, U+2026 -> "...", ...), then misaki's
  * numeric_if_needed (a digit of any script with an integral value -> ASCII digits: U+0663 -> "3",

@@ -192,8 +192,14 @@ static void emit(emitter *e, const uint32_t *w, size_t n, const char *tag, int p
         q += ck_utf8_encode(w[i], q);
     }
     *q = '\0';
+    int symbols = 1;
+    for (size_t i = 0; i < n; i++) {
+        symbols &= ck_cp_symbol(w[i]) || w[i] == 0x200D;   /* ZWJ joins emoji */
+    }
     if (tag == NULL && is_cd(w, n)) {
         tag = "CD";
+    } else if (tag == NULL && symbols) {
+        tag = "SYM";   /* an emoji or symbol: espeak-ng names it (tests' t376) */
     }
     e->out->pieces[e->out->n++] = (ck_en_piece){s, 0, tag, punct};
 }
