@@ -121,6 +121,10 @@ static void test_letters(void)
         /* a regnal "I" after a name inside the sentence: the numeral */
         {"After Henry I came Stephen.\n", "ˈæftəɹ hˈɛnɹi ˈI kˈAm stˈivᵊn."},
         {"World War I ended in 1918.\n", "wˈɜɹld wˈɔɹ ˈI ˈɛndᵻd ɪn nˌIntˈin ˌAtˈin."}, /* t028 */
+        /* misaki-divergences.md section 7: after the sentence's first word "I" stays the
+         * pronoun (misaki with a real tagger: "ˈI", t029), as in "Yesterday I read" */
+        {"Elizabeth I was queen.\n", "əlˈɪzəbəθ ˌI wʌz kwˈin."},
+        {"Yesterday I read the book.\n", "jˈɛstəɹdˌA ˌI ɹˈɛd ðə bˈʊk."},             /* t096 */
     };
     check_cases(cases, sizeof cases / sizeof cases[0], 0);
 }
