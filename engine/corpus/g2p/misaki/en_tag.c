@@ -138,10 +138,10 @@ static int only_dashes(const char *w)
 }
 
 /* Tags a real tagger gives where the one-word rules above cannot see it: a spaced "-" or "–"
- * between words is a dash (":", read as "—"); a "'" straight after a word ending in s, with no
- * single quote open, is the possessive (POS: "Charles'" reads like "Charles"); "US" outside
- * capitals is the country (NNP: spelled); a capital "A" after a word, or "a" after a noun that
- * names a letter, is the letter (NN: "ˈA"). */
+ * after a word (not a number: "5 - 3" is left alone) is a dash (":", read as "—"); a "'"
+ * straight after a word ending in s, with no single quote open, is the possessive (POS:
+ * "Charles'" reads like "Charles"); "US" outside capitals is the country (NNP: spelled); a
+ * capital "A" after a word, or "a" after a noun that names a letter, is the letter (NN: "ˈA"). */
 static void retag_marks_and_letters(const ck_en_pieces *p, const char **tags)
 {
     int open_single = 0;   /* single quotes opened and not closed */
@@ -159,7 +159,7 @@ static void retag_marks_and_letters(const ck_en_pieces *p, const char **tags)
             } else if (after_s) {
                 tags[i] = "POS";
             }
-        } else if (w->tag == NULL && only_dashes(w->text) && after_word &&
+        } else if (w->tag == NULL && only_dashes(w->text) && i > 0 && is_word(p, i - 1) &&
                    p->pieces[i - 1].whitespace && (w->whitespace || i + 1 == p->n)) {
             tags[i] = ":";
         } else if (w->tag == NULL && strcmp(w->text, "US") == 0 &&
@@ -181,7 +181,7 @@ static void retag_marks_and_letters(const ck_en_pieces *p, const char **tags)
 const char *ck_en_tagger_name(ck_en_tagger t)
 {
     return t == CK_TAGGER_CLOSED ? "closed-class v1 (not spaCy)"
-                                 : "heuristic v1: closed-class + one word of context (not spaCy)";
+                                 : "heuristic v2: closed-class + one word of context (not spaCy)";
 }
 
 void ck_en_tag(ck_en_tagger t, const ck_en_pieces *p, const char **tags)

@@ -61,7 +61,8 @@ typedef enum {
                                 tags): 98.37% (closed table: 95.93%) */
 } ck_en_tagger;
 
-/* Name recorded in metadata: "closed-class v1 (not spaCy)" / "heuristic v1 (not spaCy)". */
+/* Name recorded in metadata: "closed-class v1 (not spaCy)" / "heuristic v2 (not spaCy)" (v2
+ * adds the rules of docs/misaki-divergences.md section 7). */
 const char *ck_en_tagger_name(ck_en_tagger t);
 
 /* Tags every piece (tags[n]): tokenizer tags kept, the others by the tagger. */
