@@ -379,7 +379,9 @@ static int english_code_point(uint32_t cp)
     return cp <= 0x024F || (cp >= 0x2000 && cp <= 0x206F) || (cp >= 0x20A0 && cp <= 0x20CF);
 }
 
-/* Text format: a code point outside english_code_point never reaches espeak-ng. Strict: the line
+/* Text format: a code point outside english_code_point never reaches espeak-ng (the phonemes of
+ * a [word](/phonemes/) override are not text and never reach it: they pass; so do the emoji and
+ * symbols the G2P hands espeak-ng to name). Strict: the line
  * is rejected, naming its column. Otherwise it becomes a space in the copy handed to espeak-ng and
  * is warned and counted like a dropped symbol (real English text quotes IPA: gatsby_5k.txt line 11
  * has "/jˈɛ ɛs/"). *out: the copy (malloc'd). Errors: CK_E_INPUT (strict), CK_E_MEMORY. */
@@ -392,13 +394,20 @@ static int english_text(ck_reader *r, const char *s, size_t len, char **out, ck_
     if (text == NULL) {
         return ck_fail(err, CK_E_MEMORY, "%s:%zu: cannot copy the line", r->source, r->line_no);
     }
+    size_t ps_start = 0, ps_end = 0;  /* the next [word](/phonemes/) override's phonemes */
+    int override = ck_g2p_next_override(r->g2p, s, len, 0, &ps_start, &ps_end);
     while (pos < len) {
         size_t at = pos;
         if (ck_utf8_next(s, len, &pos, &cp) != CK_OK) {
             break; /* the line was validated as UTF-8 before */
         }
         column++;
-        if (english_code_point(cp) || ck_g2p_reads(r->g2p, cp)) {
+        if (override && at >= ps_end) {
+            override = ck_g2p_next_override(r->g2p, s, len, ps_end + 1, &ps_start, &ps_end);
+        }
+        if (english_code_point(cp) || ck_g2p_reads(r->g2p, cp) ||
+            (override && at >= ps_start && at < ps_end) ||
+            ck_g2p_reads_symbol(r->g2p, cp)) {
             continue;
         }
         const char *why = cp < 0x20 || (cp >= 0x7F && cp <= 0x9F)

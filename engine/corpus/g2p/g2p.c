@@ -243,6 +243,30 @@ int ck_g2p_reads(const ck_g2p *g, uint32_t cp)
     return g != NULL && g->backend->ascii_forms && ck_cp_ascii_form(cp);
 }
 
+int ck_g2p_reads_symbol(const ck_g2p *g, uint32_t cp)
+{
+    return g != NULL && g->backend == &k_backends[CK_G2P_MISAKI] && ck_cp_symbol(cp);
+}
+
+int ck_g2p_next_override(const ck_g2p *g, const char *s, size_t len, size_t from, size_t *start,
+                         size_t *end)
+{
+    size_t open = 0, mid = 0, close = 0;
+    if (g == NULL || g->backend != &k_backends[CK_G2P_MISAKI]) {
+        return 0;   /* espeak reads the brackets as text */
+    }
+    while (ck_misaki_next_link(s, len, from, &open, &mid, &close)) {
+        /* a /phonemes/ feature: "(/", at least one more byte, "/)" (misaki strips extra slashes) */
+        if (close >= mid + 4 && s[mid + 2] == '/' && s[close - 1] == '/') {
+            *start = mid + 3;
+            *end = close - 1;
+            return 1;
+        }
+        from = close + 1;
+    }
+    return 0;
+}
+
 const char *ck_g2p_version(const ck_g2p *g)
 {
     return g != NULL ? g->version : NULL;

@@ -69,9 +69,22 @@ void ck_g2p_result_free(ck_g2p_result *res);
 const ck_g2p_info *ck_g2p_info_of(const ck_g2p *g);
 
 /* 1 when the G2P reads code point cp itself although it is not Latin text: misaki folds the
- * digit and fullwidth forms that have an ASCII form (ck_cp_ascii_form: "٣", "２") to ASCII; espeak
- * reads none. The reader hands other non-Latin code points to no G2P. 0 for a NULL g. */
+ * digit, fullwidth and ligature forms that have an ASCII form (ck_cp_ascii_form: "٣", "２", "ﬁ")
+ * to ASCII; espeak reads none. The reader hands other non-Latin code points to no G2P. 0 for a NULL g. */
 int ck_g2p_reads(const ck_g2p *g, uint32_t cp);
+
+/* 1 when the G2P reads code point cp as a symbol said aloud: misaki hands an emoji or symbol
+ * (ck_cp_symbol: no script, so espeak-ng switches no voice; every one of them, alone and inside
+ * a word, runs clean under valgrind) to espeak-ng, which names it ("😀" -> "grinning face").
+ * espeak reads none. 0 for a NULL g. */
+int ck_g2p_reads_symbol(const ck_g2p *g, uint32_t cp);
+
+/* The first inline override [word](/phonemes/) of s (len bytes) at or after byte from whose
+ * phonemes the G2P copies verbatim (misaki's markdown; espeak has none): [*start, *end) are the
+ * bytes between the slashes, which the reader hands on unfiltered (they are Kokoro phonemes, not
+ * text: the vocabulary checks them). 0 when there is none, or for a NULL g. */
+int ck_g2p_next_override(const ck_g2p *g, const char *s, size_t len, size_t from, size_t *start,
+                         size_t *end);
 
 /* The version recorded in output metadata: "espeak-ng <version>" (espeak) or
  * "misaki (<CK_MISAKI_COMPAT>)"; valid until ck_g2p_close; NULL for a NULL g. */

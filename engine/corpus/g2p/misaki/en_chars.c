@@ -156,7 +156,15 @@ int ck_cp_ascii_form(uint32_t c)
 {
     return c >= 0x80 && (ck_cp_decimal(c) >= 0 || (c >= 0xFF01 && c <= 0xFF5E) || c == 0xB2 ||
                          c == 0xB3 || c == 0xB9 || c == 0x2070 || (c >= 0x2074 && c <= 0x2089) ||
-                         (c >= 0x2460 && c <= 0x2487) || (c >= 0x2776 && c <= 0x2793));
+                         (c >= 0x2460 && c <= 0x2487) || (c >= 0x2776 && c <= 0x2793) ||
+                         (c >= 0xFB00 && c <= 0xFB06));
+}
+
+int ck_cp_symbol(uint32_t c)
+{
+    return (c >= 0x2100 && c <= 0x214F) || (c >= 0x2190 && c <= 0x23FF) ||
+           (c >= 0x25A0 && c <= 0x27BF && !(c >= 0x2776 && c <= 0x2793)) ||
+           (c >= 0x2B00 && c <= 0x2BFF) || (c >= 0x1F000 && c <= 0x1FAFF) || c == 0xFE0F;
 }
 
 /* Appends the ASCII digits of v (1..99). */
@@ -204,8 +212,8 @@ size_t ck_cp_normalize(const uint32_t *in, size_t n, uint32_t *out, size_t cap)
             for (int k = 0; k < 3 && w < cap; k++) {
                 out[w++] = '.';
             }
-        } else if (c >= 0xFB00 && c <= 0xFB04) {
-            static const char *const lig[] = {"ff", "fi", "fl", "ffi", "ffl"};
+        } else if (c >= 0xFB00 && c <= 0xFB06) {
+            static const char *const lig[] = {"ff", "fi", "fl", "ffi", "ffl", "st", "st"};
             for (const char *p = lig[c - 0xFB00]; *p != '\0' && w < cap; p++) {
                 out[w++] = (uint32_t)*p;
             }

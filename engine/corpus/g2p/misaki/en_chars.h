@@ -17,8 +17,16 @@ uint32_t ck_cp_upper(uint32_t c);
 int ck_cp_decimal(uint32_t c);
 
 /* 1 for the non-ASCII forms ck_cp_normalize turns into ASCII digits or characters: digits of any
- * script, fullwidth ASCII, super/subscript digits, circled and dingbat numbers. */
+ * script, fullwidth ASCII, super/subscript digits, circled and dingbat numbers, the Latin
+ * ligatures U+FB00..U+FB06 (ﬁ -> fi: letters inside a word, so folding them before tokenizing
+ * splits nothing spaCy would not). */
 int ck_cp_ascii_form(uint32_t c);
+
+/* 1 for the symbols and emoji a reader says aloud and espeak-ng 1.51 names ("😀" -> "grinning
+ * face"): letterlike symbols, arrows, mathematical operators, technical and geometric symbols,
+ * dingbats (not the circled digits), the emoji blocks U+1F000..U+1FAFF, and U+FE0F (emoji
+ * presentation). No script: espeak-ng switches no voice on them. */
+int ck_cp_symbol(uint32_t c);
 
 /* NFKC for the compatibility characters English text meets (fullwidth ASCII, superscript and
  * subscript digits, circled numbers, ligatures, NBSP, U+2026 -> "...", ...), then misaki's

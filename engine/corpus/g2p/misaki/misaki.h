@@ -114,6 +114,11 @@ typedef struct {
     size_t n_tokens;
 } ck_misaki_pre;
 
+/* The first match of misaki's LINK_REGEX \[([^\]]+)\]\(([^\)]*)\) in s (len bytes) at or after
+ * byte from: *open the '[', *mid the ']' before '(', *close the ')'. 0 when there is none. */
+int ck_misaki_next_link(const char *s, size_t len, size_t from, size_t *open, size_t *mid,
+                        size_t *close);
+
 /* misaki's preprocess: lstrip, then every [text](feature) link (feature: an integer, +-0.5,
  * /phonemes/, #flags#; anything else is no feature) replaced by its text. Errors: CK_E_ARG,
  * CK_E_MEMORY. */

@@ -53,6 +53,34 @@ static int split_tokens(ck_misaki_pre *pre, size_t *cap, size_t a, size_t b)
     return 0;
 }
 
+int ck_misaki_next_link(const char *s, size_t len, size_t from, size_t *open, size_t *mid,
+                        size_t *close)
+{
+    for (size_t i = from; i < len; i++) {
+        if (s[i] != '[') {
+            continue;
+        }
+        size_t j = i + 1;
+        while (j < len && s[j] != ']') {
+            j++;
+        }
+        if (j == i + 1 || j + 1 >= len || s[j + 1] != '(') {
+            continue;   /* [^\]]+ needs one character, then "](" */
+        }
+        size_t k = j + 2;
+        while (k < len && s[k] != ')') {
+            k++;
+        }
+        if (k < len) {
+            *open = i;
+            *mid = j;
+            *close = k;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 int ck_misaki_preprocess(const char *text, ck_misaki_pre *pre, ck_error *err)
 {
     if (text == NULL || pre == NULL) {
@@ -68,27 +96,8 @@ int ck_misaki_preprocess(const char *text, ck_misaki_pre *pre, ck_error *err)
     typedef struct { size_t a, b; int kind; char *value; double stress; } link;
     link links[256];
     size_t nl = 0;
-    for (size_t i = 0; i < len && nl < 256;) {
-        if (text[i] != '[') {
-            i++;
-            continue;
-        }
-        size_t j = i + 1;
-        while (j < len && text[j] != ']') {
-            j++;
-        }
-        if (j == i + 1 || j >= len || j + 1 >= len || text[j + 1] != '(') {
-            i++;
-            continue;
-        }
-        size_t k = j + 2;
-        while (k < len && text[k] != ')') {
-            k++;
-        }
-        if (k >= len) {
-            i++;
-            continue;
-        }
+    size_t i = 0, j = 0, k = 0;
+    while (nl < 256 && ck_misaki_next_link(text, len, i, &i, &j, &k)) {
         ck_strbuf_append(&out, text + last, i - last);
         size_t ta = out.len;
         ck_strbuf_append(&out, text + i + 1, j - i - 1);
