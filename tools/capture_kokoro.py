@@ -176,13 +176,25 @@ UTT36_TEXT = "The sun is warm, the sky is blue."
 TOKEN_RE = re.compile(r"[A-Za-z']+|[.,!?;:]")
 
 
+def first_existing(*paths):
+    """The first of paths that exists (the last one when none does, so open() names it)."""
+    return next((p for p in paths if os.path.exists(p)), paths[-1])
+
+
 class Lexicon:
     """Kokoro's vocab plus misaki's US gold dictionary (word -> phoneme string)."""
 
     def __init__(self, kokoro_dir):
-        with open(os.path.join(kokoro_dir, "config.json"), encoding="utf-8") as f:
+        # the shared Kokoro folder when there is one, else the repository's byte-identical copies
+        # (tests/fixtures/kokoro/config.json, data/misaki/us_gold.json), so a fresh checkout runs
+        repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        config = first_existing(os.path.join(kokoro_dir, "config.json"),
+                                os.path.join(repo, "tests", "fixtures", "kokoro", "config.json"))
+        gold = first_existing(os.path.join(kokoro_dir, "misaki", "us_gold.json"),
+                              os.path.join(repo, "data", "misaki", "us_gold.json"))
+        with open(config, encoding="utf-8") as f:
             self.vocab = json.load(f)["vocab"]
-        with open(os.path.join(kokoro_dir, "misaki", "us_gold.json"), encoding="utf-8") as f:
+        with open(gold, encoding="utf-8") as f:
             self.gold = json.load(f)
 
     def phonemes(self, token):

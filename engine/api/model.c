@@ -102,8 +102,15 @@ static int load_file_weights(ck_model *m, const char *path, ck_error *err)
     }
     for (size_t k = 0; rc == CK_OK && groups[k] != NULL; k++) {
         if (!ck_weights_has_group(m->weights, groups[k])) {
+            const char *first = "";
+            for (size_t i = 0; first[0] == '\0' && i < c->n_weights; i++) {
+                const char *name = c->weights[i].checkpoint_name;
+                size_t len = strlen(groups[k]);
+                first = strncmp(name, groups[k], len) == 0 && (name[len] == '.' || !name[len])
+                            ? name : "";
+            }
             rc = ck_fail(err, CK_E_WEIGHTS, "%s: group \"%s\" missing: the circuit %s needs its "
-                         "tensors", path, groups[k], c->path);
+                         "tensors (\"%s\", ...)", path, groups[k], c->path, first);
         }
     }
     free(names);
