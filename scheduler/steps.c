@@ -12,6 +12,7 @@
 #include "ck_status.h"
 #include "embedding_three_table_layer_norm.h"
 #include "gelu_new.h"
+#include "layer_norm.h"
 #include "leaky_relu.h"
 #include "parallel.h"
 #include "residual_layer_norm.h"
@@ -80,6 +81,17 @@ static int leaky_relu_rows(void *ctx, size_t first, size_t count, int worker)
     (void)worker;
     return ck_leaky_relu_f32((const float *)at(c->b, c->s->in[0]) + at_row, n,
                              (float *)at(c->b, c->s->out) + at_row, n, n, c->s->scale);
+}
+
+static int layer_norm_rows(void *ctx, size_t first, size_t count, int worker)
+{
+    const step_ctx *c = ctx;
+    const ck_step_args *s = c->s;
+    size_t n = count * s->cols, at_row = first * s->cols;
+    (void)worker;
+    return ck_layer_norm_f32_f64acc((const float *)at(c->b, s->in[0]) + at_row, n, s->cols, s->w[0],
+                                    s->w[1], (float *)at(c->b, s->out) + at_row, n, s->cols, count,
+                                    s->cols, s->eps);
 }
 
 /* One (sequence, head) pair from bf16 copies of q, k, v (AMX heads), into the f32 context or,
@@ -231,6 +243,14 @@ int ck_step_leaky_relu_rows(const ck_step_batch *b, const ck_step_args *s, size_
     return n > 0 ? leaky_relu_rows(&ctx, row, n, worker) : CK_OK;
 }
 
+int ck_step_layer_norm_rows(const ck_step_batch *b, const ck_step_args *s, size_t row, size_t rows,
+                            int worker)
+{
+    step_ctx ctx = {b, s, 0};
+    size_t n = real_rows(b, row, rows);
+    return n > 0 ? layer_norm_rows(&ctx, row, n, worker) : CK_OK;
+}
+
 typedef struct {
     const ck_step_batch *b;
     const ck_step_row_item *items;
@@ -323,6 +343,12 @@ int ck_step_leaky_relu(const ck_step_batch *b, const ck_step_args *s)
 {
     step_ctx ctx = {b, s, 0};
     return ck_parallel_for(b->tokens, b->threads, leaky_relu_rows, &ctx);
+}
+
+int ck_step_layer_norm(const ck_step_batch *b, const ck_step_args *s)
+{
+    step_ctx ctx = {b, s, 0};
+    return ck_parallel_for(b->tokens, b->threads, layer_norm_rows, &ctx);
 }
 
 typedef struct {

@@ -73,11 +73,13 @@ int ck_step_residual_layer_norm(const ck_step_batch *b, const ck_step_args *s);
 int ck_step_residual_layer_norm_bf16(const ck_step_batch *b, const ck_step_args *s);
 int ck_step_gelu_new(const ck_step_batch *b, const ck_step_args *s);
 int ck_step_leaky_relu(const ck_step_batch *b, const ck_step_args *s);
+/* Channel LayerNorm of one input, double statistics (ck_layer_norm_f32_f64acc); w: gamma, beta. */
+int ck_step_layer_norm(const ck_step_batch *b, const ck_step_args *s);
 
 /* ---- row-local runs: several steps over one pass of the rows (generated libraries) ----
  *
- * The linear, residual_layer_norm, gelu_new and leaky_relu steps compute token row t from row t
- * of their inputs only. A run of them whose buffers may be computed row range by row range (every two
+ * The linear, residual_layer_norm, gelu_new, leaky_relu and layer_norm steps compute token row t
+ * from row t of their inputs only. A run of them whose buffers may be computed row range by row range (every two
  * buffers of the run that share arena bytes share them row for row: same offset, same row
  * stride; the emitter checks this against the plan) runs as one ck_step_rows: the workers take
  * contiguous blocks of CK_LINEAR_ROW_BLOCK rows as a linear step would, and each carries its
@@ -99,6 +101,8 @@ int ck_step_residual_layer_norm_bf16_rows(const ck_step_batch *b, const ck_step_
 int ck_step_gelu_new_rows(const ck_step_batch *b, const ck_step_args *s, size_t row, size_t rows,
                           int worker);
 int ck_step_leaky_relu_rows(const ck_step_batch *b, const ck_step_args *s, size_t row, size_t rows,
+                            int worker);
+int ck_step_layer_norm_rows(const ck_step_batch *b, const ck_step_args *s, size_t row, size_t rows,
                             int worker);
 
 /* One step of a row-local run. */

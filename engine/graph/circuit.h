@@ -26,6 +26,7 @@ typedef enum {
     CK_OP_RESIDUAL_LAYER_NORM = 3,              /* in: x, residual; w: gamma, beta; out: y; eps */
     CK_OP_GELU_NEW = 4,                         /* in: x; out: y */
     CK_OP_LEAKY_RELU = 5,                       /* in: x; out: y; slope (in scale) */
+    CK_OP_LAYER_NORM = 6,                       /* in: x; w: gamma, beta; out: y; eps */
     CK_OP_KIND_COUNT
 } ck_op_kind;
 

@@ -118,6 +118,15 @@ static int check_residual_layer_norm(const ck_circuit *c, const ck_op *op, char 
     return rc ? rc : want_weight(c, op, CK_RLN_BETA, 1, cols, 0, msg, cap);
 }
 
+/* x, gamma, beta all [.., C] */
+static int check_layer_norm(const ck_circuit *c, const ck_op *op, char *msg, size_t cap)
+{
+    const size_t cols = c->buffers[op->output].cols;
+    int rc = want_inputs(c, op, 0, 1, cols, msg, cap);
+    rc = rc ? rc : want_weight(c, op, 0, 1, cols, 0, msg, cap);
+    return rc ? rc : want_weight(c, op, 1, 1, cols, 0, msg, cap);
+}
+
 /* elementwise (gelu_new and any op of one input x): x has out's cols */
 static int check_elementwise(const ck_circuit *c, const ck_op *op, char *msg, size_t cap)
 {
@@ -239,6 +248,15 @@ const ck_op_def ck_op_defs[] = {
         .check = check_elementwise, .split = CK_SPLIT_ROWS, .in_place = 1,
         .run = {[CK_DTYPE_F32] = {ROW_STEP(ck_step_leaky_relu), CK_DTYPE_F32, NULL}},
         .op_class = CK_OP_CLASS_OTHER,
+    },
+    [CK_OP_LAYER_NORM] = {
+        .name = "layer_norm",
+        .in = {"x", NULL},
+        .weights = {"gamma", "beta", NULL},
+        .params = {EPS_PARAM, {NULL, CK_PARAM_FLOAT, 0, NULL}},
+        .check = check_layer_norm, .split = CK_SPLIT_ROWS, .in_place = 1,
+        .run = {[CK_DTYPE_F32] = {ROW_STEP(ck_step_layer_norm), CK_DTYPE_F32, NULL}},
+        .op_class = CK_OP_CLASS_LAYER_NORM,
     },
 };
 _Static_assert(sizeof ck_op_defs / sizeof ck_op_defs[0] == CK_OP_KIND_COUNT,

@@ -115,6 +115,7 @@ const ck_op_emit_fn ck_op_emit[] = {
     [CK_OP_RESIDUAL_LAYER_NORM] = emit_residual_layer_norm,
     [CK_OP_GELU_NEW] = emit_gelu_new,
     [CK_OP_LEAKY_RELU] = emit_leaky_relu,
+    [CK_OP_LAYER_NORM] = emit_residual_layer_norm, /* the same operands: x, gamma, beta, eps */
 };
 _Static_assert(sizeof ck_op_emit / sizeof ck_op_emit[0] == CK_OP_KIND_COUNT,
                "ck_op_emit: one emitter per ck_op_kind");

@@ -437,6 +437,17 @@ static void test_generated_equals_interpreter_leaky_relu(void)
     check_identical(path, 1, "leaky1");
 }
 
+/* tiny.json with a layer_norm (eps 1e-5, in place, gamma = beta = ffn_b) where its gelu_new was: the
+ * new op's step and its row-local run give the interpreter's bits, fused or not. */
+static void test_generated_equals_interpreter_layer_norm(void)
+{
+    const char *path = tiny_with("tiny_layer_norm.json", "{\"op\": \"gelu_new\"",
+                                 "{\"op\": \"layer_norm\", \"weights\": {\"gamma\": \"ffn_b\", "
+                                 "\"beta\": \"ffn_b\"}, \"params\": {\"eps\": 1e-5}");
+    check_identical(path, 0, "layer_norm0");
+    check_identical(path, 1, "layer_norm1");
+}
+
 /* The smallest boundary: one embedding op, no linear (an empty linear table), no hidden output. */
 /* The library times its steps per op kind, as the interpreter does (ckbench's per-op-class
  * columns): every kind of the tiny circuit gets time (no other kind), the rest of the call is "other", and a
@@ -783,6 +794,8 @@ CK_TEST_MAIN("codegen",
              {"generated equals interpreter parity", test_generated_equals_interpreter_parity},
              {"generated equals interpreter leaky_relu",
               test_generated_equals_interpreter_leaky_relu},
+             {"generated equals interpreter layer_norm",
+              test_generated_equals_interpreter_layer_norm},
              {"generated times each op kind", test_generated_times_each_op_kind},
              {"embedding-only circuit", test_embedding_only_circuit},
              {"arena one byte small or off", test_arena_one_byte_small_or_off},
