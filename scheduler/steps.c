@@ -10,6 +10,7 @@
 #include "ck_check.h"
 #include "ck_dtype.h"
 #include "ck_status.h"
+#include "conv1d.h"
 #include "embedding_three_table_layer_norm.h"
 #include "gelu_new.h"
 #include "layer_norm.h"
@@ -171,6 +172,35 @@ static int linear_blocks(void *ctx, size_t first, size_t count, int worker)
     }
     return ck_linear_forward_f32(s->linear, worker, (const float *)at(c->b, s->in[0]) + row * in,
                                  rows * in, in, y, rows * out, out, rows);
+}
+
+/* A worker's rows in tiles of CK_CONV1D_TILE_ROWS: the tile's im2col rows (per-sequence 'same'
+ * padding) into its scratch, then the packed-weight linear on its own lane. Each output row is the
+ * linear of its own im2col row, so its bits depend on neither the tile, the batch nor the worker. */
+static int conv1d_rows(void *ctx, size_t first, size_t count, int worker)
+{
+    const step_ctx *c = ctx;
+    const ck_step_args *s = c->s;
+    const ck_arena *scratch = &c->b->scratch[worker];
+    size_t width = s->linear_in_cols, cin = width / s->taps, out = s->cols;
+    const float *x = at(c->b, s->in[0]);
+    float *y = at(c->b, s->out);
+    int rc = CK_OK;
+    for (size_t row = first; rc == CK_OK && row < first + count; row += CK_CONV1D_TILE_ROWS) {
+        size_t n = first + count - row < CK_CONV1D_TILE_ROWS ? first + count - row
+                                                             : CK_CONV1D_TILE_ROWS;
+        rc = ck_conv1d_im2col_f32(x, c->b->tokens * cin, cin, c->b->offsets, c->b->n_seqs, row, n,
+                                  cin, s->taps, scratch->base, scratch->bytes / sizeof(float));
+        rc = rc ? rc : ck_linear_forward_f32(s->linear, worker, scratch->base, n * width, width,
+                                             y + row * out, n * out, out, n);
+    }
+    return rc;
+}
+
+int ck_step_conv1d(const ck_step_batch *b, const ck_step_args *s)
+{
+    step_ctx ctx = {b, s, 0};
+    return ck_parallel_for(b->tokens, b->threads, conv1d_rows, &ctx);
 }
 
 /* ---- row-local runs ---- */

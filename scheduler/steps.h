@@ -48,7 +48,9 @@ typedef struct {
                                           LayerNorm: gamma, beta */
     size_t w_rows[CK_STEP_MAX_SLOTS];  /* embedding: rows of the word, position and token type
                                           tables */
-    ck_linear *linear;     /* linear: its matmul (writing bf16 when out_copy is set) */
+    ck_linear *linear;     /* linear: its matmul (writing bf16 when out_copy is set); conv1d: the
+                              matmul of its packed weight [Cout, K*Cin] */
+    size_t taps;           /* conv1d: K (its linear_in_cols is K*Cin) */
     size_t heads, head_dim;
     float eps;
     float scale;           /* attention: the score scale; leaky_relu: the negative slope */
@@ -73,6 +75,9 @@ int ck_step_residual_layer_norm(const ck_step_batch *b, const ck_step_args *s);
 int ck_step_residual_layer_norm_bf16(const ck_step_batch *b, const ck_step_args *s);
 int ck_step_gelu_new(const ck_step_batch *b, const ck_step_args *s);
 int ck_step_leaky_relu(const ck_step_batch *b, const ck_step_args *s);
+/* 'same' conv1d per sequence: im2col tiles in each worker's scratch, then its linear
+ * (ck_conv1d_im2col_f32, ck_linear_forward_f32); x is never read across a sequence's ends. */
+int ck_step_conv1d(const ck_step_batch *b, const ck_step_args *s);
 /* Channel LayerNorm of one input, double statistics (ck_layer_norm_f32_f64acc); w: gamma, beta. */
 int ck_step_layer_norm(const ck_step_batch *b, const ck_step_args *s);
 

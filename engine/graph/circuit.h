@@ -27,6 +27,7 @@ typedef enum {
     CK_OP_GELU_NEW = 4,                         /* in: x; out: y */
     CK_OP_LEAKY_RELU = 5,                       /* in: x; out: y; slope (in scale) */
     CK_OP_LAYER_NORM = 6,                       /* in: x; w: gamma, beta; out: y; eps */
+    CK_OP_CONV1D = 7,                           /* in: x; w: weight [out,in,K], bias [out]; out: y */
     CK_OP_KIND_COUNT
 } ck_op_kind;
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "attention.h"
+#include "conv1d.h"
 
 /* ---- geometry checks ---- */
 
@@ -118,6 +119,21 @@ static int check_residual_layer_norm(const ck_circuit *c, const ck_op *op, char 
     return rc ? rc : want_weight(c, op, CK_RLN_BETA, 1, cols, 0, msg, cap);
 }
 
+/* y [T,out] = conv1d(x [T,in]): weight [out,in,K] with K odd ('same' padding (K-1)/2), bias [out] */
+static int check_conv1d(const ck_circuit *c, const ck_op *op, char *msg, size_t cap)
+{
+    const size_t cols = c->buffers[op->output].cols, in = c->buffers[op->inputs[0]].cols;
+    const ck_weight_ref *w = &c->weights[op->weights[CK_LIN_WEIGHT]];
+    int rc = want_inputs(c, op, 0, 1, 0, msg, cap);
+    if (rc == CK_OK && (w->rank != 3 || w->shape[0] != cols || w->shape[1] != in ||
+                        w->shape[2] % 2 == 0)) {
+        snprintf(msg, cap, "weights \"weight\": \"%s\" must be [%zu,%zu,K] with K odd (out, in, "
+                 "taps)", w->name, cols, in);
+        return CK_E_CIRCUIT;
+    }
+    return rc ? rc : want_weight(c, op, CK_LIN_BIAS, 1, cols, 0, msg, cap);
+}
+
 /* x, gamma, beta all [.., C] */
 static int check_layer_norm(const ck_circuit *c, const ck_op *op, char *msg, size_t cap)
 {
@@ -154,10 +170,23 @@ static float default_slope(const ck_op *op)
     return 0.01f;
 }
 
-static int attention_scratch(const ck_op *op, size_t max_seq_len, ck_dtype dtype, size_t *floats)
+static int attention_scratch(const ck_circuit *c, const ck_op *op, size_t max_seq_len, ck_dtype dtype,
+                             size_t *floats)
 {
+    (void)c;
     return dtype == CK_DTYPE_BF16 ? ck_attention_scratch__amx(max_seq_len, op->head_dim, floats)
                                   : ck_attention_scratch(max_seq_len, op->head_dim, floats);
+}
+
+/* one im2col tile: CK_CONV1D_TILE_ROWS rows of K*in floats */
+static int conv1d_scratch(const ck_circuit *c, const ck_op *op, size_t max_seq_len, ck_dtype dtype,
+                          size_t *floats)
+{
+    const ck_weight_ref *w = &c->weights[op->weights[CK_LIN_WEIGHT]];
+    (void)max_seq_len;
+    (void)dtype;
+    *floats = CK_CONV1D_TILE_ROWS * w->shape[1] * w->shape[2]; /* dims <= 2^24 each: no overflow */
+    return CK_OK;
 }
 
 /* ---- flops per token ---- */
@@ -174,6 +203,14 @@ static double linear_flops(const ck_circuit *c, const ck_op *op, size_t seq_len)
 static double attention_flops(const ck_circuit *c, const ck_op *op, size_t seq_len)
 {
     return 4.0 * (double)c->buffers[op->output].cols * (double)seq_len;
+}
+
+/* im2col rows times the packed weight: 2 K in out per token */
+static double conv1d_flops(const ck_circuit *c, const ck_op *op, size_t seq_len)
+{
+    const ck_weight_ref *w = &c->weights[op->weights[CK_LIN_WEIGHT]];
+    (void)seq_len;
+    return 2.0 * (double)w->shape[0] * (double)w->shape[1] * (double)w->shape[2];
 }
 
 /* ---- the table ---- */
@@ -204,7 +241,8 @@ const ck_op_def ck_op_defs[] = {
         .run = {[CK_DTYPE_F32] = {ROW_STEP(ck_step_linear), CK_DTYPE_F32, NULL},
                 [CK_DTYPE_BF16] = {ROW_STEP(ck_step_linear), CK_DTYPE_BF16, NULL}},
         .op_class = CK_OP_CLASS_LINEAR, .dispatch_name = "linear",
-        .fuses_next = "gelu_new", .weights_copied_at_init = 1, .flops = linear_flops,
+        .fuses_next = "gelu_new", .uses_linear = 1, .weights_copied_at_init = 1,
+        .flops = linear_flops,
     },
     [CK_OP_ATTENTION] = {
         .name = "attention",
@@ -257,6 +295,16 @@ const ck_op_def ck_op_defs[] = {
         .check = check_layer_norm, .split = CK_SPLIT_ROWS, .in_place = 1,
         .run = {[CK_DTYPE_F32] = {ROW_STEP(ck_step_layer_norm), CK_DTYPE_F32, NULL}},
         .op_class = CK_OP_CLASS_LAYER_NORM,
+    },
+    [CK_OP_CONV1D] = {
+        .name = "conv1d",
+        .in = {"x", NULL},
+        .weights = {"weight", "bias", NULL},
+        .check = check_conv1d, .scratch = conv1d_scratch, .split = CK_SPLIT_ROWS,
+        /* f32 under every precision: the im2col rows are f32, its linear an f32 matmul */
+        .run = {[CK_DTYPE_F32] = {F32_STEP(ck_step_conv1d)}},
+        .op_class = CK_OP_CLASS_OTHER,
+        .uses_linear = 1, .weights_copied_at_init = 1, .flops = conv1d_flops,
     },
 };
 _Static_assert(sizeof ck_op_defs / sizeof ck_op_defs[0] == CK_OP_KIND_COUNT,

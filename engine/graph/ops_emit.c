@@ -79,6 +79,14 @@ static int emit_linear(FILE *f, const ck_circuit *c, const ck_step *s)
     return finish(f);
 }
 
+static int emit_conv1d(FILE *f, const ck_circuit *c, const ck_step *s)
+{
+    emit_operands(f, c, s); /* its packed weight lives in its linear */
+    fprintf(f, ",\n        .linear_in_cols = %zuu, .linear = st->linear[%zu], .taps = %zuu",
+            s->args.linear_in_cols, s->linear_slot, s->args.taps);
+    return finish(f);
+}
+
 static int emit_attention(FILE *f, const ck_circuit *c, const ck_step *s)
 {
     emit_operands(f, c, s);
@@ -116,6 +124,7 @@ const ck_op_emit_fn ck_op_emit[] = {
     [CK_OP_GELU_NEW] = emit_gelu_new,
     [CK_OP_LEAKY_RELU] = emit_leaky_relu,
     [CK_OP_LAYER_NORM] = emit_residual_layer_norm, /* the same operands: x, gamma, beta, eps */
+    [CK_OP_CONV1D] = emit_conv1d,
 };
 _Static_assert(sizeof ck_op_emit / sizeof ck_op_emit[0] == CK_OP_KIND_COUNT,
                "ck_op_emit: one emitter per ck_op_kind");

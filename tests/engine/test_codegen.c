@@ -211,6 +211,31 @@ static const char *tiny_with(const char *file, const char *from, const char *to)
     return path;
 }
 
+/* tiny.json with each edits[2i] replaced by edits[2i + 1] in turn (n pairs), written to `file`. */
+static const char *tiny_edited(const char *file, const char *const *edits, size_t n)
+{
+    FILE *in = fopen(ck_test_path(TINY), "rb");
+    static char text[1 << 16], next[1 << 16], path[512];
+    size_t len = in ? fread(text, 1, sizeof text - 1, in) : 0;
+    if (in) {
+        fclose(in);
+    }
+    text[len] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        char *at = strstr(text, edits[2 * i]);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+        snprintf(next, sizeof next, "%.*s%s%s", (int)(at - text), text, edits[2 * i + 1],
+                 at + strlen(edits[2 * i]));
+        memcpy(text, next, sizeof text);
+    }
+    snprintf(path, sizeof path, "%s", ck_test_tmp_path(file));
+    FILE *out = fopen(path, "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    fputs(text, out);
+    fclose(out);
+    return path;
+}
+
 /* tiny.json with the residual LayerNorm eps 1e-5 replaced by `eps`. */
 static const char *tiny_with_eps(const char *file, const char *eps)
 {
@@ -446,6 +471,22 @@ static void test_generated_equals_interpreter_layer_norm(void)
                                  "\"beta\": \"ffn_b\"}, \"params\": {\"eps\": 1e-5}");
     check_identical(path, 0, "layer_norm0");
     check_identical(path, 1, "layer_norm1");
+}
+
+/* tiny.json with its k projection a conv1d (k_w [C,C,3], 'same' padding 1 per sequence): the step,
+ * its packed linear and its im2col scratch give the interpreter's bits, fused or not, at 1 and 2
+ * threads, over a batch of 3 ragged sequences. */
+static void test_generated_equals_interpreter_conv1d(void)
+{
+    static const char *const edits[] = {
+        "\"K\": 2}", "\"K\": 2, \"K3\": 3}",
+        "\"k_w\": {\"checkpoint\": \"w.k_w\", \"shape\": [\"C\", \"C\"]",
+        "\"k_w\": {\"checkpoint\": \"w.k_w\", \"shape\": [\"C\", \"C\", \"K3\"]",
+        "{\"op\": \"linear\", \"in\": {\"x\": \"hidden\"}, \"weights\": {\"weight\": \"k_w\"",
+        "{\"op\": \"conv1d\", \"in\": {\"x\": \"hidden\"}, \"weights\": {\"weight\": \"k_w\""};
+    const char *path = tiny_edited("tiny_conv1d.json", edits, 3);
+    check_identical(path, 0, "conv1d0");
+    check_identical(path, 1, "conv1d1");
 }
 
 /* The smallest boundary: one embedding op, no linear (an empty linear table), no hidden output. */
@@ -796,6 +837,8 @@ CK_TEST_MAIN("codegen",
               test_generated_equals_interpreter_leaky_relu},
              {"generated equals interpreter layer_norm",
               test_generated_equals_interpreter_layer_norm},
+             {"generated equals interpreter conv1d",
+              test_generated_equals_interpreter_conv1d},
              {"generated times each op kind", test_generated_times_each_op_kind},
              {"embedding-only circuit", test_embedding_only_circuit},
              {"arena one byte small or off", test_arena_one_byte_small_or_off},
