@@ -15,6 +15,7 @@
 #include "gelu_new.h"
 #include "layer_norm.h"
 #include "leaky_relu.h"
+#include "lstm_recurrence.h"
 #include "parallel.h"
 #include "residual_layer_norm.h"
 
@@ -195,6 +196,33 @@ static int conv1d_rows(void *ctx, size_t first, size_t count, int worker)
                                              y + row * out, n * out, out, n);
     }
     return rc;
+}
+
+/* Item p is (direction p % 2, sequence p / 2): the forward recurrence into the left half of h
+ * [T, 2H], the reverse one into the right half, each sequence whole by one worker in its scratch. */
+static int lstm_items(void *ctx, size_t first, size_t count, int worker)
+{
+    const step_ctx *c = ctx;
+    const ck_step_args *s = c->s;
+    const ck_arena *scratch = &c->b->scratch[worker];
+    size_t hidden = s->cols / 2, t = c->b->tokens;
+    float *h = at(c->b, s->out);
+    int rc = CK_OK;
+    for (size_t p = first; rc == CK_OK && p < first + count; p++) {
+        size_t seq = p / 2, dir = p % 2;
+        rc = ck_lstm_recurrence_f32((const float *)at(c->b, s->in[dir]), t * 4 * hidden, 4 * hidden,
+                                    s->w[2 * dir], 4 * hidden * hidden, s->w[2 * dir + 1],
+                                    4 * hidden, h + dir * hidden, t * s->cols - dir * hidden,
+                                    s->cols, scratch->base, scratch->bytes / sizeof(float),
+                                    c->b->offsets, c->b->n_seqs, seq, seq + 1, hidden, (int)dir);
+    }
+    return rc;
+}
+
+int ck_step_lstm_recurrence(const ck_step_batch *b, const ck_step_args *s)
+{
+    step_ctx ctx = {b, s, 0};
+    return ck_parallel_for_interleaved(b->n_seqs * 2, b->threads, lstm_items, &ctx);
 }
 
 int ck_step_conv1d(const ck_step_batch *b, const ck_step_args *s)

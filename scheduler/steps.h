@@ -78,6 +78,11 @@ int ck_step_leaky_relu(const ck_step_batch *b, const ck_step_args *s);
 /* 'same' conv1d per sequence: im2col tiles in each worker's scratch, then its linear
  * (ck_conv1d_im2col_f32, ck_linear_forward_f32); x is never read across a sequence's ends. */
 int ck_step_conv1d(const ck_step_batch *b, const ck_step_args *s);
+/* One BiLSTM layer's recurrences (ck_lstm_recurrence_f32): in[0], in[1] the forward and reverse
+ * gate pre-activations x W_ih^T + b_ih [T, 4H]; w: w_hh, b_hh, w_hh_reverse, b_hh_reverse; out
+ * [T, 2H] = [forward h | reverse h]. (sequence, direction) pairs over the workers, each in its
+ * scratch: a sequence's bits depend on it alone. */
+int ck_step_lstm_recurrence(const ck_step_batch *b, const ck_step_args *s);
 /* Channel LayerNorm of one input, double statistics (ck_layer_norm_f32_f64acc); w: gamma, beta. */
 int ck_step_layer_norm(const ck_step_batch *b, const ck_step_args *s);
 

@@ -28,6 +28,8 @@ typedef enum {
     CK_OP_LEAKY_RELU = 5,                       /* in: x; out: y; slope (in scale) */
     CK_OP_LAYER_NORM = 6,                       /* in: x; w: gamma, beta; out: y; eps */
     CK_OP_CONV1D = 7,                           /* in: x; w: weight [out,in,K], bias [out]; out: y */
+    CK_OP_LSTM_RECURRENCE = 8,                  /* in: gates, gates_reverse [T,4H]; w: w_hh, b_hh,
+                                                   w_hh_reverse, b_hh_reverse; out: h [T,2H] */
     CK_OP_KIND_COUNT
 } ck_op_kind;
 

@@ -9,6 +9,7 @@
 
 #include "attention.h"
 #include "conv1d.h"
+#include "lstm_recurrence.h"
 
 /* ---- geometry checks ---- */
 
@@ -134,6 +135,23 @@ static int check_conv1d(const ck_circuit *c, const ck_op *op, char *msg, size_t 
     return rc ? rc : want_weight(c, op, CK_LIN_BIAS, 1, cols, 0, msg, cap);
 }
 
+/* gates, gates_reverse [T,4H]; w_hh, w_hh_reverse [4H,H]; b_hh, b_hh_reverse [4H]; out [T,2H] */
+static int check_lstm_recurrence(const ck_circuit *c, const ck_op *op, char *msg, size_t cap)
+{
+    const size_t cols = c->buffers[op->output].cols, h = cols / 2;
+    if (cols % 2 != 0) {
+        snprintf(msg, cap, "out \"%s\" has %zu cols, expected 2H (forward | reverse)",
+                 c->buffers[op->output].name, cols);
+        return CK_E_CIRCUIT;
+    }
+    int rc = want_inputs(c, op, 0, 2, 4 * h, msg, cap);
+    for (size_t i = 0; rc == CK_OK && i < 4; i += 2) {
+        rc = want_weight(c, op, i, 2, 4 * h, h, msg, cap);
+        rc = rc ? rc : want_weight(c, op, i + 1, 1, 4 * h, 0, msg, cap);
+    }
+    return rc;
+}
+
 /* x, gamma, beta all [.., C] */
 static int check_layer_norm(const ck_circuit *c, const ck_op *op, char *msg, size_t cap)
 {
@@ -187,6 +205,15 @@ static int conv1d_scratch(const ck_circuit *c, const ck_op *op, size_t max_seq_l
     (void)dtype;
     *floats = CK_CONV1D_TILE_ROWS * w->shape[1] * w->shape[2]; /* dims <= 2^24 each: no overflow */
     return CK_OK;
+}
+
+/* the recurrence's state and W_hh^T: ck_lstm_recurrence_scratch(H) */
+static int lstm_scratch(const ck_circuit *c, const ck_op *op, size_t max_seq_len, ck_dtype dtype,
+                        size_t *floats)
+{
+    (void)max_seq_len;
+    (void)dtype;
+    return ck_lstm_recurrence_scratch(c->buffers[op->output].cols / 2, floats);
 }
 
 /* ---- flops per token ---- */
@@ -305,6 +332,15 @@ const ck_op_def ck_op_defs[] = {
         .run = {[CK_DTYPE_F32] = {F32_STEP(ck_step_conv1d)}},
         .op_class = CK_OP_CLASS_OTHER,
         .uses_linear = 1, .weights_copied_at_init = 1, .flops = conv1d_flops,
+    },
+    [CK_OP_LSTM_RECURRENCE] = {
+        .name = "lstm_recurrence",
+        .in = {"gates", "gates_reverse", NULL},
+        .weights = {"w_hh", "b_hh", "w_hh_reverse", "b_hh_reverse", NULL},
+        .check = check_lstm_recurrence, .scratch = lstm_scratch,
+        .split = CK_SPLIT_SEQUENCE_HEADS, /* (sequence, direction) pairs, interleaved */
+        .run = {[CK_DTYPE_F32] = {F32_STEP(ck_step_lstm_recurrence)}},
+        .op_class = CK_OP_CLASS_OTHER,
     },
 };
 _Static_assert(sizeof ck_op_defs / sizeof ck_op_defs[0] == CK_OP_KIND_COUNT,

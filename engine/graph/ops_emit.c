@@ -87,6 +87,13 @@ static int emit_conv1d(FILE *f, const ck_circuit *c, const ck_step *s)
     return finish(f);
 }
 
+static int emit_lstm_recurrence(FILE *f, const ck_circuit *c, const ck_step *s)
+{
+    emit_operands(f, c, s);
+    emit_weights(f, s);
+    return finish(f);
+}
+
 static int emit_attention(FILE *f, const ck_circuit *c, const ck_step *s)
 {
     emit_operands(f, c, s);
@@ -125,6 +132,7 @@ const ck_op_emit_fn ck_op_emit[] = {
     [CK_OP_LEAKY_RELU] = emit_leaky_relu,
     [CK_OP_LAYER_NORM] = emit_residual_layer_norm, /* the same operands: x, gamma, beta, eps */
     [CK_OP_CONV1D] = emit_conv1d,
+    [CK_OP_LSTM_RECURRENCE] = emit_lstm_recurrence,
 };
 _Static_assert(sizeof ck_op_emit / sizeof ck_op_emit[0] == CK_OP_KIND_COUNT,
                "ck_op_emit: one emitter per ck_op_kind");

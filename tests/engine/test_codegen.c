@@ -489,6 +489,14 @@ static void test_generated_equals_interpreter_conv1d(void)
     check_identical(path, 1, "conv1d1");
 }
 
+/* tiny_lstm.json (embedding, the two gate linears, lstm_recurrence, a linear): the recurrence
+ * step and its (sequence, direction) split give the interpreter's bits, fused or not. */
+static void test_generated_equals_interpreter_lstm_recurrence(void)
+{
+    check_identical(ck_test_path("tests/fixtures/circuits/tiny_lstm.json"), 0, "lstm0");
+    check_identical(ck_test_path("tests/fixtures/circuits/tiny_lstm.json"), 1, "lstm1");
+}
+
 /* The smallest boundary: one embedding op, no linear (an empty linear table), no hidden output. */
 /* The library times its steps per op kind, as the interpreter does (ckbench's per-op-class
  * columns): every kind of the tiny circuit gets time (no other kind), the rest of the call is "other", and a
@@ -839,6 +847,8 @@ CK_TEST_MAIN("codegen",
               test_generated_equals_interpreter_layer_norm},
              {"generated equals interpreter conv1d",
               test_generated_equals_interpreter_conv1d},
+             {"generated equals interpreter lstm_recurrence",
+              test_generated_equals_interpreter_lstm_recurrence},
              {"generated times each op kind", test_generated_times_each_op_kind},
              {"embedding-only circuit", test_embedding_only_circuit},
              {"arena one byte small or off", test_arena_one_byte_small_or_off},
