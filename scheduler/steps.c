@@ -11,6 +11,7 @@
 #include "ck_dtype.h"
 #include "ck_status.h"
 #include "conv1d.h"
+#include "embedding.h"
 #include "embedding_three_table_layer_norm.h"
 #include "gelu_new.h"
 #include "layer_norm.h"
@@ -50,6 +51,16 @@ static int embedding_rows(void *ctx, size_t first, size_t count, int worker)
                                                    &tables, (float *)at(c->b, s->out) +
                                                    first * s->cols, count * s->cols, s->cols,
                                                    s->eps);
+}
+
+static int embedding_table_rows(void *ctx, size_t first, size_t count, int worker)
+{
+    const step_ctx *c = ctx;
+    const ck_step_args *s = c->s;
+    (void)worker;
+    return ck_embedding_f32((const int32_t *)at(c->b, s->in[0]) + first, count, s->w[0], s->w_rows[0],
+                            s->cols, (float *)at(c->b, s->out) + first * s->cols, count * s->cols,
+                            s->cols);
 }
 
 /* Also writes the bf16 copy of its rows that the next linears read, where the step has one. */
@@ -223,6 +234,12 @@ int ck_step_lstm_recurrence(const ck_step_batch *b, const ck_step_args *s)
 {
     step_ctx ctx = {b, s, 0};
     return ck_parallel_for_interleaved(b->n_seqs * 2, b->threads, lstm_items, &ctx);
+}
+
+int ck_step_embedding_table(const ck_step_batch *b, const ck_step_args *s)
+{
+    step_ctx ctx = {b, s, 0};
+    return ck_parallel_for(b->tokens, b->threads, embedding_table_rows, &ctx);
 }
 
 int ck_step_conv1d(const ck_step_batch *b, const ck_step_args *s)

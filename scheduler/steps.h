@@ -78,6 +78,8 @@ int ck_step_leaky_relu(const ck_step_batch *b, const ck_step_args *s);
 /* 'same' conv1d per sequence: im2col tiles in each worker's scratch, then its linear
  * (ck_conv1d_im2col_f32, ck_linear_forward_f32); x is never read across a sequence's ends. */
 int ck_step_conv1d(const ck_step_batch *b, const ck_step_args *s);
+/* The plain embedding lookup (ck_embedding_f32): in[0] ids (i32), w[0] the table of w_rows[0] rows. */
+int ck_step_embedding_table(const ck_step_batch *b, const ck_step_args *s);
 /* One BiLSTM layer's recurrences (ck_lstm_recurrence_f32): in[0], in[1] the forward and reverse
  * gate pre-activations x W_ih^T + b_ih [T, 4H]; w: w_hh, b_hh, w_hh_reverse, b_hh_reverse; out
  * [T, 2H] = [forward h | reverse h]. (sequence, direction) pairs over the workers, each in its

@@ -30,6 +30,7 @@ typedef enum {
     CK_OP_CONV1D = 7,                           /* in: x; w: weight [out,in,K], bias [out]; out: y */
     CK_OP_LSTM_RECURRENCE = 8,                  /* in: gates, gates_reverse [T,4H]; w: w_hh, b_hh,
                                                    w_hh_reverse, b_hh_reverse; out: h [T,2H] */
+    CK_OP_EMBEDDING = 9,                        /* in: ids (i32); w: table [V,C]; out: y [T,C] */
     CK_OP_KIND_COUNT
 } ck_op_kind;
 

@@ -152,6 +152,13 @@ static int check_lstm_recurrence(const ck_circuit *c, const ck_op *op, char *msg
     return rc;
 }
 
+/* ids [T] i32; table [V,C]; out [T,C] */
+static int check_embedding_table(const ck_circuit *c, const ck_op *op, char *msg, size_t cap)
+{
+    int rc = want_buffer(c, "in", "ids", op->inputs[0], CK_DTYPE_I32, 1, msg, cap);
+    return rc ? rc : want_weight(c, op, 0, 2, 0, c->buffers[op->output].cols, msg, cap);
+}
+
 /* x, gamma, beta all [.., C] */
 static int check_layer_norm(const ck_circuit *c, const ck_op *op, char *msg, size_t cap)
 {
@@ -332,6 +339,14 @@ const ck_op_def ck_op_defs[] = {
         .run = {[CK_DTYPE_F32] = {F32_STEP(ck_step_conv1d)}},
         .op_class = CK_OP_CLASS_OTHER,
         .uses_linear = 1, .weights_copied_at_init = 1, .flops = conv1d_flops,
+    },
+    [CK_OP_EMBEDDING] = {
+        .name = "embedding",
+        .in = {"ids", NULL},
+        .weights = {"table", NULL},
+        .check = check_embedding_table, .split = CK_SPLIT_ROWS,
+        .run = {[CK_DTYPE_F32] = {F32_STEP(ck_step_embedding_table)}},
+        .op_class = CK_OP_CLASS_EMBEDDING, .vocab_weight = "table",
     },
     [CK_OP_LSTM_RECURRENCE] = {
         .name = "lstm_recurrence",

@@ -133,6 +133,7 @@ const ck_op_emit_fn ck_op_emit[] = {
     [CK_OP_LAYER_NORM] = emit_residual_layer_norm, /* the same operands: x, gamma, beta, eps */
     [CK_OP_CONV1D] = emit_conv1d,
     [CK_OP_LSTM_RECURRENCE] = emit_lstm_recurrence,
+    [CK_OP_EMBEDDING] = emit_lstm_recurrence, /* operands and weights */
 };
 _Static_assert(sizeof ck_op_emit / sizeof ck_op_emit[0] == CK_OP_KIND_COUNT,
                "ck_op_emit: one emitter per ck_op_kind");
