@@ -10,6 +10,8 @@
 #include "ck_check.h"
 #include "ck_dtype.h"
 #include "ck_status.h"
+#include "ada_layer_norm.h"
+#include "concat_style.h"
 #include "conv1d.h"
 #include "embedding.h"
 #include "embedding_three_table_layer_norm.h"
@@ -240,6 +242,57 @@ int ck_step_embedding_table(const ck_step_batch *b, const ck_step_args *s)
 {
     step_ctx ctx = {b, s, 0};
     return ck_parallel_for(b->tokens, b->threads, embedding_table_rows, &ctx);
+}
+
+/* Sequences [first, first + count): rows followed by the sequence's style. */
+static int concat_style_seqs(void *ctx, size_t first, size_t count, int worker)
+{
+    const step_ctx *c = ctx;
+    const ck_step_args *s = c->s;
+    size_t in = s->cols - c->b->style_cols, t = c->b->tokens;
+    (void)worker;
+    return ck_concat_style_f32((const float *)at(c->b, s->in[0]), t * in, in, c->b->style,
+                               c->b->n_seqs * c->b->style_cols, c->b->style_cols,
+                               (float *)at(c->b, s->out), t * s->cols, s->cols, c->b->offsets,
+                               c->b->n_seqs, first, first + count, in);
+}
+
+int ck_step_concat_style(const ck_step_batch *b, const ck_step_args *s)
+{
+    step_ctx ctx = {b, s, 0};
+    if (b->style == NULL || b->style_cols == 0 || b->style_cols >= s->cols) {
+        return CK_E_ARG; /* the circuit wants a style the batch does not carry, or a wider one */
+    }
+    return ck_parallel_for(b->n_seqs, b->threads, concat_style_seqs, &ctx);
+}
+
+/* Sequence by sequence: gamma | beta = fc(style[s]) (its linear, one row, into the worker's
+ * scratch [2C]), then ck_ada_layer_norm_f32 over the sequence's rows. */
+static int ada_layer_norm_seqs(void *ctx, size_t first, size_t count, int worker)
+{
+    const step_ctx *c = ctx;
+    const ck_step_args *s = c->s;
+    const ck_step_batch *b = c->b;
+    float *gb = b->scratch[worker].base;
+    size_t ch = s->cols, t = b->tokens, d = b->style_cols;
+    int rc = CK_OK;
+    for (size_t q = first; rc == CK_OK && q < first + count; q++) {
+        const size_t one[2] = {b->offsets[q], b->offsets[q + 1]};
+        rc = ck_linear_forward_f32(s->linear, worker, b->style + q * d, d, d, gb, 2 * ch, 2 * ch, 1);
+        rc = rc ? rc : ck_ada_layer_norm_f32((const float *)at(b, s->in[0]), t * ch, ch, gb, ch,
+                                             gb + ch, ch, (float *)at(b, s->out), t * ch, ch, one,
+                                             1, 0, 1, ch, s->eps);
+    }
+    return rc;
+}
+
+int ck_step_ada_layer_norm(const ck_step_batch *b, const ck_step_args *s)
+{
+    step_ctx ctx = {b, s, 0};
+    if (b->style == NULL || b->style_cols != s->linear_in_cols) {
+        return CK_E_ARG; /* no style, or not the fc's width */
+    }
+    return ck_parallel_for(b->n_seqs, b->threads, ada_layer_norm_seqs, &ctx);
 }
 
 int ck_step_conv1d(const ck_step_batch *b, const ck_step_args *s)

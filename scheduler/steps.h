@@ -27,6 +27,10 @@ typedef struct {
     size_t tokens;           /* T */
     const size_t *offsets;   /* [S + 1] first token of each sequence, then T */
     size_t n_seqs;           /* S */
+    const float *style;      /* [S, style_cols] per-sequence style (concat_style, ada_layer_norm),
+                                NULL when the batch has none */
+    size_t style_cols;
+    const float *speed;      /* [S] per-sequence speed (duration), NULL when none */
 } ck_step_batch;
 
 /* Input and weight slots a step may have (engine/graph asserts it equals its CK_MAX_SLOTS). */
@@ -80,6 +84,13 @@ int ck_step_leaky_relu(const ck_step_batch *b, const ck_step_args *s);
 int ck_step_conv1d(const ck_step_batch *b, const ck_step_args *s);
 /* The plain embedding lookup (ck_embedding_f32): in[0] ids (i32), w[0] the table of w_rows[0] rows. */
 int ck_step_embedding_table(const ck_step_batch *b, const ck_step_args *s);
+/* Rows followed by their sequence's style (ck_concat_style_f32): out [T, C + D] from in[0] [T, C]
+ * and the batch's style [S, D]. CK_E_ARG when the batch has no style or D >= out's cols. */
+int ck_step_concat_style(const ck_step_batch *b, const ck_step_args *s);
+/* AdaLayerNorm (ck_ada_layer_norm_f32) with gamma | beta = fc(style[s]) per sequence, the fc its
+ * linear (linear_in_cols = D) on one row into the worker's scratch [2C]. CK_E_ARG when the batch's
+ * style is missing or not D wide. */
+int ck_step_ada_layer_norm(const ck_step_batch *b, const ck_step_args *s);
 /* One BiLSTM layer's recurrences (ck_lstm_recurrence_f32): in[0], in[1] the forward and reverse
  * gate pre-activations x W_ih^T + b_ih [T, 4H]; w: w_hh, b_hh, w_hh_reverse, b_hh_reverse; out
  * [T, 2H] = [forward h | reverse h]. (sequence, direction) pairs over the workers, each in its

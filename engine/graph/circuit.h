@@ -31,6 +31,10 @@ typedef enum {
     CK_OP_LSTM_RECURRENCE = 8,                  /* in: gates, gates_reverse [T,4H]; w: w_hh, b_hh,
                                                    w_hh_reverse, b_hh_reverse; out: h [T,2H] */
     CK_OP_EMBEDDING = 9,                        /* in: ids (i32); w: table [V,C]; out: y [T,C] */
+    CK_OP_CONCAT_STYLE = 10,                    /* in: x [T,C]; out: [T,C+D] with the batch's
+                                                   per-sequence style [S,D] */
+    CK_OP_ADA_LAYER_NORM = 11,                  /* in: x [T,C]; w: fc weight [2C,D], fc bias [2C]
+                                                   (of the style); out: y [T,C]; eps */
     CK_OP_KIND_COUNT
 } ck_op_kind;
 

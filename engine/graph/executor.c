@@ -400,6 +400,21 @@ static int run_compiled(ck_executor *ex, const int32_t *ids, const size_t *offse
     return CK_OK;
 }
 
+int ck_executor_set_sequence_inputs(ck_executor *ex, const float *style, size_t rows, size_t cols,
+                                    const float *speed, ck_error *err)
+{
+    if (ex == NULL || (style == NULL && (rows != 0 || speed != NULL)) ||
+        (style != NULL && (rows == 0 || cols == 0))) {
+        return ck_fail(err, CK_E_ARG, "sequence inputs: null executor, or style [%zu, %zu] "
+                       "without rows or data", rows, cols);
+    }
+    ex->style = style;
+    ex->style_rows = rows;
+    ex->style_cols = cols;
+    ex->speed = speed;
+    return CK_OK;
+}
+
 int ck_executor_run(ck_executor *ex, const int32_t *ids, const size_t *offsets, size_t n_seqs,
                     int output_buffer, float *out, size_t out_count, ck_capture_fn capture,
                     void *capture_ctx, ck_error *err)
@@ -417,7 +432,16 @@ int ck_executor_run(ck_executor *ex, const int32_t *ids, const size_t *offsets, 
     ex->offsets = offsets;
     ex->n_seqs = n_seqs;
     ex->batch = (ck_step_batch){ex->arenas.activations.base, ex->copies.base, ex->arenas.scratch,
-                                ex->opt.threads, ex->tokens, offsets, n_seqs};
+                                ex->opt.threads, ex->tokens, offsets, n_seqs, NULL, 0, NULL};
+    if (ex->style != NULL) {
+        if (n_seqs > ex->style_rows) {
+            return ck_fail(err, CK_E_ARG, "batch: %zu sequences, but the sequence inputs hold %zu",
+                           n_seqs, ex->style_rows);
+        }
+        ex->batch.style = ex->style;
+        ex->batch.style_cols = ex->style_cols;
+        ex->batch.speed = ex->speed;
+    }
     if (ex->compiled != NULL) {
         return run_compiled(ex, ids, offsets, n_seqs, output_buffer, out, out_count, capture,
                             capture_ctx, err);

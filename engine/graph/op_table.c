@@ -159,6 +159,28 @@ static int check_embedding_table(const ck_circuit *c, const ck_op *op, char *msg
     return rc ? rc : want_weight(c, op, 0, 2, 0, c->buffers[op->output].cols, msg, cap);
 }
 
+/* x [T,C]; out [T,C+D], D > 0 the style's width (checked against the batch when it runs) */
+static int check_concat_style(const ck_circuit *c, const ck_op *op, char *msg, size_t cap)
+{
+    const size_t cols = c->buffers[op->output].cols, in = c->buffers[op->inputs[0]].cols;
+    int rc = want_inputs(c, op, 0, 1, 0, msg, cap);
+    if (rc == CK_OK && cols <= in) {
+        snprintf(msg, cap, "out \"%s\" has %zu cols, expected more than in \"x\"'s %zu (x | style)",
+                 c->buffers[op->output].name, cols, in);
+        return CK_E_CIRCUIT;
+    }
+    return rc;
+}
+
+/* x [T,C]; fc weight [2C,D], fc bias [2C]; out [T,C] */
+static int check_ada_layer_norm(const ck_circuit *c, const ck_op *op, char *msg, size_t cap)
+{
+    const size_t cols = c->buffers[op->output].cols;
+    int rc = want_inputs(c, op, 0, 1, cols, msg, cap);
+    rc = rc ? rc : want_weight(c, op, 0, 2, 2 * cols, 0, msg, cap);
+    return rc ? rc : want_weight(c, op, 1, 1, 2 * cols, 0, msg, cap);
+}
+
 /* x, gamma, beta all [.., C] */
 static int check_layer_norm(const ck_circuit *c, const ck_op *op, char *msg, size_t cap)
 {
@@ -221,6 +243,16 @@ static int lstm_scratch(const ck_circuit *c, const ck_op *op, size_t max_seq_len
     (void)max_seq_len;
     (void)dtype;
     return ck_lstm_recurrence_scratch(c->buffers[op->output].cols / 2, floats);
+}
+
+/* gamma | beta of one sequence: 2C floats */
+static int ada_scratch(const ck_circuit *c, const ck_op *op, size_t max_seq_len, ck_dtype dtype,
+                       size_t *floats)
+{
+    (void)max_seq_len;
+    (void)dtype;
+    *floats = 2 * c->buffers[op->output].cols;
+    return CK_OK;
 }
 
 /* ---- flops per token ---- */
@@ -347,6 +379,24 @@ const ck_op_def ck_op_defs[] = {
         .check = check_embedding_table, .split = CK_SPLIT_ROWS,
         .run = {[CK_DTYPE_F32] = {F32_STEP(ck_step_embedding_table)}},
         .op_class = CK_OP_CLASS_EMBEDDING, .vocab_weight = "table",
+    },
+    [CK_OP_CONCAT_STYLE] = {
+        .name = "concat_style",
+        .in = {"x", NULL},
+        .check = check_concat_style, .split = CK_SPLIT_SEQUENCE_HEADS, /* sequences */
+        .run = {[CK_DTYPE_F32] = {F32_STEP(ck_step_concat_style)}},
+        .op_class = CK_OP_CLASS_OTHER, .sequence_inputs = 1,
+    },
+    [CK_OP_ADA_LAYER_NORM] = {
+        .name = "ada_layer_norm",
+        .in = {"x", NULL},
+        .weights = {"fc_weight", "fc_bias", NULL},
+        .params = {EPS_PARAM, {NULL, CK_PARAM_FLOAT, 0, NULL}},
+        .check = check_ada_layer_norm, .scratch = ada_scratch,
+        .split = CK_SPLIT_SEQUENCE_HEADS, /* sequences */
+        .run = {[CK_DTYPE_F32] = {F32_STEP(ck_step_ada_layer_norm)}},
+        .op_class = CK_OP_CLASS_LAYER_NORM, .sequence_inputs = 1,
+        .uses_linear = 1, .weights_copied_at_init = 1,
     },
     [CK_OP_LSTM_RECURRENCE] = {
         .name = "lstm_recurrence",

@@ -99,6 +99,9 @@ typedef struct {
     const char *fuses_next;                    /* name of a kind that, as the next op and sole
                                                   reader of its output, runs inside its step
                                                   (linear: gelu_new, the oneDNN post-op) */
+    int sequence_inputs;                       /* 1: its step reads the batch's per-sequence
+                                                  style (ck_step_batch.style): the interpreter
+                                                  only (ck_executor_set_sequence_inputs) */
     int uses_linear;                           /* 1: its step runs a ck_linear made once from its
                                                   weight and bias slots (ck_step linear_slot): the
                                                   linear; conv1d with its weight [out,in,K] packed

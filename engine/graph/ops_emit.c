@@ -123,6 +123,15 @@ static int emit_leaky_relu(FILE *f, const ck_circuit *c, const ck_step *s)
     return finish(f);
 }
 
+/* Ops reading the batch's per-sequence style: the generated ABI carries no style yet. */
+static int emit_sequence_inputs(FILE *f, const ck_circuit *c, const ck_step *s)
+{
+    (void)f;
+    (void)c;
+    (void)s;
+    return CK_E_ARG;
+}
+
 const ck_op_emit_fn ck_op_emit[] = {
     [CK_OP_EMBEDDING_THREE_TABLE_LAYER_NORM] = emit_embedding,
     [CK_OP_LINEAR] = emit_linear,
@@ -134,6 +143,8 @@ const ck_op_emit_fn ck_op_emit[] = {
     [CK_OP_CONV1D] = emit_conv1d,
     [CK_OP_LSTM_RECURRENCE] = emit_lstm_recurrence,
     [CK_OP_EMBEDDING] = emit_lstm_recurrence, /* operands and weights */
+    [CK_OP_CONCAT_STYLE] = emit_sequence_inputs,
+    [CK_OP_ADA_LAYER_NORM] = emit_sequence_inputs,
 };
 _Static_assert(sizeof ck_op_emit / sizeof ck_op_emit[0] == CK_OP_KIND_COUNT,
                "ck_op_emit: one emitter per ck_op_kind");

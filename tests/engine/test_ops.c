@@ -85,8 +85,11 @@ static void test_columns_replace_kind_cases(void)
     for (int k = 0; k < CK_OP_KIND_COUNT; k++) {
         CU_ASSERT_EQUAL(strstr(kinds, ck_op_defs[k].name) != NULL, ck_op_defs[k].in_place);
         CU_ASSERT(ck_op_defs[k].op_class < CK_OP_CLASS_COUNT);
-        CU_ASSERT_EQUAL(ck_op_defs[k].weights_copied_at_init, k == CK_OP_LINEAR || k == CK_OP_CONV1D);
-        CU_ASSERT_EQUAL(ck_op_defs[k].uses_linear, k == CK_OP_LINEAR || k == CK_OP_CONV1D);
+        int linear = k == CK_OP_LINEAR || k == CK_OP_CONV1D || k == CK_OP_ADA_LAYER_NORM;
+        CU_ASSERT_EQUAL(ck_op_defs[k].weights_copied_at_init, linear);
+        CU_ASSERT_EQUAL(ck_op_defs[k].uses_linear, linear);
+        CU_ASSERT_EQUAL(ck_op_defs[k].sequence_inputs,
+                        k == CK_OP_CONCAT_STYLE || k == CK_OP_ADA_LAYER_NORM);
     }
     /* Kokoro: 12 x (4 C^2 + 2 C F) + E C + C O matmul flops, 12 x 4 C L in attention */
     ck_circuit c = {0};

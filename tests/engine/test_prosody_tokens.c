@@ -1,12 +1,15 @@
 /* test_prosody_tokens.c - circuits/kokoro_prosody_tokens.json against the pinned PyTorch capture
  * (tests/fixtures/speech/kokoro_speech_capture.safetensors, tools/kokoro_reference.py) on the
- * synthetic whole Kokoro (engine/api/kokoro_layout.c + ck_weights_synthetic): d_en (PL-BERT +
- * bert_encoder) and t_en (the TextEncoder: embedding, 3 x conv1d + layer_norm + leaky_relu 0.2,
- * BiLSTM) of every case within tolerances measured from the data, and the 4 cases in one batch
- * giving each case's solo bits at 1 and 2 threads, fused and in parity. */
+ * synthetic whole Kokoro (engine/api/kokoro_layout.c + ck_weights_synthetic), style = the case's
+ * ref_s[128:] (the voice row's predictor half): d_en (PL-BERT + bert_encoder), t_en (the
+ * TextEncoder), d (the DurationEncoder), dur_lstm and the duration logits of every case within
+ * tolerances measured from the data; the durations ck_duration_frames_f32 makes of our logits with
+ * the case's speed equal the capture's pred_dur exactly; and the 4 cases in one batch give each
+ * case's solo bits at 1 and 2 threads, fused and in parity. */
 #include <math.h>
 
 #include "ck_test.h"
+#include "duration_frames.h"
 #include "executor.h"
 #include "kokoro_layout.h"
 #include "safetensors.h"
@@ -25,6 +28,7 @@ typedef struct {
     ck_st_file *cap;
     int32_t ids[N_CASES][MAX_T];
     size_t tokens[N_CASES];
+    float style[N_CASES][128], speed[N_CASES];
 } fixture;
 
 static int setup(fixture *f)
@@ -51,6 +55,18 @@ static int setup(fixture *f)
         }
         memcpy(f->ids[k], t->data, t->bytes);
         f->tokens[k] = t->elements;
+        float ref_s[256];
+        snprintf(name, sizeof name, "%s.ref_s", CASES[k]);
+        t = ck_st_find(f->cap, name);
+        if (t == NULL || ck_st_to_f32(t, ref_s, 256, &err) != CK_OK) {
+            return 0;
+        }
+        memcpy(f->style[k], ref_s + 128, sizeof f->style[k]); /* the predictor half */
+        snprintf(name, sizeof name, "%s.speed", CASES[k]);
+        t = ck_st_find(f->cap, name);
+        if (t == NULL || ck_st_to_f32(t, &f->speed[k], 1, &err) != CK_OK) {
+            return 0;
+        }
     }
     return 1;
 }
@@ -62,26 +78,27 @@ static void teardown(fixture *f)
     ck_circuit_free(&f->c);
 }
 
-/* max |ours[t, c] - capture[c, t]| over the case's [C, T] capture tensor `what`, and the largest
- * |capture| (for the report). */
+/* max |ours[t, c] - capture[t, c]| over the case's capture tensor `what` ([T, cols], or [cols, T]
+ * when transposed: d_en, t_en), and the largest |capture| (*scale). */
 static double worst_vs_capture(const fixture *f, size_t k, const char *what, const float *ours,
-                               double *scale)
+                               size_t cols, int transposed, double *scale)
 {
     char name[64];
     snprintf(name, sizeof name, "%s.%s", CASES[k], what);
     const ck_st_tensor *t = ck_st_find(f->cap, name);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     size_t n = f->tokens[k];
-    CU_ASSERT_FATAL(t->rank == 2 && t->shape[0] == C && t->shape[1] == n);
+    CU_ASSERT_FATAL(t->rank == 2 && t->shape[transposed ? 0 : 1] == cols &&
+                    t->shape[transposed ? 1 : 0] == n);
     float *ref = malloc(t->elements * sizeof *ref);
     ck_error err = {0};
     CU_ASSERT_EQUAL_FATAL(ck_st_to_f32(t, ref, t->elements, &err), CK_OK);
     double worst = 0.0;
     *scale = 0.0;
     for (size_t tok = 0; tok < n; tok++) {
-        for (size_t ch = 0; ch < C; ch++) {
-            double want = ref[ch * n + tok];
-            worst = fmax(worst, fabs((double)ours[tok * C + ch] - want));
+        for (size_t ch = 0; ch < cols; ch++) {
+            double want = transposed ? ref[ch * n + tok] : ref[tok * cols + ch];
+            worst = fmax(worst, fabs((double)ours[tok * cols + ch] - want));
             *scale = fmax(*scale, fabs(want));
         }
     }
@@ -89,9 +106,26 @@ static double worst_vs_capture(const fixture *f, size_t k, const char *what, con
     return worst;
 }
 
-/* Each case alone: d_en and t_en against the capture. Tolerances from the data (the f32 oneDNN
- * matmuls and double LayerNorms against torch's f32 ones), measured worst over the 4 cases:
- * t_en 1.13e-6 (|t_en| <= 0.73), d_en 2.86e-6 (|d_en| <= 3.3); bounds about 4x that. */
+typedef struct {
+    float d_en[MAX_T * C], d[MAX_T * 640], dur_lstm[MAX_T * C];
+} captured;
+
+static void capture(void *ctx, const char *checkpoint, const float *data, size_t tokens, size_t cols)
+{
+    captured *k = ctx;
+    float *to = strcmp(checkpoint, "kokoro.bert_encoder.d_en") == 0    ? k->d_en
+                : strcmp(checkpoint, "kokoro.predictor.d") == 0        ? k->d
+                : strcmp(checkpoint, "kokoro.predictor.dur_lstm") == 0 ? k->dur_lstm
+                                                                        : NULL;
+    if (to != NULL) {
+        memcpy(to, data, tokens * cols * sizeof *data);
+    }
+}
+
+/* Each case alone against the capture. Tolerances from the data (f32 oneDNN matmuls and double
+ * LayerNorms against torch's f32 ones), measured worst over the 4 cases, bounds about 4x that:
+ *   d_en 2.86e-6 (|d_en| <= 3.3), t_en 1.13e-6 (<= 0.73), d 1.96e-5 (<= 3.6), dur_lstm 2.82e-6
+ *   (<= 0.72; captured for speech4 only), logits 1.43e-5 (<= 17). */
 static void test_matches_capture(void)
 {
     fixture f;
@@ -104,18 +138,49 @@ static void test_matches_capture(void)
         fprintf(stderr, "\n    %s\n", err.message);
     }
     CU_ASSERT_EQUAL_FATAL(rc, CK_OK);
-    static float t_en[MAX_T * C], d_en[MAX_T * C];
+    static float t_en[MAX_T * C], logits[MAX_T * 50];
+    static captured cap;
     for (size_t k = 0; k < N_CASES; k++) {
         size_t n = f.tokens[k], offsets[2] = {0, n};
-        CU_ASSERT_EQUAL_FATAL(ck_executor_run(ex, f.ids[k], offsets, 1, f.c.features_buffer, t_en,
-                                              n * C, NULL, NULL, &err), CK_OK);
-        CU_ASSERT_EQUAL_FATAL(ck_executor_run(ex, f.ids[k], offsets, 1, f.c.hidden_buffer, d_en,
-                                              n * C, NULL, NULL, &err), CK_OK);
-        double st, sd;
-        double wt = worst_vs_capture(&f, k, "t_en", t_en, &st);
-        double wd = worst_vs_capture(&f, k, "d_en", d_en, &sd);
-        CU_ASSERT(wt < 5e-6 && st > 0.1);
-        CU_ASSERT(wd < 1.2e-5 && sd > 1.0);
+        CU_ASSERT_EQUAL_FATAL(ck_executor_set_sequence_inputs(ex, f.style[k], 1, 128, &f.speed[k],
+                                                              &err), CK_OK);
+        rc = ck_executor_run(ex, f.ids[k], offsets, 1, f.c.features_buffer, t_en, n * C, capture,
+                             &cap, &err);
+        if (rc != CK_OK) {
+            fprintf(stderr, "\n    %s\n", err.message);
+        }
+        CU_ASSERT_EQUAL_FATAL(rc, CK_OK);
+        CU_ASSERT_EQUAL_FATAL(ck_executor_run(ex, f.ids[k], offsets, 1, f.c.hidden_buffer, logits,
+                                              n * 50, NULL, NULL, &err), CK_OK);
+        double s1, s2, s3, s4, s5;
+        double wt = worst_vs_capture(&f, k, "t_en", t_en, C, 1, &s1);
+        double wd = worst_vs_capture(&f, k, "d_en", cap.d_en, C, 1, &s2);
+        double wdd = worst_vs_capture(&f, k, "d", cap.d, 640, 0, &s3);
+        char lstm_name[64];
+        snprintf(lstm_name, sizeof lstm_name, "%s.dur_lstm", CASES[k]); /* the full tier only */
+        double wl = ck_st_find(f.cap, lstm_name) != NULL
+                        ? worst_vs_capture(&f, k, "dur_lstm", cap.dur_lstm, C, 0, &s4)
+                        : (s4 = 1.0, 0.0);
+        double wg = worst_vs_capture(&f, k, "dur_logits", logits, 50, 0, &s5);
+        CU_ASSERT(wt < 5e-6 && s1 > 0.1);
+        CU_ASSERT(wd < 1.2e-5 && s2 > 1.0);
+        CU_ASSERT(wdd < 8e-5 && s3 > 1.0);
+        CU_ASSERT(wl < 1.2e-5 && s4 > 0.1);
+        CU_ASSERT(wg < 6e-5 && s5 > 1.0);
+        /* durations: ours from our logits, the case's speed, against pred_dur (int64) */
+        int32_t frames[MAX_T];
+        const size_t one[2] = {0, n};
+        CU_ASSERT_EQUAL(ck_duration_frames_f32(logits, n * 50, 50, &f.speed[k], 1, frames, n, NULL,
+                                               0, one, 1, 0, 1, 50), CK_OK);
+        char name[64];
+        snprintf(name, sizeof name, "%s.pred_dur", CASES[k]);
+        const ck_st_tensor *pd = ck_st_find(f.cap, name);
+        CU_ASSERT_FATAL(pd != NULL && pd->dtype == CK_DTYPE_I64 && pd->elements == n);
+        for (size_t t = 0; t < n; t++) {
+            int64_t want;
+            memcpy(&want, (const char *)pd->data + t * sizeof want, sizeof want);
+            CU_ASSERT_EQUAL(frames[t], want);
+        }
     }
     ck_executor_free(ex);
     teardown(&f);
@@ -135,6 +200,8 @@ static void test_batch_invariant(void)
         offsets[k + 1] = offsets[k] + f.tokens[k];
     }
     ck_error err = {0};
+    static float styles[N_CASES * 128];
+    memcpy(styles, f.style, sizeof styles);
     for (int parity = 0; parity <= 1; parity++) {
         for (int threads = 1; threads <= 2; threads++) {
             ck_executor *ex = NULL;
@@ -142,13 +209,20 @@ static void test_batch_invariant(void)
             CU_ASSERT_EQUAL_FATAL(ck_executor_init(&ex, &f.c, f.w, &o, &err), CK_OK);
             for (int out = 0; out <= 1; out++) {
                 int buffer = out ? f.c.hidden_buffer : f.c.features_buffer;
+                size_t cols = out ? 50 : C;
+                CU_ASSERT_EQUAL_FATAL(ck_executor_set_sequence_inputs(ex, styles, N_CASES, 128,
+                                                                      f.speed, &err), CK_OK);
                 CU_ASSERT_EQUAL_FATAL(ck_executor_run(ex, ids, offsets, N_CASES, buffer, batch,
-                                                      offsets[N_CASES] * C, NULL, NULL, &err), CK_OK);
+                                                      offsets[N_CASES] * cols, NULL, NULL, &err),
+                                      CK_OK);
                 for (size_t k = 0; k < N_CASES; k++) {
                     size_t n = f.tokens[k], one[2] = {0, n};
-                    CU_ASSERT_EQUAL_FATAL(ck_executor_run(ex, f.ids[k], one, 1, buffer, solo, n * C,
-                                                          NULL, NULL, &err), CK_OK);
-                    CU_ASSERT_EQUAL(memcmp(solo, batch + offsets[k] * C, n * C * sizeof(float)), 0);
+                    CU_ASSERT_EQUAL_FATAL(ck_executor_set_sequence_inputs(ex, f.style[k], 1, 128,
+                                                                          &f.speed[k], &err), CK_OK);
+                    CU_ASSERT_EQUAL_FATAL(ck_executor_run(ex, f.ids[k], one, 1, buffer, solo,
+                                                          n * cols, NULL, NULL, &err), CK_OK);
+                    CU_ASSERT_EQUAL(memcmp(solo, batch + offsets[k] * cols,
+                                           n * cols * sizeof(float)), 0);
                 }
             }
             ck_executor_free(ex);
@@ -158,5 +232,5 @@ static void test_batch_invariant(void)
 }
 
 CK_TEST_MAIN("prosody_tokens",
-             {"d_en and t_en match the capture", test_matches_capture},
+             {"d_en, t_en, d, logits match the capture; durations exact", test_matches_capture},
              {"batch invariant", test_batch_invariant})
