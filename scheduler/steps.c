@@ -13,6 +13,7 @@
 #include "ada_layer_norm.h"
 #include "concat_style.h"
 #include "conv1d.h"
+#include "duration_frames.h"
 #include "embedding.h"
 #include "embedding_three_table_layer_norm.h"
 #include "gelu_new.h"
@@ -293,6 +294,27 @@ int ck_step_ada_layer_norm(const ck_step_batch *b, const ck_step_args *s)
         return CK_E_ARG; /* no style, or not the fc's width */
     }
     return ck_parallel_for(b->n_seqs, b->threads, ada_layer_norm_seqs, &ctx);
+}
+
+/* Sequences [first, first + count): frames per token from the logits and the sequence's speed. */
+static int duration_seqs(void *ctx, size_t first, size_t count, int worker)
+{
+    const step_ctx *c = ctx;
+    const ck_step_args *s = c->s;
+    size_t bins = s->linear_in_cols, t = c->b->tokens;
+    (void)worker;
+    return ck_duration_frames_f32((const float *)at(c->b, s->in[0]), t * bins, bins, c->b->speed,
+                                  c->b->n_seqs, (int32_t *)at(c->b, s->out), t, NULL, 0,
+                                  c->b->offsets, c->b->n_seqs, first, first + count, bins);
+}
+
+int ck_step_duration(const ck_step_batch *b, const ck_step_args *s)
+{
+    step_ctx ctx = {b, s, 0};
+    if (b->speed == NULL) {
+        return CK_E_ARG; /* the batch carries no speed */
+    }
+    return ck_parallel_for(b->n_seqs, b->threads, duration_seqs, &ctx);
 }
 
 int ck_step_conv1d(const ck_step_batch *b, const ck_step_args *s)

@@ -91,6 +91,9 @@ int ck_step_concat_style(const ck_step_batch *b, const ck_step_args *s);
  * linear (linear_in_cols = D) on one row into the worker's scratch [2C]. CK_E_ARG when the batch's
  * style is missing or not D wide. */
 int ck_step_ada_layer_norm(const ck_step_batch *b, const ck_step_args *s);
+/* Kokoro's durations (ck_duration_frames_f32): out i32 [T] frames from in[0] logits [T, B]
+ * (linear_in_cols = B) and the batch's speed [S]. CK_E_ARG when the batch has no speed. */
+int ck_step_duration(const ck_step_batch *b, const ck_step_args *s);
 /* One BiLSTM layer's recurrences (ck_lstm_recurrence_f32): in[0], in[1] the forward and reverse
  * gate pre-activations x W_ih^T + b_ih [T, 4H]; w: w_hh, b_hh, w_hh_reverse, b_hh_reverse; out
  * [T, 2H] = [forward h | reverse h]. (sequence, direction) pairs over the workers, each in its

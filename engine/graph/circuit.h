@@ -35,6 +35,8 @@ typedef enum {
                                                    per-sequence style [S,D] */
     CK_OP_ADA_LAYER_NORM = 11,                  /* in: x [T,C]; w: fc weight [2C,D], fc bias [2C]
                                                    (of the style); out: y [T,C]; eps */
+    CK_OP_DURATION = 12,                        /* in: logits [T,B]; out: frames i32 [T], with the
+                                                   batch's per-sequence speed */
     CK_OP_KIND_COUNT
 } ck_op_kind;
 
@@ -103,6 +105,8 @@ typedef struct {
     int positions_buffer;     /* input buffer of position ids (i32, cols 1) */
     int features_buffer;      /* the circuit's "outputs": {"features": ...} */
     int hidden_buffer;        /* the circuit's "outputs": {"hidden": ...}, -1 when absent */
+    int durations_buffer;     /* the circuit's "outputs": {"durations": ...}: i32 [T] frames per
+                                 token, -1 when absent */
     size_t max_positions;     /* rows of the position table: the longest sequence the circuit takes */
 } ck_circuit;
 

@@ -453,8 +453,9 @@ int ck_executor_run(ck_executor *ex, const int32_t *ids, const size_t *offsets, 
     int caller_threads = ck_parallel_set_threads(ex->opt.threads);
     rc = run_steps(ex, capture, capture_ctx, err);
     t0 = seconds_now();
-    if (rc == CK_OK && ck_step_check_finite(&ex->batch, ex->plan.offsets[output_buffer],
-                                            c->buffers[output_buffer].cols) != CK_OK) {
+    if (rc == CK_OK && c->buffers[output_buffer].dtype == CK_DTYPE_F32 && /* not the frames */
+        ck_step_check_finite(&ex->batch, ex->plan.offsets[output_buffer],
+                             c->buffers[output_buffer].cols) != CK_OK) {
         rc = ck_fail(err, CK_E_NONFINITE, "%s: output \"%s\" holds NaN or Inf (overflow)",
                      c->path, c->buffers[output_buffer].name);
     }

@@ -56,6 +56,8 @@ int ck_executor_init(ck_executor **out, const ck_circuit *c, const ck_weights *w
 int ck_executor_set_sequence_inputs(ck_executor *ex, const float *style, size_t rows, size_t cols,
                                     const float *speed, ck_error *err);
 
+/* (An i32 output buffer, the circuit's "durations", is copied into out as it is: out's elements
+ * then hold int32 bits, 4 bytes each, and the caller reads them as int32_t.) */
 /* Runs one packed batch: ids[offsets[S]] holds S sequences back to back, each [0, ..., 0] as the
  * reader makes them; offsets[S+1] ascending, offsets[0] = 0. Copies the rows of `output_buffer`
  * (the circuit's features or hidden buffer) into out[offsets[S], cols] (row stride cols); out may

@@ -181,6 +181,13 @@ static int check_ada_layer_norm(const ck_circuit *c, const ck_op *op, char *msg,
     return rc ? rc : want_weight(c, op, 1, 1, 2 * cols, 0, msg, cap);
 }
 
+/* logits [T,B] f32; out frames [T] i32 (the row's out_dtype, checked first) */
+static int check_duration(const ck_circuit *c, const ck_op *op, char *msg, size_t cap)
+{
+    int rc = want_inputs(c, op, 0, 1, 0, msg, cap);
+    return rc ? rc : want_buffer(c, "out", NULL, op->output, CK_DTYPE_I32, 1, msg, cap);
+}
+
 /* x, gamma, beta all [.., C] */
 static int check_layer_norm(const ck_circuit *c, const ck_op *op, char *msg, size_t cap)
 {
@@ -398,6 +405,13 @@ const ck_op_def ck_op_defs[] = {
         .op_class = CK_OP_CLASS_LAYER_NORM, .sequence_inputs = 1,
         .uses_linear = 1, .weights_copied_at_init = 1,
     },
+    [CK_OP_DURATION] = {
+        .name = "duration",
+        .in = {"logits", NULL},
+        .check = check_duration, .split = CK_SPLIT_SEQUENCE_HEADS, /* sequences */
+        .run = {[CK_DTYPE_F32] = {F32_STEP(ck_step_duration)}},
+        .op_class = CK_OP_CLASS_OTHER, .out_dtype = CK_DTYPE_I32, .sequence_inputs = 1,
+    },
     [CK_OP_LSTM_RECURRENCE] = {
         .name = "lstm_recurrence",
         .in = {"gates", "gates_reverse", NULL},
@@ -486,6 +500,6 @@ int ck_op_precision_supported(ck_dtype precision)
 
 int ck_op_check(const ck_circuit *c, const ck_op *op, char *msg, size_t cap)
 {
-    int rc = want_buffer(c, "out", NULL, op->output, CK_DTYPE_F32, 0, msg, cap);
+    int rc = want_buffer(c, "out", NULL, op->output, ck_op_defs[op->kind].out_dtype, 0, msg, cap);
     return rc ? rc : ck_op_defs[op->kind].check(c, op, msg, cap);
 }

@@ -99,6 +99,8 @@ typedef struct {
     const char *fuses_next;                    /* name of a kind that, as the next op and sole
                                                   reader of its output, runs inside its step
                                                   (linear: gelu_new, the oneDNN post-op) */
+    ck_dtype out_dtype;                        /* its out buffer's dtype: f32 (0, the default),
+                                                  or i32 (duration's frames) */
     int sequence_inputs;                       /* 1: its step reads the batch's per-sequence
                                                   style (ck_step_batch.style): the interpreter
                                                   only (ck_executor_set_sequence_inputs) */
@@ -149,7 +151,8 @@ ck_dtype ck_precision_dtype(ck_precision precision);
 /* 1 when a program may be lowered for `precision`: f32, or a dtype some row has a variant for. */
 int ck_op_precision_supported(ck_dtype precision);
 
-/* The out buffer must be f32, then the row's check. Same contract as ck_op_check_fn. */
+/* The out buffer must have the row's out_dtype (f32 but for duration), then the row's check. Same
+ * contract as ck_op_check_fn. */
 int ck_op_check(const ck_circuit *c, const ck_op *op, char *msg, size_t cap);
 
 #endif

@@ -145,6 +145,7 @@ const ck_op_emit_fn ck_op_emit[] = {
     [CK_OP_EMBEDDING] = emit_lstm_recurrence, /* operands and weights */
     [CK_OP_CONCAT_STYLE] = emit_sequence_inputs,
     [CK_OP_ADA_LAYER_NORM] = emit_sequence_inputs,
+    [CK_OP_DURATION] = emit_sequence_inputs,
 };
 _Static_assert(sizeof ck_op_emit / sizeof ck_op_emit[0] == CK_OP_KIND_COUNT,
                "ck_op_emit: one emitter per ck_op_kind");

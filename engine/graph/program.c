@@ -294,6 +294,9 @@ static void bind(ck_step *s)
     if (s->kind == CK_OP_CONV1D) { /* its linear's K: the im2col row, K taps of `in` */
         a->linear_in_cols = a->taps * s->in_cols[CK_LIN_IN_X];
     }
+    if (s->kind == CK_OP_DURATION) { /* the bins */
+        a->linear_in_cols = s->in_cols[0];
+    }
     if (s->kind == CK_OP_ADA_LAYER_NORM) { /* its fc's K: the style's width */
         a->linear_in_cols = s->w[CK_LIN_WEIGHT]->shape[1];
     }

@@ -89,7 +89,9 @@ static void test_columns_replace_kind_cases(void)
         CU_ASSERT_EQUAL(ck_op_defs[k].weights_copied_at_init, linear);
         CU_ASSERT_EQUAL(ck_op_defs[k].uses_linear, linear);
         CU_ASSERT_EQUAL(ck_op_defs[k].sequence_inputs,
-                        k == CK_OP_CONCAT_STYLE || k == CK_OP_ADA_LAYER_NORM);
+                        k == CK_OP_CONCAT_STYLE || k == CK_OP_ADA_LAYER_NORM ||
+                            k == CK_OP_DURATION);
+        CU_ASSERT_EQUAL(ck_op_defs[k].out_dtype, k == CK_OP_DURATION ? CK_DTYPE_I32 : CK_DTYPE_F32);
     }
     /* Kokoro: 12 x (4 C^2 + 2 C F) + E C + C O matmul flops, 12 x 4 C L in attention */
     ck_circuit c = {0};

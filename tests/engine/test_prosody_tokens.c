@@ -3,13 +3,12 @@
  * synthetic whole Kokoro (engine/api/kokoro_layout.c + ck_weights_synthetic), style = the case's
  * ref_s[128:] (the voice row's predictor half): d_en (PL-BERT + bert_encoder), t_en (the
  * TextEncoder), d (the DurationEncoder), dur_lstm and the duration logits of every case within
- * tolerances measured from the data; the durations ck_duration_frames_f32 makes of our logits with
- * the case's speed equal the capture's pred_dur exactly; and the 4 cases in one batch give each
- * case's solo bits at 1 and 2 threads, fused and in parity. */
+ * tolerances measured from the data; the durations (the circuit's i32 output, with the case's
+ * speed) equal the capture's pred_dur exactly; and the 4 cases in one batch give each case's solo
+ * bits (t_en, logits, durations) at 1 and 2 threads, fused and in parity. */
 #include <math.h>
 
 #include "ck_test.h"
-#include "duration_frames.h"
 #include "executor.h"
 #include "kokoro_layout.h"
 #include "safetensors.h"
@@ -167,11 +166,11 @@ static void test_matches_capture(void)
         CU_ASSERT(wdd < 8e-5 && s3 > 1.0);
         CU_ASSERT(wl < 1.2e-5 && s4 > 0.1);
         CU_ASSERT(wg < 6e-5 && s5 > 1.0);
-        /* durations: ours from our logits, the case's speed, against pred_dur (int64) */
+        /* durations: the circuit's i32 output, against pred_dur (int64), exactly */
         int32_t frames[MAX_T];
-        const size_t one[2] = {0, n};
-        CU_ASSERT_EQUAL(ck_duration_frames_f32(logits, n * 50, 50, &f.speed[k], 1, frames, n, NULL,
-                                               0, one, 1, 0, 1, 50), CK_OK);
+        _Static_assert(sizeof(int32_t) == sizeof(float), "frames ride in a float array");
+        CU_ASSERT_EQUAL_FATAL(ck_executor_run(ex, f.ids[k], offsets, 1, f.c.durations_buffer,
+                                              (float *)(void *)frames, n, NULL, NULL, &err), CK_OK);
         char name[64];
         snprintf(name, sizeof name, "%s.pred_dur", CASES[k]);
         const ck_st_tensor *pd = ck_st_find(f.cap, name);
@@ -207,9 +206,10 @@ static void test_batch_invariant(void)
             ck_executor *ex = NULL;
             ck_executor_options o = {threads, 128, 64, !parity, CK_DTYPE_F32, NULL};
             CU_ASSERT_EQUAL_FATAL(ck_executor_init(&ex, &f.c, f.w, &o, &err), CK_OK);
-            for (int out = 0; out <= 1; out++) {
-                int buffer = out ? f.c.hidden_buffer : f.c.features_buffer;
-                size_t cols = out ? 50 : C;
+            for (int out = 0; out <= 2; out++) {
+                int buffer = out == 2 ? f.c.durations_buffer
+                                      : out ? f.c.hidden_buffer : f.c.features_buffer;
+                size_t cols = out == 2 ? 1 : out ? 50 : C;
                 CU_ASSERT_EQUAL_FATAL(ck_executor_set_sequence_inputs(ex, styles, N_CASES, 128,
                                                                       f.speed, &err), CK_OK);
                 CU_ASSERT_EQUAL_FATAL(ck_executor_run(ex, ids, offsets, N_CASES, buffer, batch,
@@ -231,6 +231,50 @@ static void test_batch_invariant(void)
     teardown(&f);
 }
 
+/* The durations output must be i32 [T]; a run without the sequence inputs its ops read fails
+ * CK_E_ARG (no style), and so does one of more sequences than they hold. */
+static void test_inputs_and_durations_checked(void)
+{
+    static char text[1 << 17], edited[1 << 17];
+    FILE *in = fopen(ck_test_path(CIRCUIT), "rb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(in);
+    size_t n = fread(text, 1, sizeof text - 1, in);
+    fclose(in);
+    text[n] = '\0';
+    const char *from = "\"durations\": {\"shape\": [\"T\"], \"dtype\": \"i32\"";
+    char *at = strstr(text, from);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+    snprintf(edited, sizeof edited, "%.*s\"durations\": {\"shape\": [\"T\"], \"dtype\": \"f32\"%s",
+             (int)(at - text), text, at + strlen(from));
+    ck_circuit c = {0};
+    ck_error err = {0};
+    CU_ASSERT_EQUAL(ck_circuit_parse(&c, edited, strlen(edited), "prosody.json", &err), CK_E_CIRCUIT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "durations"));
+    fixture f;
+    CU_ASSERT_FATAL(setup(&f));
+    ck_executor *ex = NULL;
+    ck_executor_options o = {1, 64, 64, 1, CK_DTYPE_F32, NULL};
+    err = (ck_error){0};
+    CU_ASSERT_EQUAL_FATAL(ck_executor_init(&ex, &f.c, f.w, &o, &err), CK_OK);
+    size_t offsets[3] = {0, f.tokens[0], 2 * f.tokens[0]};
+    int32_t ids[2 * MAX_T];
+    memcpy(ids, f.ids[0], f.tokens[0] * sizeof *ids);
+    memcpy(ids + f.tokens[0], f.ids[0], f.tokens[0] * sizeof *ids);
+    CU_ASSERT_EQUAL(ck_executor_run(ex, ids, offsets, 1, f.c.features_buffer, NULL, 0, NULL, NULL,
+                                    &err), CK_E_ARG);
+    CU_ASSERT_EQUAL(ck_executor_set_sequence_inputs(ex, f.style[0], 1, 128, &f.speed[0], &err), CK_OK);
+    err = (ck_error){0};
+    CU_ASSERT_EQUAL(ck_executor_run(ex, ids, offsets, 2, f.c.features_buffer, NULL, 0, NULL, NULL,
+                                    &err), CK_E_ARG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "sequence inputs"));
+    CU_ASSERT_EQUAL(ck_executor_run(ex, ids, offsets, 1, f.c.features_buffer, NULL, 0, NULL, NULL,
+                                    &err), CK_OK);
+    CU_ASSERT_EQUAL(ck_executor_set_sequence_inputs(ex, NULL, 0, 0, &f.speed[0], &err), CK_E_ARG);
+    ck_executor_free(ex);
+    teardown(&f);
+}
+
 CK_TEST_MAIN("prosody_tokens",
+             {"inputs and durations checked", test_inputs_and_durations_checked},
              {"d_en, t_en, d, logits match the capture; durations exact", test_matches_capture},
              {"batch invariant", test_batch_invariant})
