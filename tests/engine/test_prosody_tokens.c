@@ -1,7 +1,7 @@
 /* test_prosody_tokens.c - circuits/kokoro_prosody_tokens.json against the pinned PyTorch capture
  * (tests/fixtures/speech/kokoro_speech_capture.safetensors, tools/kokoro_reference.py) on the
- * synthetic whole Kokoro (engine/api/kokoro_layout.c + ck_weights_synthetic), style = the case's
- * ref_s[128:] (the voice row's predictor half): d_en (PL-BERT + bert_encoder), t_en (the
+ * synthetic whole Kokoro (engine/api/kokoro_layout.c + ck_weights_synthetic), style = voice
+ * "synthetic" row len(phonemes) - 1, its predictor half (the row equal to the case's ref_s): d_en (PL-BERT + bert_encoder), t_en (the
  * TextEncoder), d (the DurationEncoder), dur_lstm and the duration logits of every case within
  * tolerances measured from the data; the durations (the circuit's i32 output, with the case's
  * speed) equal the capture's pred_dur exactly; and the 4 cases in one batch give each case's solo
@@ -14,6 +14,7 @@
 #include "safetensors.h"
 #include "weights.h"
 #include "synth_weights.h"
+#include "voice.h"
 
 #define CIRCUIT "circuits/kokoro_prosody_tokens.json"
 #define CAPTURE "tests/fixtures/speech/kokoro_speech_capture.safetensors"
@@ -60,7 +61,16 @@ static int setup(fixture *f)
         if (t == NULL || ck_st_to_f32(t, ref_s, 256, &err) != CK_OK) {
             return 0;
         }
-        memcpy(f->style[k], ref_s + 128, sizeof f->style[k]); /* the predictor half */
+        /* the style: voice "synthetic", row len(phonemes) - 1 (tokens minus BOS and EOS), its
+         * predictor half; the whole row must be the capture's ref_s */
+        ck_voice *v = NULL;
+        if (ck_voice_load(&v, CK_VOICE_SYNTHETIC, NULL, &err) != CK_OK) {
+            return 0;
+        }
+        const float *row = ck_voice_style(v, f->tokens[k] - 2);
+        CU_ASSERT_EQUAL(memcmp(row, ref_s, sizeof ref_s), 0);
+        memcpy(f->style[k], row + 128, sizeof f->style[k]);
+        ck_voice_free(v);
         snprintf(name, sizeof name, "%s.speed", CASES[k]);
         t = ck_st_find(f->cap, name);
         if (t == NULL || ck_st_to_f32(t, &f->speed[k], 1, &err) != CK_OK) {
