@@ -329,6 +329,13 @@ static ck_tensor *shape_tensors(const ck_circuit *c, const ck_tensor ***bound)
 static int emit_all(FILE *f, const ck_circuit *c, const ck_plan *plan, const ck_program *p,
                     const ck_emit_identity *id, ck_error *err)
 {
+    for (size_t i = 0; i < p->n_steps; i++) { /* the generated ABI has no style or speed yet */
+        if (p->steps[i].def->sequence_inputs) {
+            return ck_fail(err, CK_E_ARG, "%s: op %zu \"%s\" reads the per-sequence style or "
+                           "speed, which generated libraries do not carry yet: run it interpreted",
+                           c->path, c->ops[p->steps[i].op].decl_index, p->steps[i].def->name);
+        }
+    }
     const ck_step **of_slot = calloc(p->n_linears + 1, sizeof *of_slot);
     if (of_slot == NULL) {
         return ck_fail(err, CK_E_MEMORY, "emit: out of memory");

@@ -497,6 +497,19 @@ static void test_generated_equals_interpreter_lstm_recurrence(void)
     check_identical(ck_test_path("tests/fixtures/circuits/tiny_lstm.json"), 1, "lstm1");
 }
 
+/* A circuit whose ops read the per-sequence style (the prosody circuit's concat_style) is refused
+ * by name: the generated ABI carries no style yet. */
+static void test_sequence_inputs_refused(void)
+{
+    ck_compile_params p = tiny_params(subdir("prosody"));
+    ck_compile_result r;
+    ck_error err = {0};
+    p.circuit = ck_test_path("circuits/kokoro_prosody_tokens.json");
+    p.max_batch_tokens = 512;
+    CU_ASSERT_EQUAL(ck_codegen_compile(&p, &r, &err), CK_E_ARG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "\"concat_style\""));
+}
+
 /* The smallest boundary: one embedding op, no linear (an empty linear table), no hidden output. */
 /* The library times its steps per op kind, as the interpreter does (ckbench's per-op-class
  * columns): every kind of the tiny circuit gets time (no other kind), the rest of the call is "other", and a
@@ -849,6 +862,7 @@ CK_TEST_MAIN("codegen",
               test_generated_equals_interpreter_conv1d},
              {"generated equals interpreter lstm_recurrence",
               test_generated_equals_interpreter_lstm_recurrence},
+             {"sequence inputs refused", test_sequence_inputs_refused},
              {"generated times each op kind", test_generated_times_each_op_kind},
              {"embedding-only circuit", test_embedding_only_circuit},
              {"arena one byte small or off", test_arena_one_byte_small_or_off},
