@@ -10,9 +10,16 @@
 #include "ck_check.h"
 #include "ck_dtype.h"
 #include "ck_status.h"
+#include "ada_layer_norm.h"
+#include "concat_style.h"
+#include "conv1d.h"
+#include "duration_frames.h"
+#include "embedding.h"
 #include "embedding_three_table_layer_norm.h"
 #include "gelu_new.h"
+#include "layer_norm.h"
 #include "leaky_relu.h"
+#include "lstm_recurrence.h"
 #include "parallel.h"
 #include "residual_layer_norm.h"
 
@@ -49,6 +56,16 @@ static int embedding_rows(void *ctx, size_t first, size_t count, int worker)
                                                    s->eps);
 }
 
+static int embedding_table_rows(void *ctx, size_t first, size_t count, int worker)
+{
+    const step_ctx *c = ctx;
+    const ck_step_args *s = c->s;
+    (void)worker;
+    return ck_embedding_f32((const int32_t *)at(c->b, s->in[0]) + first, count, s->w[0], s->w_rows[0],
+                            s->cols, (float *)at(c->b, s->out) + first * s->cols, count * s->cols,
+                            s->cols);
+}
+
 /* Also writes the bf16 copy of its rows that the next linears read, where the step has one. */
 static int residual_layer_norm_rows(void *ctx, size_t first, size_t count, int worker)
 {
@@ -80,6 +97,17 @@ static int leaky_relu_rows(void *ctx, size_t first, size_t count, int worker)
     (void)worker;
     return ck_leaky_relu_f32((const float *)at(c->b, c->s->in[0]) + at_row, n,
                              (float *)at(c->b, c->s->out) + at_row, n, n, c->s->scale);
+}
+
+static int layer_norm_rows(void *ctx, size_t first, size_t count, int worker)
+{
+    const step_ctx *c = ctx;
+    const ck_step_args *s = c->s;
+    size_t n = count * s->cols, at_row = first * s->cols;
+    (void)worker;
+    return ck_layer_norm_f32_f64acc((const float *)at(c->b, s->in[0]) + at_row, n, s->cols, s->w[0],
+                                    s->w[1], (float *)at(c->b, s->out) + at_row, n, s->cols, count,
+                                    s->cols, s->eps);
 }
 
 /* One (sequence, head) pair from bf16 copies of q, k, v (AMX heads), into the f32 context or,
@@ -161,6 +189,140 @@ static int linear_blocks(void *ctx, size_t first, size_t count, int worker)
                                  rows * in, in, y, rows * out, out, rows);
 }
 
+/* A worker's rows in tiles of CK_CONV1D_TILE_ROWS: the tile's im2col rows (per-sequence 'same'
+ * padding) into its scratch, then the packed-weight linear on its own lane. Each output row is the
+ * linear of its own im2col row, so its bits depend on neither the tile, the batch nor the worker. */
+static int conv1d_rows(void *ctx, size_t first, size_t count, int worker)
+{
+    const step_ctx *c = ctx;
+    const ck_step_args *s = c->s;
+    const ck_arena *scratch = &c->b->scratch[worker];
+    size_t width = s->linear_in_cols, cin = width / s->taps, out = s->cols;
+    const float *x = at(c->b, s->in[0]);
+    float *y = at(c->b, s->out);
+    int rc = CK_OK;
+    for (size_t row = first; rc == CK_OK && row < first + count; row += CK_CONV1D_TILE_ROWS) {
+        size_t n = first + count - row < CK_CONV1D_TILE_ROWS ? first + count - row
+                                                             : CK_CONV1D_TILE_ROWS;
+        rc = ck_conv1d_im2col_f32(x, c->b->tokens * cin, cin, c->b->offsets, c->b->n_seqs, row, n,
+                                  cin, s->taps, scratch->base, scratch->bytes / sizeof(float));
+        rc = rc ? rc : ck_linear_forward_f32(s->linear, worker, scratch->base, n * width, width,
+                                             y + row * out, n * out, out, n);
+    }
+    return rc;
+}
+
+/* Item p is (direction p % 2, sequence p / 2): the forward recurrence into the left half of h
+ * [T, 2H], the reverse one into the right half, each sequence whole by one worker in its scratch. */
+static int lstm_items(void *ctx, size_t first, size_t count, int worker)
+{
+    const step_ctx *c = ctx;
+    const ck_step_args *s = c->s;
+    const ck_arena *scratch = &c->b->scratch[worker];
+    size_t hidden = s->cols / 2, t = c->b->tokens;
+    float *h = at(c->b, s->out);
+    int rc = CK_OK;
+    for (size_t p = first; rc == CK_OK && p < first + count; p++) {
+        size_t seq = p / 2, dir = p % 2;
+        rc = ck_lstm_recurrence_f32((const float *)at(c->b, s->in[dir]), t * 4 * hidden, 4 * hidden,
+                                    s->w[2 * dir], 4 * hidden * hidden, s->w[2 * dir + 1],
+                                    4 * hidden, h + dir * hidden, t * s->cols - dir * hidden,
+                                    s->cols, scratch->base, scratch->bytes / sizeof(float),
+                                    c->b->offsets, c->b->n_seqs, seq, seq + 1, hidden, (int)dir);
+    }
+    return rc;
+}
+
+int ck_step_lstm_recurrence(const ck_step_batch *b, const ck_step_args *s)
+{
+    step_ctx ctx = {b, s, 0};
+    return ck_parallel_for_interleaved(b->n_seqs * 2, b->threads, lstm_items, &ctx);
+}
+
+int ck_step_embedding_table(const ck_step_batch *b, const ck_step_args *s)
+{
+    step_ctx ctx = {b, s, 0};
+    return ck_parallel_for(b->tokens, b->threads, embedding_table_rows, &ctx);
+}
+
+/* Sequences [first, first + count): rows followed by the sequence's style. */
+static int concat_style_seqs(void *ctx, size_t first, size_t count, int worker)
+{
+    const step_ctx *c = ctx;
+    const ck_step_args *s = c->s;
+    size_t in = s->cols - c->b->style_cols, t = c->b->tokens;
+    (void)worker;
+    return ck_concat_style_f32((const float *)at(c->b, s->in[0]), t * in, in, c->b->style,
+                               c->b->n_seqs * c->b->style_cols, c->b->style_cols,
+                               (float *)at(c->b, s->out), t * s->cols, s->cols, c->b->offsets,
+                               c->b->n_seqs, first, first + count, in);
+}
+
+int ck_step_concat_style(const ck_step_batch *b, const ck_step_args *s)
+{
+    step_ctx ctx = {b, s, 0};
+    if (b->style == NULL || b->style_cols == 0 || b->style_cols >= s->cols) {
+        return CK_E_ARG; /* the circuit wants a style the batch does not carry, or a wider one */
+    }
+    return ck_parallel_for(b->n_seqs, b->threads, concat_style_seqs, &ctx);
+}
+
+/* Sequence by sequence: gamma | beta = fc(style[s]) (its linear, one row, into the worker's
+ * scratch [2C]), then ck_ada_layer_norm_f32 over the sequence's rows. */
+static int ada_layer_norm_seqs(void *ctx, size_t first, size_t count, int worker)
+{
+    const step_ctx *c = ctx;
+    const ck_step_args *s = c->s;
+    const ck_step_batch *b = c->b;
+    float *gb = b->scratch[worker].base;
+    size_t ch = s->cols, t = b->tokens, d = b->style_cols;
+    int rc = CK_OK;
+    for (size_t q = first; rc == CK_OK && q < first + count; q++) {
+        const size_t one[2] = {b->offsets[q], b->offsets[q + 1]};
+        rc = ck_linear_forward_f32(s->linear, worker, b->style + q * d, d, d, gb, 2 * ch, 2 * ch, 1);
+        rc = rc ? rc : ck_ada_layer_norm_f32((const float *)at(b, s->in[0]), t * ch, ch, gb, ch,
+                                             gb + ch, ch, (float *)at(b, s->out), t * ch, ch, one,
+                                             1, 0, 1, ch, s->eps);
+    }
+    return rc;
+}
+
+int ck_step_ada_layer_norm(const ck_step_batch *b, const ck_step_args *s)
+{
+    step_ctx ctx = {b, s, 0};
+    if (b->style == NULL || b->style_cols != s->linear_in_cols) {
+        return CK_E_ARG; /* no style, or not the fc's width */
+    }
+    return ck_parallel_for(b->n_seqs, b->threads, ada_layer_norm_seqs, &ctx);
+}
+
+/* Sequences [first, first + count): frames per token from the logits and the sequence's speed. */
+static int duration_seqs(void *ctx, size_t first, size_t count, int worker)
+{
+    const step_ctx *c = ctx;
+    const ck_step_args *s = c->s;
+    size_t bins = s->linear_in_cols, t = c->b->tokens;
+    (void)worker;
+    return ck_duration_frames_f32((const float *)at(c->b, s->in[0]), t * bins, bins, c->b->speed,
+                                  c->b->n_seqs, (int32_t *)at(c->b, s->out), t, NULL, 0,
+                                  c->b->offsets, c->b->n_seqs, first, first + count, bins);
+}
+
+int ck_step_duration(const ck_step_batch *b, const ck_step_args *s)
+{
+    step_ctx ctx = {b, s, 0};
+    if (b->speed == NULL) {
+        return CK_E_ARG; /* the batch carries no speed */
+    }
+    return ck_parallel_for(b->n_seqs, b->threads, duration_seqs, &ctx);
+}
+
+int ck_step_conv1d(const ck_step_batch *b, const ck_step_args *s)
+{
+    step_ctx ctx = {b, s, 0};
+    return ck_parallel_for(b->tokens, b->threads, conv1d_rows, &ctx);
+}
+
 /* ---- row-local runs ---- */
 
 /* Zeroes x's rows [from, to) (to: the end of the last block, past T), and its copy's: the copy is
@@ -229,6 +391,14 @@ int ck_step_leaky_relu_rows(const ck_step_batch *b, const ck_step_args *s, size_
     step_ctx ctx = {b, s, 0};
     size_t n = real_rows(b, row, rows);
     return n > 0 ? leaky_relu_rows(&ctx, row, n, worker) : CK_OK;
+}
+
+int ck_step_layer_norm_rows(const ck_step_batch *b, const ck_step_args *s, size_t row, size_t rows,
+                            int worker)
+{
+    step_ctx ctx = {b, s, 0};
+    size_t n = real_rows(b, row, rows);
+    return n > 0 ? layer_norm_rows(&ctx, row, n, worker) : CK_OK;
 }
 
 typedef struct {
@@ -323,6 +493,12 @@ int ck_step_leaky_relu(const ck_step_batch *b, const ck_step_args *s)
 {
     step_ctx ctx = {b, s, 0};
     return ck_parallel_for(b->tokens, b->threads, leaky_relu_rows, &ctx);
+}
+
+int ck_step_layer_norm(const ck_step_batch *b, const ck_step_args *s)
+{
+    step_ctx ctx = {b, s, 0};
+    return ck_parallel_for(b->tokens, b->threads, layer_norm_rows, &ctx);
 }
 
 typedef struct {

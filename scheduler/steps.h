@@ -27,6 +27,10 @@ typedef struct {
     size_t tokens;           /* T */
     const size_t *offsets;   /* [S + 1] first token of each sequence, then T */
     size_t n_seqs;           /* S */
+    const float *style;      /* [S, style_cols] per-sequence style (concat_style, ada_layer_norm),
+                                NULL when the batch has none */
+    size_t style_cols;
+    const float *speed;      /* [S] per-sequence speed (duration), NULL when none */
 } ck_step_batch;
 
 /* Input and weight slots a step may have (engine/graph asserts it equals its CK_MAX_SLOTS). */
@@ -48,7 +52,9 @@ typedef struct {
                                           LayerNorm: gamma, beta */
     size_t w_rows[CK_STEP_MAX_SLOTS];  /* embedding: rows of the word, position and token type
                                           tables */
-    ck_linear *linear;     /* linear: its matmul (writing bf16 when out_copy is set) */
+    ck_linear *linear;     /* linear: its matmul (writing bf16 when out_copy is set); conv1d: the
+                              matmul of its packed weight [Cout, K*Cin] */
+    size_t taps;           /* conv1d: K (its linear_in_cols is K*Cin) */
     size_t heads, head_dim;
     float eps;
     float scale;           /* attention: the score scale; leaky_relu: the negative slope */
@@ -73,11 +79,33 @@ int ck_step_residual_layer_norm(const ck_step_batch *b, const ck_step_args *s);
 int ck_step_residual_layer_norm_bf16(const ck_step_batch *b, const ck_step_args *s);
 int ck_step_gelu_new(const ck_step_batch *b, const ck_step_args *s);
 int ck_step_leaky_relu(const ck_step_batch *b, const ck_step_args *s);
+/* 'same' conv1d per sequence: im2col tiles in each worker's scratch, then its linear
+ * (ck_conv1d_im2col_f32, ck_linear_forward_f32); x is never read across a sequence's ends. */
+int ck_step_conv1d(const ck_step_batch *b, const ck_step_args *s);
+/* The plain embedding lookup (ck_embedding_f32): in[0] ids (i32), w[0] the table of w_rows[0] rows. */
+int ck_step_embedding_table(const ck_step_batch *b, const ck_step_args *s);
+/* Rows followed by their sequence's style (ck_concat_style_f32): out [T, C + D] from in[0] [T, C]
+ * and the batch's style [S, D]. CK_E_ARG when the batch has no style or D >= out's cols. */
+int ck_step_concat_style(const ck_step_batch *b, const ck_step_args *s);
+/* AdaLayerNorm (ck_ada_layer_norm_f32) with gamma | beta = fc(style[s]) per sequence, the fc its
+ * linear (linear_in_cols = D) on one row into the worker's scratch [2C]. CK_E_ARG when the batch's
+ * style is missing or not D wide. */
+int ck_step_ada_layer_norm(const ck_step_batch *b, const ck_step_args *s);
+/* Kokoro's durations (ck_duration_frames_f32): out i32 [T] frames from in[0] logits [T, B]
+ * (linear_in_cols = B) and the batch's speed [S]. CK_E_ARG when the batch has no speed. */
+int ck_step_duration(const ck_step_batch *b, const ck_step_args *s);
+/* One BiLSTM layer's recurrences (ck_lstm_recurrence_f32): in[0], in[1] the forward and reverse
+ * gate pre-activations x W_ih^T + b_ih [T, 4H]; w: w_hh, b_hh, w_hh_reverse, b_hh_reverse; out
+ * [T, 2H] = [forward h | reverse h]. (sequence, direction) pairs over the workers, each in its
+ * scratch: a sequence's bits depend on it alone. */
+int ck_step_lstm_recurrence(const ck_step_batch *b, const ck_step_args *s);
+/* Channel LayerNorm of one input, double statistics (ck_layer_norm_f32_f64acc); w: gamma, beta. */
+int ck_step_layer_norm(const ck_step_batch *b, const ck_step_args *s);
 
 /* ---- row-local runs: several steps over one pass of the rows (generated libraries) ----
  *
- * The linear, residual_layer_norm, gelu_new and leaky_relu steps compute token row t from row t
- * of their inputs only. A run of them whose buffers may be computed row range by row range (every two
+ * The linear, residual_layer_norm, gelu_new, leaky_relu and layer_norm steps compute token row t
+ * from row t of their inputs only. A run of them whose buffers may be computed row range by row range (every two
  * buffers of the run that share arena bytes share them row for row: same offset, same row
  * stride; the emitter checks this against the plan) runs as one ck_step_rows: the workers take
  * contiguous blocks of CK_LINEAR_ROW_BLOCK rows as a linear step would, and each carries its
@@ -99,6 +127,8 @@ int ck_step_residual_layer_norm_bf16_rows(const ck_step_batch *b, const ck_step_
 int ck_step_gelu_new_rows(const ck_step_batch *b, const ck_step_args *s, size_t row, size_t rows,
                           int worker);
 int ck_step_leaky_relu_rows(const ck_step_batch *b, const ck_step_args *s, size_t row, size_t rows,
+                            int worker);
+int ck_step_layer_norm_rows(const ck_step_batch *b, const ck_step_args *s, size_t row, size_t rows,
                             int worker);
 
 /* One step of a row-local run. */

@@ -125,7 +125,7 @@ int ck_emit_check_plan(const ck_circuit *c, const ck_plan *plan, ck_error *err)
 static void linear_steps(const ck_program *p, const ck_step **of_slot)
 {
     for (size_t i = p->n_steps; i-- > 0;) {
-        if (p->steps[i].kind == CK_OP_LINEAR) {
+        if (p->steps[i].def->uses_linear) {
             of_slot[p->steps[i].linear_slot] = &p->steps[i];
         }
     }
@@ -141,7 +141,7 @@ static void emit_head(FILE *f, const ck_circuit *c, const ck_plan *plan, const c
             "#define _POSIX_C_SOURCE 200809L /* clock_gettime */\n"
             "#include <stdint.h>\n#include <stdlib.h>\n#include <string.h>\n#include <time.h>\n\n"
             "#include \"arena.h\"\n#include \"ck_status.h\"\n#include \"compiled_abi.h\"\n"
-            "#include \"linear.h\"\n#include \"parallel.h\"\n#include \"steps.h\"\n\n",
+            "#include \"conv1d.h\"\n#include \"linear.h\"\n#include \"parallel.h\"\n#include \"steps.h\"\n\n",
             c->name, id->emitter_version, c->name, id->circuit_sha256, id->key,
             ck_dtype_info(id->precision)->lower, id->fuse_gelu ? "linear+gelu_new fused" : "unfused",
             plan->limits.max_tokens, plan->limits.max_seq_len);
@@ -192,17 +192,21 @@ static void emit_tables(FILE *f, const ck_circuit *c, const ck_step *const *of_s
         fprintf(f, "}, %zu}, /* %zu: %s */\n", w->elements, i, w->name);
     }
     fputs("};\n\ntypedef struct {\n    size_t weight, bias, in, out;\n"
-          "    ck_linear_activation activation;\n    ck_dtype dst; /* y's dtype */\n} gen_linear;\n\n"
+          "    ck_linear_activation activation;\n    ck_dtype dst; /* y's dtype */\n"
+          "    size_t taps; /* conv1d: K, its weight [out,in/K,K] packed at init; 0: a linear */\n"
+          "} gen_linear;\n\n"
           "static const gen_linear LINEARS[N_LINEARS + 1] = {\n", f);
     for (size_t i = 0; i < n_linears; i++) {
         const ck_step *s = of_slot[i];
         const ck_weight_ref *w = &c->weights[s->weight[CK_LIN_WEIGHT]];
-        fprintf(f, "    {%d, %d, %zu, %zu, %s, CK_DTYPE_%s}, /* %s */\n", s->weight[CK_LIN_WEIGHT],
-                s->weight[CK_LIN_BIAS], w->shape[1], w->shape[0],
+        size_t taps = w->rank == 3 ? w->shape[2] : 0;
+        fprintf(f, "    {%d, %d, %zu, %zu, %s, CK_DTYPE_%s, %zu}, /* %s */\n",
+                s->weight[CK_LIN_WEIGHT], s->weight[CK_LIN_BIAS],
+                taps ? w->shape[1] * taps : w->shape[1], w->shape[0],
                 s->fused_gelu ? "CK_LINEAR_GELU_TANH" : "CK_LINEAR_PLAIN",
-                ck_dtype_info(s->out_dtype)->name, w->name);
+                ck_dtype_info(s->out_dtype)->name, taps, w->name);
     }
-    fputs("    {0, 0, 0, 0, CK_LINEAR_PLAIN, CK_DTYPE_F32} /* end */\n};\n"
+    fputs("    {0, 0, 0, 0, CK_LINEAR_PLAIN, CK_DTYPE_F32, 0} /* end */\n};\n"
           "static const size_t n_linears = N_LINEARS;\n\n", f);
 }
 
@@ -325,6 +329,13 @@ static ck_tensor *shape_tensors(const ck_circuit *c, const ck_tensor ***bound)
 static int emit_all(FILE *f, const ck_circuit *c, const ck_plan *plan, const ck_program *p,
                     const ck_emit_identity *id, ck_error *err)
 {
+    for (size_t i = 0; i < p->n_steps; i++) { /* the generated ABI has no style or speed yet */
+        if (p->steps[i].def->sequence_inputs) {
+            return ck_fail(err, CK_E_ARG, "%s: op %zu \"%s\" reads the per-sequence style or "
+                           "speed, which generated libraries do not carry yet: run it interpreted",
+                           c->path, c->ops[p->steps[i].op].decl_index, p->steps[i].def->name);
+        }
+    }
     const ck_step **of_slot = calloc(p->n_linears + 1, sizeof *of_slot);
     if (of_slot == NULL) {
         return ck_fail(err, CK_E_MEMORY, "emit: out of memory");

@@ -300,10 +300,11 @@ static int bind_io(ck_loader *l, const cJSON *section, const char *field, const 
         return ck_loader_fail(l, "%s \"%s\": buffer \"%s\" lacks role \"%s\"", field, key,
                               buf->name, role == CK_BUFFER_INPUT ? "input" : "output");
     }
-    if (role == CK_BUFFER_INPUT ? buf->dtype != CK_DTYPE_I32 || buf->cols != 1
-                                : buf->dtype != CK_DTYPE_F32) {
+    int frames = strcmp(key, "durations") == 0; /* the one i32 output: frames per token */
+    if (role == CK_BUFFER_INPUT || frames ? buf->dtype != CK_DTYPE_I32 || buf->cols != 1
+                                          : buf->dtype != CK_DTYPE_F32) {
         return ck_loader_fail(l, "%s \"%s\": buffer \"%s\" must be %s", field, key, buf->name,
-                              role == CK_BUFFER_INPUT ? "i32 [T]" : "f32");
+                              role == CK_BUFFER_INPUT || frames ? "i32 [T]" : "f32");
     }
     *index = b;
     return CK_OK;
@@ -312,7 +313,7 @@ static int bind_io(ck_loader *l, const cJSON *section, const char *field, const 
 static int parse_io(ck_loader *l, const cJSON *inputs, const cJSON *outputs)
 {
     static const char *const in_keys[] = {"ids", "positions", NULL};
-    static const char *const out_keys[] = {"features", "hidden", NULL};
+    static const char *const out_keys[] = {"features", "hidden", "durations", NULL};
     ck_circuit *c = l->c;
     if (!cJSON_IsObject(inputs) || !cJSON_IsObject(outputs)) {
         return ck_loader_fail(l, "%s: expected an object",
@@ -324,9 +325,11 @@ static int parse_io(ck_loader *l, const cJSON *inputs, const cJSON *outputs)
     rc = rc ? rc : bind_io(l, inputs, "inputs", "positions", 1, &c->positions_buffer);
     rc = rc ? rc : bind_io(l, outputs, "outputs", "features", 1, &c->features_buffer);
     rc = rc ? rc : bind_io(l, outputs, "outputs", "hidden", 0, &c->hidden_buffer);
+    rc = rc ? rc : bind_io(l, outputs, "outputs", "durations", 0, &c->durations_buffer);
     for (size_t b = 0; rc == CK_OK && b < c->n_buffers; b++) {
         int bound = (int)b == c->ids_buffer || (int)b == c->positions_buffer ||
-                    (int)b == c->features_buffer || (int)b == c->hidden_buffer;
+                    (int)b == c->features_buffer || (int)b == c->hidden_buffer ||
+                    (int)b == c->durations_buffer;
         if (c->buffers[b].role != CK_BUFFER_ACTIVATION && !bound) {
             rc = ck_loader_fail(l, "buffers \"%s\": role \"%s\" but not named in \"%s\"",
                                 c->buffers[b].name,
@@ -404,6 +407,7 @@ static void circuit_reset(ck_circuit *c)
 {
     memset(c, 0, sizeof *c);
     c->ids_buffer = c->positions_buffer = c->features_buffer = c->hidden_buffer = -1;
+    c->durations_buffer = -1;
 }
 
 int ck_circuit_parse(ck_circuit *c, const char *json, size_t length, const char *origin,

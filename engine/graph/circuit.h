@@ -26,6 +26,17 @@ typedef enum {
     CK_OP_RESIDUAL_LAYER_NORM = 3,              /* in: x, residual; w: gamma, beta; out: y; eps */
     CK_OP_GELU_NEW = 4,                         /* in: x; out: y */
     CK_OP_LEAKY_RELU = 5,                       /* in: x; out: y; slope (in scale) */
+    CK_OP_LAYER_NORM = 6,                       /* in: x; w: gamma, beta; out: y; eps */
+    CK_OP_CONV1D = 7,                           /* in: x; w: weight [out,in,K], bias [out]; out: y */
+    CK_OP_LSTM_RECURRENCE = 8,                  /* in: gates, gates_reverse [T,4H]; w: w_hh, b_hh,
+                                                   w_hh_reverse, b_hh_reverse; out: h [T,2H] */
+    CK_OP_EMBEDDING = 9,                        /* in: ids (i32); w: table [V,C]; out: y [T,C] */
+    CK_OP_CONCAT_STYLE = 10,                    /* in: x [T,C]; out: [T,C+D] with the batch's
+                                                   per-sequence style [S,D] */
+    CK_OP_ADA_LAYER_NORM = 11,                  /* in: x [T,C]; w: fc weight [2C,D], fc bias [2C]
+                                                   (of the style); out: y [T,C]; eps */
+    CK_OP_DURATION = 12,                        /* in: logits [T,B]; out: frames i32 [T], with the
+                                                   batch's per-sequence speed */
     CK_OP_KIND_COUNT
 } ck_op_kind;
 
@@ -94,6 +105,8 @@ typedef struct {
     int positions_buffer;     /* input buffer of position ids (i32, cols 1) */
     int features_buffer;      /* the circuit's "outputs": {"features": ...} */
     int hidden_buffer;        /* the circuit's "outputs": {"hidden": ...}, -1 when absent */
+    int durations_buffer;     /* the circuit's "outputs": {"durations": ...}: i32 [T] frames per
+                                 token, -1 when absent */
     size_t max_positions;     /* rows of the position table: the longest sequence the circuit takes */
 } ck_circuit;
 

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "ck_isa.h"
+#include "conv1d.h"
 #include "executor_internal.h"
 #include "parallel.h"
 
@@ -39,7 +40,9 @@ static int bind_weight(ck_executor *ex, const ck_weights *w, size_t i, ck_error 
 
 /* The linear of a step's slot (ck_step linear_slot), made on first use: one per (weight matrix,
  * fused gelu, output dtype), so the 12 applications of the shared layer reuse them. A step whose
- * output is a bf16 copy (ck_step out_copy) writes its y in bf16. */
+ * output is a bf16 copy (ck_step out_copy) writes its y in bf16. A conv1d's weight [out,in,K] is
+ * packed to [out, K*in] first (ck_conv1d_pack_weight_f32), into memory freed once the linear has
+ * copied it. */
 static int linear_for(ck_executor *ex, ck_step *s, ck_error *err)
 {
     const ck_circuit *c = ex->circuit;
@@ -48,18 +51,27 @@ static int linear_for(ck_executor *ex, ck_step *s, ck_error *err)
     ck_linear **slot = &ex->linears[s->linear_slot];
     if (*slot == NULL) {
         const ck_tensor *w = s->w[CK_LIN_WEIGHT], *b = s->w[CK_LIN_BIAS];
+        size_t in = w->rank == 3 ? w->shape[1] * w->shape[2] : w->shape[1];
+        float *packed = w->rank == 3 ? malloc(w->elements * sizeof *packed) : NULL;
+        int rc = w->rank == 3 && packed == NULL ? CK_E_MEMORY : CK_OK;
+        if (rc == CK_OK && packed != NULL) {
+            rc = ck_conv1d_pack_weight_f32(w->data, w->elements, packed, w->elements, w->shape[0],
+                                           w->shape[1], w->shape[2]);
+        }
         const ck_linear_desc d = {
-            .weight = w->data, .weight_count = w->elements, .bias = b->data,
-            .bias_count = b->elements, .in_features = w->shape[1], .out_features = w->shape[0],
+            .weight = packed != NULL ? packed : w->data, .weight_count = w->elements,
+            .bias = b->data, .bias_count = b->elements, .in_features = in,
+            .out_features = w->shape[0],
             .activation = s->fused_gelu ? CK_LINEAR_GELU_TANH : CK_LINEAR_PLAIN,
             .compute = s->dtype, .dst = dst,
         };
-        int rc = ck_linear_init(slot, ex->onednn, &d);
+        rc = rc ? rc : ck_linear_init(slot, ex->onednn, &d);
+        free(packed);
         if (rc != CK_OK) {
-            return ck_fail(err, rc, "%s: op %zu \"linear\": oneDNN %s matmul writing %s for \"%s\" "
-                           "[%zu,%zu]: %s", c->path, c->ops[s->op].decl_index,
+            return ck_fail(err, rc, "%s: op %zu \"%s\": oneDNN %s matmul writing %s for \"%s\" "
+                           "[%zu,%zu]: %s", c->path, c->ops[s->op].decl_index, s->def->name,
                            ck_dtype_info(s->dtype)->lower, ck_dtype_info(dst)->lower,
-                           c->weights[wi].name, w->shape[0], w->shape[1], ck_status_name(rc));
+                           c->weights[wi].name, w->shape[0], in, ck_status_name(rc));
         }
     }
     s->args.linear = *slot;
@@ -81,7 +93,7 @@ static int lower(ck_executor *ex, ck_error *err)
     }
     ex->n_linears = ex->program.n_linears;
     for (size_t i = 0; rc == CK_OK && i < ex->program.n_steps; i++) {
-        if (ex->program.steps[i].kind == CK_OP_LINEAR) {
+        if (ex->program.steps[i].def->uses_linear) {
             rc = linear_for(ex, &ex->program.steps[i], err);
         }
     }
@@ -388,6 +400,21 @@ static int run_compiled(ck_executor *ex, const int32_t *ids, const size_t *offse
     return CK_OK;
 }
 
+int ck_executor_set_sequence_inputs(ck_executor *ex, const float *style, size_t rows, size_t cols,
+                                    const float *speed, ck_error *err)
+{
+    if (ex == NULL || (style == NULL && (rows != 0 || speed != NULL)) ||
+        (style != NULL && (rows == 0 || cols == 0))) {
+        return ck_fail(err, CK_E_ARG, "sequence inputs: null executor, or style [%zu, %zu] "
+                       "without rows or data", rows, cols);
+    }
+    ex->style = style;
+    ex->style_rows = rows;
+    ex->style_cols = cols;
+    ex->speed = speed;
+    return CK_OK;
+}
+
 int ck_executor_run(ck_executor *ex, const int32_t *ids, const size_t *offsets, size_t n_seqs,
                     int output_buffer, float *out, size_t out_count, ck_capture_fn capture,
                     void *capture_ctx, ck_error *err)
@@ -405,7 +432,16 @@ int ck_executor_run(ck_executor *ex, const int32_t *ids, const size_t *offsets, 
     ex->offsets = offsets;
     ex->n_seqs = n_seqs;
     ex->batch = (ck_step_batch){ex->arenas.activations.base, ex->copies.base, ex->arenas.scratch,
-                                ex->opt.threads, ex->tokens, offsets, n_seqs};
+                                ex->opt.threads, ex->tokens, offsets, n_seqs, NULL, 0, NULL};
+    if (ex->style != NULL) {
+        if (n_seqs > ex->style_rows) {
+            return ck_fail(err, CK_E_ARG, "batch: %zu sequences, but the sequence inputs hold %zu",
+                           n_seqs, ex->style_rows);
+        }
+        ex->batch.style = ex->style;
+        ex->batch.style_cols = ex->style_cols;
+        ex->batch.speed = ex->speed;
+    }
     if (ex->compiled != NULL) {
         return run_compiled(ex, ids, offsets, n_seqs, output_buffer, out, out_count, capture,
                             capture_ctx, err);
@@ -417,8 +453,9 @@ int ck_executor_run(ck_executor *ex, const int32_t *ids, const size_t *offsets, 
     int caller_threads = ck_parallel_set_threads(ex->opt.threads);
     rc = run_steps(ex, capture, capture_ctx, err);
     t0 = seconds_now();
-    if (rc == CK_OK && ck_step_check_finite(&ex->batch, ex->plan.offsets[output_buffer],
-                                            c->buffers[output_buffer].cols) != CK_OK) {
+    if (rc == CK_OK && c->buffers[output_buffer].dtype == CK_DTYPE_F32 && /* not the frames */
+        ck_step_check_finite(&ex->batch, ex->plan.offsets[output_buffer],
+                             c->buffers[output_buffer].cols) != CK_OK) {
         rc = ck_fail(err, CK_E_NONFINITE, "%s: output \"%s\" holds NaN or Inf (overflow)",
                      c->path, c->buffers[output_buffer].name);
     }

@@ -47,6 +47,17 @@ typedef struct ck_executor ck_executor;
 int ck_executor_init(ck_executor **out, const ck_circuit *c, const ck_weights *w,
                      const ck_executor_options *opt, ck_error *err);
 
+/* The per-sequence inputs of the next runs (until set again): style [rows, cols] (row s for the
+ * batch's sequence s; Kokoro: the voice row's predictor half, 128 wide) and speed [rows] or NULL,
+ * caller-owned, read by concat_style and ada_layer_norm steps (interpreter only: the generated
+ * ABI has none). style NULL (rows 0) clears them; a step that needs them then fails CK_E_ARG.
+ * A run of more than `rows` sequences fails CK_E_ARG. Values are checked by the kernels.
+ * Errors: CK_E_ARG (ex null, style without rows or cols, speed without style). */
+int ck_executor_set_sequence_inputs(ck_executor *ex, const float *style, size_t rows, size_t cols,
+                                    const float *speed, ck_error *err);
+
+/* (An i32 output buffer, the circuit's "durations", is copied into out as it is: out's elements
+ * then hold int32 bits, 4 bytes each, and the caller reads them as int32_t.) */
 /* Runs one packed batch: ids[offsets[S]] holds S sequences back to back, each [0, ..., 0] as the
  * reader makes them; offsets[S+1] ascending, offsets[0] = 0. Copies the rows of `output_buffer`
  * (the circuit's features or hidden buffer) into out[offsets[S], cols] (row stride cols); out may

@@ -25,6 +25,9 @@ struct ck_executor {
     int output_ready;           /* buffer whose rows the last successful run checked, -1 if none */
     const size_t *offsets;      /* [n_seqs + 1] of the batch being run */
     size_t n_seqs;
+    const float *style;         /* ck_executor_set_sequence_inputs: [style_rows, style_cols] */
+    size_t style_rows, style_cols;
+    const float *speed;         /* [style_rows] or NULL */
     double op_seconds[CK_OP_KIND_COUNT + 1]; /* wall time per op kind since init or reset; the last
                                                 slot: filling inputs, the finite check, copy-out */
 };

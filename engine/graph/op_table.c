@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "attention.h"
+#include "conv1d.h"
+#include "lstm_recurrence.h"
 
 /* ---- geometry checks ---- */
 
@@ -118,6 +120,83 @@ static int check_residual_layer_norm(const ck_circuit *c, const ck_op *op, char 
     return rc ? rc : want_weight(c, op, CK_RLN_BETA, 1, cols, 0, msg, cap);
 }
 
+/* y [T,out] = conv1d(x [T,in]): weight [out,in,K] with K odd ('same' padding (K-1)/2), bias [out] */
+static int check_conv1d(const ck_circuit *c, const ck_op *op, char *msg, size_t cap)
+{
+    const size_t cols = c->buffers[op->output].cols, in = c->buffers[op->inputs[0]].cols;
+    const ck_weight_ref *w = &c->weights[op->weights[CK_LIN_WEIGHT]];
+    int rc = want_inputs(c, op, 0, 1, 0, msg, cap);
+    if (rc == CK_OK && (w->rank != 3 || w->shape[0] != cols || w->shape[1] != in ||
+                        w->shape[2] % 2 == 0)) {
+        snprintf(msg, cap, "weights \"weight\": \"%s\" must be [%zu,%zu,K] with K odd (out, in, "
+                 "taps)", w->name, cols, in);
+        return CK_E_CIRCUIT;
+    }
+    return rc ? rc : want_weight(c, op, CK_LIN_BIAS, 1, cols, 0, msg, cap);
+}
+
+/* gates, gates_reverse [T,4H]; w_hh, w_hh_reverse [4H,H]; b_hh, b_hh_reverse [4H]; out [T,2H] */
+static int check_lstm_recurrence(const ck_circuit *c, const ck_op *op, char *msg, size_t cap)
+{
+    const size_t cols = c->buffers[op->output].cols, h = cols / 2;
+    if (cols % 2 != 0) {
+        snprintf(msg, cap, "out \"%s\" has %zu cols, expected 2H (forward | reverse)",
+                 c->buffers[op->output].name, cols);
+        return CK_E_CIRCUIT;
+    }
+    int rc = want_inputs(c, op, 0, 2, 4 * h, msg, cap);
+    for (size_t i = 0; rc == CK_OK && i < 4; i += 2) {
+        rc = want_weight(c, op, i, 2, 4 * h, h, msg, cap);
+        rc = rc ? rc : want_weight(c, op, i + 1, 1, 4 * h, 0, msg, cap);
+    }
+    return rc;
+}
+
+/* ids [T] i32; table [V,C]; out [T,C] */
+static int check_embedding_table(const ck_circuit *c, const ck_op *op, char *msg, size_t cap)
+{
+    int rc = want_buffer(c, "in", "ids", op->inputs[0], CK_DTYPE_I32, 1, msg, cap);
+    return rc ? rc : want_weight(c, op, 0, 2, 0, c->buffers[op->output].cols, msg, cap);
+}
+
+/* x [T,C]; out [T,C+D], D > 0 the style's width (checked against the batch when it runs) */
+static int check_concat_style(const ck_circuit *c, const ck_op *op, char *msg, size_t cap)
+{
+    const size_t cols = c->buffers[op->output].cols, in = c->buffers[op->inputs[0]].cols;
+    int rc = want_inputs(c, op, 0, 1, 0, msg, cap);
+    if (rc == CK_OK && cols <= in) {
+        snprintf(msg, cap, "out \"%s\" has %zu cols, expected more than in \"x\"'s %zu (x | style)",
+                 c->buffers[op->output].name, cols, in);
+        return CK_E_CIRCUIT;
+    }
+    return rc;
+}
+
+/* x [T,C]; fc weight [2C,D], fc bias [2C]; out [T,C] */
+static int check_ada_layer_norm(const ck_circuit *c, const ck_op *op, char *msg, size_t cap)
+{
+    const size_t cols = c->buffers[op->output].cols;
+    int rc = want_inputs(c, op, 0, 1, cols, msg, cap);
+    rc = rc ? rc : want_weight(c, op, 0, 2, 2 * cols, 0, msg, cap);
+    return rc ? rc : want_weight(c, op, 1, 1, 2 * cols, 0, msg, cap);
+}
+
+/* logits [T,B] f32; out frames [T] i32 (the row's out_dtype, checked first) */
+static int check_duration(const ck_circuit *c, const ck_op *op, char *msg, size_t cap)
+{
+    int rc = want_inputs(c, op, 0, 1, 0, msg, cap);
+    return rc ? rc : want_buffer(c, "out", NULL, op->output, CK_DTYPE_I32, 1, msg, cap);
+}
+
+/* x, gamma, beta all [.., C] */
+static int check_layer_norm(const ck_circuit *c, const ck_op *op, char *msg, size_t cap)
+{
+    const size_t cols = c->buffers[op->output].cols;
+    int rc = want_inputs(c, op, 0, 1, cols, msg, cap);
+    rc = rc ? rc : want_weight(c, op, 0, 1, cols, 0, msg, cap);
+    return rc ? rc : want_weight(c, op, 1, 1, cols, 0, msg, cap);
+}
+
 /* elementwise (gelu_new and any op of one input x): x has out's cols */
 static int check_elementwise(const ck_circuit *c, const ck_op *op, char *msg, size_t cap)
 {
@@ -145,10 +224,42 @@ static float default_slope(const ck_op *op)
     return 0.01f;
 }
 
-static int attention_scratch(const ck_op *op, size_t max_seq_len, ck_dtype dtype, size_t *floats)
+static int attention_scratch(const ck_circuit *c, const ck_op *op, size_t max_seq_len, ck_dtype dtype,
+                             size_t *floats)
 {
+    (void)c;
     return dtype == CK_DTYPE_BF16 ? ck_attention_scratch__amx(max_seq_len, op->head_dim, floats)
                                   : ck_attention_scratch(max_seq_len, op->head_dim, floats);
+}
+
+/* one im2col tile: CK_CONV1D_TILE_ROWS rows of K*in floats */
+static int conv1d_scratch(const ck_circuit *c, const ck_op *op, size_t max_seq_len, ck_dtype dtype,
+                          size_t *floats)
+{
+    const ck_weight_ref *w = &c->weights[op->weights[CK_LIN_WEIGHT]];
+    (void)max_seq_len;
+    (void)dtype;
+    *floats = CK_CONV1D_TILE_ROWS * w->shape[1] * w->shape[2]; /* dims <= 2^24 each: no overflow */
+    return CK_OK;
+}
+
+/* the recurrence's state and W_hh^T: ck_lstm_recurrence_scratch(H) */
+static int lstm_scratch(const ck_circuit *c, const ck_op *op, size_t max_seq_len, ck_dtype dtype,
+                        size_t *floats)
+{
+    (void)max_seq_len;
+    (void)dtype;
+    return ck_lstm_recurrence_scratch(c->buffers[op->output].cols / 2, floats);
+}
+
+/* gamma | beta of one sequence: 2C floats */
+static int ada_scratch(const ck_circuit *c, const ck_op *op, size_t max_seq_len, ck_dtype dtype,
+                       size_t *floats)
+{
+    (void)max_seq_len;
+    (void)dtype;
+    *floats = 2 * c->buffers[op->output].cols;
+    return CK_OK;
 }
 
 /* ---- flops per token ---- */
@@ -165,6 +276,14 @@ static double linear_flops(const ck_circuit *c, const ck_op *op, size_t seq_len)
 static double attention_flops(const ck_circuit *c, const ck_op *op, size_t seq_len)
 {
     return 4.0 * (double)c->buffers[op->output].cols * (double)seq_len;
+}
+
+/* im2col rows times the packed weight: 2 K in out per token */
+static double conv1d_flops(const ck_circuit *c, const ck_op *op, size_t seq_len)
+{
+    const ck_weight_ref *w = &c->weights[op->weights[CK_LIN_WEIGHT]];
+    (void)seq_len;
+    return 2.0 * (double)w->shape[0] * (double)w->shape[1] * (double)w->shape[2];
 }
 
 /* ---- the table ---- */
@@ -195,7 +314,8 @@ const ck_op_def ck_op_defs[] = {
         .run = {[CK_DTYPE_F32] = {ROW_STEP(ck_step_linear), CK_DTYPE_F32, NULL},
                 [CK_DTYPE_BF16] = {ROW_STEP(ck_step_linear), CK_DTYPE_BF16, NULL}},
         .op_class = CK_OP_CLASS_LINEAR, .dispatch_name = "linear",
-        .fuses_next = "gelu_new", .weights_copied_at_init = 1, .flops = linear_flops,
+        .fuses_next = "gelu_new", .uses_linear = 1, .weights_copied_at_init = 1,
+        .flops = linear_flops,
     },
     [CK_OP_ATTENTION] = {
         .name = "attention",
@@ -238,6 +358,67 @@ const ck_op_def ck_op_defs[] = {
                    {NULL, CK_PARAM_FLOAT, 0, NULL}},
         .check = check_elementwise, .split = CK_SPLIT_ROWS, .in_place = 1,
         .run = {[CK_DTYPE_F32] = {ROW_STEP(ck_step_leaky_relu), CK_DTYPE_F32, NULL}},
+        .op_class = CK_OP_CLASS_OTHER,
+    },
+    [CK_OP_LAYER_NORM] = {
+        .name = "layer_norm",
+        .in = {"x", NULL},
+        .weights = {"gamma", "beta", NULL},
+        .params = {EPS_PARAM, {NULL, CK_PARAM_FLOAT, 0, NULL}},
+        .check = check_layer_norm, .split = CK_SPLIT_ROWS, .in_place = 1,
+        .run = {[CK_DTYPE_F32] = {ROW_STEP(ck_step_layer_norm), CK_DTYPE_F32, NULL}},
+        .op_class = CK_OP_CLASS_LAYER_NORM,
+    },
+    [CK_OP_CONV1D] = {
+        .name = "conv1d",
+        .in = {"x", NULL},
+        .weights = {"weight", "bias", NULL},
+        .check = check_conv1d, .scratch = conv1d_scratch, .split = CK_SPLIT_ROWS,
+        /* f32 under every precision: the im2col rows are f32, its linear an f32 matmul */
+        .run = {[CK_DTYPE_F32] = {F32_STEP(ck_step_conv1d)}},
+        .op_class = CK_OP_CLASS_OTHER,
+        .uses_linear = 1, .weights_copied_at_init = 1, .flops = conv1d_flops,
+    },
+    [CK_OP_EMBEDDING] = {
+        .name = "embedding",
+        .in = {"ids", NULL},
+        .weights = {"table", NULL},
+        .check = check_embedding_table, .split = CK_SPLIT_ROWS,
+        .run = {[CK_DTYPE_F32] = {F32_STEP(ck_step_embedding_table)}},
+        .op_class = CK_OP_CLASS_EMBEDDING, .vocab_weight = "table",
+    },
+    [CK_OP_CONCAT_STYLE] = {
+        .name = "concat_style",
+        .in = {"x", NULL},
+        .check = check_concat_style, .split = CK_SPLIT_SEQUENCE_HEADS, /* sequences */
+        .run = {[CK_DTYPE_F32] = {F32_STEP(ck_step_concat_style)}},
+        .op_class = CK_OP_CLASS_OTHER, .sequence_inputs = 1,
+    },
+    [CK_OP_ADA_LAYER_NORM] = {
+        .name = "ada_layer_norm",
+        .in = {"x", NULL},
+        .weights = {"fc_weight", "fc_bias", NULL},
+        .params = {EPS_PARAM, {NULL, CK_PARAM_FLOAT, 0, NULL}},
+        .check = check_ada_layer_norm, .scratch = ada_scratch,
+        .split = CK_SPLIT_SEQUENCE_HEADS, /* sequences */
+        .run = {[CK_DTYPE_F32] = {F32_STEP(ck_step_ada_layer_norm)}},
+        .op_class = CK_OP_CLASS_LAYER_NORM, .sequence_inputs = 1,
+        .uses_linear = 1, .weights_copied_at_init = 1,
+    },
+    [CK_OP_DURATION] = {
+        .name = "duration",
+        .in = {"logits", NULL},
+        .check = check_duration, .split = CK_SPLIT_SEQUENCE_HEADS, /* sequences */
+        .run = {[CK_DTYPE_F32] = {F32_STEP(ck_step_duration)}},
+        .op_class = CK_OP_CLASS_OTHER, .out_dtype = CK_DTYPE_I32, .sequence_inputs = 1,
+    },
+    [CK_OP_LSTM_RECURRENCE] = {
+        .name = "lstm_recurrence",
+        .in = {"gates", "gates_reverse", NULL},
+        .weights = {"w_hh", "b_hh", "w_hh_reverse", "b_hh_reverse", NULL},
+        .check = check_lstm_recurrence, .scratch = lstm_scratch,
+        .split = CK_SPLIT_SEQUENCE_HEADS, /* (sequence, direction) pairs, interleaved */
+        .run = {[CK_DTYPE_F32] = {F32_STEP(ck_step_lstm_recurrence)}},
         .op_class = CK_OP_CLASS_OTHER,
     },
 };
@@ -319,6 +500,6 @@ int ck_op_precision_supported(ck_dtype precision)
 
 int ck_op_check(const ck_circuit *c, const ck_op *op, char *msg, size_t cap)
 {
-    int rc = want_buffer(c, "out", NULL, op->output, CK_DTYPE_F32, 0, msg, cap);
+    int rc = want_buffer(c, "out", NULL, op->output, ck_op_defs[op->kind].out_dtype, 0, msg, cap);
     return rc ? rc : ck_op_defs[op->kind].check(c, op, msg, cap);
 }

@@ -53,9 +53,11 @@ typedef int (*ck_op_run_fn)(const ck_step_batch *batch, const ck_step_args *step
  * msg[cap] saying which slot and what was expected (the loader adds file and op). */
 typedef int (*ck_op_check_fn)(const ck_circuit *c, const ck_op *op, char *msg, size_t cap);
 
-/* Per-worker scratch floats the op needs for sequences up to max_seq_len when it computes in
- * `dtype` (the attention heads on AMX need more than the f32 ones). */
-typedef int (*ck_op_scratch_fn)(const ck_op *op, size_t max_seq_len, ck_dtype dtype, size_t *floats);
+/* Per-worker scratch floats the op of circuit c needs for sequences up to max_seq_len when it
+ * computes in `dtype` (the attention heads on AMX need more than the f32 ones; a conv1d one im2col
+ * tile). */
+typedef int (*ck_op_scratch_fn)(const ck_circuit *c, const ck_op *op, size_t max_seq_len,
+                                ck_dtype dtype, size_t *floats);
 
 /* What a step of the op runs in a program of one precision (ck_op_def.run). */
 typedef struct {
@@ -97,6 +99,15 @@ typedef struct {
     const char *fuses_next;                    /* name of a kind that, as the next op and sole
                                                   reader of its output, runs inside its step
                                                   (linear: gelu_new, the oneDNN post-op) */
+    ck_dtype out_dtype;                        /* its out buffer's dtype: f32 (0, the default),
+                                                  or i32 (duration's frames) */
+    int sequence_inputs;                       /* 1: its step reads the batch's per-sequence
+                                                  style (ck_step_batch.style): the interpreter
+                                                  only (ck_executor_set_sequence_inputs) */
+    int uses_linear;                           /* 1: its step runs a ck_linear made once from its
+                                                  weight and bias slots (ck_step linear_slot): the
+                                                  linear; conv1d with its weight [out,in,K] packed
+                                                  to [out, K*in] (ck_conv1d_pack_weight_f32) */
     int weights_copied_at_init;                /* 1: its steps never read their weight tensors
                                                   after init (linear: oneDNN's copy), so the
                                                   caller may release them */
@@ -140,7 +151,8 @@ ck_dtype ck_precision_dtype(ck_precision precision);
 /* 1 when a program may be lowered for `precision`: f32, or a dtype some row has a variant for. */
 int ck_op_precision_supported(ck_dtype precision);
 
-/* The out buffer must be f32, then the row's check. Same contract as ck_op_check_fn. */
+/* The out buffer must have the row's out_dtype (f32 but for duration), then the row's check. Same
+ * contract as ck_op_check_fn. */
 int ck_op_check(const ck_circuit *c, const ck_op *op, char *msg, size_t cap);
 
 #endif

@@ -79,6 +79,21 @@ static int emit_linear(FILE *f, const ck_circuit *c, const ck_step *s)
     return finish(f);
 }
 
+static int emit_conv1d(FILE *f, const ck_circuit *c, const ck_step *s)
+{
+    emit_operands(f, c, s); /* its packed weight lives in its linear */
+    fprintf(f, ",\n        .linear_in_cols = %zuu, .linear = st->linear[%zu], .taps = %zuu",
+            s->args.linear_in_cols, s->linear_slot, s->args.taps);
+    return finish(f);
+}
+
+static int emit_lstm_recurrence(FILE *f, const ck_circuit *c, const ck_step *s)
+{
+    emit_operands(f, c, s);
+    emit_weights(f, s);
+    return finish(f);
+}
+
 static int emit_attention(FILE *f, const ck_circuit *c, const ck_step *s)
 {
     emit_operands(f, c, s);
@@ -108,6 +123,15 @@ static int emit_leaky_relu(FILE *f, const ck_circuit *c, const ck_step *s)
     return finish(f);
 }
 
+/* Ops reading the batch's per-sequence style: the generated ABI carries no style yet. */
+static int emit_sequence_inputs(FILE *f, const ck_circuit *c, const ck_step *s)
+{
+    (void)f;
+    (void)c;
+    (void)s;
+    return CK_E_ARG;
+}
+
 const ck_op_emit_fn ck_op_emit[] = {
     [CK_OP_EMBEDDING_THREE_TABLE_LAYER_NORM] = emit_embedding,
     [CK_OP_LINEAR] = emit_linear,
@@ -115,6 +139,13 @@ const ck_op_emit_fn ck_op_emit[] = {
     [CK_OP_RESIDUAL_LAYER_NORM] = emit_residual_layer_norm,
     [CK_OP_GELU_NEW] = emit_gelu_new,
     [CK_OP_LEAKY_RELU] = emit_leaky_relu,
+    [CK_OP_LAYER_NORM] = emit_residual_layer_norm, /* the same operands: x, gamma, beta, eps */
+    [CK_OP_CONV1D] = emit_conv1d,
+    [CK_OP_LSTM_RECURRENCE] = emit_lstm_recurrence,
+    [CK_OP_EMBEDDING] = emit_lstm_recurrence, /* operands and weights */
+    [CK_OP_CONCAT_STYLE] = emit_sequence_inputs,
+    [CK_OP_ADA_LAYER_NORM] = emit_sequence_inputs,
+    [CK_OP_DURATION] = emit_sequence_inputs,
 };
 _Static_assert(sizeof ck_op_emit / sizeof ck_op_emit[0] == CK_OP_KIND_COUNT,
                "ck_op_emit: one emitter per ck_op_kind");

@@ -76,7 +76,7 @@ static int scratch_floats(const ck_circuit *c, const ck_plan_limits *limits, siz
         const ck_op_variant *v = ck_op_variant_of(&c->ops[i], limits->precision, limits->amx_bf16);
         size_t need = 0;
         if (def != NULL && def->scratch != NULL && v != NULL) {
-            int rc = def->scratch(&c->ops[i], limits->max_seq_len, v->computes, &need);
+            int rc = def->scratch(c, &c->ops[i], limits->max_seq_len, v->computes, &need);
             if (rc != CK_OK) {
                 return rc;
             }

@@ -253,21 +253,22 @@ void ck_program_row_runs(ck_program *p, const ck_plan *plan)
     }
 }
 
-/* The linear slots: one per (weight, fused gelu, bf16 out) in step order. */
+/* The linear slots: one per (weight, fused gelu, bf16 out) in step order, over the steps whose
+ * row uses a linear (linear, conv1d). */
 static void assign_linear_slots(ck_program *p)
 {
     for (size_t i = 0; i < p->n_steps; i++) {
         ck_step *s = &p->steps[i];
         size_t k = 0;
-        for (; s->kind == CK_OP_LINEAR && k < i; k++) {
+        for (; s->def->uses_linear && k < i; k++) {
             const ck_step *o = &p->steps[k];
-            if (o->kind == CK_OP_LINEAR && o->weight[CK_LIN_WEIGHT] == s->weight[CK_LIN_WEIGHT] &&
+            if (o->def->uses_linear && o->weight[CK_LIN_WEIGHT] == s->weight[CK_LIN_WEIGHT] &&
                 o->fused_gelu == s->fused_gelu && o->out_dtype == s->out_dtype) {
                 s->linear_slot = o->linear_slot;
                 break;
             }
         }
-        if (s->kind == CK_OP_LINEAR && k == i) {
+        if (s->def->uses_linear && k == i) {
             s->linear_slot = p->n_linears++;
         }
     }
@@ -280,6 +281,7 @@ static void bind(ck_step *s)
     ck_step_args *a = &s->args;
     *a = (ck_step_args){
         .linear_in_cols = s->kind == CK_OP_LINEAR ? s->in_cols[CK_LIN_IN_X] : 0,
+        .taps = s->kind == CK_OP_CONV1D ? s->w[CK_LIN_WEIGHT]->shape[2] : 0,
         .out = s->out_offset, .cols = s->out_cols, .out_copy = s->out_copy, .heads = s->heads,
         .head_dim = s->head_dim, .eps = s->eps, .scale = s->scale,
     };
@@ -288,6 +290,15 @@ static void bind(ck_step *s)
         a->in_copy[k] = s->in_copy[k];
         a->w[k] = k < s->n_weights ? s->w[k]->data : NULL;
         a->w_rows[k] = k < s->n_weights ? s->w[k]->shape[0] : 0;
+    }
+    if (s->kind == CK_OP_CONV1D) { /* its linear's K: the im2col row, K taps of `in` */
+        a->linear_in_cols = a->taps * s->in_cols[CK_LIN_IN_X];
+    }
+    if (s->kind == CK_OP_DURATION) { /* the bins */
+        a->linear_in_cols = s->in_cols[0];
+    }
+    if (s->kind == CK_OP_ADA_LAYER_NORM) { /* its fc's K: the style's width */
+        a->linear_in_cols = s->w[CK_LIN_WEIGHT]->shape[1];
     }
 }
 

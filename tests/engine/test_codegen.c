@@ -211,6 +211,31 @@ static const char *tiny_with(const char *file, const char *from, const char *to)
     return path;
 }
 
+/* tiny.json with each edits[2i] replaced by edits[2i + 1] in turn (n pairs), written to `file`. */
+static const char *tiny_edited(const char *file, const char *const *edits, size_t n)
+{
+    FILE *in = fopen(ck_test_path(TINY), "rb");
+    static char text[1 << 16], next[1 << 16], path[512];
+    size_t len = in ? fread(text, 1, sizeof text - 1, in) : 0;
+    if (in) {
+        fclose(in);
+    }
+    text[len] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        char *at = strstr(text, edits[2 * i]);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+        snprintf(next, sizeof next, "%.*s%s%s", (int)(at - text), text, edits[2 * i + 1],
+                 at + strlen(edits[2 * i]));
+        memcpy(text, next, sizeof text);
+    }
+    snprintf(path, sizeof path, "%s", ck_test_tmp_path(file));
+    FILE *out = fopen(path, "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    fputs(text, out);
+    fclose(out);
+    return path;
+}
+
 /* tiny.json with the residual LayerNorm eps 1e-5 replaced by `eps`. */
 static const char *tiny_with_eps(const char *file, const char *eps)
 {
@@ -435,6 +460,54 @@ static void test_generated_equals_interpreter_leaky_relu(void)
                                  "{\"op\": \"leaky_relu\", \"params\": {\"slope\": 0.2}");
     check_identical(path, 0, "leaky0");
     check_identical(path, 1, "leaky1");
+}
+
+/* tiny.json with a layer_norm (eps 1e-5, in place, gamma = beta = ffn_b) where its gelu_new was: the
+ * new op's step and its row-local run give the interpreter's bits, fused or not. */
+static void test_generated_equals_interpreter_layer_norm(void)
+{
+    const char *path = tiny_with("tiny_layer_norm.json", "{\"op\": \"gelu_new\"",
+                                 "{\"op\": \"layer_norm\", \"weights\": {\"gamma\": \"ffn_b\", "
+                                 "\"beta\": \"ffn_b\"}, \"params\": {\"eps\": 1e-5}");
+    check_identical(path, 0, "layer_norm0");
+    check_identical(path, 1, "layer_norm1");
+}
+
+/* tiny.json with its k projection a conv1d (k_w [C,C,3], 'same' padding 1 per sequence): the step,
+ * its packed linear and its im2col scratch give the interpreter's bits, fused or not, at 1 and 2
+ * threads, over a batch of 3 ragged sequences. */
+static void test_generated_equals_interpreter_conv1d(void)
+{
+    static const char *const edits[] = {
+        "\"K\": 2}", "\"K\": 2, \"K3\": 3}",
+        "\"k_w\": {\"checkpoint\": \"w.k_w\", \"shape\": [\"C\", \"C\"]",
+        "\"k_w\": {\"checkpoint\": \"w.k_w\", \"shape\": [\"C\", \"C\", \"K3\"]",
+        "{\"op\": \"linear\", \"in\": {\"x\": \"hidden\"}, \"weights\": {\"weight\": \"k_w\"",
+        "{\"op\": \"conv1d\", \"in\": {\"x\": \"hidden\"}, \"weights\": {\"weight\": \"k_w\""};
+    const char *path = tiny_edited("tiny_conv1d.json", edits, 3);
+    check_identical(path, 0, "conv1d0");
+    check_identical(path, 1, "conv1d1");
+}
+
+/* tiny_lstm.json (embedding, the two gate linears, lstm_recurrence, a linear): the recurrence
+ * step and its (sequence, direction) split give the interpreter's bits, fused or not. */
+static void test_generated_equals_interpreter_lstm_recurrence(void)
+{
+    check_identical(ck_test_path("tests/fixtures/circuits/tiny_lstm.json"), 0, "lstm0");
+    check_identical(ck_test_path("tests/fixtures/circuits/tiny_lstm.json"), 1, "lstm1");
+}
+
+/* A circuit whose ops read the per-sequence style (the prosody circuit's concat_style) is refused
+ * by name: the generated ABI carries no style yet. */
+static void test_sequence_inputs_refused(void)
+{
+    ck_compile_params p = tiny_params(subdir("prosody"));
+    ck_compile_result r;
+    ck_error err = {0};
+    p.circuit = ck_test_path("circuits/kokoro_prosody_tokens.json");
+    p.max_batch_tokens = 512;
+    CU_ASSERT_EQUAL(ck_codegen_compile(&p, &r, &err), CK_E_ARG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "\"concat_style\""));
 }
 
 /* The smallest boundary: one embedding op, no linear (an empty linear table), no hidden output. */
@@ -783,6 +856,13 @@ CK_TEST_MAIN("codegen",
              {"generated equals interpreter parity", test_generated_equals_interpreter_parity},
              {"generated equals interpreter leaky_relu",
               test_generated_equals_interpreter_leaky_relu},
+             {"generated equals interpreter layer_norm",
+              test_generated_equals_interpreter_layer_norm},
+             {"generated equals interpreter conv1d",
+              test_generated_equals_interpreter_conv1d},
+             {"generated equals interpreter lstm_recurrence",
+              test_generated_equals_interpreter_lstm_recurrence},
+             {"sequence inputs refused", test_sequence_inputs_refused},
              {"generated times each op kind", test_generated_times_each_op_kind},
              {"embedding-only circuit", test_embedding_only_circuit},
              {"arena one byte small or off", test_arena_one_byte_small_or_off},
