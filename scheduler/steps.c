@@ -11,6 +11,11 @@
 #include "ck_dtype.h"
 #include "ck_status.h"
 #include "ada_layer_norm.h"
+#include "adain_instance_norm.h"
+#include "add_scaled.h"
+#include "conv_transpose1d_depthwise_k3s2.h"
+#include "expand_rows.h"
+#include "upsample_nearest2_rows.h"
 #include "concat_style.h"
 #include "conv1d.h"
 #include "duration_frames.h"
@@ -96,6 +101,16 @@ static int leaky_relu_rows(void *ctx, size_t first, size_t count, int worker)
     size_t n = count * c->s->cols, at_row = first * c->s->cols;
     (void)worker;
     return ck_leaky_relu_f32((const float *)at(c->b, c->s->in[0]) + at_row, n,
+                             (float *)at(c->b, c->s->out) + at_row, n, n, c->s->scale);
+}
+
+static int add_scaled_rows(void *ctx, size_t first, size_t count, int worker)
+{
+    const step_ctx *c = ctx;
+    size_t n = count * c->s->cols, at_row = first * c->s->cols;
+    (void)worker;
+    return ck_add_scaled_f32((const float *)at(c->b, c->s->in[0]) + at_row, n,
+                             (const float *)at(c->b, c->s->in[1]) + at_row, n,
                              (float *)at(c->b, c->s->out) + at_row, n, n, c->s->scale);
 }
 
@@ -287,6 +302,95 @@ static int ada_layer_norm_seqs(void *ctx, size_t first, size_t count, int worker
     return rc;
 }
 
+/* Sequence q's frames: gamma | beta = fc(style[q]) (its linear, one row, into the worker's scratch
+ * [2C]), then ck_adain_instance_norm_f32 over the sequence's rows alone. */
+static int adain_seqs(void *ctx, size_t first, size_t count, int worker)
+{
+    const step_ctx *c = ctx;
+    const ck_step_args *s = c->s;
+    const ck_step_batch *b = c->b;
+    float *gb = b->scratch[worker].base;
+    size_t ch = s->cols, t = b->tokens, d = b->style_cols;
+    int rc = CK_OK;
+    for (size_t q = first; rc == CK_OK && q < first + count; q++) {
+        const size_t one[2] = {b->offsets[q], b->offsets[q + 1]};
+        rc = ck_linear_forward_f32(s->linear, worker, b->style + q * d, d, d, gb, 2 * ch, 2 * ch, 1);
+        rc = rc ? rc : ck_adain_instance_norm_f32((const float *)at(b, s->in[0]), t * ch, ch, gb,
+                                                  ch, gb + ch, ch, (float *)at(b, s->out), t * ch,
+                                                  ch, one, 1, 0, 1, ch, s->eps);
+    }
+    return rc;
+}
+
+int ck_step_adain_instance_norm(const ck_step_batch *b, const ck_step_args *s)
+{
+    step_ctx ctx = {b, s, 0};
+    if (b->style == NULL || b->style_cols != s->linear_in_cols) {
+        return CK_E_ARG;
+    }
+    return ck_parallel_for(b->n_seqs, b->threads, adain_seqs, &ctx);
+}
+
+/* Sequences [first, first + count) of the token batch: their tokens' rows into their frames, the
+ * first frame after the frames of every token before them. */
+static int expand_seqs(void *ctx, size_t first, size_t count, int worker)
+{
+    const step_ctx *c = ctx;
+    const ck_step_args *s = c->s;
+    const ck_step_batch *b = c->b;
+    const int32_t *frames = at(b, s->in[1]);
+    size_t begin = b->offsets[first], end = b->offsets[first + count], before = 0, span = 0;
+    (void)worker;
+    int rc = ck_expand_rows_frames(frames, b->tokens, 0, begin, &before);
+    rc = rc ? rc : ck_expand_rows_frames(frames, b->tokens, begin, end, &span);
+    return rc ? rc : ck_expand_rows_f32((const float *)at(b, s->in[0]), b->tokens * s->cols,
+                                        s->cols, frames, b->tokens, (float *)at(b, s->out),
+                                        (before + span) * s->cols, s->cols, begin, end, before,
+                                        s->cols);
+}
+
+int ck_step_expand_rows(const ck_step_batch *b, const ck_step_args *s)
+{
+    step_ctx ctx = {b, s, 0};
+    return ck_parallel_for(b->n_seqs, b->threads, expand_seqs, &ctx);
+}
+
+static int upsample_rows(void *ctx, size_t first, size_t count, int worker)
+{
+    const step_ctx *c = ctx;
+    const ck_step_args *s = c->s;
+    size_t rows = c->b->tokens;
+    (void)worker;
+    return ck_upsample_nearest2_rows_f32((const float *)at(c->b, s->in[0]), rows * s->cols, s->cols,
+                                         (float *)at(c->b, s->out), 2 * rows * s->cols, s->cols,
+                                         first, first + count, s->cols);
+}
+
+int ck_step_upsample_nearest2_rows(const ck_step_batch *b, const ck_step_args *s)
+{
+    step_ctx ctx = {b, s, 0};
+    return ck_parallel_for(b->tokens, b->threads, upsample_rows, &ctx);
+}
+
+static int conv_transpose_seqs(void *ctx, size_t first, size_t count, int worker)
+{
+    const step_ctx *c = ctx;
+    const ck_step_args *s = c->s;
+    size_t rows = c->b->tokens, ch = s->cols;
+    (void)worker;
+    return ck_conv_transpose1d_depthwise_k3s2_f32((const float *)at(c->b, s->in[0]), rows * ch, ch,
+                                                  s->w[0], 3 * ch, s->w[1], ch,
+                                                  (float *)at(c->b, s->out), 2 * rows * ch, ch,
+                                                  c->b->offsets, c->b->n_seqs, first, first + count,
+                                                  ch);
+}
+
+int ck_step_conv_transpose1d_depthwise_k3s2(const ck_step_batch *b, const ck_step_args *s)
+{
+    step_ctx ctx = {b, s, 0};
+    return ck_parallel_for(b->n_seqs, b->threads, conv_transpose_seqs, &ctx);
+}
+
 int ck_step_ada_layer_norm(const ck_step_batch *b, const ck_step_args *s)
 {
     step_ctx ctx = {b, s, 0};
@@ -393,6 +497,14 @@ int ck_step_leaky_relu_rows(const ck_step_batch *b, const ck_step_args *s, size_
     return n > 0 ? leaky_relu_rows(&ctx, row, n, worker) : CK_OK;
 }
 
+int ck_step_add_scaled_rows(const ck_step_batch *b, const ck_step_args *s, size_t row, size_t rows,
+                            int worker)
+{
+    step_ctx ctx = {b, s, 0};
+    size_t n = real_rows(b, row, rows);
+    return n > 0 ? add_scaled_rows(&ctx, row, n, worker) : CK_OK;
+}
+
 int ck_step_layer_norm_rows(const ck_step_batch *b, const ck_step_args *s, size_t row, size_t rows,
                             int worker)
 {
@@ -493,6 +605,12 @@ int ck_step_leaky_relu(const ck_step_batch *b, const ck_step_args *s)
 {
     step_ctx ctx = {b, s, 0};
     return ck_parallel_for(b->tokens, b->threads, leaky_relu_rows, &ctx);
+}
+
+int ck_step_add_scaled(const ck_step_batch *b, const ck_step_args *s)
+{
+    step_ctx ctx = {b, s, 0};
+    return ck_parallel_for(b->tokens, b->threads, add_scaled_rows, &ctx);
 }
 
 int ck_step_layer_norm(const ck_step_batch *b, const ck_step_args *s)

@@ -102,6 +102,25 @@ int ck_step_lstm_recurrence(const ck_step_batch *b, const ck_step_args *s);
 /* Channel LayerNorm of one input, double statistics (ck_layer_norm_f32_f64acc); w: gamma, beta. */
 int ck_step_layer_norm(const ck_step_batch *b, const ck_step_args *s);
 
+/* ---- frame-rate steps: b is the batch of the step's first input's rows (tokens, or frames
+ * times K: tokens and offsets then count those rows), as the executor passes it ---- */
+
+/* Kokoro's alignment (ck_expand_rows_f32): in[0] x [T, C] and in[1] durations i32 [T] of the token
+ * batch; out [F, C], token t's row repeated durations[t] times, sequences back to back (the
+ * caller checked that F rows fit). Sequences over the workers. */
+int ck_step_expand_rows(const ck_step_batch *b, const ck_step_args *s);
+/* Nearest x2 over time (ck_upsample_nearest2_rows_f32): in[0] [R, C] -> out [2R, C]. */
+int ck_step_upsample_nearest2_rows(const ck_step_batch *b, const ck_step_args *s);
+/* Depthwise ConvTranspose1d k3 s2 per sequence (ck_conv_transpose1d_depthwise_k3s2_f32): in[0]
+ * [R, C], w: weight [C, 1, 3], bias [C] -> out [2R, C]. Sequences over the workers. */
+int ck_step_conv_transpose1d_depthwise_k3s2(const ck_step_batch *b, const ck_step_args *s);
+/* AdaIN1d (ck_adain_instance_norm_f32) with gamma | beta = fc(style[s]) per sequence, the fc its
+ * linear (linear_in_cols = D) on one row into the worker's scratch [2C]; statistics over each
+ * sequence's own rows. CK_E_ARG when the batch's style is missing or not D wide. */
+int ck_step_adain_instance_norm(const ck_step_batch *b, const ck_step_args *s);
+/* (in[0] + in[1]) * scale (ck_add_scaled_f32), rows over the workers. */
+int ck_step_add_scaled(const ck_step_batch *b, const ck_step_args *s);
+
 /* ---- row-local runs: several steps over one pass of the rows (generated libraries) ----
  *
  * The linear, residual_layer_norm, gelu_new, leaky_relu and layer_norm steps compute token row t
@@ -129,6 +148,8 @@ int ck_step_gelu_new_rows(const ck_step_batch *b, const ck_step_args *s, size_t 
 int ck_step_leaky_relu_rows(const ck_step_batch *b, const ck_step_args *s, size_t row, size_t rows,
                             int worker);
 int ck_step_layer_norm_rows(const ck_step_batch *b, const ck_step_args *s, size_t row, size_t rows,
+                            int worker);
+int ck_step_add_scaled_rows(const ck_step_batch *b, const ck_step_args *s, size_t row, size_t rows,
                             int worker);
 
 /* One step of a row-local run. */

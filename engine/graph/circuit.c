@@ -116,6 +116,8 @@ static int alloc_section(ck_loader *l, void **dst, size_t n, size_t size, const 
     return *dst ? CK_OK : ck_fail(l->err, CK_E_MEMORY, "%s: %s: out of memory", l->c->path, section);
 }
 
+static int parse_frames(ck_loader *l, ck_dim *d, const char *rest);
+
 static int parse_dims(ck_loader *l, const cJSON *dims)
 {
     ck_circuit *c = l->c;
@@ -138,9 +140,11 @@ static int parse_dims(ck_loader *l, const cJSON *dims)
         if (cJSON_IsString(item) && strcmp(item->valuestring, "runtime") == 0) {
             d->runtime = 1;
             runtime++;
+        } else if (cJSON_IsString(item) && strncmp(item->valuestring, "frames", 6) == 0) {
+            rc = parse_frames(l, d, item->valuestring + 6);
         } else if (!ck_json_size(item, 1, CK_DIM_MAX, &d->value)) {
-            return ck_loader_fail(l, "dims \"%s\": expected a positive integer or \"runtime\"",
-                                  d->name);
+            return ck_loader_fail(l, "dims \"%s\": expected a positive integer, \"runtime\", "
+                                  "\"frames\" or \"frames*K\"", d->name);
         }
     }
     if (rc == CK_OK && runtime != 1) {
@@ -149,10 +153,34 @@ static int parse_dims(ck_loader *l, const cJSON *dims)
     return rc;
 }
 
+/* A frames dim: "frames" (K 1) or "frames*K", K in 2..CK_FRAMES_SCALE_MAX; rest is what follows
+ * "frames". Its rows per sequence are K times the sum of the sequence's durations. */
+static int parse_frames(ck_loader *l, ck_dim *d, const char *rest)
+{
+    size_t k = 1;
+    if (rest[0] == '*') {
+        const char *p = rest + 1;
+        for (k = 0; *p >= '0' && *p <= '9' && k <= CK_FRAMES_SCALE_MAX; p++) {
+            k = 10 * k + (size_t)(*p - '0');
+        }
+        rest = p == rest + 1 ? "?" : p;
+    }
+    if (rest[0] != '\0' || k < 1 || k > CK_FRAMES_SCALE_MAX) {
+        return ck_loader_fail(l, "dims \"%s\": expected \"frames\" or \"frames*K\" with K in "
+                              "1..%d", d->name, CK_FRAMES_SCALE_MAX);
+    }
+    d->runtime = 1;
+    d->frames = k;
+    if (k > l->c->max_frames_scale) {
+        l->c->max_frames_scale = k;
+    }
+    return CK_OK;
+}
+
 /* Resolves a JSON array of dim names into shape[rank]. A buffer's shape is [runtime, fixed...]; a
  * weight's is all fixed. `what` names the owner, e.g. weights "ffn_weight". */
 static int parse_shape(ck_loader *l, const cJSON *shape, const char *what, int is_buffer,
-                       size_t *dims, size_t *rank)
+                       size_t *dims, size_t *rank, size_t *frames)
 {
     int n = cJSON_GetArraySize(shape);
     if (!cJSON_IsArray(shape) || n < 1 || n > CK_MAX_RANK) {
@@ -173,6 +201,9 @@ static int parse_shape(ck_loader *l, const cJSON *shape, const char *what, int i
                                   *rank, want_runtime ? "expected the runtime dim first"
                                                       : "the runtime dim is only allowed first "
                                                         "in a buffer");
+        }
+        if (*rank == 0 && frames != NULL) {
+            *frames = l->c->dims[d].frames;
         }
         dims[(*rank)++] = l->c->dims[d].value;
     }
@@ -207,7 +238,7 @@ static int parse_weight(ck_loader *l, const cJSON *item, ck_weight_ref *w)
         snprintf(what, sizeof what, "weights \"%s\"", w->name);
     }
     rc = rc ? rc : parse_shape(l, cJSON_GetObjectItemCaseSensitive(item, "shape"), what, 0,
-                               w->shape, &w->rank);
+                               w->shape, &w->rank, NULL);
     rc = rc ? rc : parse_dtype(l, cJSON_GetObjectItemCaseSensitive(item, "dtype"), what, &dtype);
     if (rc == CK_OK && dtype != CK_DTYPE_F32) {
         rc = ck_loader_fail(l, "%s: dtype: got \"i32\", expected \"f32\"", what);
@@ -246,7 +277,7 @@ static int parse_buffer(ck_loader *l, const cJSON *item, ck_buffer *b)
     }
     rc = rc ? rc : ck_loader_keys(l, item, what, "field", keys);
     rc = rc ? rc : parse_shape(l, cJSON_GetObjectItemCaseSensitive(item, "shape"), what, 1, shape,
-                               &rank);
+                               &rank, &b->frames);
     rc = rc ? rc : parse_dtype(l, cJSON_GetObjectItemCaseSensitive(item, "dtype"), what, &b->dtype);
     rc = rc ? rc : parse_role(l, cJSON_GetObjectItemCaseSensitive(item, "role"), what, &b->role);
     b->cols = 1;
@@ -301,10 +332,14 @@ static int bind_io(ck_loader *l, const cJSON *section, const char *field, const 
                               buf->name, role == CK_BUFFER_INPUT ? "input" : "output");
     }
     int frames = strcmp(key, "durations") == 0; /* the one i32 output: frames per token */
-    if (role == CK_BUFFER_INPUT || frames ? buf->dtype != CK_DTYPE_I32 || buf->cols != 1
-                                          : buf->dtype != CK_DTYPE_F32) {
+    int tokens = role == CK_BUFFER_INPUT || frames || strcmp(key, "features") == 0 ||
+                 strcmp(key, "hidden") == 0; /* token rows; f0, n, asr may be frame rows */
+    if ((role == CK_BUFFER_INPUT || frames ? buf->dtype != CK_DTYPE_I32 || buf->cols != 1
+                                           : buf->dtype != CK_DTYPE_F32) ||
+        (tokens && buf->frames != 0)) {
         return ck_loader_fail(l, "%s \"%s\": buffer \"%s\" must be %s", field, key, buf->name,
-                              role == CK_BUFFER_INPUT || frames ? "i32 [T]" : "f32");
+                              role == CK_BUFFER_INPUT || frames ? "i32 [T]"
+                              : tokens ? "f32 [T, ...]" : "f32");
     }
     *index = b;
     return CK_OK;
@@ -313,7 +348,8 @@ static int bind_io(ck_loader *l, const cJSON *section, const char *field, const 
 static int parse_io(ck_loader *l, const cJSON *inputs, const cJSON *outputs)
 {
     static const char *const in_keys[] = {"ids", "positions", NULL};
-    static const char *const out_keys[] = {"features", "hidden", "durations", NULL};
+    static const char *const out_keys[] = {"features", "hidden", "durations", "f0", "n", "asr",
+                                           NULL};
     ck_circuit *c = l->c;
     if (!cJSON_IsObject(inputs) || !cJSON_IsObject(outputs)) {
         return ck_loader_fail(l, "%s: expected an object",
@@ -326,10 +362,14 @@ static int parse_io(ck_loader *l, const cJSON *inputs, const cJSON *outputs)
     rc = rc ? rc : bind_io(l, outputs, "outputs", "features", 1, &c->features_buffer);
     rc = rc ? rc : bind_io(l, outputs, "outputs", "hidden", 0, &c->hidden_buffer);
     rc = rc ? rc : bind_io(l, outputs, "outputs", "durations", 0, &c->durations_buffer);
+    rc = rc ? rc : bind_io(l, outputs, "outputs", "f0", 0, &c->f0_buffer);
+    rc = rc ? rc : bind_io(l, outputs, "outputs", "n", 0, &c->n_buffer);
+    rc = rc ? rc : bind_io(l, outputs, "outputs", "asr", 0, &c->asr_buffer);
     for (size_t b = 0; rc == CK_OK && b < c->n_buffers; b++) {
         int bound = (int)b == c->ids_buffer || (int)b == c->positions_buffer ||
                     (int)b == c->features_buffer || (int)b == c->hidden_buffer ||
-                    (int)b == c->durations_buffer;
+                    (int)b == c->durations_buffer || (int)b == c->f0_buffer ||
+                    (int)b == c->n_buffer || (int)b == c->asr_buffer;
         if (c->buffers[b].role != CK_BUFFER_ACTIVATION && !bound) {
             rc = ck_loader_fail(l, "buffers \"%s\": role \"%s\" but not named in \"%s\"",
                                 c->buffers[b].name,
@@ -407,7 +447,7 @@ static void circuit_reset(ck_circuit *c)
 {
     memset(c, 0, sizeof *c);
     c->ids_buffer = c->positions_buffer = c->features_buffer = c->hidden_buffer = -1;
-    c->durations_buffer = -1;
+    c->durations_buffer = c->f0_buffer = c->n_buffer = c->asr_buffer = -1;
 }
 
 int ck_circuit_parse(ck_circuit *c, const char *json, size_t length, const char *origin,

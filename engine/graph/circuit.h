@@ -1,8 +1,10 @@
 /* circuit.h - a declared JSON circuit (dims, weight references, activation buffers, ordered ops with
  * a repeat block) loaded with cJSON and validated before anything runs. Parses; never computes.
  *
- * Legend: T tokens in the packed batch (the one runtime dim), E embedding 128, C hidden 768,
- * F ffn 2048, H heads 12, D head dim 64, O output 512, V vocab 178, P max positions 512. */
+ * Legend: T tokens in the packed batch (the one "runtime" dim), F frames (a "frames" dim: a
+ * sequence's frames are the sum of its tokens' durations, known once the duration op has run; a
+ * "frames*K" dim has K rows per frame), E embedding 128, C hidden 768, H heads 12, D head dim 64,
+ * O output 512, V vocab 178, P max positions 512. */
 #ifndef CK_CIRCUIT_H
 #define CK_CIRCUIT_H
 
@@ -16,6 +18,7 @@
 #define CK_NAME_MAX 64
 #define CK_CHECKPOINT_MAX 128
 #define CK_WEIGHT_NAME_MAX 192
+#define CK_FRAMES_SCALE_MAX 8 /* the largest K of a "frames*K" dim */
 
 /* Op kinds; the JSON "op" string equals the kernel file name. Only grows at the end. */
 typedef enum {
@@ -37,6 +40,15 @@ typedef enum {
                                                    (of the style); out: y [T,C]; eps */
     CK_OP_DURATION = 12,                        /* in: logits [T,B]; out: frames i32 [T], with the
                                                    batch's per-sequence speed */
+    CK_OP_EXPAND_ROWS = 13,                     /* in: x [T,C], durations i32 [T]; out: [F,C], each
+                                                   token's row repeated for its frames */
+    CK_OP_UPSAMPLE_NEAREST2_ROWS = 14,          /* in: x [FK,C]; out: [F2K,C], each row twice */
+    CK_OP_CONV_TRANSPOSE1D_DEPTHWISE_K3S2 = 15, /* in: x [FK,C]; w: weight [C,1,3], bias [C]; out:
+                                                   [F2K,C] */
+    CK_OP_ADAIN_INSTANCE_NORM = 16,             /* in: x [F,C]; w: fc weight [2C,D], fc bias [2C]
+                                                   (of the style); out: y [F,C]; eps */
+    CK_OP_ADD_SCALED = 17,                      /* in: x, residual [R,C]; out: (x + residual) *
+                                                   scale */
     CK_OP_KIND_COUNT
 } ck_op_kind;
 
@@ -48,8 +60,11 @@ typedef enum {
 
 typedef struct {
     char name[CK_NAME_MAX];
-    size_t value;  /* fixed size; 0 for the runtime dim */
-    int runtime;   /* 1 for T (tokens in the packed batch) */
+    size_t value;  /* fixed size; 0 for a runtime dim */
+    int runtime;   /* 1 for a runtime dim: T ("runtime", tokens in the packed batch) or a frames
+                      dim */
+    size_t frames; /* a frames dim: K rows per frame ("frames" 1, "frames*K" K, 1..
+                      CK_FRAMES_SCALE_MAX); 0 for T and the fixed dims */
 } ck_dim;
 
 typedef struct {
@@ -64,7 +79,8 @@ typedef struct {
     char name[CK_NAME_MAX];
     ck_dtype dtype;
     ck_buffer_role role;
-    size_t cols;    /* elements per token row (product of the fixed dims); every buffer is [T, cols] */
+    size_t cols;    /* elements per row (product of the fixed dims); every buffer is [rows, cols] */
+    size_t frames;  /* its rows: 0 tokens (T), K > 0 frames times K (its first dim "frames*K") */
 } ck_buffer;
 
 typedef struct {
@@ -72,7 +88,8 @@ typedef struct {
     size_t decl_index;                  /* index of the op in the JSON "ops" (or the repeat's) */
     int repeat_index;                   /* 0-based application of the repeat block, -1 outside */
     int inputs[CK_MAX_SLOTS];           /* buffer indices in the kind's fixed slot order */
-    int weights[CK_MAX_SLOTS];          /* weight indices in the kind's fixed slot order */
+    int weights[CK_MAX_SLOTS];          /* weight indices in the kind's fixed slot order; -1 for
+                                           an optional slot left out (conv1d's bias) */
     int output;                         /* buffer index */
     float eps;                          /* LayerNorm epsilon */
     size_t heads, head_dim;             /* attention geometry */
@@ -107,7 +124,11 @@ typedef struct {
     int hidden_buffer;        /* the circuit's "outputs": {"hidden": ...}, -1 when absent */
     int durations_buffer;     /* the circuit's "outputs": {"durations": ...}: i32 [T] frames per
                                  token, -1 when absent */
+    int f0_buffer, n_buffer;  /* "outputs" "f0", "n": f32 [2F, 1] F0 and N curves, -1 when absent */
+    int asr_buffer;           /* "outputs" "asr": f32 [F, 512] t_en aligned to frames, -1 when
+                                 absent */
     size_t max_positions;     /* rows of the position table: the longest sequence the circuit takes */
+    size_t max_frames_scale;  /* the largest K of its frames dims; 0: no frames dim */
 } ck_circuit;
 
 /* Loads and validates a circuit file. On error returns a negative CK_E_* (CK_E_IO, CK_E_FORMAT for

@@ -12,7 +12,7 @@
 
 /* Resolves the slots of one "in" or "weights" object into indices, in spec order. */
 static int parse_slots(ck_loader *l, const cJSON *obj, const char *field, const char *const *names,
-                       int is_weight, int *out)
+                       int is_weight, const char *optional, int *out)
 {
     if (obj == NULL && names[0] == NULL) {
         return CK_OK;
@@ -25,6 +25,10 @@ static int parse_slots(ck_loader *l, const cJSON *obj, const char *field, const 
     for (size_t i = 0; rc == CK_OK && names[i] != NULL; i++) {
         const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, names[i]);
         snprintf(what, sizeof what, "%s \"%s\"", field, names[i]);
+        if (item == NULL && optional != NULL && strcmp(names[i], optional) == 0) {
+            out[i] = -1; /* an optional slot left out (conv1d's bias) */
+            continue;
+        }
         rc = item ? ck_loader_lookup(l, item, what, is_weight, &out[i])
                   : ck_loader_fail(l, "%s: missing slot \"%s\"", field, names[i]);
     }
@@ -181,9 +185,10 @@ static int add_op(ck_loader *l, const cJSON *json, size_t top, size_t decl, int 
     int rc = ck_loader_keys(l, json, "op", "field", keys);
     rc = rc ? rc : parse_kind(l, json, op);
     rc = rc ? rc : parse_slots(l, cJSON_GetObjectItemCaseSensitive(json, "in"), "in",
-                               ck_op_defs[op->kind].in, 0, op->inputs);
+                               ck_op_defs[op->kind].in, 0, NULL, op->inputs);
     rc = rc ? rc : parse_slots(l, cJSON_GetObjectItemCaseSensitive(json, "weights"), "weights",
-                               ck_op_defs[op->kind].weights, 1, op->weights);
+                               ck_op_defs[op->kind].weights, 1,
+                               ck_op_defs[op->kind].optional_weight, op->weights);
     rc = rc ? rc : ck_loader_lookup(l, cJSON_GetObjectItemCaseSensitive(json, "out"), "out", 0,
                                     &op->output);
     rc = rc ? rc : parse_params(l, cJSON_GetObjectItemCaseSensitive(json, "params"), op);

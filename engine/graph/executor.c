@@ -60,7 +60,8 @@ static int linear_for(ck_executor *ex, ck_step *s, ck_error *err)
         }
         const ck_linear_desc d = {
             .weight = packed != NULL ? packed : w->data, .weight_count = w->elements,
-            .bias = b->data, .bias_count = b->elements, .in_features = in,
+            .bias = b != NULL ? b->data : NULL, .bias_count = b != NULL ? b->elements : 0,
+            .in_features = in,
             .out_features = w->shape[0],
             .activation = s->fused_gelu ? CK_LINEAR_GELU_TANH : CK_LINEAR_PLAIN,
             .compute = s->dtype, .dst = dst,
@@ -190,6 +191,33 @@ static int check_bf16(ck_executor *ex, ck_error *err)
     return CK_OK;
 }
 
+/* A circuit with frames dims: the plan's max_frames (the option, or its default from the tokens)
+ * and the per-sequence offsets of each frames*K row dim, [max_batch_tokens + 1] each (a sequence
+ * has at least one token). */
+static int frame_limits(ck_executor *ex, ck_error *err)
+{
+    const size_t scale = ex->circuit->max_frames_scale, tokens = ex->opt.max_batch_tokens;
+    if (scale == 0) {
+        ex->max_frames = 0;
+        return CK_OK;
+    }
+    if (ex->max_frames == 0) {
+        if (tokens > SIZE_MAX / CK_EXECUTOR_FRAMES_PER_TOKEN) {
+            return ck_fail(err, CK_E_SIZE, "executor: %zu max batch tokens x %d frames overflows",
+                           tokens, CK_EXECUTOR_FRAMES_PER_TOKEN);
+        }
+        ex->max_frames = tokens * CK_EXECUTOR_FRAMES_PER_TOKEN;
+    }
+    for (size_t k = 1; k <= scale; k++) {
+        ex->row_offsets[k] = tokens < SIZE_MAX / sizeof(size_t) - 1
+                                 ? calloc(tokens + 1, sizeof(size_t)) : NULL;
+        if (ex->row_offsets[k] == NULL) {
+            return ck_fail(err, CK_E_MEMORY, "executor: out of memory for frame offsets");
+        }
+    }
+    return CK_OK;
+}
+
 static int setup(ck_executor *ex, const ck_weights *w, ck_error *err)
 {
     const ck_circuit *c = ex->circuit;
@@ -206,7 +234,8 @@ static int setup(ck_executor *ex, const ck_weights *w, ck_error *err)
     }
     ck_plan_limits limits = ck_plan_limits_for(ex->opt.precision, ex->opt.max_batch_tokens,
                                                ex->opt.max_seq_len, ex->opt.threads);
-    int rc = ck_plan_build(&ex->plan, c, &limits, err);
+    int rc = frame_limits(ex, err);
+    rc = rc ? rc : ck_plan_build_frames(&ex->plan, c, &limits, ex->max_frames, err);
     if (rc != CK_OK) {
         return rc;
     }
@@ -240,6 +269,13 @@ static int setup(ck_executor *ex, const ck_weights *w, ck_error *err)
 int ck_executor_init(ck_executor **out, const ck_circuit *c, const ck_weights *w,
                      const ck_executor_options *opt, ck_error *err)
 {
+    return ck_executor_init_frames(out, c, w, opt, 0, err);
+}
+
+int ck_executor_init_frames(ck_executor **out, const ck_circuit *c, const ck_weights *w,
+                            const ck_executor_options *opt, size_t max_batch_frames,
+                            ck_error *err)
+{
     if (out == NULL || c == NULL || w == NULL || opt == NULL) {
         return ck_fail(err, CK_E_ARG, "executor: null argument");
     }
@@ -259,6 +295,7 @@ int ck_executor_init(ck_executor **out, const ck_circuit *c, const ck_weights *w
     }
     ex->circuit = c;
     ex->opt = *opt;
+    ex->max_frames = max_batch_frames;
     ex->output_ready = -1;
     int rc = setup(ex, w, err);
     if (rc != CK_OK) {
@@ -294,7 +331,8 @@ static int check_batch(const ck_executor *ex, const int32_t *ids, const size_t *
                            t, (int)ids[t], vocab - 1);
         }
     }
-    if (has_out && out_count / c->buffers[output_buffer].cols < tokens) {
+    if (has_out && c->buffers[output_buffer].frames == 0 && /* frame rows: checked after the run */
+        out_count / c->buffers[output_buffer].cols < tokens) {
         return ck_fail(err, CK_E_SIZE, "batch: output holds %zu floats, %zu tokens need %zu",
                        out_count, tokens, tokens * c->buffers[output_buffer].cols);
     }
@@ -323,6 +361,66 @@ static double seconds_now(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+/* The batch over rows of `frames` (ck_buffer frames): the tokens', or frames times K. */
+static const ck_step_batch *batch_of(const ck_executor *ex, size_t frames)
+{
+    return frames == 0 ? &ex->batch : &ex->frame_batch[frames];
+}
+
+/* Rows of `frames` in the batch being run (frames: only once frames_ready). */
+static size_t rows_of(const ck_executor *ex, size_t frames)
+{
+    return frames == 0 ? ex->tokens : frames * ex->frames;
+}
+
+/* After the op writing the circuit's durations: the forced durations over them where set, then
+ * each sequence's frames (the sum of its durations) and the offsets and batch of every frames*K
+ * row dim. Refuses a batch whose frames exceed the plan's max_frames, before any frame op runs. */
+static int set_frames(ck_executor *ex, ck_error *err)
+{
+    const ck_circuit *c = ex->circuit;
+    int32_t *dur = ck_exec_buffer(ex, c->durations_buffer);
+    const size_t max = ex->plan.max_frames;
+    if (ex->forced != NULL && ex->forced_count != ex->tokens) {
+        return ck_fail(err, CK_E_ARG, "batch: %zu tokens, but the forced durations hold %zu",
+                       ex->tokens, ex->forced_count);
+    }
+    for (size_t t = 0; ex->forced != NULL && t < ex->tokens; t++) {
+        if (ex->forced[t] < 1) {
+            return ck_fail(err, CK_E_RANGE, "batch: forced duration of token %zu is %d, expected "
+                           ">= 1 frame", t, (int)ex->forced[t]);
+        }
+    }
+    if (ex->forced != NULL) {
+        memcpy(dur, ex->forced, ex->tokens * sizeof *dur);
+    }
+    size_t *o = ex->row_offsets[1];
+    o[0] = 0;
+    for (size_t q = 0; q < ex->n_seqs; q++) {
+        size_t f = 0;
+        for (size_t t = ex->offsets[q]; t < ex->offsets[q + 1]; t++) {
+            f += dur[t] > 0 ? (size_t)dur[t] : 0; /* the duration op writes >= 1 */
+            if (f > max - o[q]) {
+                return ck_fail(err, CK_E_SIZE, "batch: sequence %zu needs more than %zu frames "
+                               "(%zu before it in the batch), above max_batch_frames %zu: raise "
+                               "it or split the batch", q, f, o[q], max);
+            }
+        }
+        o[q + 1] = o[q] + f;
+    }
+    ex->frames = o[ex->n_seqs];
+    for (size_t k = 1; k <= c->max_frames_scale; k++) {
+        for (size_t q = 0; k > 1 && q <= ex->n_seqs; q++) {
+            ex->row_offsets[k][q] = k * o[q];
+        }
+        ex->frame_batch[k] = ex->batch;
+        ex->frame_batch[k].tokens = k * ex->frames;
+        ex->frame_batch[k].offsets = ex->row_offsets[k];
+    }
+    ex->frames_ready = 1;
+    return CK_OK;
+}
+
 /* Steps [first, end) as one row-local run (steps.h, ck_step_rows). */
 static int run_rows(ck_executor *ex, size_t first, size_t end, ck_error *err)
 {
@@ -332,7 +430,8 @@ static int run_rows(ck_executor *ex, size_t first, size_t end, ck_error *err)
         const ck_step *s = &ex->program.steps[first + j];
         items[j] = (ck_step_row_item){s->variant->rows, &s->args, (int)s->kind};
     }
-    int rc = ck_step_rows(&ex->batch, items, n, ex->op_seconds);
+    int rc = ck_step_rows(batch_of(ex, ex->program.steps[first].rows_frames), items, n,
+                          ex->op_seconds);
     if (rc != CK_OK) {
         const ck_op *a = &ex->circuit->ops[ex->program.steps[first].op];
         const ck_op *b = &ex->circuit->ops[ex->program.steps[end - 1].op];
@@ -362,20 +461,28 @@ static int run_steps(ck_executor *ex, ck_capture_fn capture, void *capture_ctx, 
             i = end - 1;
             continue;
         }
+        if ((s->rows_frames != 0 || s->out_frames != 0) && !ex->frames_ready) {
+            return ck_fail(err, CK_E_ARG, "%s: op %zu \"%s\" runs on frames before the durations "
+                           "are known", c->path, c->ops[s->op].decl_index, s->def->name);
+        }
         double t0 = seconds_now();
-        int rc = s->variant->fn(&ex->batch, &s->args);
+        int rc = s->variant->fn(batch_of(ex, s->rows_frames), &s->args);
         ex->op_seconds[s->kind] += seconds_now() - t0;
         if (rc != CK_OK) {
             const ck_op *op = &c->ops[s->op];
             return ck_fail(err, rc, "%s: op %zu \"%s\" (application %d): %s", c->path,
                            op->decl_index, s->def->name, op->repeat_index, ck_status_name(rc));
         }
+        if (s->out == c->durations_buffer && c->max_frames_scale > 0 &&
+            (rc = set_frames(ex, err)) != CK_OK) {
+            return rc;
+        }
         if (capture != NULL && s->capture_widen) { /* the step wrote only bf16: show those values */
             ck_step_widen_copy(&ex->batch, s->out_copy, s->out_offset, s->out_cols);
         }
         if (capture != NULL && s->checkpoint != NULL) {
-            capture(capture_ctx, s->checkpoint, ck_exec_at(ex, s->out_offset), ex->tokens,
-                    s->out_cols);
+            capture(capture_ctx, s->checkpoint, ck_exec_at(ex, s->out_offset),
+                    rows_of(ex, s->out_frames), s->out_cols);
         }
     }
     return CK_OK;
@@ -423,6 +530,7 @@ int ck_executor_run(ck_executor *ex, const int32_t *ids, const size_t *offsets, 
         return ck_fail(err, CK_E_ARG, "batch: null executor");
     }
     ex->output_ready = -1;
+    ex->frames_ready = 0;
     int rc = check_batch(ex, ids, offsets, n_seqs, output_buffer, out != NULL, out_count, err);
     if (rc != CK_OK) {
         return rc;
@@ -453,11 +561,21 @@ int ck_executor_run(ck_executor *ex, const int32_t *ids, const size_t *offsets, 
     int caller_threads = ck_parallel_set_threads(ex->opt.threads);
     rc = run_steps(ex, capture, capture_ctx, err);
     t0 = seconds_now();
-    if (rc == CK_OK && c->buffers[output_buffer].dtype == CK_DTYPE_F32 && /* not the frames */
-        ck_step_check_finite(&ex->batch, ex->plan.offsets[output_buffer],
-                             c->buffers[output_buffer].cols) != CK_OK) {
+    const ck_buffer *ob = &c->buffers[output_buffer];
+    if (rc == CK_OK && ob->frames != 0 && !ex->frames_ready) {
+        rc = ck_fail(err, CK_E_ARG, "%s: output \"%s\" has frame rows, but no op wrote the "
+                     "durations", c->path, ob->name);
+    }
+    const size_t rows = rc == CK_OK ? rows_of(ex, ob->frames) : 0;
+    if (rc == CK_OK && out != NULL && out_count / ob->cols < rows) {
+        rc = ck_fail(err, CK_E_SIZE, "batch: output holds %zu floats, %zu rows of \"%s\" need "
+                     "%zu", out_count, rows, ob->name, rows * ob->cols);
+    }
+    if (rc == CK_OK && ob->dtype == CK_DTYPE_F32 && /* not the frames */
+        ck_step_check_finite(batch_of(ex, ob->frames), ex->plan.offsets[output_buffer],
+                             ob->cols) != CK_OK) {
         rc = ck_fail(err, CK_E_NONFINITE, "%s: output \"%s\" holds NaN or Inf (overflow)",
-                     c->path, c->buffers[output_buffer].name);
+                     c->path, ob->name);
     }
     ck_parallel_set_threads(caller_threads);
     if (rc != CK_OK) {
@@ -465,8 +583,7 @@ int ck_executor_run(ck_executor *ex, const int32_t *ids, const size_t *offsets, 
     }
     ex->output_ready = output_buffer;
     if (out != NULL) {
-        memcpy(out, ck_exec_buffer(ex, output_buffer),
-               ex->tokens * c->buffers[output_buffer].cols * sizeof(float));
+        memcpy(out, ck_exec_buffer(ex, output_buffer), rows * ob->cols * sizeof(float));
     }
     ex->op_seconds[CK_OP_KIND_COUNT] += seconds_now() - t0;
     return CK_OK;
@@ -515,7 +632,45 @@ const float *ck_executor_rows(const ck_executor *ex, int buffer, size_t *tokens)
         return ex->opt.compiled->rows(ex->compiled, buffer, tokens);
     }
     if (tokens != NULL) {
-        *tokens = ex->tokens;
+        *tokens = rows_of(ex, ex->circuit->buffers[buffer].frames);
+    }
+    return ck_exec_buffer(ex, buffer);
+}
+
+int ck_executor_set_durations(ck_executor *ex, const int32_t *durations, size_t count,
+                              ck_error *err)
+{
+    if (ex == NULL || (durations == NULL) != (count == 0)) {
+        return ck_fail(err, CK_E_ARG, "forced durations: null executor, or %zu durations at %p",
+                       count, (const void *)durations);
+    }
+    ex->forced = durations;
+    ex->forced_count = count;
+    return CK_OK;
+}
+
+const size_t *ck_executor_row_offsets(const ck_executor *ex, size_t frames, size_t *n_seqs)
+{
+    if (ex == NULL || ex->output_ready < 0 || ex->compiled != NULL ||
+        (frames != 0 && (frames > ex->circuit->max_frames_scale || !ex->frames_ready))) {
+        return NULL;
+    }
+    if (n_seqs != NULL) {
+        *n_seqs = ex->n_seqs;
+    }
+    return frames == 0 ? ex->offsets : ex->row_offsets[frames];
+}
+
+const void *ck_executor_output_rows(const ck_executor *ex, int buffer, size_t *rows)
+{
+    if (ex == NULL || ex->output_ready < 0 || ex->compiled != NULL || buffer < 0 ||
+        (size_t)buffer >= ex->circuit->n_buffers ||
+        ex->circuit->buffers[buffer].role != CK_BUFFER_OUTPUT ||
+        (ex->circuit->buffers[buffer].frames != 0 && !ex->frames_ready)) {
+        return NULL;
+    }
+    if (rows != NULL) {
+        *rows = rows_of(ex, ex->circuit->buffers[buffer].frames);
     }
     return ck_exec_buffer(ex, buffer);
 }
@@ -618,6 +773,9 @@ void ck_executor_free(ck_executor *ex)
     ck_onednn_free(ex->onednn);
     ck_arenas_free(&ex->arenas);
     ck_plan_free(&ex->plan);
+    for (size_t k = 0; k <= CK_FRAMES_SCALE_MAX; k++) {
+        free(ex->row_offsets[k]);
+    }
     free(ex->linears);
     free(ex->weights);
     free(ex);

@@ -33,6 +33,10 @@ typedef struct {
                                  differ from this circuit's (CK_E_CIRCUIT) */
 } ck_executor_options;
 
+/* The default frames planned per token of max_batch_tokens: 8 frames (200 ms) a phoneme, about
+ * three times Kokoro's mean at speed 1 (docs/speech-design.md). */
+#define CK_EXECUTOR_FRAMES_PER_TOKEN 8
+
 /* Called after an op that carries an X-Ray checkpoint id: data is that op's output, token-major
  * [tokens, cols] f32 with row stride cols, valid only during the call. */
 typedef void (*ck_capture_fn)(void *ctx, const char *checkpoint, const float *data, size_t tokens,
@@ -47,6 +51,14 @@ typedef struct ck_executor ck_executor;
 int ck_executor_init(ck_executor **out, const ck_circuit *c, const ck_weights *w,
                      const ck_executor_options *opt, ck_error *err);
 
+/* ck_executor_init with the frame limit of a circuit with frames dims: max_batch_frames F of the
+ * largest batch its frame-row buffers are planned for (0: opt->max_batch_tokens times
+ * CK_EXECUTOR_FRAMES_PER_TOKEN; ignored without frames dims). A batch whose durations sum to more
+ * fails CK_E_SIZE, naming the sequence, before any frame-rate op runs. */
+int ck_executor_init_frames(ck_executor **out, const ck_circuit *c, const ck_weights *w,
+                            const ck_executor_options *opt, size_t max_batch_frames,
+                            ck_error *err);
+
 /* The per-sequence inputs of the next runs (until set again): style [rows, cols] (row s for the
  * batch's sequence s; Kokoro: the voice row's predictor half, 128 wide) and speed [rows] or NULL,
  * caller-owned, read by concat_style and ada_layer_norm steps (interpreter only: the generated
@@ -56,12 +68,38 @@ int ck_executor_init(ck_executor **out, const ck_circuit *c, const ck_weights *w
 int ck_executor_set_sequence_inputs(ck_executor *ex, const float *style, size_t rows, size_t cols,
                                     const float *speed, ck_error *err);
 
+/* Durations to use instead of the duration op's (the X-Ray path: "durations forced downstream of
+ * the duration head", since a float difference at x.5 flips a rounding): durations[count] int32,
+ * one per token of the next runs' packed batches (count must equal their tokens), each >= 1;
+ * caller-owned, read by the runs until set again. The duration op still runs; its i32 output is
+ * then overwritten with these before the frame offsets are taken, so the circuit's durations
+ * output shows them. NULL (count 0) clears them. A run whose tokens differ from count fails
+ * CK_E_ARG; a value below 1 fails CK_E_RANGE (both before any frame-rate op runs).
+ * Errors: CK_E_ARG (null ex, durations without count or count without durations). */
+int ck_executor_set_durations(ck_executor *ex, const int32_t *durations, size_t count,
+                              ck_error *err);
+
+/* After a successful run of a circuit with frames dims: the per-sequence row offsets of the rows
+ * of `frames` (ck_buffer frames: 0 tokens, K frames times K): offsets[S + 1], sequence s owning
+ * rows [offsets[s], offsets[s + 1]) (K times its durations' sum for frames), valid until the next
+ * run or free; *n_seqs (may be NULL) gets S. NULL when the last run failed or the circuit has no
+ * such rows. */
+const size_t *ck_executor_row_offsets(const ck_executor *ex, size_t frames, size_t *n_seqs);
+
+/* After a successful run: the rows [*rows, cols] of any buffer with role output (durations, f0,
+ * n, asr, features, ...) in the arena, no copy, their per-sequence offsets by
+ * ck_executor_row_offsets(buffer's frames); valid until the next run or free. An i32 buffer's
+ * elements are int32 bits. NULL when the last run failed or buffer is not an output. rows may be
+ * NULL. */
+const void *ck_executor_output_rows(const ck_executor *ex, int buffer, size_t *rows);
+
 /* (An i32 output buffer, the circuit's "durations", is copied into out as it is: out's elements
  * then hold int32 bits, 4 bytes each, and the caller reads them as int32_t.) */
 /* Runs one packed batch: ids[offsets[S]] holds S sequences back to back, each [0, ..., 0] as the
  * reader makes them; offsets[S+1] ascending, offsets[0] = 0. Copies the rows of `output_buffer`
- * (the circuit's features or hidden buffer) into out[offsets[S], cols] (row stride cols); out may
- * be NULL (out_count ignored): the rows then stay in the arena for ck_executor_rows.
+ * (the circuit's features or hidden buffer; a frame-row output (f0, n, asr) gives its F or 2F
+ * rows, known only once the duration op has run, and out_count is checked then, still before out
+ * is written) into out[rows, cols] (row stride cols); out may be NULL (out_count ignored): the rows then stay in the arena for ck_executor_rows.
  * capture (may be NULL) sees every checkpoint. Checks ids (CK_E_RANGE), lengths and capacity
  * (CK_E_SIZE) before any op runs, and the output rows for NaN/Inf (CK_E_NONFINITE) before copying
  * them; on error out is untouched. The OpenMP thread count is the executor's during the run and the
@@ -70,8 +108,8 @@ int ck_executor_run(ck_executor *ex, const int32_t *ids, const size_t *offsets, 
                     int output_buffer, float *out, size_t out_count, ck_capture_fn capture,
                     void *capture_ctx, ck_error *err);
 
-/* The rows [*tokens, cols] f32 of `buffer` that the last successful ck_executor_run checked as its
- * output_buffer, in the arena (no copy); valid until the next run or free. NULL when the last run
+/* The rows [*tokens, cols] f32 of `buffer` (*tokens: its rows, frames for a frame-row buffer) that
+ * the last successful ck_executor_run checked as its output_buffer, in the arena (no copy); valid until the next run or free. NULL when the last run
  * failed or named another buffer. tokens may be NULL. */
 const float *ck_executor_rows(const ck_executor *ex, int buffer, size_t *tokens);
 

@@ -28,6 +28,15 @@ struct ck_executor {
     const float *style;         /* ck_executor_set_sequence_inputs: [style_rows, style_cols] */
     size_t style_rows, style_cols;
     const float *speed;         /* [style_rows] or NULL */
+    const int32_t *forced;      /* ck_executor_set_durations: [forced_count] or NULL */
+    size_t forced_count;
+    size_t *row_offsets[CK_FRAMES_SCALE_MAX + 1]; /* [K]: [max_batch_tokens + 1] per-sequence
+                                                     offsets of the frames*K rows (K >= 1 up to
+                                                     the circuit's max_frames_scale) */
+    ck_step_batch frame_batch[CK_FRAMES_SCALE_MAX + 1]; /* [K]: the batch over frames*K rows */
+    size_t frames;              /* F of the batch being run, once its durations are known */
+    size_t max_frames;          /* the plan's max_frames (ck_executor_init_frames) */
+    int frames_ready;           /* 1 once this run's frame offsets are set */
     double op_seconds[CK_OP_KIND_COUNT + 1]; /* wall time per op kind since init or reset; the last
                                                 slot: filling inputs, the finite check, copy-out */
 };

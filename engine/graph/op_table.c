@@ -132,7 +132,8 @@ static int check_conv1d(const ck_circuit *c, const ck_op *op, char *msg, size_t 
                  "taps)", w->name, cols, in);
         return CK_E_CIRCUIT;
     }
-    return rc ? rc : want_weight(c, op, CK_LIN_BIAS, 1, cols, 0, msg, cap);
+    return rc || op->weights[CK_LIN_BIAS] < 0 ? rc /* the bias is optional */
+                                              : want_weight(c, op, CK_LIN_BIAS, 1, cols, 0, msg, cap);
 }
 
 /* gates, gates_reverse [T,4H]; w_hh, w_hh_reverse [4H,H]; b_hh, b_hh_reverse [4H]; out [T,2H] */
@@ -186,6 +187,69 @@ static int check_duration(const ck_circuit *c, const ck_op *op, char *msg, size_
 {
     int rc = want_inputs(c, op, 0, 1, 0, msg, cap);
     return rc ? rc : want_buffer(c, "out", NULL, op->output, CK_DTYPE_I32, 1, msg, cap);
+}
+
+/* x [T,C], durations i32 [T] (the circuit's durations output); out [F,C] */
+static int check_expand_rows(const ck_circuit *c, const ck_op *op, char *msg, size_t cap)
+{
+    int rc = want_inputs(c, op, 0, 1, c->buffers[op->output].cols, msg, cap);
+    rc = rc ? rc : want_buffer(c, "in", "durations", op->inputs[1], CK_DTYPE_I32, 1, msg, cap);
+    if (rc == CK_OK && op->inputs[1] != c->durations_buffer) {
+        snprintf(msg, cap, "in \"durations\": \"%s\" is not the circuit's durations output (the "
+                 "frame offsets follow that buffer)", c->buffers[op->inputs[1]].name);
+        return CK_E_CIRCUIT;
+    }
+    return rc;
+}
+
+/* x [FK,C]; weight [C,1,3], bias [C]; out [F2K,C] */
+static int check_conv_transpose(const ck_circuit *c, const ck_op *op, char *msg, size_t cap)
+{
+    const size_t cols = c->buffers[op->output].cols;
+    const ck_weight_ref *w = &c->weights[op->weights[0]];
+    int rc = want_inputs(c, op, 0, 1, cols, msg, cap);
+    if (rc == CK_OK && (w->rank != 3 || w->shape[0] != cols || w->shape[1] != 1 ||
+                        w->shape[2] != 3)) {
+        snprintf(msg, cap, "weights \"weight\": \"%s\" must be [%zu,1,3] (depthwise, k 3)",
+                 w->name, cols);
+        return CK_E_CIRCUIT;
+    }
+    return rc ? rc : want_weight(c, op, 1, 1, cols, 0, msg, cap);
+}
+
+/* x, residual [R,C]; out [R,C] */
+static int check_add_scaled(const ck_circuit *c, const ck_op *op, char *msg, size_t cap)
+{
+    return want_inputs(c, op, 0, 2, c->buffers[op->output].cols, msg, cap);
+}
+
+/* The rows of op's buffers (ck_buffer frames) as its row's `rows` and `tokens_only` say. */
+static int check_rows(const ck_circuit *c, const ck_op *op, char *msg, size_t cap)
+{
+    const ck_op_def *def = &ck_op_defs[op->kind];
+    const size_t out = c->buffers[op->output].frames;
+    const size_t in = def->rows == CK_ROWS_DOUBLE ? out / 2 : def->rows == CK_ROWS_EXPAND ? 0 : out;
+    if ((def->rows == CK_ROWS_EXPAND && out != 1) ||
+        (def->rows == CK_ROWS_DOUBLE && (out % 2 != 0 || out == 0)) ||
+        (def->tokens_only && out != 0)) {
+        snprintf(msg, cap, "out \"%s\": rows %s, expected %s", c->buffers[op->output].name,
+                 out ? "frames" : "tokens",
+                 def->rows == CK_ROWS_EXPAND ? "frames (the alignment writes one row per frame)"
+                 : def->rows == CK_ROWS_DOUBLE ? "frames*2K (twice its input's rows)"
+                                               : "tokens (this op runs on token rows only)");
+        return CK_E_CIRCUIT;
+    }
+    for (size_t i = 0; def->in[i] != NULL; i++) {
+        const ck_buffer *b = &c->buffers[op->inputs[i]];
+        if (b->frames != in) {
+            snprintf(msg, cap, "in \"%s\": \"%s\" has rows %s*%zu, expected %s*%zu (its out's "
+                     "rows%s)", def->in[i], b->name, b->frames ? "frames" : "tokens",
+                     b->frames ? b->frames : 1, in ? "frames" : "tokens", in ? in : 1,
+                     def->rows == CK_ROWS_SAME ? "" : " before the op's change of rate");
+            return CK_E_CIRCUIT;
+        }
+    }
+    return CK_OK;
 }
 
 /* x, gamma, beta all [.., C] */
@@ -252,6 +316,13 @@ static int lstm_scratch(const ck_circuit *c, const ck_op *op, size_t max_seq_len
     return ck_lstm_recurrence_scratch(c->buffers[op->output].cols / 2, floats);
 }
 
+/* torch.rsqrt(torch.tensor(2.0)): AdainResBlk1d's output scale (istftnet.py:380) */
+static float default_rsqrt2(const ck_op *op)
+{
+    (void)op;
+    return (float)(1.0 / sqrt(2.0));
+}
+
 /* gamma | beta of one sequence: 2C floats */
 static int ada_scratch(const ck_circuit *c, const ck_op *op, size_t max_seq_len, ck_dtype dtype,
                        size_t *floats)
@@ -301,7 +372,7 @@ const ck_op_def ck_op_defs[] = {
         .params = {EPS_PARAM, {NULL, CK_PARAM_FLOAT, 0, NULL}},
         .check = check_embedding, .split = CK_SPLIT_ROWS,
         .run = {[CK_DTYPE_F32] = {F32_STEP(ck_step_embedding)}},
-        .op_class = CK_OP_CLASS_EMBEDDING,
+        .op_class = CK_OP_CLASS_EMBEDDING, .tokens_only = 1,
         .vocab_weight = "word", .positions_weight = "position",
     },
     [CK_OP_LINEAR] = {
@@ -329,7 +400,7 @@ const ck_op_def ck_op_defs[] = {
         .run = {[CK_DTYPE_F32] = {F32_STEP(ck_step_attention)},
                 [CK_DTYPE_BF16] = {ck_step_attention_bf16, "ck_step_attention_bf16", NULL, NULL,
                                    CK_DTYPE_BF16, amx_heads}},
-        .op_class = CK_OP_CLASS_ATTENTION, .dispatch_name = "attention",
+        .op_class = CK_OP_CLASS_ATTENTION, .dispatch_name = "attention", .tokens_only = 1,
         .flops = attention_flops,
     },
     [CK_OP_RESIDUAL_LAYER_NORM] = {
@@ -378,6 +449,7 @@ const ck_op_def ck_op_defs[] = {
         .run = {[CK_DTYPE_F32] = {F32_STEP(ck_step_conv1d)}},
         .op_class = CK_OP_CLASS_OTHER,
         .uses_linear = 1, .weights_copied_at_init = 1, .flops = conv1d_flops,
+        .optional_weight = "bias",
     },
     [CK_OP_EMBEDDING] = {
         .name = "embedding",
@@ -385,7 +457,7 @@ const ck_op_def ck_op_defs[] = {
         .weights = {"table", NULL},
         .check = check_embedding_table, .split = CK_SPLIT_ROWS,
         .run = {[CK_DTYPE_F32] = {F32_STEP(ck_step_embedding_table)}},
-        .op_class = CK_OP_CLASS_EMBEDDING, .vocab_weight = "table",
+        .op_class = CK_OP_CLASS_EMBEDDING, .vocab_weight = "table", .tokens_only = 1,
     },
     [CK_OP_CONCAT_STYLE] = {
         .name = "concat_style",
@@ -411,6 +483,49 @@ const ck_op_def ck_op_defs[] = {
         .check = check_duration, .split = CK_SPLIT_SEQUENCE_HEADS, /* sequences */
         .run = {[CK_DTYPE_F32] = {F32_STEP(ck_step_duration)}},
         .op_class = CK_OP_CLASS_OTHER, .out_dtype = CK_DTYPE_I32, .sequence_inputs = 1,
+        .tokens_only = 1,
+    },
+    [CK_OP_EXPAND_ROWS] = {
+        .name = "expand_rows",
+        .in = {"x", "durations", NULL},
+        .check = check_expand_rows, .split = CK_SPLIT_SEQUENCE_HEADS, /* sequences */
+        .run = {[CK_DTYPE_F32] = {F32_STEP(ck_step_expand_rows)}},
+        .op_class = CK_OP_CLASS_OTHER, .rows = CK_ROWS_EXPAND,
+    },
+    [CK_OP_UPSAMPLE_NEAREST2_ROWS] = {
+        .name = "upsample_nearest2_rows",
+        .in = {"x", NULL},
+        .check = check_elementwise, .split = CK_SPLIT_ROWS,
+        .run = {[CK_DTYPE_F32] = {F32_STEP(ck_step_upsample_nearest2_rows)}},
+        .op_class = CK_OP_CLASS_OTHER, .rows = CK_ROWS_DOUBLE,
+    },
+    [CK_OP_CONV_TRANSPOSE1D_DEPTHWISE_K3S2] = {
+        .name = "conv_transpose1d_depthwise_k3s2",
+        .in = {"x", NULL},
+        .weights = {"weight", "bias", NULL},
+        .check = check_conv_transpose, .split = CK_SPLIT_SEQUENCE_HEADS, /* sequences */
+        .run = {[CK_DTYPE_F32] = {F32_STEP(ck_step_conv_transpose1d_depthwise_k3s2)}},
+        .op_class = CK_OP_CLASS_OTHER, .rows = CK_ROWS_DOUBLE,
+    },
+    [CK_OP_ADAIN_INSTANCE_NORM] = {
+        .name = "adain_instance_norm",
+        .in = {"x", NULL},
+        .weights = {"fc_weight", "fc_bias", NULL},
+        .params = {EPS_PARAM, {NULL, CK_PARAM_FLOAT, 0, NULL}},
+        .check = check_ada_layer_norm, .scratch = ada_scratch,
+        .split = CK_SPLIT_SEQUENCE_HEADS, /* sequences */
+        .run = {[CK_DTYPE_F32] = {F32_STEP(ck_step_adain_instance_norm)}},
+        .op_class = CK_OP_CLASS_OTHER, .sequence_inputs = 1,
+        .uses_linear = 1, .weights_copied_at_init = 1,
+    },
+    [CK_OP_ADD_SCALED] = {
+        .name = "add_scaled",
+        .in = {"x", "residual", NULL},
+        .params = {{"scale", CK_PARAM_FLOAT, offsetof(ck_op, scale), default_rsqrt2},
+                   {NULL, CK_PARAM_FLOAT, 0, NULL}},
+        .check = check_add_scaled, .split = CK_SPLIT_ROWS,
+        .run = {[CK_DTYPE_F32] = {ROW_STEP(ck_step_add_scaled), CK_DTYPE_F32, NULL}},
+        .op_class = CK_OP_CLASS_OTHER,
     },
     [CK_OP_LSTM_RECURRENCE] = {
         .name = "lstm_recurrence",
@@ -501,5 +616,6 @@ int ck_op_precision_supported(ck_dtype precision)
 int ck_op_check(const ck_circuit *c, const ck_op *op, char *msg, size_t cap)
 {
     int rc = want_buffer(c, "out", NULL, op->output, ck_op_defs[op->kind].out_dtype, 0, msg, cap);
+    rc = rc ? rc : check_rows(c, op, msg, cap);
     return rc ? rc : ck_op_defs[op->kind].check(c, op, msg, cap);
 }

@@ -37,6 +37,14 @@ typedef struct {
     float (*fallback)(const ck_op *op); /* the default from params parsed before it; NULL: required */
 } ck_op_param;
 
+/* How an op's out rows follow from its inputs' (ck_buffer frames: tokens, or frames times K). */
+typedef enum {
+    CK_ROWS_SAME = 0,   /* every input and out have the same rows (T, or frames times K) */
+    CK_ROWS_EXPAND = 1, /* inputs token rows (one of them the circuit's durations), out frame rows
+                           (K 1): the alignment */
+    CK_ROWS_DOUBLE = 2  /* input frames times K, out frames times 2K: the x2 upsamples */
+} ck_rows;
+
 /* How a step's work is cut over the workers (scheduler/parallel.h). */
 typedef enum {
     CK_SPLIT_ROWS = 0,           /* token rows, contiguous ranges (ck_parallel_for) */
@@ -113,6 +121,15 @@ typedef struct {
                                                   caller may release them */
     double (*flops)(const ck_circuit *c, const ck_op *op, size_t seq_len); /* per token in a
                                                   sequence of seq_len; NULL: none counted */
+    ck_rows rows;                              /* its out rows from its inputs' (CK_ROWS_SAME, 0,
+                                                  the default); a step runs over the rows of its
+                                                  first input (executor) */
+    int tokens_only;                           /* 1: its buffers must be token rows (attention's
+                                                  scratch is sized by tokens, the embeddings read
+                                                  ids, duration writes per token) */
+    const char *optional_weight;               /* a weight slot the circuit may leave out (its
+                                                  ck_op weights[] entry is then -1): conv1d's bias
+                                                  (Kokoro's conv1x1 has none); NULL: none */
 } ck_op_def;
 
 /* The table, one row per ck_op_kind, indexed by kind. Declared unsized so that op_table.c's

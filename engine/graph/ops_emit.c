@@ -132,6 +132,16 @@ static int emit_sequence_inputs(FILE *f, const ck_circuit *c, const ck_step *s)
     return CK_E_ARG;
 }
 
+/* Frame-rate ops: the generated ABI has no frame offsets yet (a circuit with frame rows always
+ * holds the duration op, which emit_all refuses by name first). */
+static int emit_frames(FILE *f, const ck_circuit *c, const ck_step *s)
+{
+    (void)f;
+    (void)c;
+    (void)s;
+    return CK_E_ARG;
+}
+
 const ck_op_emit_fn ck_op_emit[] = {
     [CK_OP_EMBEDDING_THREE_TABLE_LAYER_NORM] = emit_embedding,
     [CK_OP_LINEAR] = emit_linear,
@@ -146,6 +156,11 @@ const ck_op_emit_fn ck_op_emit[] = {
     [CK_OP_CONCAT_STYLE] = emit_sequence_inputs,
     [CK_OP_ADA_LAYER_NORM] = emit_sequence_inputs,
     [CK_OP_DURATION] = emit_sequence_inputs,
+    [CK_OP_EXPAND_ROWS] = emit_frames,
+    [CK_OP_UPSAMPLE_NEAREST2_ROWS] = emit_frames,
+    [CK_OP_CONV_TRANSPOSE1D_DEPTHWISE_K3S2] = emit_frames,
+    [CK_OP_ADAIN_INSTANCE_NORM] = emit_sequence_inputs,
+    [CK_OP_ADD_SCALED] = emit_frames,
 };
 _Static_assert(sizeof ck_op_emit / sizeof ck_op_emit[0] == CK_OP_KIND_COUNT,
                "ck_op_emit: one emitter per ck_op_kind");

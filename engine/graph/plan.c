@@ -48,13 +48,28 @@ ck_plan_limits ck_plan_limits_for(ck_dtype precision, size_t max_tokens, size_t 
     };
 }
 
-size_t ck_plan_rows(const ck_plan *plan)
+/* t rounded up to a multiple of block (block 0 or 1: t); SIZE_MAX on overflow */
+static size_t round_rows(size_t t, size_t block)
 {
-    size_t t = plan->limits.max_tokens, block = plan->limits.row_block;
     if (block <= 1 || t % block == 0) {
         return t;
     }
     return t <= SIZE_MAX - block ? t + (block - t % block) : SIZE_MAX; /* SIZE_MAX: overflow below */
+}
+
+size_t ck_plan_rows(const ck_plan *plan)
+{
+    return round_rows(plan->limits.max_tokens, plan->limits.row_block);
+}
+
+size_t ck_plan_dim_rows(const ck_plan *plan, size_t frames)
+{
+    size_t rows = 0;
+    if (frames == 0) {
+        return ck_plan_rows(plan);
+    }
+    return mul_size(plan->max_frames, frames, &rows) == CK_OK
+               ? round_rows(rows, plan->limits.row_block) : SIZE_MAX;
 }
 
 /* Bytes of a [rows, cols] buffer of 4-byte elements (f32 and i32 alike), rounded up to 64. */
@@ -169,10 +184,13 @@ static int size_plan(ck_plan *p, const ck_circuit *c, ck_error *err)
 {
     size_t total = 0, floats = 0;
     for (size_t b = 0; b < c->n_buffers; b++) {
-        if (buffer_bytes(ck_plan_rows(p), c->buffers[b].cols, &p->bytes[b]) != CK_OK ||
+        if (buffer_bytes(ck_plan_dim_rows(p, c->buffers[b].frames), c->buffers[b].cols,
+                         &p->bytes[b]) != CK_OK ||
             add_size(total, p->bytes[b], &total) != CK_OK) {
-            return ck_fail(err, CK_E_SIZE, "plan: buffer \"%s\": %zu tokens x %zu cols overflows",
-                           c->buffers[b].name, p->limits.max_tokens, c->buffers[b].cols);
+            return ck_fail(err, CK_E_SIZE, "plan: buffer \"%s\": %zu %s x %zu cols overflows",
+                           c->buffers[b].name, c->buffers[b].frames ? p->max_frames
+                                                                    : p->limits.max_tokens,
+                           c->buffers[b].frames ? "frames" : "tokens", c->buffers[b].cols);
         }
     }
     if (scratch_floats(c, &p->limits, &floats) != CK_OK ||
@@ -184,6 +202,12 @@ static int size_plan(ck_plan *p, const ck_circuit *c, ck_error *err)
 }
 
 int ck_plan_build(ck_plan *plan, const ck_circuit *c, const ck_plan_limits *limits, ck_error *err)
+{
+    return ck_plan_build_frames(plan, c, limits, 0, err);
+}
+
+int ck_plan_build_frames(ck_plan *plan, const ck_circuit *c, const ck_plan_limits *limits,
+                         size_t max_frames, ck_error *err)
 {
     if (plan == NULL || c == NULL || limits == NULL) {
         return ck_fail(err, CK_E_ARG, "plan: null plan, circuit or limits");
@@ -197,6 +221,10 @@ int ck_plan_build(ck_plan *plan, const ck_circuit *c, const ck_plan_limits *limi
         return ck_fail(err, CK_E_ARG, "plan: limits: precision %s: expected f32 or bf16",
                        ck_dtype_info(limits->precision)->lower);
     }
+    if (c->max_frames_scale > 0 && max_frames == 0) {
+        return ck_fail(err, CK_E_ARG, "plan: max_frames 0, but circuit \"%s\" has frame rows",
+                       c->name);
+    }
     if (limits->max_seq_len > c->max_positions) {
         return ck_fail(err, CK_E_ARG, "plan: limits: max_seq_len %zu above the circuit's %zu "
                        "positions", limits->max_seq_len, c->max_positions);
@@ -206,6 +234,7 @@ int ck_plan_build(ck_plan *plan, const ck_circuit *c, const ck_plan_limits *limi
     unsigned char *placed = calloc(n, 1);
     int rc = CK_OK;
     plan->limits = *limits;
+    plan->max_frames = c->max_frames_scale > 0 ? max_frames : 0;
     plan->n_buffers = c->n_buffers;
     plan->offsets = calloc(n, sizeof *plan->offsets);
     plan->bytes = calloc(n, sizeof *plan->bytes);
@@ -242,10 +271,12 @@ static int validate_buffer(const ck_plan *plan, const ck_circuit *c, size_t b, c
         return ck_fail(err, CK_E_SIZE, "plan: buffer \"%s\": offset %zu not %d-byte aligned", name,
                        plan->offsets[b], CK_ARENA_ALIGN);
     }
-    if (buffer_bytes(ck_plan_rows(plan), c->buffers[b].cols, &need) != CK_OK ||
-        plan->bytes[b] < need) {
-        return ck_fail(err, CK_E_SIZE, "plan: buffer \"%s\": %zu bytes, %zu tokens need %zu", name,
-                       plan->bytes[b], plan->limits.max_tokens, need);
+    if (buffer_bytes(ck_plan_dim_rows(plan, c->buffers[b].frames), c->buffers[b].cols, &need) !=
+            CK_OK || plan->bytes[b] < need) {
+        return ck_fail(err, CK_E_SIZE, "plan: buffer \"%s\": %zu bytes, %zu %s need %zu", name,
+                       plan->bytes[b], c->buffers[b].frames ? plan->max_frames
+                                                            : plan->limits.max_tokens,
+                       c->buffers[b].frames ? "frames" : "tokens", need);
     }
     if (plan->offsets[b] > plan->arena_bytes ||
         plan->bytes[b] > plan->arena_bytes - plan->offsets[b]) {

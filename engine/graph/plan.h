@@ -41,12 +41,21 @@ typedef struct {
     size_t arena_bytes;   /* activation arena size, multiple of 64 */
     size_t scratch_bytes; /* per-worker scratch arena size, multiple of 64 */
     ck_plan_limits limits;
+    size_t max_frames;    /* F: frames in the largest batch (ck_plan_build_frames; a "frames*K"
+                             buffer holds K max_frames rows, rounded up to row_block); 0 without
+                             frames dims */
 } ck_plan;
 
-/* Builds the plan for circuit c under limits. Errors: CK_E_ARG (zero limits, max_seq_len above the
- * circuit's max positions), CK_E_SIZE (overflow), CK_E_MEMORY. The result is checked with
+/* Builds the plan for circuit c under limits. Errors: CK_E_ARG (zero limits, a circuit with frames
+ * dims (ck_plan_build_frames), max_seq_len above the circuit's max positions), CK_E_SIZE
+ * (overflow), CK_E_MEMORY. The result is checked with
  * ck_plan_validate before it is returned. */
 int ck_plan_build(ck_plan *plan, const ck_circuit *c, const ck_plan_limits *limits, ck_error *err);
+
+/* ck_plan_build with max_frames F for the frame-row buffers of a circuit with frames dims (> 0
+ * there; ignored, kept 0, without them). */
+int ck_plan_build_frames(ck_plan *plan, const ck_circuit *c, const ck_plan_limits *limits,
+                         size_t max_frames, ck_error *err);
 
 /* Rejects a plan whose offsets are misaligned, exceed arena_bytes, or collide for two buffers live
  * at the same op (CK_E_SIZE, message naming both buffers and the op). */
@@ -57,8 +66,13 @@ int ck_plan_validate(const ck_plan *plan, const ck_circuit *c, ck_error *err);
 int ck_plan_check_arena(const ck_plan *plan, const void *arena, size_t arena_bytes, size_t tokens,
                         ck_error *err);
 
-/* Rows every buffer holds: limits.max_tokens rounded up to a multiple of limits.row_block. */
+/* Rows every token buffer holds: limits.max_tokens rounded up to a multiple of limits.row_block. */
 size_t ck_plan_rows(const ck_plan *plan);
+
+/* Rows a buffer of `frames` (ck_buffer frames: 0 tokens, K frames times K) holds: ck_plan_rows for
+ * tokens, else K max_frames rounded up to a multiple of limits.row_block (SIZE_MAX on
+ * overflow). */
+size_t ck_plan_dim_rows(const ck_plan *plan, size_t frames);
 
 /* 1 when buffers a and b are both live at some op (they must not share bytes). */
 int ck_plan_conflict(const ck_plan *plan, size_t a, size_t b, size_t *at_op);

@@ -46,7 +46,8 @@ static void lower_op(ck_step *s, const ck_circuit *c, const ck_plan *plan,
     }
     for (; s->n_weights < CK_MAX_SLOTS && def->weights[s->n_weights] != NULL; s->n_weights++) {
         s->weight[s->n_weights] = op->weights[s->n_weights];
-        s->w[s->n_weights] = weights[op->weights[s->n_weights]];
+        s->w[s->n_weights] = op->weights[s->n_weights] >= 0 ? weights[op->weights[s->n_weights]]
+                                                            : NULL;
     }
     for (size_t k = 0; k < CK_MAX_SLOTS; k++) {
         s->in_copy[k] = CK_NO_COPY;
@@ -55,6 +56,8 @@ static void lower_op(ck_step *s, const ck_circuit *c, const ck_plan *plan,
     s->out = op->output;
     s->out_offset = plan->offsets[op->output];
     s->out_cols = c->buffers[op->output].cols;
+    s->out_frames = c->buffers[op->output].frames;
+    s->rows_frames = c->buffers[op->inputs[0]].frames;
     s->eps = op->eps;
     s->heads = op->heads;
     s->head_dim = op->head_dim;
@@ -101,7 +104,8 @@ static size_t copy_for(ck_program *p, const ck_circuit *c, const ck_plan *plan, 
                        size_t *copy_of)
 {
     if (copy_of[b] == CK_NO_COPY) {
-        size_t bytes = ck_plan_rows(plan) * c->buffers[b].cols * sizeof(uint16_t);
+        size_t bytes = ck_plan_dim_rows(plan, c->buffers[b].frames) * c->buffers[b].cols *
+                       sizeof(uint16_t);
         copy_of[b] = p->copies_bytes;
         p->copies_bytes += (bytes + CK_ARENA_ALIGN - 1) / CK_ARENA_ALIGN * CK_ARENA_ALIGN;
     }
@@ -231,12 +235,14 @@ static int spans_conflict(const span *a, const span *b)
 void ck_program_row_runs(ck_program *p, const ck_plan *plan)
 {
     span in_run[MAX_RUN_SPANS]; /* 46 KiB */
-    size_t rows = ck_plan_rows(plan), n_run = 0, start = 0;
+    size_t n_run = 0, start = 0;
     for (size_t i = 0; i < p->n_steps; i++) {
         ck_step *s = &p->steps[i];
         span mine[MAX_SPANS];
+        size_t rows = ck_plan_dim_rows(plan, s->rows_frames);
         size_t n = s->variant->rows != NULL ? step_spans(s, rows, mine) : 0;
         int joins = n > 0 && i > 0 && p->steps[i - 1].variant->rows != NULL &&
+                    p->steps[i - 1].rows_frames == s->rows_frames && /* one batch of rows */
                     i - start < CK_ROW_RUN_MAX_STEPS;
         for (size_t a = 0; joins && a < n; a++) {
             for (size_t b = 0; joins && b < n_run; b++) {
@@ -288,8 +294,8 @@ static void bind(ck_step *s)
     for (size_t k = 0; k < CK_MAX_SLOTS; k++) {
         a->in[k] = k < s->n_in ? s->in_offset[k] : 0;
         a->in_copy[k] = s->in_copy[k];
-        a->w[k] = k < s->n_weights ? s->w[k]->data : NULL;
-        a->w_rows[k] = k < s->n_weights ? s->w[k]->shape[0] : 0;
+        a->w[k] = k < s->n_weights && s->w[k] != NULL ? s->w[k]->data : NULL;
+        a->w_rows[k] = k < s->n_weights && s->w[k] != NULL ? s->w[k]->shape[0] : 0;
     }
     if (s->kind == CK_OP_CONV1D) { /* its linear's K: the im2col row, K taps of `in` */
         a->linear_in_cols = a->taps * s->in_cols[CK_LIN_IN_X];
@@ -297,7 +303,7 @@ static void bind(ck_step *s)
     if (s->kind == CK_OP_DURATION) { /* the bins */
         a->linear_in_cols = s->in_cols[0];
     }
-    if (s->kind == CK_OP_ADA_LAYER_NORM) { /* its fc's K: the style's width */
+    if (s->kind == CK_OP_ADA_LAYER_NORM || s->kind == CK_OP_ADAIN_INSTANCE_NORM) { /* its fc's K */
         a->linear_in_cols = s->w[CK_LIN_WEIGHT]->shape[1];
     }
 }

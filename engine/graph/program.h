@@ -31,6 +31,11 @@ struct ck_step {
     size_t in_cols[CK_MAX_SLOTS];
     int out;                         /* buffer written (a fused linear: its gelu_new's) */
     size_t out_offset, out_cols;
+    size_t rows_frames;              /* the rows it runs over, its first input's (ck_buffer
+                                        frames): 0 tokens, K frames times K; the executor passes
+                                        the batch of those rows */
+    size_t out_frames;               /* its output's rows, likewise (differs from rows_frames only
+                                        for the alignment and the x2 upsamples) */
     /* bf16 copies (bf16 precision; byte offsets in the program's copy arena, CK_NO_COPY for none).
      * A linear whose input a residual_layer_norm wrote reads the bf16 copy that LayerNorm writes
      * beside its f32 rows (ck_residual_layer_norm_f32_f32bf16), so q, k and v round their shared input
@@ -49,7 +54,8 @@ struct ck_step {
                                         f32 */
     size_t n_weights;                /* weight slots used */
     int weight[CK_MAX_SLOTS];        /* circuit weight index per weight slot */
-    const ck_tensor *w[CK_MAX_SLOTS];/* the bound tensor per weight slot */
+    const ck_tensor *w[CK_MAX_SLOTS];/* the bound tensor per weight slot; NULL (weight -1) for an
+                                        optional slot the circuit left out */
     size_t linear_slot;              /* CK_OP_LINEAR: its linear among the program's n_linears,
                                         one per (weight, fused gelu, bf16 out) in step order */
     float eps;                       /* LayerNorm epsilon */
