@@ -260,8 +260,20 @@ static void test_batch_invariant(void)
             CU_ASSERT_EQUAL_FATAL(ck_executor_init_frames(&ex, &f.c, f.w, &o, 256, &err), CK_OK);
             CU_ASSERT_EQUAL_FATAL(ck_executor_set_sequence_inputs(ex, styles, N_CASES, 128,
                                                                   f.speed, &err), CK_OK);
+            ck_executor_reset_op_seconds(ex);
             CU_ASSERT_EQUAL_FATAL(ck_executor_run(ex, ids, offsets, N_CASES, f.c.f0_buffer, NULL,
                                                   0, NULL, NULL, &err), CK_OK);
+            if (!parity) { /* informative: where the batch's time goes, per op kind */
+                fprintf(stderr, "\n    %d thread(s), 4 cases (%zu tokens, %zu frames), ms:", threads,
+                        offsets[N_CASES], frames);
+                for (int k = 0; k <= CK_OP_KIND_COUNT; k++) {
+                    double ms = 1e3 * ck_executor_op_seconds(ex, (ck_op_kind)k);
+                    if (ms >= 0.05) {
+                        fprintf(stderr, " %s %.1f", k < CK_OP_KIND_COUNT
+                                ? ck_op_kind_name((ck_op_kind)k) : "rest", ms);
+                    }
+                }
+            }
             const size_t *fo = ck_executor_row_offsets(ex, 1, NULL);
             CU_ASSERT_FATAL(fo != NULL && fo[N_CASES] == frames);
             size_t at[N_CASES + 1];
