@@ -16,8 +16,10 @@
 #include "conv_transpose1d_depthwise_k3s2.h"
 #include "expand_rows.h"
 #include "upsample_nearest2_rows.h"
+#include "concat_cols.h"
 #include "concat_style.h"
 #include "conv1d.h"
+#include "downsample2_rows.h"
 #include "duration_frames.h"
 #include "embedding.h"
 #include "embedding_three_table_layer_norm.h"
@@ -112,6 +114,17 @@ static int add_scaled_rows(void *ctx, size_t first, size_t count, int worker)
     return ck_add_scaled_f32((const float *)at(c->b, c->s->in[0]) + at_row, n,
                              (const float *)at(c->b, c->s->in[1]) + at_row, n,
                              (float *)at(c->b, c->s->out) + at_row, n, n, c->s->scale);
+}
+
+static int concat_cols_rows(void *ctx, size_t first, size_t count, int worker)
+{
+    const step_ctx *c = ctx;
+    const ck_step_args *s = c->s;
+    size_t a = s->linear_in_cols, z = s->cols - a, rows = first + count;
+    (void)worker;
+    return ck_concat_cols_f32((const float *)at(c->b, s->in[0]), rows * a, a, a,
+                              (const float *)at(c->b, s->in[1]), rows * z, z, z,
+                              (float *)at(c->b, s->out), rows * s->cols, s->cols, first, rows);
 }
 
 static int layer_norm_rows(void *ctx, size_t first, size_t count, int worker)
@@ -260,23 +273,30 @@ int ck_step_embedding_table(const ck_step_batch *b, const ck_step_args *s)
     return ck_parallel_for(b->tokens, b->threads, embedding_table_rows, &ctx);
 }
 
-/* Sequences [first, first + count): rows followed by the sequence's style. */
+/* Sequences [first, first + count): rows followed by the sequence's style columns
+ * [style_offset, style_offset + D), one kernel call per sequence (its style row at that column). */
 static int concat_style_seqs(void *ctx, size_t first, size_t count, int worker)
 {
     const step_ctx *c = ctx;
     const ck_step_args *s = c->s;
-    size_t in = s->cols - c->b->style_cols, t = c->b->tokens;
+    const ck_step_batch *b = c->b;
+    size_t d = s->linear_in_cols, in = s->cols - d, t = b->tokens;
+    int rc = CK_OK;
     (void)worker;
-    return ck_concat_style_f32((const float *)at(c->b, s->in[0]), t * in, in, c->b->style,
-                               c->b->n_seqs * c->b->style_cols, c->b->style_cols,
-                               (float *)at(c->b, s->out), t * s->cols, s->cols, c->b->offsets,
-                               c->b->n_seqs, first, first + count, in);
+    for (size_t q = first; rc == CK_OK && q < first + count; q++) {
+        const size_t one[2] = {b->offsets[q], b->offsets[q + 1]};
+        rc = ck_concat_style_f32((const float *)at(b, s->in[0]), t * in, in,
+                                 b->style + q * b->style_cols + s->style_offset, d, d,
+                                 (float *)at(b, s->out), t * s->cols, s->cols, one, 1, 0, 1, in);
+    }
+    return rc;
 }
 
 int ck_step_concat_style(const ck_step_batch *b, const ck_step_args *s)
 {
     step_ctx ctx = {b, s, 0};
-    if (b->style == NULL || b->style_cols == 0 || b->style_cols >= s->cols) {
+    if (b->style == NULL || s->linear_in_cols == 0 || s->linear_in_cols >= s->cols ||
+        b->style_cols < s->style_offset + s->linear_in_cols) {
         return CK_E_ARG; /* the circuit wants a style the batch does not carry, or a wider one */
     }
     return ck_parallel_for(b->n_seqs, b->threads, concat_style_seqs, &ctx);
@@ -290,11 +310,12 @@ static int ada_layer_norm_seqs(void *ctx, size_t first, size_t count, int worker
     const ck_step_args *s = c->s;
     const ck_step_batch *b = c->b;
     float *gb = b->scratch[worker].base;
-    size_t ch = s->cols, t = b->tokens, d = b->style_cols;
+    size_t ch = s->cols, t = b->tokens, d = s->linear_in_cols;
     int rc = CK_OK;
     for (size_t q = first; rc == CK_OK && q < first + count; q++) {
         const size_t one[2] = {b->offsets[q], b->offsets[q + 1]};
-        rc = ck_linear_forward_f32(s->linear, worker, b->style + q * d, d, d, gb, 2 * ch, 2 * ch, 1);
+        rc = ck_linear_forward_f32(s->linear, worker, b->style + q * b->style_cols + s->style_offset,
+                                   d, d, gb, 2 * ch, 2 * ch, 1);
         rc = rc ? rc : ck_ada_layer_norm_f32((const float *)at(b, s->in[0]), t * ch, ch, gb, ch,
                                              gb + ch, ch, (float *)at(b, s->out), t * ch, ch, one,
                                              1, 0, 1, ch, s->eps);
@@ -310,11 +331,12 @@ static int adain_seqs(void *ctx, size_t first, size_t count, int worker)
     const ck_step_args *s = c->s;
     const ck_step_batch *b = c->b;
     float *gb = b->scratch[worker].base;
-    size_t ch = s->cols, t = b->tokens, d = b->style_cols;
+    size_t ch = s->cols, t = b->tokens, d = s->linear_in_cols;
     int rc = CK_OK;
     for (size_t q = first; rc == CK_OK && q < first + count; q++) {
         const size_t one[2] = {b->offsets[q], b->offsets[q + 1]};
-        rc = ck_linear_forward_f32(s->linear, worker, b->style + q * d, d, d, gb, 2 * ch, 2 * ch, 1);
+        rc = ck_linear_forward_f32(s->linear, worker, b->style + q * b->style_cols + s->style_offset,
+                                   d, d, gb, 2 * ch, 2 * ch, 1);
         rc = rc ? rc : ck_adain_instance_norm_f32((const float *)at(b, s->in[0]), t * ch, ch, gb,
                                                   ch, gb + ch, ch, (float *)at(b, s->out), t * ch,
                                                   ch, one, 1, 0, 1, ch, s->eps);
@@ -325,7 +347,7 @@ static int adain_seqs(void *ctx, size_t first, size_t count, int worker)
 int ck_step_adain_instance_norm(const ck_step_batch *b, const ck_step_args *s)
 {
     step_ctx ctx = {b, s, 0};
-    if (b->style == NULL || b->style_cols != s->linear_in_cols) {
+    if (b->style == NULL || b->style_cols < s->style_offset + s->linear_in_cols) {
         return CK_E_ARG;
     }
     return ck_parallel_for(b->n_seqs, b->threads, adain_seqs, &ctx);
@@ -394,7 +416,7 @@ int ck_step_conv_transpose1d_depthwise_k3s2(const ck_step_batch *b, const ck_ste
 int ck_step_ada_layer_norm(const ck_step_batch *b, const ck_step_args *s)
 {
     step_ctx ctx = {b, s, 0};
-    if (b->style == NULL || b->style_cols != s->linear_in_cols) {
+    if (b->style == NULL || b->style_cols < s->style_offset + s->linear_in_cols) {
         return CK_E_ARG; /* no style, or not the fc's width */
     }
     return ck_parallel_for(b->n_seqs, b->threads, ada_layer_norm_seqs, &ctx);
@@ -505,6 +527,14 @@ int ck_step_add_scaled_rows(const ck_step_batch *b, const ck_step_args *s, size_
     return n > 0 ? add_scaled_rows(&ctx, row, n, worker) : CK_OK;
 }
 
+int ck_step_concat_cols_rows(const ck_step_batch *b, const ck_step_args *s, size_t row, size_t rows,
+                             int worker)
+{
+    step_ctx ctx = {b, s, 0};
+    size_t n = real_rows(b, row, rows);
+    return n > 0 ? concat_cols_rows(&ctx, row, n, worker) : CK_OK;
+}
+
 int ck_step_layer_norm_rows(const ck_step_batch *b, const ck_step_args *s, size_t row, size_t rows,
                             int worker)
 {
@@ -611,6 +641,30 @@ int ck_step_add_scaled(const ck_step_batch *b, const ck_step_args *s)
 {
     step_ctx ctx = {b, s, 0};
     return ck_parallel_for(b->tokens, b->threads, add_scaled_rows, &ctx);
+}
+
+int ck_step_concat_cols(const ck_step_batch *b, const ck_step_args *s)
+{
+    step_ctx ctx = {b, s, 0};
+    return ck_parallel_for(b->tokens, b->threads, concat_cols_rows, &ctx);
+}
+
+/* Output rows [first, first + count) of the halved batch (the batch is the input's 2R rows). */
+static int downsample_rows(void *ctx, size_t first, size_t count, int worker)
+{
+    const step_ctx *c = ctx;
+    const ck_step_args *s = c->s;
+    size_t rows = c->b->tokens;
+    (void)worker;
+    return ck_downsample2_rows_f32((const float *)at(c->b, s->in[0]), rows * s->cols, s->cols,
+                                   (float *)at(c->b, s->out), rows / 2 * s->cols, s->cols, first,
+                                   first + count, s->cols);
+}
+
+int ck_step_downsample2_rows(const ck_step_batch *b, const ck_step_args *s)
+{
+    step_ctx ctx = {b, s, 0};
+    return ck_parallel_for(b->tokens / 2, b->threads, downsample_rows, &ctx);
 }
 
 int ck_step_layer_norm(const ck_step_batch *b, const ck_step_args *s)

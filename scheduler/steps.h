@@ -58,6 +58,8 @@ typedef struct {
     size_t heads, head_dim;
     float eps;
     float scale;           /* attention: the score scale; leaky_relu: the negative slope */
+    size_t style_offset;   /* concat_style, ada_layer_norm, adain_instance_norm: the first column of
+                              the batch's style row they read (linear_in_cols of them) */
 } ck_step_args;
 
 /* Each runs one step over the batch and returns 0 or the kernel's CK_E_* code (the lowest
@@ -85,7 +87,8 @@ int ck_step_conv1d(const ck_step_batch *b, const ck_step_args *s);
 /* The plain embedding lookup (ck_embedding_f32): in[0] ids (i32), w[0] the table of w_rows[0] rows. */
 int ck_step_embedding_table(const ck_step_batch *b, const ck_step_args *s);
 /* Rows followed by their sequence's style (ck_concat_style_f32): out [T, C + D] from in[0] [T, C]
- * and the batch's style [S, D]. CK_E_ARG when the batch has no style or D >= out's cols. */
+ * and columns [style_offset, style_offset + D) of the batch's style rows, D = linear_in_cols.
+ * CK_E_ARG when the batch has no style or it is narrower than style_offset + D. */
 int ck_step_concat_style(const ck_step_batch *b, const ck_step_args *s);
 /* AdaLayerNorm (ck_ada_layer_norm_f32) with gamma | beta = fc(style[s]) per sequence, the fc its
  * linear (linear_in_cols = D) on one row into the worker's scratch [2C]. CK_E_ARG when the batch's
@@ -120,6 +123,11 @@ int ck_step_conv_transpose1d_depthwise_k3s2(const ck_step_batch *b, const ck_ste
 int ck_step_adain_instance_norm(const ck_step_batch *b, const ck_step_args *s);
 /* (in[0] + in[1]) * scale (ck_add_scaled_f32), rows over the workers. */
 int ck_step_add_scaled(const ck_step_batch *b, const ck_step_args *s);
+/* [in[0] | in[1]] (ck_concat_cols_f32): in[0] linear_in_cols wide, in[1] the rest of cols. */
+int ck_step_concat_cols(const ck_step_batch *b, const ck_step_args *s);
+/* Every second row (ck_downsample2_rows_f32): in[0] [2R, C] of the batch (R = tokens / 2 rows) ->
+ * out [R, C]. */
+int ck_step_downsample2_rows(const ck_step_batch *b, const ck_step_args *s);
 
 /* ---- row-local runs: several steps over one pass of the rows (generated libraries) ----
  *
@@ -151,6 +159,8 @@ int ck_step_layer_norm_rows(const ck_step_batch *b, const ck_step_args *s, size_
                             int worker);
 int ck_step_add_scaled_rows(const ck_step_batch *b, const ck_step_args *s, size_t row, size_t rows,
                             int worker);
+int ck_step_concat_cols_rows(const ck_step_batch *b, const ck_step_args *s, size_t row, size_t rows,
+                             int worker);
 
 /* One step of a row-local run. */
 typedef struct {

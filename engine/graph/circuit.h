@@ -49,6 +49,8 @@ typedef enum {
                                                    (of the style); out: y [F,C]; eps */
     CK_OP_ADD_SCALED = 17,                      /* in: x, residual [R,C]; out: (x + residual) *
                                                    scale */
+    CK_OP_CONCAT_COLS = 18,                     /* in: x [R,A], z [R,B]; out: [R,A+B] */
+    CK_OP_DOWNSAMPLE2_ROWS = 19,                /* in: x [F2K,C]; out: [FK,C], every second row */
     CK_OP_KIND_COUNT
 } ck_op_kind;
 
@@ -95,6 +97,9 @@ typedef struct {
     size_t heads, head_dim;             /* attention geometry */
     float scale;                        /* attention score scale (1/sqrt(head_dim)); leaky_relu:
                                            the negative slope */
+    size_t style_offset;                /* concat_style, ada_layer_norm, adain_instance_norm: the
+                                           first column of the batch's style row they read (0; 128
+                                           for Kokoro's predictor half of a whole ref_s row) */
     char checkpoint[CK_CHECKPOINT_MAX]; /* X-Ray id with the repeat index expanded; "" when none */
 } ck_op;
 

@@ -61,7 +61,12 @@ static int parse_params(ck_loader *l, const cJSON *params, ck_op *op)
     for (size_t i = 0; rc == CK_OK && i < CK_OP_PARAMS_MAX && defs[i].name != NULL; i++) {
         char *field = (char *)op + defs[i].field;
         const cJSON *item = cJSON_GetObjectItemCaseSensitive(params, defs[i].name);
-        if (defs[i].type == CK_PARAM_SIZE) {
+        if (defs[i].type == CK_PARAM_OFFSET) {
+            if (item != NULL && !ck_json_size(item, 0, CK_OP_PARAM_SIZE_MAX, (size_t *)(void *)field)) {
+                rc = ck_loader_fail(l, "params \"%s\": expected an integer in 0..%d", defs[i].name,
+                                    CK_OP_PARAM_SIZE_MAX);
+            }
+        } else if (defs[i].type == CK_PARAM_SIZE) {
             if (!ck_json_size(item, 1, CK_OP_PARAM_SIZE_MAX, (size_t *)(void *)field)) {
                 rc = ck_loader_fail(l, "params \"%s\": expected an integer in 1..%d", defs[i].name,
                                     CK_OP_PARAM_SIZE_MAX);

@@ -217,6 +217,20 @@ static int check_conv_transpose(const ck_circuit *c, const ck_op *op, char *msg,
     return rc ? rc : want_weight(c, op, 1, 1, cols, 0, msg, cap);
 }
 
+/* x [R,A], z [R,B]; out [R,A+B] */
+static int check_concat_cols(const ck_circuit *c, const ck_op *op, char *msg, size_t cap)
+{
+    const size_t cols = c->buffers[op->output].cols;
+    const size_t a = c->buffers[op->inputs[0]].cols, z = c->buffers[op->inputs[1]].cols;
+    int rc = want_inputs(c, op, 0, 2, 0, msg, cap);
+    if (rc == CK_OK && a + z != cols) {
+        snprintf(msg, cap, "out \"%s\" has %zu cols, expected %zu + %zu (x | z)",
+                 c->buffers[op->output].name, cols, a, z);
+        return CK_E_CIRCUIT;
+    }
+    return rc;
+}
+
 /* x, residual [R,C]; out [R,C] */
 static int check_add_scaled(const ck_circuit *c, const ck_op *op, char *msg, size_t cap)
 {
@@ -228,14 +242,18 @@ static int check_rows(const ck_circuit *c, const ck_op *op, char *msg, size_t ca
 {
     const ck_op_def *def = &ck_op_defs[op->kind];
     const size_t out = c->buffers[op->output].frames;
-    const size_t in = def->rows == CK_ROWS_DOUBLE ? out / 2 : def->rows == CK_ROWS_EXPAND ? 0 : out;
+    const size_t in = def->rows == CK_ROWS_DOUBLE ? out / 2
+                      : def->rows == CK_ROWS_HALF ? 2 * out
+                      : def->rows == CK_ROWS_EXPAND ? 0 : out;
     if ((def->rows == CK_ROWS_EXPAND && out != 1) ||
         (def->rows == CK_ROWS_DOUBLE && (out % 2 != 0 || out == 0)) ||
+        (def->rows == CK_ROWS_HALF && (out == 0 || in > CK_FRAMES_SCALE_MAX)) ||
         (def->tokens_only && out != 0)) {
         snprintf(msg, cap, "out \"%s\": rows %s, expected %s", c->buffers[op->output].name,
                  out ? "frames" : "tokens",
                  def->rows == CK_ROWS_EXPAND ? "frames (the alignment writes one row per frame)"
                  : def->rows == CK_ROWS_DOUBLE ? "frames*2K (twice its input's rows)"
+                 : def->rows == CK_ROWS_HALF ? "frames*K (half its input's frames*2K)"
                                                : "tokens (this op runs on token rows only)");
         return CK_E_CIRCUIT;
     }
@@ -360,6 +378,7 @@ static double conv1d_flops(const ck_circuit *c, const ck_op *op, size_t seq_len)
 /* ---- the table ---- */
 
 #define EPS_PARAM {"eps", CK_PARAM_FLOAT, offsetof(ck_op, eps), NULL}
+#define STYLE_OFFSET_PARAM {"style_offset", CK_PARAM_OFFSET, offsetof(ck_op, style_offset), NULL}
 /* A variant's function and its C name; with its row-range form (steps.h: FN_rows) */
 #define F32_STEP(fn) fn, #fn, NULL, NULL, CK_DTYPE_F32, NULL
 #define ROW_STEP(fn) fn, #fn, fn##_rows, #fn "_rows"
@@ -462,6 +481,7 @@ const ck_op_def ck_op_defs[] = {
     [CK_OP_CONCAT_STYLE] = {
         .name = "concat_style",
         .in = {"x", NULL},
+        .params = {STYLE_OFFSET_PARAM, {NULL, CK_PARAM_FLOAT, 0, NULL}},
         .check = check_concat_style, .split = CK_SPLIT_SEQUENCE_HEADS, /* sequences */
         .run = {[CK_DTYPE_F32] = {F32_STEP(ck_step_concat_style)}},
         .op_class = CK_OP_CLASS_OTHER, .sequence_inputs = 1,
@@ -470,7 +490,7 @@ const ck_op_def ck_op_defs[] = {
         .name = "ada_layer_norm",
         .in = {"x", NULL},
         .weights = {"fc_weight", "fc_bias", NULL},
-        .params = {EPS_PARAM, {NULL, CK_PARAM_FLOAT, 0, NULL}},
+        .params = {EPS_PARAM, STYLE_OFFSET_PARAM, {NULL, CK_PARAM_FLOAT, 0, NULL}},
         .check = check_ada_layer_norm, .scratch = ada_scratch,
         .split = CK_SPLIT_SEQUENCE_HEADS, /* sequences */
         .run = {[CK_DTYPE_F32] = {F32_STEP(ck_step_ada_layer_norm)}},
@@ -511,7 +531,7 @@ const ck_op_def ck_op_defs[] = {
         .name = "adain_instance_norm",
         .in = {"x", NULL},
         .weights = {"fc_weight", "fc_bias", NULL},
-        .params = {EPS_PARAM, {NULL, CK_PARAM_FLOAT, 0, NULL}},
+        .params = {EPS_PARAM, STYLE_OFFSET_PARAM, {NULL, CK_PARAM_FLOAT, 0, NULL}},
         .check = check_ada_layer_norm, .scratch = ada_scratch,
         .split = CK_SPLIT_SEQUENCE_HEADS, /* sequences */
         .run = {[CK_DTYPE_F32] = {F32_STEP(ck_step_adain_instance_norm)}},
@@ -526,6 +546,20 @@ const ck_op_def ck_op_defs[] = {
         .check = check_add_scaled, .split = CK_SPLIT_ROWS,
         .run = {[CK_DTYPE_F32] = {ROW_STEP(ck_step_add_scaled), CK_DTYPE_F32, NULL}},
         .op_class = CK_OP_CLASS_OTHER,
+    },
+    [CK_OP_CONCAT_COLS] = {
+        .name = "concat_cols",
+        .in = {"x", "z", NULL},
+        .check = check_concat_cols, .split = CK_SPLIT_ROWS,
+        .run = {[CK_DTYPE_F32] = {ROW_STEP(ck_step_concat_cols), CK_DTYPE_F32, NULL}},
+        .op_class = CK_OP_CLASS_OTHER,
+    },
+    [CK_OP_DOWNSAMPLE2_ROWS] = {
+        .name = "downsample2_rows",
+        .in = {"x", NULL},
+        .check = check_elementwise, .split = CK_SPLIT_ROWS,
+        .run = {[CK_DTYPE_F32] = {F32_STEP(ck_step_downsample2_rows)}},
+        .op_class = CK_OP_CLASS_OTHER, .rows = CK_ROWS_HALF,
     },
     [CK_OP_LSTM_RECURRENCE] = {
         .name = "lstm_recurrence",

@@ -24,7 +24,8 @@ enum { CK_GELU_IN_X };
 
 typedef enum {
     CK_PARAM_FLOAT = 0, /* a finite number > 0, stored as float */
-    CK_PARAM_SIZE = 1   /* an integer in 1..CK_OP_PARAM_SIZE_MAX, stored as size_t */
+    CK_PARAM_SIZE = 1,  /* an integer in 1..CK_OP_PARAM_SIZE_MAX, stored as size_t */
+    CK_PARAM_OFFSET = 2 /* an integer in 0..CK_OP_PARAM_SIZE_MAX, stored as size_t; 0 when absent */
 } ck_param_type;
 
 #define CK_OP_PARAM_SIZE_MAX 4096
@@ -42,7 +43,8 @@ typedef enum {
     CK_ROWS_SAME = 0,   /* every input and out have the same rows (T, or frames times K) */
     CK_ROWS_EXPAND = 1, /* inputs token rows (one of them the circuit's durations), out frame rows
                            (K 1): the alignment */
-    CK_ROWS_DOUBLE = 2  /* input frames times K, out frames times 2K: the x2 upsamples */
+    CK_ROWS_DOUBLE = 2, /* input frames times K, out frames times 2K: the x2 upsamples */
+    CK_ROWS_HALF = 3    /* input frames times 2K, out frames times K: downsample2_rows */
 } ck_rows;
 
 /* How a step's work is cut over the workers (scheduler/parallel.h). */

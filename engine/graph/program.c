@@ -62,6 +62,7 @@ static void lower_op(ck_step *s, const ck_circuit *c, const ck_plan *plan,
     s->heads = op->heads;
     s->head_dim = op->head_dim;
     s->scale = op->scale;
+    s->style_offset = op->style_offset;
     s->split = def->split;
     s->checkpoint = op->checkpoint[0] != '\0' ? op->checkpoint : NULL;
 }
@@ -290,6 +291,7 @@ static void bind(ck_step *s)
         .taps = s->kind == CK_OP_CONV1D ? s->w[CK_LIN_WEIGHT]->shape[2] : 0,
         .out = s->out_offset, .cols = s->out_cols, .out_copy = s->out_copy, .heads = s->heads,
         .head_dim = s->head_dim, .eps = s->eps, .scale = s->scale,
+        .style_offset = s->style_offset,
     };
     for (size_t k = 0; k < CK_MAX_SLOTS; k++) {
         a->in[k] = k < s->n_in ? s->in_offset[k] : 0;
@@ -299,6 +301,12 @@ static void bind(ck_step *s)
     }
     if (s->kind == CK_OP_CONV1D) { /* its linear's K: the im2col row, K taps of `in` */
         a->linear_in_cols = a->taps * s->in_cols[CK_LIN_IN_X];
+    }
+    if (s->kind == CK_OP_CONCAT_COLS) { /* x's cols (z's: cols less these) */
+        a->linear_in_cols = s->in_cols[0];
+    }
+    if (s->kind == CK_OP_CONCAT_STYLE) { /* the style columns appended */
+        a->linear_in_cols = s->out_cols - s->in_cols[0];
     }
     if (s->kind == CK_OP_DURATION) { /* the bins */
         a->linear_in_cols = s->in_cols[0];

@@ -61,6 +61,7 @@ struct ck_step {
     float eps;                       /* LayerNorm epsilon */
     size_t heads, head_dim;          /* attention geometry */
     float scale;                     /* attention score scale */
+    size_t style_offset;             /* ck_op style_offset */
     ck_split split;
     const char *checkpoint;          /* X-Ray id captured after the step (a fused linear: its
                                         gelu_new's), NULL when none */
