@@ -349,7 +349,7 @@ static int parse_io(ck_loader *l, const cJSON *inputs, const cJSON *outputs)
 {
     static const char *const in_keys[] = {"ids", "positions", NULL};
     static const char *const out_keys[] = {"features", "hidden", "durations", "f0", "n", "asr",
-                                           NULL};
+                                           "decoder", NULL};
     ck_circuit *c = l->c;
     if (!cJSON_IsObject(inputs) || !cJSON_IsObject(outputs)) {
         return ck_loader_fail(l, "%s: expected an object",
@@ -365,11 +365,13 @@ static int parse_io(ck_loader *l, const cJSON *inputs, const cJSON *outputs)
     rc = rc ? rc : bind_io(l, outputs, "outputs", "f0", 0, &c->f0_buffer);
     rc = rc ? rc : bind_io(l, outputs, "outputs", "n", 0, &c->n_buffer);
     rc = rc ? rc : bind_io(l, outputs, "outputs", "asr", 0, &c->asr_buffer);
+    rc = rc ? rc : bind_io(l, outputs, "outputs", "decoder", 0, &c->decoder_buffer);
     for (size_t b = 0; rc == CK_OK && b < c->n_buffers; b++) {
         int bound = (int)b == c->ids_buffer || (int)b == c->positions_buffer ||
                     (int)b == c->features_buffer || (int)b == c->hidden_buffer ||
                     (int)b == c->durations_buffer || (int)b == c->f0_buffer ||
-                    (int)b == c->n_buffer || (int)b == c->asr_buffer;
+                    (int)b == c->n_buffer || (int)b == c->asr_buffer ||
+                    (int)b == c->decoder_buffer;
         if (c->buffers[b].role != CK_BUFFER_ACTIVATION && !bound) {
             rc = ck_loader_fail(l, "buffers \"%s\": role \"%s\" but not named in \"%s\"",
                                 c->buffers[b].name,
@@ -447,7 +449,7 @@ static void circuit_reset(ck_circuit *c)
 {
     memset(c, 0, sizeof *c);
     c->ids_buffer = c->positions_buffer = c->features_buffer = c->hidden_buffer = -1;
-    c->durations_buffer = c->f0_buffer = c->n_buffer = c->asr_buffer = -1;
+    c->durations_buffer = c->f0_buffer = c->n_buffer = c->asr_buffer = c->decoder_buffer = -1;
 }
 
 int ck_circuit_parse(ck_circuit *c, const char *json, size_t length, const char *origin,

@@ -132,6 +132,8 @@ typedef struct {
     int f0_buffer, n_buffer;  /* "outputs" "f0", "n": f32 [2F, 1] F0 and N curves, -1 when absent */
     int asr_buffer;           /* "outputs" "asr": f32 [F, 512] t_en aligned to frames, -1 when
                                  absent */
+    int decoder_buffer;       /* "outputs" "decoder": f32 [2F, 512], the decoder's output (the
+                                 generator's input), -1 when absent */
     size_t max_positions;     /* rows of the position table: the longest sequence the circuit takes */
     size_t max_frames_scale;  /* the largest K of its frames dims; 0: no frames dim */
 } ck_circuit;
