@@ -230,12 +230,34 @@ def adain_snake_case():
             ("beta", beta.numpy()), ("alpha", alpha.numpy()), ("y", torch.cat(ys).numpy())]
 
 
+LONG_F0 = 2000        # F0 values (80 per second): 25 s, 600,000 samples
+LONG_KEEP = 97        # every 97th sample of har_source is stored
+
+
+def harmonic_source_long_case():
+    """The harmonic source over a long F0 curve through kokoro_reference.sine_source (the speech capture's own
+    code, SYNTHESIS.md 1.7), noise zero: its float32 phase reaches ~4e5 rad, where one float ulp is 0.03 rad, so
+    only a phase rounded exactly as torch rounds it matches. Voiced random walk 60-420 Hz with an unvoiced
+    stretch (0 Hz) and one below the threshold (5 Hz). Every LONG_KEEP-th sample is stored."""
+    import sys
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import kokoro_reference as kr
+    f0 = (200 + torch.cumsum(torch.randn(LONG_F0) * 6, 0)).clamp(60, 420)
+    f0[300:340] = 0.0
+    f0[1200:1230] = 5.0
+    weight, bias = torch.randn(1, 9) * 0.5, torch.randn(1) * 0.1
+    w = {"decoder.generator.m_source.l_linear.weight": weight, "decoder.generator.m_source.l_linear.bias": bias}
+    out = kr.sine_source(f0[None], torch.zeros(kr.UPSAMPLE * LONG_F0, kr.HARMONICS), w)[0]
+    return [("f0", f0.numpy()), ("weight", weight[0].numpy()), ("bias", bias.numpy()),
+            ("keep", np.array([LONG_KEEP], dtype=np.float32)), ("har_source", out[::LONG_KEEP].contiguous().numpy())]
+
+
 CASES = [("lstm_recurrence", lstm_case), ("adain", adain_case), ("duration_frames", duration_case),
          ("expand_rows", expand_case), ("conv_transpose1d_depthwise", convt_case), ("snake", snake_case),
          ("lstm_recurrence_kokoro", lstm_kokoro_case),  # its nn.LSTM draws from the generator
          # appended after the others so the earlier files keep their bytes
          ("conv_transpose1d_col2im", convt_strided_case), ("reflect_pad_left1", reflect_pad_case),
-         ("adain_snake", adain_snake_case)]
+         ("adain_snake", adain_snake_case), ("harmonic_source_long", harmonic_source_long_case)]
 
 
 def main():
