@@ -1,5 +1,5 @@
-/* noise_philox.c - Philox4x32-10 from the published round function and constants, Box-Muller in double. No allocation, no I/O. */
-#include "noise_philox.h"
+/* noise_normal.c - Philox4x32-10 from the published round function and constants, Box-Muller in double. No allocation, no I/O. */
+#include "noise_normal.h"
 
 #include <math.h>
 

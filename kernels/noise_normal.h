@@ -1,6 +1,6 @@
-/* noise_philox.h - counter-based N(0,1) noise for the generator's source: Philox4x32-10 and Box-Muller. No I/O, no allocation, no threads. */
-#ifndef CK_NOISE_PHILOX_H
-#define CK_NOISE_PHILOX_H
+/* noise_normal.h - counter-based N(0,1) noise for the generator's source: Philox4x32-10 and Box-Muller. No I/O, no allocation, no threads. */
+#ifndef CK_NOISE_NORMAL_H
+#define CK_NOISE_NORMAL_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,8 +1,8 @@
-/* test_noise_philox.c - Philox4x32-10 against Random123's published known-answer vectors; the source noise's
+/* test_noise_normal.c - Philox4x32-10 against Random123's published known-answer vectors; the source noise's
  * distribution, split invariance and keying; rejections. */
 #include "ck_status.h"
 #include "kernel_fixture.h"
-#include "noise_philox.h"
+#include "noise_normal.h"
 
 /* Random123's kat_vectors, philox4x32 with 10 rounds: counter, key -> output (the three published rows). */
 static const uint32_t KAT[3][10] = {
@@ -144,7 +144,7 @@ static void test_rejections(void)
 #undef NZ_EXPECT
 }
 
-CK_TEST_MAIN("noise_philox", {"Philox4x32-10 known-answer vectors (Random123)", test_known_answers},
+CK_TEST_MAIN("noise_normal", {"Philox4x32-10 known-answer vectors (Random123)", test_known_answers},
              {"noise = Box-Muller of the Philox block", test_noise_is_box_muller_of_philox},
              {"N(0,1) over 1e6 draws", test_distribution},
              {"any split, harmonic count or stride: same bits", test_split_invariance},
