@@ -1,8 +1,9 @@
-/* test_conv_transpose1d_col2im.c - the generator's strided ConvTranspose1d as a naive GEMM (here) + the col2im kernel,
+/* test_conv_transpose1d_col2im.c - the generator's strided ConvTranspose1d as a GEMM (naive here, and ck_linear) + col2im,
  * against torch for Kokoro's two shapes (K 20 s 10 p 5, K 12 s 6 p 3); splits, stride, rejections. */
 #include "ck_status.h"
 #include "conv_transpose1d_col2im.h"
 #include "kernel_fixture.h"
+#include "linear.h"
 
 enum { CIN = 6, COUT = 5, S = 3, R = 8 }; /* lengths 1, 3, 4 */
 
@@ -48,6 +49,34 @@ static void check_shape(size_t k, size_t stride)
     CU_ASSERT_FATAL(z && y && part);
     naive_gemm(x, w, k, z);
     size_t pad = (k - stride) / 2;
+    /* the engine's form: Wt [K C, Cin] (Wt[j C + c, ci] = W[ci, c, j]) through ck_linear (oneDNN), no bias; the
+     * col2im of its z must match torch as well (its float sums are oneDNN's, not the naive ones) */
+    float *wt = malloc(k * COUT * CIN * sizeof(float)), *zl = malloc(zn * sizeof(float)), *yl = malloc(yn * 4);
+    CU_ASSERT_FATAL(wt && zl && yl);
+    for (size_t ci = 0; ci < CIN; ci++) {
+        for (size_t c = 0; c < COUT; c++) {
+            for (size_t j = 0; j < k; j++) {
+                wt[(j * COUT + c) * CIN + ci] = w[(ci * COUT + c) * k + j];
+            }
+        }
+    }
+    ck_onednn *ctx = NULL;
+    ck_linear *lin = NULL;
+    ck_linear_desc d = {.weight = wt, .weight_count = k * COUT * CIN, .in_features = CIN, .out_features = k * COUT};
+    CU_ASSERT_EQUAL_FATAL(ck_onednn_init(&ctx, 1), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_linear_init(&lin, ctx, &d), CK_OK);
+    CU_ASSERT_EQUAL(ck_linear_forward_f32(lin, 0, x, R * CIN, CIN, zl, zn, k * COUT, R), CK_OK);
+    CU_ASSERT_EQUAL(ck_conv_transpose1d_col2im_f32(zl, zn, k * COUT, b, COUT, yl, yn, COUT, offsets, S, 0, S, COUT, k,
+                                                   stride, pad), CK_OK);
+    double lin_err, lin_rel;
+    ck_kfix_errors(yl, want, yn, 1.0, &lin_err, &lin_rel);
+    fprintf(stderr, "    K %zu stride %zu with ck_linear's GEMM: max abs %.3g vs torch\n", k, stride, lin_err);
+    CU_ASSERT_TRUE(lin_err <= 1e-6);
+    ck_linear_free(lin);
+    ck_onednn_free(ctx);
+    free(wt);
+    free(zl);
+    free(yl);
     CU_ASSERT_EQUAL(ck_conv_transpose1d_col2im_f32(z, zn, k * COUT, b, COUT, y, yn, COUT, offsets, S, 0, S, COUT, k,
                                                    stride, pad), CK_OK);
     double abs_err, rel_err;
