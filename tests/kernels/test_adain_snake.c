@@ -51,6 +51,7 @@ static void test_matches_torch_and_composition(void)
     free(beta);
     free(alpha);
     free(want);
+    ck_st_close(f);
 }
 
 static void test_rejections(void)
