@@ -1,35 +1,15 @@
 /* adain_instance_norm.c - per-sequence, per-channel statistics in double, 16 channels a block, then the style affine. No I/O. */
 #include "adain_instance_norm.h"
 
+#include "ck_instance_stats.h"
 #include "ck_style_norm.h"
-
-/* Channels per block: the frame loop reads 16 adjacent floats of each row (one cache line) while the
- * block's statistics stay in registers; each channel's sums still run over frames in order. */
-enum { BLOCK = 16 };
 
 /* Channels [c0, c0 + nb) of one sequence of n frames starting at x and y. */
 static void norm_block(const float *x, size_t x_stride, const float *gamma, const float *beta, float *y,
                        size_t y_stride, size_t n, size_t c0, size_t nb, double eps)
 {
-    double mean[BLOCK] = {0}, sq[BLOCK] = {0};
-    for (size_t f = 0; f < n; f++) {
-        for (size_t c = 0; c < nb; c++) {
-            mean[c] += (double)x[f * x_stride + c0 + c];
-        }
-    }
-    for (size_t c = 0; c < nb; c++) {
-        mean[c] /= (double)n;
-    }
-    for (size_t f = 0; f < n; f++) {
-        for (size_t c = 0; c < nb; c++) {
-            double d = (double)x[f * x_stride + c0 + c] - mean[c];
-            sq[c] += d * d;
-        }
-    }
-    double scale[BLOCK];
-    for (size_t c = 0; c < nb; c++) {
-        scale[c] = (1.0 + (double)gamma[c0 + c]) / sqrt(sq[c] / (double)n + eps);
-    }
+    double mean[CK_INSTANCE_BLOCK], scale[CK_INSTANCE_BLOCK];
+    ck_instance_stats(x, x_stride, gamma, n, c0, nb, eps, mean, scale);
     /* y may be x: every read of this block happened above */
     for (size_t f = 0; f < n; f++) {
         for (size_t c = 0; c < nb; c++) {
@@ -52,8 +32,8 @@ int ck_adain_instance_norm_f32(const float *x, size_t x_count, size_t x_stride, 
     }
     for (size_t s = seq_begin; s < seq_end; s++) {
         size_t first = offsets[s], n = offsets[s + 1] - first;
-        for (size_t c0 = 0; n > 0 && c0 < channels; c0 += BLOCK) {
-            size_t nb = channels - c0 < BLOCK ? channels - c0 : BLOCK;
+        for (size_t c0 = 0; n > 0 && c0 < channels; c0 += CK_INSTANCE_BLOCK) {
+            size_t nb = channels - c0 < CK_INSTANCE_BLOCK ? channels - c0 : CK_INSTANCE_BLOCK;
             norm_block(x + first * x_stride, x_stride, gamma + s * channels, beta + s * channels,
                        y + first * y_stride, y_stride, n, c0, nb, (double)eps);
         }

@@ -22,6 +22,7 @@ KERNEL_SEED = 20261205
 LSTM_LENGTHS = [1, 5, 9]
 NORM_LENGTHS = [2, 7, 13]
 CONVT_LENGTHS = [1, 4, 7]
+CONVT_STRIDED_LENGTHS = [1, 3, 4]
 
 
 def safetensors_bytes(items):
@@ -186,9 +187,77 @@ def snake_case():
     return [("x", x.numpy()), ("alpha", alpha.numpy()), ("y", y.numpy())]
 
 
+def convt_strided_case():
+    """The generator's ups: ConvTranspose1d(Cin, Cout, K, stride s, padding (K - s) / 2) on each sequence alone,
+    for Kokoro's two shapes (K 20 s 10, K 12 s 6) at small channel counts (Cin 6, Cout 5); y computed in float64."""
+    items, lengths, cin, cout = [("offsets", offsets_of(CONVT_STRIDED_LENGTHS))], CONVT_STRIDED_LENGTHS, 6, 5
+    for k, stride in ((20, 10), (12, 6)):
+        x = torch.randn(sum(lengths), cin)
+        weight = torch.randn(cin, cout, k) * 0.3
+        bias = torch.randn(cout)
+        xs = torch.split(x, lengths)
+        # in float64, rounded once: the float32 sums' order is the BLAS's (reference vs OpenBLAS differ),
+        # this is the same bytes under either
+        ys = [F.conv_transpose1d(xi.t().unsqueeze(0).double(), weight.double(), bias.double(), stride=stride,
+                                 padding=(k - stride) // 2)[0].t().float() for xi in xs]
+        items += [(f"k{k}.x", x.numpy()), (f"k{k}.weight", weight.numpy()), (f"k{k}.bias", bias.numpy()),
+                  (f"k{k}.y", torch.cat(ys).contiguous().numpy())]
+    return items
+
+
+def reflect_pad_case():
+    """The generator's ReflectionPad1d((1, 0)) (F.pad reflect) on each sequence alone."""
+    lengths, channels = [2, 5, 3], 4
+    x = torch.randn(sum(lengths), channels)
+    ys = [F.pad(xi.t().unsqueeze(0), (1, 0), mode="reflect")[0].t() for xi in torch.split(x, lengths)]
+    return [("offsets", offsets_of(lengths)), ("x", x.numpy()), ("y", torch.cat(ys).contiguous().numpy())]
+
+
+def adain_snake_case():
+    """AdaINResBlock1's first two steps: AdaIN1d (instance norm over each sequence's frames, 1 + gamma, beta),
+    then Snake with a per-channel alpha; 20 channels so the kernel's 16-channel blocks split."""
+    channels, lengths = 20, NORM_LENGTHS
+    xs = [torch.randn(n, channels) * 2 + torch.randn(1, channels) * 3 for n in lengths]
+    gamma = torch.randn(len(lengths), channels) * 0.5
+    beta = torch.randn(len(lengths), channels) * 0.5
+    alpha = torch.rand(channels) * 2 + 0.2
+    inorm = torch.nn.InstanceNorm1d(channels, affine=False, eps=1e-5)
+    ys = []
+    for s, x in enumerate(xs):
+        t = (1 + gamma[s]) * inorm(x.t().unsqueeze(0))[0].t() + beta[s]
+        ys.append(t + (1 / alpha) * (torch.sin(alpha * t) ** 2))
+    return [("offsets", offsets_of(lengths)), ("x", torch.cat(xs).numpy()), ("gamma", gamma.numpy()),
+            ("beta", beta.numpy()), ("alpha", alpha.numpy()), ("y", torch.cat(ys).numpy())]
+
+
+LONG_F0 = 2000        # F0 values (80 per second): 25 s, 600,000 samples
+LONG_KEEP = 97        # every 97th sample of har_source is stored
+
+
+def harmonic_source_long_case():
+    """The harmonic source over a long F0 curve through kokoro_reference.sine_source (the speech capture's own
+    code, SYNTHESIS.md 1.7), noise zero: its float32 phase reaches ~4e5 rad, where one float ulp is 0.03 rad, so
+    only a phase rounded exactly as torch rounds it matches. Voiced random walk 60-420 Hz with an unvoiced
+    stretch (0 Hz) and one below the threshold (5 Hz). Every LONG_KEEP-th sample is stored."""
+    import sys
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import kokoro_reference as kr
+    f0 = (200 + torch.cumsum(torch.randn(LONG_F0) * 6, 0)).clamp(60, 420)
+    f0[300:340] = 0.0
+    f0[1200:1230] = 5.0
+    weight, bias = torch.randn(1, 9) * 0.5, torch.randn(1) * 0.1
+    w = {"decoder.generator.m_source.l_linear.weight": weight, "decoder.generator.m_source.l_linear.bias": bias}
+    out = kr.sine_source(f0[None], torch.zeros(kr.UPSAMPLE * LONG_F0, kr.HARMONICS), w)[0]
+    return [("f0", f0.numpy()), ("weight", weight[0].numpy()), ("bias", bias.numpy()),
+            ("keep", np.array([LONG_KEEP], dtype=np.float32)), ("har_source", out[::LONG_KEEP].contiguous().numpy())]
+
+
 CASES = [("lstm_recurrence", lstm_case), ("adain", adain_case), ("duration_frames", duration_case),
          ("expand_rows", expand_case), ("conv_transpose1d_depthwise", convt_case), ("snake", snake_case),
-         ("lstm_recurrence_kokoro", lstm_kokoro_case)]  # last: its nn.LSTM draws from the generator
+         ("lstm_recurrence_kokoro", lstm_kokoro_case),  # its nn.LSTM draws from the generator
+         # appended after the others so the earlier files keep their bytes
+         ("conv_transpose1d_col2im", convt_strided_case), ("reflect_pad_left1", reflect_pad_case),
+         ("adain_snake", adain_snake_case), ("harmonic_source_long", harmonic_source_long_case)]
 
 
 def main():
