@@ -2,8 +2,9 @@
  * small tensors (names written in a shuffled order, 1,000 weight-norm pairs among them) is written
  * (ck_st_write), opened (ck_st_open), loaded and folded (ck_weights_load), and every name found with
  * its own values; a name two tensors share is refused by the writer, the reader (a patched header)
- * and the weight set (two names equal after dropping "module"). The times are printed, not asserted
- * (they were quadratic: linear duplicate checks and lookups). */
+ * and the weight set (two names equal after dropping "module"). The same for a stored ZIP (a .pth's
+ * container) of 60,000 entries. The times are printed, not asserted (they were quadratic: linear
+ * duplicate checks and lookups). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "ck_test.h"
 #include "safetensors.h"
 #include "weights.h"
+#include "zip.h"
 
 enum { N = 100000, PAIRS = 1000, NAME = 32 };
 
@@ -180,6 +182,110 @@ static void test_duplicates_refused(void)
     unlink(path);
 }
 
+
+enum { ZIP_N = 60000 }; /* below 65535: no ZIP64 record needed */
+
+static void put_le(unsigned char *p, uint64_t v, size_t bytes)
+{
+    for (size_t i = 0; i < bytes; i++) {
+        p[i] = (unsigned char)(v >> (8 * i));
+    }
+}
+
+/* A stored ZIP of ZIP_N entries "arch/data/<i>" (i = 7919 k mod ZIP_N for the k-th entry: a shuffled
+ * order), each 4 bytes: i as u32; the entry at position `dup` (if < ZIP_N) takes position 0's name.
+ * Returns the bytes (*n), malloc'd. */
+static unsigned char *make_zip(size_t *n, size_t dup)
+{
+    static char names[ZIP_N][24];
+    size_t cap = (size_t)ZIP_N * (30 + 46 + 2 * 24 + 4) + 22, at = 0;
+    unsigned char *z = calloc(1, cap);
+    static uint32_t offsets[ZIP_N];
+    CU_ASSERT_PTR_NOT_NULL_FATAL(z);
+    for (size_t k = 0; k < ZIP_N; k++) {
+        snprintf(names[k], sizeof names[k], "arch/data/%zu", (k * 7919) % ZIP_N);
+    }
+    if (dup < ZIP_N) {
+        memcpy(names[dup], names[0], sizeof names[0]);
+    }
+    for (size_t k = 0; k < ZIP_N; k++) {
+        size_t len = strlen(names[k]);
+        unsigned char data[4];
+        put_le(data, (k * 7919) % ZIP_N, 4);
+        offsets[k] = (uint32_t)at;
+        put_le(z + at, 0x04034b50, 4);
+        put_le(z + at + 4, 20, 2);
+        put_le(z + at + 14, ck_zip_crc32(data, 4), 4);
+        put_le(z + at + 18, 4, 4);
+        put_le(z + at + 22, 4, 4);
+        put_le(z + at + 26, len, 2);
+        memcpy(z + at + 30, names[k], len);
+        memcpy(z + at + 30 + len, data, 4);
+        at += 30 + len + 4;
+    }
+    size_t cd = at;
+    for (size_t k = 0; k < ZIP_N; k++) {
+        size_t len = strlen(names[k]);
+        unsigned char data[4];
+        put_le(data, (k * 7919) % ZIP_N, 4);
+        put_le(z + at, 0x02014b50, 4);
+        put_le(z + at + 4, 20, 2);
+        put_le(z + at + 6, 20, 2);
+        put_le(z + at + 16, ck_zip_crc32(data, 4), 4);
+        put_le(z + at + 20, 4, 4);
+        put_le(z + at + 24, 4, 4);
+        put_le(z + at + 28, len, 2);
+        put_le(z + at + 42, offsets[k], 4);
+        memcpy(z + at + 46, names[k], len);
+        at += 46 + len;
+    }
+    put_le(z + at, 0x06054b50, 4);
+    put_le(z + at + 8, ZIP_N, 2);
+    put_le(z + at + 10, ZIP_N, 2);
+    put_le(z + at + 12, at - cd, 4);
+    put_le(z + at + 16, cd, 4);
+    *n = at + 22;
+    return z;
+}
+
+static void test_zip_many_entries(void)
+{
+    size_t n = 0;
+    unsigned char *bytes = make_zip(&n, ZIP_N);
+    ck_zip *z = NULL;
+    ck_error err = {0};
+    double t0 = now();
+    int rc = ck_zip_open_memory(&z, bytes, n, "many.zip", &err);
+    double t1 = now();
+    if (rc != CK_OK) {
+        fprintf(stderr, "\n    %s\n", err.message);
+    }
+    CU_ASSERT_EQUAL_FATAL(rc, CK_OK);
+    CU_ASSERT_EQUAL(ck_zip_count(z), ZIP_N);
+    size_t found = 0;
+    for (size_t i = 0; i < ZIP_N; i++) {
+        char name[24];
+        snprintf(name, sizeof name, "arch/data/%zu", i);
+        const ck_zip_entry *e = ck_zip_find(z, name);
+        found += e != NULL && e->size == 4 && e->data[0] == (unsigned char)(i & 0xff) &&
+                 e->data[1] == (unsigned char)(i >> 8 & 0xff) && e->data[2] == (unsigned char)(i >> 16);
+    }
+    CU_ASSERT_EQUAL(found, ZIP_N);
+    CU_ASSERT_PTR_NULL(ck_zip_find(z, "arch/data/60000"));
+    CU_ASSERT_PTR_NULL(ck_zip_find(z, "arch/data/"));
+    ck_zip_close(z);
+    free(bytes);
+    fprintf(stderr, "\n    %d ZIP entries: ck_zip_open_memory %.3f s\n", ZIP_N, t1 - t0);
+
+    bytes = make_zip(&n, 41234);
+    err = (ck_error){0};
+    CU_ASSERT_EQUAL(ck_zip_open_memory(&z, bytes, n, "dup.zip", &err), CK_E_FORMAT);
+    CU_ASSERT_PTR_NULL(z);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "entry \"arch/data/0\": duplicate name"));
+    free(bytes);
+}
+
 CK_TEST_MAIN("weights_index",
              {"100k tensors: written, opened, loaded, every name found", test_hundred_thousand_tensors},
-             {"duplicate names refused", test_duplicates_refused})
+             {"duplicate names refused", test_duplicates_refused},
+             {"ZIP: 60k entries found, a duplicate refused", test_zip_many_entries})
