@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # bootstrap.sh [GROUP...] - installs ckbatch's Debian dependencies when missing (needs root or sudo):
-# the build and test packages of scripts/packages.txt, plus those of each optional GROUP named
-# (e.g. bench). Used by both README commands and by .ci/run. Safe to run again: installs only what
-# is absent.
+# the base packages of scripts/packages.txt (what builds and runs the CLI and library: README
+# command 1), plus those of each GROUP named: `test python` for README command 2 (scripts/test.sh),
+# `python` for scripts/install-python.sh, `bench` for the benchmarks. Used by both README commands
+# and by .ci/run. Safe to run again: installs only what is absent.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 

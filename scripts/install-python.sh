@@ -9,8 +9,8 @@ cd "$(dirname "$0")/.."
 prefix=${1:-$HOME/.local}
 py=/usr/bin/python3
 
-bash scripts/bootstrap.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DCK_PYTHON=ON >/dev/null
+bash scripts/bootstrap.sh python
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DCK_PYTHON=ON -DCK_TESTS=OFF >/dev/null
 cmake --build build -j"$(nproc)" --target ckbatch ckbatch_shared ckbatch_static ckbatch_python
 cmake --install build --prefix "$prefix" >/dev/null
 site=$(sed -n 's/^CK_PYTHON_INSTALL_DIR:STRING=//p' build/CMakeCache.txt)

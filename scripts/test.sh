@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-bash scripts/bootstrap.sh
+bash scripts/bootstrap.sh test python   # the base packages and the test-only ones
 jobs=$(nproc)
 
 echo "== Release build + tests"

@@ -23,6 +23,7 @@ struct ck_st_file {
     ck_file_map file;       /* owned mapping; empty for ck_st_open_memory */
     ck_st_tensor *tensors;  /* names owned (malloc'd) */
     size_t n;
+    const ck_st_tensor **by_name; /* [n]: the tensors sorted by name (strcmp), for ck_st_find */
     char **meta;            /* key, value, key, value, ... (owned) */
     size_t n_meta;
 };
@@ -129,11 +130,6 @@ static int parse_tensor(ck_st_file *f, const cJSON *item, const unsigned char *d
     size_t elem_size = 0;
     int rc;
     memset(t, 0, sizeof *t);
-    for (size_t i = 0; i < f->n; i++) {
-        if (strcmp(f->tensors[i].name, name) == 0) {
-            return ck_fail(err, CK_E_FORMAT, "%s: tensor \"%s\": name: duplicate", f->path, name);
-        }
-    }
     if (!cJSON_IsObject(item)) {
         return ck_fail(err, CK_E_FORMAT, "%s: tensor \"%s\": not an object", f->path, name);
     }
@@ -188,6 +184,33 @@ static int parse_metadata(ck_st_file *f, const cJSON *obj, ck_error *err)
 }
 
 /* ---- reader: whole header ----------------------------------------------------------------- */
+
+static int by_name_cmp(const void *a, const void *b)
+{
+    const ck_st_tensor *const *x = a, *const *y = b;
+    return strcmp((*x)->name, (*y)->name);
+}
+
+/* f->by_name: the tensors sorted by name, O(n log n); two of one name are refused (they sort side
+ * by side). */
+static int index_names(ck_st_file *f, ck_error *err)
+{
+    f->by_name = malloc((f->n + 1) * sizeof *f->by_name);
+    if (f->by_name == NULL) {
+        return ck_fail(err, CK_E_MEMORY, "%s: out of memory", f->path);
+    }
+    for (size_t i = 0; i < f->n; i++) {
+        f->by_name[i] = &f->tensors[i];
+    }
+    qsort(f->by_name, f->n, sizeof *f->by_name, by_name_cmp);
+    for (size_t i = 1; i < f->n; i++) {
+        if (strcmp(f->by_name[i - 1]->name, f->by_name[i]->name) == 0) {
+            return ck_fail(err, CK_E_FORMAT, "%s: tensor \"%s\": name: duplicate", f->path,
+                           f->by_name[i]->name);
+        }
+    }
+    return CK_OK;
+}
 
 typedef struct {
     size_t begin, end, index;
@@ -253,6 +276,9 @@ static int parse_header(ck_st_file *f, const cJSON *root, const unsigned char *d
         rc = parse_tensor(f, item, data, data_bytes, &spans[i].begin, err);
         spans[i].end = spans[i].begin + f->tensors[i].bytes;
         spans[i].index = i;
+    }
+    if (rc == CK_OK) {
+        rc = index_names(f, err);
     }
     if (rc == CK_OK) {
         rc = check_layout(f, spans, f->n, data_bytes, err);
@@ -361,6 +387,7 @@ void ck_st_close(ck_st_file *f)
         free(f->meta[i]);
     }
     free(f->tensors);
+    free(f->by_name);
     free(f->meta);
     free(f->path);
     free(f);
@@ -378,12 +405,12 @@ const ck_st_tensor *ck_st_at(const ck_st_file *f, size_t i)
 
 const ck_st_tensor *ck_st_find(const ck_st_file *f, const char *name)
 {
-    for (size_t i = 0; f != NULL && name != NULL && i < f->n; i++) {
-        if (strcmp(f->tensors[i].name, name) == 0) {
-            return &f->tensors[i];
-        }
+    if (f == NULL || name == NULL || f->n == 0) {
+        return NULL;
     }
-    return NULL;
+    const ck_st_tensor key = {.name = name}, *kp = &key;
+    const ck_st_tensor *const *hit = bsearch(&kp, f->by_name, f->n, sizeof *f->by_name, by_name_cmp);
+    return hit != NULL ? *hit : NULL;
 }
 
 const char *ck_st_metadata(const ck_st_file *f, const char *key)

@@ -36,7 +36,8 @@ typedef struct ck_st_file ck_st_file;
 /* Maps `path` read-only and validates the whole header before returning: header length within the
  * file, JSON object, each tensor's dtype known, shape integers (rank <= 8), data_offsets
  * [begin, end] with begin <= end <= data section, end - begin == elements x dtype size (overflow
- * checked), no two tensors overlapping, no duplicate names, metadata values strings.
+ * checked), no two tensors overlapping, no duplicate names (found by sorting the names: O(n log n) in
+ * the tensor count), metadata values strings.
  * On success *out owns the mapping; tensors keep the header's order.
  * Errors: CK_E_ARG (null out/path), CK_E_IO (open/stat/mmap), CK_E_FORMAT (any of the above; the
  * message names the file, the tensor and the field), CK_E_MEMORY. On error *out is NULL. */
@@ -57,7 +58,7 @@ size_t ck_st_count(const ck_st_file *f);
 /* Tensor i in header order, or NULL when i >= count. */
 const ck_st_tensor *ck_st_at(const ck_st_file *f, size_t i);
 
-/* Tensor with exactly this name, or NULL. */
+/* Tensor with exactly this name, or NULL. A binary search of the names sorted at open: O(log n). */
 const ck_st_tensor *ck_st_find(const ck_st_file *f, const char *name);
 
 /* Value of metadata `key`, or NULL if absent. */

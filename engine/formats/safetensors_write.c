@@ -68,6 +68,32 @@ static int check_entry(const char *path, const ck_st_entry *e, int segmented, si
     return CK_OK;
 }
 
+static int name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* CK_E_ARG naming a tensor name that two entries share, found by sorting the names (O(n log n)). */
+static int check_unique_names(const char *path, const ck_st_entry *entries, size_t n, ck_error *err)
+{
+    const char **names = malloc((n + 1) * sizeof *names);
+    int rc = CK_OK;
+    if (names == NULL) {
+        return ck_fail(err, CK_E_MEMORY, "%s: out of memory", path);
+    }
+    for (size_t i = 0; i < n; i++) {
+        names[i] = entries[i].name;
+    }
+    qsort(names, n, sizeof *names, name_cmp);
+    for (size_t i = 1; i < n && rc == CK_OK; i++) {
+        if (strcmp(names[i - 1], names[i]) == 0) {
+            rc = ck_fail(err, CK_E_ARG, "%s: tensor \"%s\": name: duplicate", path, names[i]);
+        }
+    }
+    free(names);
+    return rc;
+}
+
 /* Validates everything (names unique, meta keys unique) and fills bytes[i]. */
 static int check_request(const char *path, const ck_st_entry *entries,
                          const ck_st_segments *segs, size_t n, const ck_st_meta *meta,
@@ -87,16 +113,14 @@ static int check_request(const char *path, const ck_st_entry *entries,
             return ck_fail(err, CK_E_SIZE, "%s: tensor \"%s\": segments hold %zu bytes, its shape "
                            "%zu", path, entries[i].name, sum, bytes[i]);
         }
-        for (size_t j = 0; j < i; j++) {
-            if (strcmp(entries[i].name, entries[j].name) == 0) {
-                return ck_fail(err, CK_E_ARG, "%s: tensor \"%s\": name: duplicate", path,
-                               entries[i].name);
-            }
-        }
         if (bytes[i] > SIZE_MAX - total) {
             return ck_fail(err, CK_E_SIZE, "%s: total data size overflows", path);
         }
         total += bytes[i];
+    }
+    int rc = check_unique_names(path, entries, n, err);
+    if (rc != CK_OK) {
+        return rc;
     }
     for (size_t i = 0; i < n_meta; i++) {
         if (meta[i].key == NULL || meta[i].value == NULL) {

@@ -28,6 +28,7 @@ struct ck_zip {
     ck_file_map file;         /* owned mapping; empty for ck_zip_open_memory */
     ck_zip_entry *entries;
     size_t n;
+    const ck_zip_entry **by_name; /* [n]: the entries sorted by name (strcmp), for ck_zip_find */
 };
 
 /* 1 when [off, off + len) lies inside [0, limit), overflow-safe. */
@@ -164,6 +165,33 @@ static int parse_central(const ck_zip *z, uint64_t *at, uint64_t cd_end, ck_zip_
     return bind_local(z, e, offset, name_len, err);
 }
 
+static int by_name_cmp(const void *a, const void *b)
+{
+    const ck_zip_entry *const *x = a, *const *y = b;
+    return strcmp((*x)->name, (*y)->name);
+}
+
+/* z->by_name: the entries sorted by name, O(n log n); two of one name are refused (they sort side
+ * by side). */
+static int index_names(ck_zip *z, ck_error *err)
+{
+    z->by_name = malloc((z->n + 1) * sizeof *z->by_name);
+    if (z->by_name == NULL) {
+        return ck_fail(err, CK_E_MEMORY, "%s: out of memory", z->path);
+    }
+    for (size_t i = 0; i < z->n; i++) {
+        z->by_name[i] = &z->entries[i];
+    }
+    qsort(z->by_name, z->n, sizeof *z->by_name, by_name_cmp);
+    for (size_t i = 1; i < z->n; i++) {
+        if (strcmp(z->by_name[i - 1]->name, z->by_name[i]->name) == 0) {
+            return ck_fail(err, CK_E_FORMAT, "%s: entry \"%s\": duplicate name", z->path,
+                           z->by_name[i]->name);
+        }
+    }
+    return CK_OK;
+}
+
 /* Parses every central header and rejects duplicate names. */
 static int read_directory(ck_zip *z, ck_error *err)
 {
@@ -179,11 +207,8 @@ static int read_directory(ck_zip *z, ck_error *err)
     for (uint64_t at = cd_off; z->n < count && rc == CK_OK;) {
         ck_zip_entry *e = &z->entries[z->n++];
         rc = parse_central(z, &at, cd_off + cd_size, e, err);
-        if (rc == CK_OK && ck_zip_find(z, e->name) != e) {
-            rc = ck_fail(err, CK_E_FORMAT, "%s: entry \"%s\": duplicate name", z->path, e->name);
-        }
     }
-    return rc;
+    return rc == CK_OK ? index_names(z, err) : rc;
 }
 
 /* An archive named `name` over bytes[n]; with map, it owns that mapping (closed on error too). */
@@ -241,6 +266,7 @@ void ck_zip_close(ck_zip *z)
     }
     ck_file_map_close(&z->file);
     free(z->entries);
+    free(z->by_name);
     free(z->path);
     free(z);
 }
@@ -257,12 +283,13 @@ const ck_zip_entry *ck_zip_at(const ck_zip *z, size_t i)
 
 const ck_zip_entry *ck_zip_find(const ck_zip *z, const char *name)
 {
-    for (size_t i = 0; z != NULL && name != NULL && i < z->n; i++) {
-        if (z->entries[i].name != NULL && strcmp(z->entries[i].name, name) == 0) {
-            return &z->entries[i];
-        }
+    if (z == NULL || name == NULL || z->n == 0 || z->by_name == NULL) {
+        return NULL;
     }
-    return NULL;
+    const ck_zip_entry key = {.name = (char *)name}, *kp = &key;
+    const ck_zip_entry *const *hit = bsearch(&kp, z->by_name, z->n, sizeof *z->by_name,
+                                             by_name_cmp);
+    return hit != NULL ? *hit : NULL;
 }
 
 uint32_t ck_zip_crc32(const void *bytes, size_t n)

@@ -15,7 +15,12 @@
 int ck_circuit_load_default(ck_circuit *c, const char *path, ck_error *err);
 
 /* The synthetic demo weights (splitmix64-uniform-v1, docs/synthetic-weights.md section 2) for every weight
- * reference of c, generated in memory. Errors: CK_E_MEMORY, CK_E_ARG. */
+ * reference of c, generated in memory, as `ckbatch make-demo-weights` stores them: a reference P.weight
+ * that Kokoro's checkpoint holds weight-normed (kokoro_layout.h lists P.weight_g and a P.weight_v of the
+ * reference's shape) is generated as that g and v and folded as a file load folds them
+ * (ck_weights_synthetic), so the embedded default and a run on the make-demo-weights file read the
+ * same bits. Any other reference (a stored Kokoro tensor, or a test circuit's own name) is generated
+ * under its own name and shape. Errors: CK_E_MEMORY, CK_E_ARG (a duplicate reference). */
 int ck_circuit_synthetic_weights(ck_weights **out, const ck_circuit *c, uint64_t seed,
                                  ck_error *err);
 

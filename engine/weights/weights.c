@@ -21,6 +21,8 @@ struct ck_weights {
     ck_tensor *tensors;  /* [n] (capacity fixed at creation) */
     float **owned;       /* [capacity]: tensor i's own buffer, or NULL when it lives in `file` */
     size_t n;
+    size_t *slots;       /* name index: open addressing over fnv1a64(name), tensor index + 1, 0 empty */
+    size_t slot_mask;    /* slots has slot_mask + 1 entries, a power of two >= 2 x capacity */
     ck_st_file *file;    /* kept open while in-place tensors point into its mapping */
     ck_pth_file *pth;    /* the same for a torch.save checkpoint */
     char *identity;
@@ -37,14 +39,29 @@ static ck_weights *weights_new(size_t stored)
     if (w == NULL) {
         return NULL;
     }
-    size_t cap = stored + stored / 2 + 1;
+    size_t cap = stored + stored / 2 + 1, slots = 2;
+    while (slots < 2 * cap) {
+        slots *= 2;
+    }
     w->tensors = calloc(cap, sizeof *w->tensors);
     w->owned = calloc(cap, sizeof *w->owned);
-    if (w->tensors == NULL || w->owned == NULL) {
+    w->slots = calloc(slots, sizeof *w->slots);
+    w->slot_mask = slots - 1;
+    if (w->tensors == NULL || w->owned == NULL || w->slots == NULL) {
         ck_weights_free(w);
         return NULL;
     }
     return w;
+}
+
+/* Enters tensor i (its name set) into the name index; the table is never more than half full. */
+static void index_name(ck_weights *w, size_t i)
+{
+    size_t h = (size_t)ck_fnv1a64(w->tensors[i].name) & w->slot_mask;
+    while (w->slots[h] != 0) {
+        h = (h + 1) & w->slot_mask;
+    }
+    w->slots[h] = i + 1;
 }
 
 /* snprintf into a fresh malloc'd string of at most `cap` bytes, or NULL. */
@@ -172,6 +189,7 @@ static int add_file_tensor(ck_weights *w, const char *path, const ck_st_tensor *
     }
     ck_tensor *dst = &w->tensors[w->n++];
     dst->name = name;
+    index_name(w, w->n - 1);
     return bind_tensor(w, path, t, dst, err);
 }
 
@@ -311,6 +329,7 @@ static int add_folded(ck_weights *w, const char *path, char *name, const ck_tens
     }
     ck_tensor *t = &w->tensors[w->n++];
     t->name = name;
+    index_name(w, w->n - 1);
     w->owned[w->n - 1] = out;
     t->rank = v->rank;
     memcpy(t->shape, v->shape, sizeof t->shape);
@@ -486,6 +505,7 @@ static int add_synthetic(ck_weights *w, const ck_weight_spec *s, size_t i, uint6
     if (data == NULL || t->name == NULL) {
         return ck_fail(err, CK_E_MEMORY, "synthetic weights: \"%s\": out of memory", s->name);
     }
+    index_name(w, w->n - 1);
     t->rank = s->rank;
     memcpy(t->shape, s->shape, sizeof t->shape);
     t->elements = elements;
@@ -528,9 +548,14 @@ int ck_weights_synthetic(ck_weights **out, const ck_weight_spec *specs, size_t n
 
 const ck_tensor *ck_weights_find(const ck_weights *w, const char *name)
 {
-    for (size_t i = 0; w != NULL && name != NULL && i < w->n; i++) {
-        if (w->tensors[i].name != NULL && strcmp(w->tensors[i].name, name) == 0) {
-            return &w->tensors[i];
+    if (w == NULL || name == NULL) {
+        return NULL;
+    }
+    for (size_t h = (size_t)ck_fnv1a64(name) & w->slot_mask; w->slots[h] != 0;
+         h = (h + 1) & w->slot_mask) {
+        const ck_tensor *t = &w->tensors[w->slots[h] - 1];
+        if (strcmp(t->name, name) == 0) {
+            return t;
         }
     }
     return NULL;
@@ -667,6 +692,7 @@ void ck_weights_free(ck_weights *w)
     free(w->groups);
     free(w->tensors);
     free(w->owned);
+    free(w->slots);
     free(w->identity);
     free(w);
 }

@@ -1,6 +1,6 @@
 /* test_prosody_tokens.c - circuits/kokoro_prosody_tokens.json against the pinned PyTorch capture
  * (tests/fixtures/speech/kokoro_speech_capture.safetensors, tools/kokoro_reference.py) on the
- * synthetic whole Kokoro (engine/api/kokoro_layout.c + ck_weights_synthetic), style = voice
+ * synthetic whole Kokoro (engine/weights/kokoro_layout.c + ck_weights_synthetic), style = voice
  * "synthetic" row len(phonemes) - 1, its predictor half (the row equal to the case's ref_s): d_en (PL-BERT + bert_encoder), t_en (the
  * TextEncoder), d (the DurationEncoder), dur_lstm and the duration logits of every case within
  * tolerances measured from the data; the durations (the circuit's i32 output, with the case's

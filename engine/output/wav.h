@@ -1,0 +1,80 @@
+/* wav.h - a streaming WAV writer for mono audio: samples are appended as they are made (nothing
+ * holds the whole signal), the RIFF sizes are patched when the file is closed, and the file appears
+ * at its path only then (a temporary file beside it, published with ck_file_publish). Knows no model.
+ *
+ * The file, little-endian throughout (Microsoft's RIFF/WAVE layout, as ffmpeg, libsndfile/soundfile
+ * and scipy write it):
+ *   "RIFF" u32 (file bytes - 8) "WAVE"
+ *   "fmt " u32 16 | 18   u16 format (1 PCM, 3 IEEE float), u16 channels 1, u32 rate,
+ *                        u32 bytes per second (rate x block), u16 block (2 | 4), u16 bits (16 | 32),
+ *                        and for float u16 cbSize 0 (an 18-byte fmt: a non-PCM format carries it)
+ *   "fact" u32 4 u32 frames                       float only (a non-PCM format carries a fact chunk)
+ *   "LIST" u32 size "INFO" { id u32 len text NUL [pad to even] }...   only when info is given
+ *   "data" u32 (frames x block) samples
+ * s16 samples are the floats x 32768, rounded to nearest (ties to even), clipped to
+ * [-32768, 32767]; each clipped sample is counted (a full-scale +1.0 is 32768, so it clips to 32767
+ * and counts). f32 samples are the floats' own bits. Python's `wave` reads the s16 form (it reads
+ * PCM only); ffmpeg and soundfile read both. */
+#ifndef CK_WAV_H
+#define CK_WAV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ck_error.h"
+
+#define CK_WAV_KOKORO_RATE 24000 /* Kokoro's sample rate, Hz */
+
+typedef enum {
+    CK_WAV_S16 = 1, /* WAVE_FORMAT_PCM, 16-bit signed */
+    CK_WAV_F32 = 3  /* WAVE_FORMAT_IEEE_FLOAT, 32-bit */
+} ck_wav_format;
+
+/* One LIST/INFO entry: a four-character id of A-Z, 0-9 or space (RIFF's INFO ids: "ISFT" software,
+ * "ICMT" comment, "INAM" title, ...; ffmpeg reads any id as a tag) and its text (UTF-8, no NUL;
+ * written NUL-terminated and padded to an even length). */
+typedef struct {
+    const char *id;
+    const char *text;
+} ck_wav_info;
+
+typedef struct ck_wav ck_wav;
+
+/* Creates PATH.tmp.<pid> and writes the header with zero sizes: mono, `rate` Hz (1 .. 2^31 / 4),
+ * format s16 or f32, and a LIST/INFO chunk of info[n_info] when n_info > 0 (the caller gives the
+ * strings: weights identity, voice, speed, seed, engine version, precision, ...). Nothing is at
+ * path until ck_wav_close. Errors: CK_E_ARG (null out or path, a format that is neither, rate out of
+ * range, null info with n_info > 0, an id not 4 of A-Z 0-9 space, a null text; the message names
+ * the entry), CK_E_SIZE (the INFO chunk over 1 MiB), CK_E_MEMORY, CK_E_IO (the temporary file).
+ * On error nothing is left open or on disk and *out is NULL. */
+int ck_wav_open(ck_wav **out, const char *path, ck_wav_format format, uint32_t rate,
+                const ck_wav_info *info, size_t n_info, ck_error *err);
+
+/* Appends samples[n] (f32, nominal range [-1, 1]) converted to the file's format; *clipped (when not
+ * NULL) gets the number of these n that were clipped (always 0 for f32). Errors: CK_E_ARG (null w,
+ * null samples with n > 0, w already failed), CK_E_NONFINITE (a NaN or Inf sample: the message gives
+ * its index in this call; nothing of this call is written), CK_E_SIZE (the data would pass RIFF's
+ * 4 GiB: about 24.8 h of s16 or 12.4 h of f32 at 24 kHz; checked before any sample is read),
+ * CK_E_IO (a write failed). CK_E_NONFINITE and CK_E_SIZE write nothing and leave the writer usable;
+ * after CK_E_IO it only accepts ck_wav_abort, or a close that fails and removes the temporary file. */
+int ck_wav_append(ck_wav *w, const float *samples, size_t n, uint64_t *clipped, ck_error *err);
+
+/* Frames (samples) appended so far and clipped samples so far; 0 for NULL. */
+uint64_t ck_wav_frames(const ck_wav *w);
+uint64_t ck_wav_clipped(const ck_wav *w);
+
+/* Patches the RIFF, fact and data sizes, then flushes, fsyncs and publishes the file onto its path
+ * (ck_atomic_commit: rename, then the directory fsynced). Frees w either way; on any error (or when
+ * an append had failed) the temporary file is removed and the path is left as it was.
+ * Errors: CK_E_ARG (null w), CK_E_IO (an append's write had failed, or the patch, fsync or rename
+ * fails). */
+int ck_wav_close(ck_wav *w, ck_error *err);
+
+/* Removes the temporary file and frees w; the path is left as it was. Accepts NULL. */
+void ck_wav_abort(ck_wav *w);
+
+/* The s16 sample of x: x x 32768 rounded to nearest, ties to even, clipped to [-32768, 32767];
+ * *clipped set to 1 when it was clipped, else 0. x must be finite. */
+int16_t ck_wav_s16(float x, int *clipped);
+
+#endif
