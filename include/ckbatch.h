@@ -145,7 +145,11 @@ typedef enum {
 
 typedef enum {
     CK_LAYER_FEATURES = 0, /* bert_encoder output, [T, 512]: what Kokoro's predictor reads */
-    CK_LAYER_HIDDEN = 1    /* the ALBERT last hidden state, [T, 768] */
+    CK_LAYER_HIDDEN = 1,   /* the ALBERT last hidden state, [T, 768] */
+    CK_LAYER_PROSODY = 2   /* the prosody circuit's durations (circuits/kokoro_prosody_tokens.json,
+                              ck_prosody_circuit_path): int32 frames per token [T], BOS and EOS
+                              included, from the per-sequence voice style and speed of the run
+                              (docs/prosody.md). Needs a circuit with a "durations" output */
 } ck_layer;
 
 /* The compute precision of a model (docs/precision.md). Only grows at the end. */
@@ -251,8 +255,8 @@ CK_API int ck_model_load(ck_model **out, const ck_model_params *params, ck_error
 /* Releases the model; accepts NULL. */
 CK_API void ck_model_free(ck_model *model);
 
-/* Columns of one token's row of `layer` (512 features, 768 hidden); 0 when the circuit has no such
- * output or model is NULL. */
+/* Columns of one token's row of `layer` (512 features, 768 hidden, 1 prosody: one int32 per
+ * token); 0 when the circuit has no such output or model is NULL. */
 CK_API size_t ck_model_cols(const ck_model *model, ck_layer layer);
 
 /* Longest model input sequence, boundaries included (the position table's rows, 512). */
@@ -363,6 +367,24 @@ CK_API int ck_model_encode_lines(ck_model *model, const char *const *lines, size
 /* Frees every array of s and zeroes it; accepts NULL and a zeroed struct. */
 CK_API void ck_sequence_set_free(ck_sequence_set *s);
 
+/* ---- voices and the prosody circuit (layer prosody) ---- */
+
+/* Loads the voice spec (ck_corpus_params.voice) and frees it again: CK_OK when a run could use it.
+ * Errors: CK_E_ARG (null or empty spec, a bad mix weight, a name with other characters than
+ * a-z 0-9 _), CK_E_IO (no such shipped voice or file: the message lists the shipped names),
+ * CK_E_FORMAT (a pack of another size or shape: both sizes named), CK_E_NONFINITE (a NaN or Inf:
+ * part, row and column named), CK_E_MEMORY. */
+CK_API int ck_voice_check(const char *voice, ck_error *err);
+
+/* The voice a prosody run of this model uses when ck_corpus_params.voice is NULL: "af_heart"
+ * (Kokoro's default) for weights read from a file, "synthetic" (the synthetic pack the speech
+ * capture uses, NOT a Kokoro voice) for the synthetic demo weights. "" for NULL. */
+CK_API const char *ck_model_default_voice(const ck_model *model);
+
+/* Path of the shipped prosody circuit, circuits/kokoro_prosody_tokens.json of the source tree
+ * ckbatch was built from: what ck_model_params.circuit names for layer prosody. */
+CK_API const char *ck_prosody_circuit_path(void);
+
 /* ---- the corpus job (what `ckbatch -i IN -o OUT` runs) ---- */
 
 typedef struct {
@@ -394,6 +416,11 @@ typedef struct {
                                    carry the input's global line numbers (ck_merge_shards joins
                                    N of them into the file a whole run writes). Not with stdin */
     size_t shard_index;         /* 0 .. shard_count - 1 */
+    const char *voice;          /* layer prosody: the voice spec (docs/voices.md): a shipped name
+                                   ("af_heart"), a .bin or .pt file, a mix "a:2,b:1" or "a,b", or
+                                   "synthetic". NULL (default): ck_model_default_voice */
+    double speed;               /* layer prosody: speaking rate, finite and > 0 (default 1; the
+                                   durations are the predictor's sums / speed, Kokoro's rule) */
 } ck_corpus_params;
 
 /* The defaults above (input and output NULL: both must be set). */

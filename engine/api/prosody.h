@@ -1,0 +1,45 @@
+/* prosody.h - what layer prosody adds to a corpus run (engine/api only): the run's voice and speed
+ * as per-sequence executor inputs, and Kokoro's word timestamps from a sequence's durations.
+ * Computes no tensor and writes no file. */
+#ifndef CK_PROSODY_H
+#define CK_PROSODY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ck_error.h"
+#include "output.h"
+#include "reader.h"
+#include "voice.h"
+
+#define CK_PROSODY_FRAMES_PER_SECOND 40 /* 24 kHz / 600 samples per frame (SYNTHESIS.md §1) */
+#define CK_PROSODY_STYLE_COLS CK_VOICE_HALF /* the predictor half of a voice row */
+
+/* Splits phonemes (UTF-8, the sequence's phoneme string, one token per code point) at spaces into
+ * words (ck_output_word: a run of non-space code points, its start and end in seconds) and times them from durations[n] (frames per token, n = the sequence's tokens, BOS and EOS
+ * included), as kokoro/pipeline.py join_timestamps (pipeline.py:294-330; SYNTHESIS.md §1.0) does
+ * with misaki's tokens: counted in half frames (divisor 2 x 40 frames/s = 80); the clock starts at
+ * 2 max(0, durations[0] - 3); a word of k code points takes the k durations after its first token
+ * (i, starting at 1 past BOS), and the space after it (a word followed by ' ') is split, half of its
+ * frames to the word's end and half to the next word's start:
+ *     start = left; left = right + 2 sum(d[i..i+k)) + d_space; end = left; right = left + d_space;
+ *     i += k (+ 1 for the space).
+ * A space with no word before it (leading, or a second one) only moves i, as a misaki token with
+ * whitespace but no phonemes does. A word whose tokens run past the durations (i >= n - 1, or
+ * i + k >= n) and every word after it get has_time 0; n < 3 times no word. Words go to
+ * words[cap] in order; *count gets how many the string holds (may exceed cap: only cap are
+ * written). Errors: CK_E_ARG (null phonemes, durations with n > 0, or count). */
+int ck_prosody_words(const char *phonemes, const int32_t *durations, size_t n,
+                     ck_output_word *words, size_t cap, size_t *count, ck_error *err);
+
+/* Code points of the UTF-8 string s: Python's len() of the phoneme string, which picks the voice
+ * row (ck_voice_row). */
+size_t ck_prosody_code_points(const char *s);
+
+/* Fills style[count, CK_PROSODY_STYLE_COLS] and speed[count] for the sequences members[0..count)
+ * of seqs: row ck_voice_row(code points of the sequence's phonemes) of v, its predictor half, and
+ * the run's speed. */
+void ck_prosody_batch_inputs(const ck_voice *v, double speed, const ck_sequence *seqs,
+                             const size_t *members, size_t count, float *style, float *speeds);
+
+#endif
