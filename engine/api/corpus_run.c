@@ -225,17 +225,29 @@ static int resume_at_mark(session *s, ck_error *err)
     return ck_reader_skip(s->reader, s->resumed_lines, err);
 }
 
+/* The shortest decimal that reads back as v ("1.4", not "1.3999999999999999"). */
+static void shortest(double v, char buf[40])
+{
+    for (int digits = 1; digits <= 17; digits++) {
+        snprintf(buf, 40, "%.*g", digits, v);
+        if (strtod(buf, NULL) == v) {
+            return;
+        }
+    }
+}
+
 /* The run's options identity (ck_corpus_options_identity), with a prosody run's voice (as
  * resolved, and its pack's SHA-256) and speed: both change the durations. */
 static void options_identity(const session *s, char *buf, size_t cap)
 {
     ck_corpus_options_identity(s->opt, s->model, buf, cap);
     if (s->voice != NULL) {
-        char sha[65];
+        char sha[65], speed[40];
         ck_sha256_hex(s->voice->sha256, sha);
+        shortest(s->opt->speed, speed);
         size_t len = strlen(buf);
-        snprintf(buf + len, cap - len, " voice=%.300s voice_sha256=%s speed=%.17g",
-                 s->voice->spec, sha, s->opt->speed);
+        snprintf(buf + len, cap - len, " voice=%.300s voice_sha256=%s speed=%s", s->voice->spec,
+                 sha, speed);
     }
 }
 
@@ -304,7 +316,7 @@ static int prosody_meta(session *s, ck_error *err)
 {
     char sha[65], speed[40];
     ck_sha256_hex(s->voice->sha256, sha);
-    snprintf(speed, sizeof speed, "%.17g", s->opt->speed);
+    shortest(s->opt->speed, speed);
     const char *const entries[][2] = {
         {"voice", s->voice->spec},
         {"voice_sha256", sha},
