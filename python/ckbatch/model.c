@@ -420,16 +420,17 @@ static PyObject *model_run(model_object *self, PyObject *args, PyObject *kw)
 {
     static char *names[] = {"input", "output", "format", "lang", "layer", "strict_symbols",
                             "skip_bad_lines", "resume", "progress", "progress_interval", "log",
-                            "g2p", "lexicon_dir", NULL};
+                            "g2p", "lexicon_dir", "voice", "speed", NULL};
     PyObject *input = NULL, *output = NULL, *progress = Py_None, *log = Py_None;
-    PyObject *lexicon_dir = NULL;
+    PyObject *lexicon_dir = NULL, *voice = NULL;
     int format = CK_INPUT_PHONEMES, layer = CK_LAYER_FEATURES, strict = 0, skip = 0, resume = 1;
     const char *lang = NULL, *g2p = NULL;
-    double interval = 0.5;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&|izippiOdOzO&", names, PyUnicode_FSConverter,
-                                     &input, PyUnicode_FSConverter, &output, &format, &lang,
-                                     &layer, &strict, &skip, &resume, &progress, &interval, &log,
-                                     &g2p, ckpy_path_or_none, &lexicon_dir)) {
+    double interval = 0.5, speed = 1.0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&|izippiOdOzO&O&d", names,
+                                     PyUnicode_FSConverter, &input, PyUnicode_FSConverter, &output,
+                                     &format, &lang, &layer, &strict, &skip, &resume, &progress,
+                                     &interval, &log, &g2p, ckpy_path_or_none, &lexicon_dir,
+                                     ckpy_path_or_none, &voice, &speed)) {
         Py_XDECREF(input);
         Py_XDECREF(output);
         return NULL;
@@ -452,6 +453,8 @@ static PyObject *model_run(model_object *self, PyObject *args, PyObject *kw)
         cp.progress_interval = interval;
         cp.g2p = g2p;
         cp.lexicon_dir = ckpy_path_str(lexicon_dir);
+        cp.voice = ckpy_path_str(voice);
+        cp.speed = speed;
         cp.log = log_cb;
         cp.log_ctx = self;
         ck_corpus_summary sum;
@@ -466,6 +469,7 @@ static PyObject *model_run(model_object *self, PyObject *args, PyObject *kw)
     Py_DECREF(input);
     Py_DECREF(output);
     Py_XDECREF(lexicon_dir);
+    Py_XDECREF(voice);
     return result;
 }
 
