@@ -391,7 +391,9 @@ typedef struct {
     const char *input;          /* corpus path, one item per line; "-" reads stdin */
     const char *output;         /* safetensors path: features F32 [T, cols], offsets I64 [S + 1],
                                    sequences and skipped U8 (JSON Lines); written under a temporary
-                                   name and renamed when complete */
+                                   name and renamed when complete. Layer prosody: durations I32
+                                   [T], offsets, frame_offsets I64 [S + 1], and records with
+                                   "frames" and "words" (start and end seconds, docs/prosody.md) */
     ck_input_format format;
     const char *lang;           /* text: "en-us" (default) or "en-gb" */
     ck_layer layer;             /* default CK_LAYER_FEATURES */
@@ -434,7 +436,10 @@ typedef struct {
     size_t g2p_fallback_words;  /* text, misaki: words phonemized by espeak-ng (each warned) */
 } ck_corpus_summary;
 
-/* Encodes the corpus at params->input into params->output. Progress is committed (fsynced) after
+/* Encodes the corpus at params->input into params->output (layer prosody: the model's circuit
+ * must have a "durations" output, CK_E_CIRCUIT otherwise; its voice and speed are loaded and
+ * checked before the output is opened: CK_E_ARG for a speed that is not finite and > 0, and
+ * ck_voice_check's errors). Progress is committed (fsynced) after
  * every window of batches, so a killed run continues with resume = 1 and ends with the same bytes
  * as an uninterrupted one. A parity model hashes every weight before and after the run
  * (CK_E_PARITY naming the tensor that changed, no output). On any error no file appears at
