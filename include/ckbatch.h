@@ -385,6 +385,39 @@ CK_API const char *ck_model_default_voice(const ck_model *model);
  * ckbatch was built from: what ck_model_params.circuit names for layer prosody. */
 CK_API const char *ck_prosody_circuit_path(void);
 
+/* One word of a sequence (a run of non-space code points of its phoneme string) and its times. */
+typedef struct {
+    size_t byte, bytes;  /* the word is phonemes[byte, byte + bytes) of its sequence */
+    double start, end;   /* seconds from the start of the sequence's audio (Kokoro's
+                            join_timestamps, docs/prosody.md); NaN where Kokoro gives none */
+} ck_word_time;
+
+/* What ck_model_prosody computed for a sequence set. Every array is malloc'd and owned by the
+ * struct; free with ck_prosody_free. */
+typedef struct {
+    size_t n_sequences, n_tokens, n_words;
+    int32_t *durations;      /* [n_tokens] frames (1/40 s) per token, BOS and EOS included; the
+                                sequence set's offsets give each sequence's tokens */
+    size_t *frame_offsets;   /* [n_sequences + 1] sequence s is frames frame_offsets[s] ..
+                                frame_offsets[s + 1] */
+    size_t *word_offsets;    /* [n_sequences + 1] sequence s has words word_offsets[s] ..
+                                word_offsets[s + 1] */
+    ck_word_time *words;     /* [n_words] */
+} ck_prosody;
+
+/* Durations and word times of the sequences of `seqs` (from ck_model_tokenize) through the
+ * model's prosody circuit (ck_prosody_circuit_path: loaded with ck_model_params.circuit), with
+ * voice (NULL: ck_model_default_voice) and speed (finite, > 0), exactly as a corpus run with layer
+ * prosody writes them (same bits, any batch and thread count). Batches of consecutive sequences
+ * up to max_batch_tokens. Errors: CK_E_ARG (null, a speed that is not finite and > 0, a circuit
+ * without a "durations" output), ck_voice_check's errors, CK_E_SIZE, CK_E_RANGE (as
+ * ck_model_encode_ids), CK_E_MEMORY, CK_E_BACKEND, CK_E_CANCELLED. On error *out is zeroed. */
+CK_API int ck_model_prosody(ck_model *model, const ck_sequence_set *seqs, const char *voice,
+                            double speed, ck_prosody *out, ck_error *err);
+
+/* Frees every array of p and zeroes it; accepts NULL and a zeroed struct. */
+CK_API void ck_prosody_free(ck_prosody *p);
+
 /* ---- the corpus job (what `ckbatch -i IN -o OUT` runs) ---- */
 
 typedef struct {

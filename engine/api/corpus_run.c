@@ -111,18 +111,6 @@ static int alloc_buffers(session *s, ck_error *err)
     return CK_OK;
 }
 
-/* Layer prosody: the voice (the model's default when none is named) and the speed, checked before
- * any file is touched. */
-static int load_voice(session *s, ck_error *err)
-{
-    const char *spec = s->opt->voice != NULL ? s->opt->voice : ck_model_default_voice(s->model);
-    if (!(s->opt->speed > 0.0) || !isfinite(s->opt->speed)) {
-        return ck_fail(err, CK_E_ARG, "corpus: speed %g: expected a finite number > 0",
-                       s->opt->speed);
-    }
-    return ck_voice_load(&s->voice, spec, NULL, err);
-}
-
 /* The run's output buffer and its width; the voice of a prosody run; the window buffers. */
 static int prepare(session *s, ck_error *err)
 {
@@ -136,7 +124,9 @@ static int prepare(session *s, ck_error *err)
                              ck_corpus_layer_name(s->opt->layer));
     }
     s->cols = s->model->circuit.buffers[s->output_buffer].cols;
-    int rc = s->opt->layer == CK_LAYER_PROSODY ? load_voice(s, err) : CK_OK;
+    int rc = s->opt->layer == CK_LAYER_PROSODY
+                 ? ck_prosody_open_voice(s->model, s->opt->voice, s->opt->speed, &s->voice, err)
+                 : CK_OK;
     return rc == CK_OK ? alloc_buffers(s, err) : rc;
 }
 
@@ -408,9 +398,12 @@ static int run_batch(session *s, const size_t *members, size_t count, ck_error *
 {
     ck_executor *ex = s->model->executor;
     int rc = CK_OK;
+    for (size_t j = 0; s->voice != NULL && j < count; j++) {
+        ck_prosody_style(s->voice, s->window[members[j]].phonemes,
+                         s->style + j * CK_PROSODY_STYLE_COLS);
+        s->speeds[j] = (float)s->opt->speed;
+    }
     if (s->voice != NULL) {
-        ck_prosody_batch_inputs(s->voice, s->opt->speed, s->window, members, count, s->style,
-                                s->speeds);
         rc = ck_executor_set_sequence_inputs(ex, s->style, count, CK_PROSODY_STYLE_COLS, s->speeds,
                                              err);
     }

@@ -3,8 +3,11 @@
  * tensor (the circuit does), writes no file. */
 #include "prosody.h"
 
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "batcher.h"
 #include "model_internal.h"
 
 #ifndef CK_CIRCUITS_SOURCE_DIR
@@ -26,15 +29,20 @@ size_t ck_prosody_code_points(const char *s)
     return s != NULL ? code_points(s, strlen(s)) : 0;
 }
 
-void ck_prosody_batch_inputs(const ck_voice *v, double speed, const ck_sequence *seqs,
-                             const size_t *members, size_t count, float *style, float *speeds)
+void ck_prosody_style(const ck_voice *v, const char *phonemes, float *style)
 {
-    for (size_t j = 0; j < count; j++) {
-        const float *row = ck_voice_style(v, ck_prosody_code_points(seqs[members[j]].phonemes));
-        memcpy(style + j * CK_PROSODY_STYLE_COLS, row + CK_VOICE_HALF,
-               CK_PROSODY_STYLE_COLS * sizeof *style);
-        speeds[j] = (float)speed;
+    const float *row = ck_voice_style(v, ck_prosody_code_points(phonemes));
+    memcpy(style, row + CK_VOICE_HALF, CK_PROSODY_STYLE_COLS * sizeof *style);
+}
+
+int ck_prosody_open_voice(const ck_model *m, const char *spec, double speed, ck_voice **out,
+                          ck_error *err)
+{
+    *out = NULL;
+    if (!(speed > 0.0) || !isfinite(speed)) {
+        return ck_fail(err, CK_E_ARG, "prosody: speed %g: expected a finite number > 0", speed);
     }
+    return ck_voice_load(out, spec != NULL ? spec : ck_model_default_voice(m), NULL, err);
 }
 
 /* Kokoro's clock: half frames, so a space's frames split in two without a fraction. */
@@ -120,4 +128,131 @@ const char *ck_model_default_voice(const ck_model *m)
 const char *ck_prosody_circuit_path(void)
 {
     return CK_CIRCUITS_SOURCE_DIR "/kokoro_prosody_tokens.json";
+}
+
+void ck_prosody_free(ck_prosody *p)
+{
+    if (p != NULL) {
+        free(p->durations);
+        free(p->frame_offsets);
+        free(p->word_offsets);
+        free(p->words);
+        memset(p, 0, sizeof *p);
+    }
+}
+
+/* The arrays of out for seqs: durations, frame and word offsets, and words for at most
+ * CK_READER_MAX_PHONEMES per sequence (a word takes a code point and a space). */
+static int prosody_alloc(const ck_sequence_set *seqs, ck_prosody *out, ck_error *err)
+{
+    size_t n = seqs->n_sequences, max_words = 0;
+    for (size_t s = 0; s < n; s++) {
+        max_words += ck_prosody_code_points(seqs->phonemes[s]) / 2 + 1;
+    }
+    out->n_sequences = n;
+    out->n_tokens = seqs->n_tokens;
+    out->durations = malloc((seqs->n_tokens + 1) * sizeof *out->durations);
+    out->frame_offsets = calloc(n + 1, sizeof *out->frame_offsets);
+    out->word_offsets = calloc(n + 1, sizeof *out->word_offsets);
+    out->words = malloc((max_words + 1) * sizeof *out->words);
+    if (!out->durations || !out->frame_offsets || !out->word_offsets || !out->words) {
+        return ck_fail(err, CK_E_MEMORY, "prosody: cannot allocate for %zu sequences", n);
+    }
+    return CK_OK;
+}
+
+/* Sequence s's frames and words from its durations into out (its offsets s set before). */
+static int prosody_words_of(const ck_sequence_set *seqs, size_t s, ck_output_word *scratch,
+                            ck_prosody *out, ck_error *err)
+{
+    const int32_t *d = out->durations + seqs->offsets[s];
+    size_t tokens = seqs->offsets[s + 1] - seqs->offsets[s], count = 0;
+    size_t frames = 0;
+    for (size_t t = 0; t < tokens; t++) {
+        frames += (size_t)d[t];
+    }
+    out->frame_offsets[s + 1] = out->frame_offsets[s] + frames;
+    int rc = ck_prosody_words(seqs->phonemes[s], d, tokens, scratch, CK_READER_MAX_PHONEMES,
+                              &count, err);
+    count = count < CK_READER_MAX_PHONEMES ? count : CK_READER_MAX_PHONEMES;
+    for (size_t w = 0; rc == CK_OK && w < count; w++) {
+        ck_word_time *to = &out->words[out->word_offsets[s] + w];
+        to->byte = scratch[w].start_byte;
+        to->bytes = scratch[w].bytes;
+        to->start = scratch[w].has_time ? scratch[w].start : NAN;
+        to->end = scratch[w].has_time ? scratch[w].end : NAN;
+    }
+    out->word_offsets[s + 1] = out->word_offsets[s] + count;
+    return rc;
+}
+
+/* Runs the sequences [first, first + count) as one batch into out->durations. */
+static int prosody_batch(ck_model *m, const ck_sequence_set *seqs, const ck_voice *v,
+                         double speed, size_t first, size_t count, const size_t *batch,
+                         float *style, float *speeds, ck_prosody *out, ck_error *err)
+{
+    for (size_t j = 0; j < count; j++) {
+        ck_prosody_style(v, seqs->phonemes[first + j], style + j * CK_PROSODY_STYLE_COLS);
+        speeds[j] = (float)speed;
+    }
+    size_t base = seqs->offsets[first];
+    int rc = ck_executor_set_sequence_inputs(m->executor, style, count, CK_PROSODY_STYLE_COLS,
+                                             speeds, err);
+    /* the i32 durations buffer is copied as it is: 4 bytes per token, read back as int32 */
+    return rc == CK_OK ? ck_executor_run(m->executor, seqs->ids + base, batch, count,
+                                         m->circuit.durations_buffer,
+                                         (float *)(void *)(out->durations + base), batch[count],
+                                         NULL, NULL, err)
+                       : rc;
+}
+
+int ck_model_prosody(ck_model *m, const ck_sequence_set *seqs, const char *voice, double speed,
+                     ck_prosody *out, ck_error *err)
+{
+    if (out != NULL) {
+        memset(out, 0, sizeof *out);
+    }
+    if (m == NULL || seqs == NULL || out == NULL) {
+        return ck_fail(err, CK_E_ARG, "prosody: null model, sequences or out");
+    }
+    if (m->circuit.durations_buffer < 0) {
+        return ck_fail(err, CK_E_ARG, "prosody: the circuit %s has no \"durations\" output (the "
+                       "prosody circuit is %s)", m->circuit.path, ck_prosody_circuit_path());
+    }
+    ck_voice *v = NULL;
+    size_t n = seqs->n_sequences, *batch = NULL;
+    float *style = NULL, *speeds = NULL;
+    ck_output_word *scratch = NULL;
+    int rc = ck_prosody_open_voice(m, voice, speed, &v, err);
+    rc = rc == CK_OK ? prosody_alloc(seqs, out, err) : rc;
+    if (rc == CK_OK) {
+        batch = malloc((n + 1) * sizeof *batch);
+        style = malloc((n + 1) * CK_PROSODY_STYLE_COLS * sizeof *style);
+        speeds = malloc((n + 1) * sizeof *speeds);
+        scratch = malloc(CK_READER_MAX_PHONEMES * sizeof *scratch);
+        rc = batch && style && speeds && scratch
+                 ? CK_OK : ck_fail(err, CK_E_MEMORY, "prosody: cannot allocate");
+    }
+    for (size_t first = 0; rc == CK_OK && first < n;) {
+        size_t count = ck_batch_consecutive(seqs->offsets, n, first, m->params.max_batch_tokens,
+                                            batch);
+        rc = ck_model_check_cancel(m, "prosody", first, err);
+        rc = rc == CK_OK ? prosody_batch(m, seqs, v, speed, first, count, batch, style, speeds,
+                                         out, err)
+                         : rc;
+        for (size_t s = first; rc == CK_OK && s < first + count; s++) {
+            rc = prosody_words_of(seqs, s, scratch, out, err);
+        }
+        first += count;
+    }
+    out->n_words = rc == CK_OK ? out->word_offsets[n] : 0;
+    ck_voice_free(v);
+    free(batch);
+    free(style);
+    free(speeds);
+    free(scratch);
+    if (rc != CK_OK) {
+        ck_prosody_free(out);
+    }
+    return rc;
 }

@@ -36,10 +36,13 @@ int ck_prosody_words(const char *phonemes, const int32_t *durations, size_t n,
  * row (ck_voice_row). */
 size_t ck_prosody_code_points(const char *s);
 
-/* Fills style[count, CK_PROSODY_STYLE_COLS] and speed[count] for the sequences members[0..count)
- * of seqs: row ck_voice_row(code points of the sequence's phonemes) of v, its predictor half, and
- * the run's speed. */
-void ck_prosody_batch_inputs(const ck_voice *v, double speed, const ck_sequence *seqs,
-                             const size_t *members, size_t count, float *style, float *speeds);
+/* The style of a sequence whose phoneme string is `phonemes` into style[CK_PROSODY_STYLE_COLS]:
+ * row ck_voice_row(code points of phonemes) of v, its predictor half. */
+void ck_prosody_style(const ck_voice *v, const char *phonemes, float *style);
+
+/* Loads the voice spec (NULL: ck_model_default_voice(m)) after checking speed (finite, > 0):
+ * CK_E_ARG for a bad speed, else ck_voice_load's errors. */
+int ck_prosody_open_voice(const ck_model *m, const char *spec, double speed, ck_voice **out,
+                          ck_error *err);
 
 #endif
