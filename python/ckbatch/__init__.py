@@ -291,6 +291,22 @@ class Model:
             raise TypeError("seqs: expected a list of sequences, got one 1-D array (wrap it)")
         return self._encode([_ids_line(s) for s in seqs], 1, None, layer, strict_symbols)
 
+    def prosody(self, lines, *, format="phonemes", lang="en-us", g2p="misaki", lexicon_dir=None,
+                voice=None, speed=1.0, strict_symbols=False):
+        """Durations and word times of `lines` (phoneme strings, ids lines or text, as `format`
+        says) through the prosody circuit (a Model made with circuit=ckbatch.prosody_circuit()),
+        for voice (None: "af_heart" with weights, "synthetic" with the demo weights) at speed:
+        the numbers a run with layer="prosody" writes (ck_model_prosody). Returns Prosody whose
+        arrays (int32 durations, int64 offsets and frame_offsets) own their memory.
+        """
+        fmt = _choice("format", format, _FORMATS)
+        durations, offsets, frames, line, chunk, phonemes, words, warnings = self._m.prosody(
+            _lines_of(lines), format=fmt, lang=lang, strict_symbols=bool(strict_symbols),
+            g2p=g2p, lexicon_dir=lexicon_dir, voice=voice, speed=_speed(speed))
+        return Prosody(durations, offsets, frames, _records(line, chunk, phonemes, offsets),
+                       [[Word(*w) for w in seq] for seq in words], [],
+                       {"weights": self.weights_identity})
+
     def run(self, input_path, output_path, resume=True, progress=None, *, format="phonemes",
             lang="en-us", g2p="misaki", lexicon_dir=None, layer="features", on_error="stop",
             strict_symbols=False, progress_interval=0.5, log=None, voice=None, speed=1.0):

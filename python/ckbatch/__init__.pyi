@@ -136,6 +136,10 @@ class Model:
                     strict_symbols: bool = False) -> Features: ...
     def encode_ids(self, seqs: Iterable[Union[Iterable[int], npt.NDArray[np.integer]]], *,
                    layer: str = "features", strict_symbols: bool = False) -> Features: ...
+    def prosody(self, lines: Seq[str], *, format: str = "phonemes", lang: str = "en-us",
+                g2p: str = "misaki", lexicon_dir: Optional[_Path] = None,
+                voice: Optional[_Path] = None, speed: float = 1.0,
+                strict_symbols: bool = False) -> Prosody: ...
     def run(self, input_path: _Path, output_path: _Path, resume: bool = True,
             progress: Optional[Callable[[Progress], object]] = None, *, format: str = "phonemes",
             lang: str = "en-us", g2p: str = "misaki", lexicon_dir: Optional[_Path] = None,

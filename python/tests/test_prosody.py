@@ -113,3 +113,24 @@ def test_bad_voice_and_speed(prosody_model, tmp_path):
     with pytest.raises(ckbatch.Error):
         ckbatch.Model(threads=1).run(src, out, layer="prosody")  # the encoder has no durations
     assert not out.exists()
+
+
+def test_model_prosody_equals_the_file(prosody_model, tmp_path):
+    lines = ["ði dˈɔɡ ɹˈæn hˈOm.", "", "ði ˈAs", "ði"]
+    src = tmp_path / "in.txt"
+    src.write_text("".join(l + "\n" for l in lines), encoding="utf-8")
+    out = tmp_path / "out.safetensors"
+    prosody_model.run(src, out, layer="prosody", speed=1.3)
+    f = ckbatch.load(out)
+    p = prosody_model.prosody(lines, speed=1.3)
+    assert isinstance(p, ckbatch.Prosody) and len(p) == 3
+    assert p.durations.dtype == np.int32 and p.frame_offsets.dtype == np.int64
+    assert p.durations.tolist() == f.durations.tolist()
+    assert p.offsets.tolist() == f.offsets.tolist()
+    assert p.frame_offsets.tolist() == f.frame_offsets.tolist()
+    assert p.words == f.words
+    assert [s.line for s in p.sequences] == [0, 2, 3]
+    want = json.load(open(MANIFEST, encoding="utf-8"))["cases"]["speech20"]["pred_dur"]
+    assert p[0].tolist() == want
+    with pytest.raises(ckbatch.UsageError, match="speed"):
+        prosody_model.prosody(lines, speed=0)
