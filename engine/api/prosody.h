@@ -16,8 +16,8 @@
 #define CK_PROSODY_STYLE_COLS CK_VOICE_HALF /* the predictor half of a voice row */
 
 /* Splits phonemes (UTF-8, the sequence's phoneme string, one token per code point) at spaces into
- * words (ck_output_word: a run of non-space code points, its start and end in seconds) and times them from durations[n] (frames per token, n = the sequence's tokens, BOS and EOS
- * included), as kokoro/pipeline.py join_timestamps (pipeline.py:294-330; SYNTHESIS.md §1.0) does
+ * words (ck_output_word: a run of non-space code points, its start and end in seconds) and times
+ * them from durations[n] (frames per token, n = the sequence's tokens, BOS and EOS included), as kokoro/pipeline.py join_timestamps (pipeline.py:294-330; SYNTHESIS.md §1.0) does
  * with misaki's tokens: counted in half frames (divisor 2 x 40 frames/s = 80); the clock starts at
  * 2 max(0, durations[0] - 3); a word of k code points takes the k durations after its first token
  * (i, starting at 1 past BOS), and the space after it (a word followed by ' ') is split, half of its

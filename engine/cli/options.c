@@ -335,7 +335,7 @@ static int apply_option(int ch, const char *arg, ck_cli_options *o)
                    : strcmp(arg, "prosody") == 0 ? CK_LAYER_PROSODY : CK_LAYER_FEATURES;
         return 0;
     case OPT_VOICE: c->voice = arg; return 0;
-    case OPT_SPEED: return parse_speed(arg, &c->speed);
+    case OPT_SPEED: o->speed_given = 1; return parse_speed(arg, &c->speed);
     case OPT_MAX_BATCH:
         if (parse_size(arg, 512, 1u << 20, &v) != 0) {
             return usage_error("--max-batch-tokens %s: expected an integer 512..1048576", arg);
@@ -429,7 +429,7 @@ static int check_prosody(ck_cli_options *o)
 {
     ck_corpus_params *c = &o->corpus;
     if (c->layer != CK_LAYER_PROSODY) {
-        return c->voice != NULL || c->speed != 1.0
+        return c->voice != NULL || o->speed_given
                    ? usage_error("%s", "--voice and --speed need --layer prosody") : 0;
     }
     if (o->xray.oracle != NULL) {
@@ -438,6 +438,7 @@ static int check_prosody(ck_cli_options *o)
     if (o->model.circuit == NULL) {
         o->model.circuit = ck_prosody_circuit_path();
     }
+    /* ck_model_default_voice's rule, before the model exists */
     const char *voice = c->voice != NULL ? c->voice : o->model.weights != NULL ? "af_heart"
                                                                               : "synthetic";
     ck_error err = {0};
@@ -453,6 +454,7 @@ int ck_cli_parse(int argc, char **argv, ck_cli_options *o)
     o->corpus = ck_corpus_default_params();
     o->xray = ck_xray_default_params();
     o->progress = isatty(STDERR_FILENO);
+    o->speed_given = 0;
     int ch;
     opterr = 0; /* one message of ours instead of getopt's two */
     while ((ch = getopt_long(argc, argv, ":i:o:t:f:l:w:qhV", long_options, NULL)) != -1) {

@@ -5,7 +5,6 @@
 
 #include <pythread.h>
 #include <stdlib.h>
-#include <math.h>
 #include <string.h>
 
 _Static_assert(sizeof(size_t) == sizeof(int64_t), "size_t arrays are handed to numpy as int64");
@@ -412,8 +411,10 @@ static PyObject *words_to_py(const ck_prosody *p, const char *phonemes, size_t s
     for (size_t w = p->word_offsets[s]; list != NULL && w < p->word_offsets[s + 1]; w++) {
         const ck_word_time *t = &p->words[w];
         PyObject *text = PyUnicode_DecodeUTF8(phonemes + t->byte, (Py_ssize_t)t->bytes, "replace");
-        PyObject *start = isnan(t->start) ? Py_NewRef(Py_None) : PyFloat_FromDouble(t->start);
-        PyObject *end = isnan(t->end) ? Py_NewRef(Py_None) : PyFloat_FromDouble(t->end);
+        /* NaN: a word Kokoro gives no time */
+        PyObject *start = Py_IS_NAN(t->start) ? Py_NewRef(Py_None)
+                                              : PyFloat_FromDouble(t->start);
+        PyObject *end = Py_IS_NAN(t->end) ? Py_NewRef(Py_None) : PyFloat_FromDouble(t->end);
         PyObject *item = text && start && end ? PyTuple_Pack(3, text, start, end) : NULL;
         Py_XDECREF(text), Py_XDECREF(start), Py_XDECREF(end);
         if (item == NULL || PyList_Append(list, item) != 0) {
