@@ -67,7 +67,8 @@ Progress = collections.namedtuple("Progress", "input_bytes bytes_done bytes_read
 Progress.__doc__ = """One progress report of Model.run (ck_progress): bytes of the input done,
 lines read, tokens written, seconds, tokens/s, eta_seconds (< 0 unknown), final (bool)."""
 
-_LAYERS = {"features": 0, "hidden": 1, "prosody": 2}
+_LAYERS = {"features": 0, "hidden": 1}              # encode_*: rows per token
+_RUN_LAYERS = {**_LAYERS, "prosody": 2}            # run: a prosody file too (Model.prosody: arrays)
 _FORMATS = {"phonemes": 0, "ids": 1, "text": 2}
 _ON_ERROR = {"stop": 0, "skip": 1}
 # precision -> the ck_model_params setting it needs; a mode the C library gains is one entry here
@@ -328,7 +329,7 @@ class Model:
         """
         cb = None if progress is None else (lambda *a: progress(Progress(*a[:8], bool(a[8]))))
         s = self._m.run(input_path, output_path, format=_choice("format", format, _FORMATS),
-                        lang=lang, layer=_choice("layer", layer, _LAYERS),
+                        lang=lang, layer=_choice("layer", layer, _RUN_LAYERS),
                         strict_symbols=bool(strict_symbols),
                         skip_bad_lines=_choice("on_error", on_error, _ON_ERROR),
                         resume=bool(resume), progress=cb, progress_interval=progress_interval,
