@@ -407,8 +407,10 @@ def _load_prosody(f, path, meta, skipped):
     records = _jsonl(_ckbatch.tensor(f, "sequences"))
     seqs = [Sequence(r["line"] - 1, r["chunk"], r["chunks"], r["tokens"], r["phonemes"])
             for r in records]
-    words = [[Word(w["phonemes"], w["start"], w["end"]) for w in r.get("words", [])]
-             for r in records]
+    def seconds(v):  # JSON writes 0.0 as 0
+        return None if v is None else float(v)
+    words = [[Word(w["phonemes"], seconds(w["start"]), seconds(w["end"]))
+              for w in r.get("words", [])] for r in records]
     return Prosody(durations, offsets, frames, seqs, words, skipped, meta)
 
 
