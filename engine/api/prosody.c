@@ -75,6 +75,21 @@ static void time_word(clock_state *c, size_t k, int space, ck_output_word *w)
     c->i += k + (space != 0);
 }
 
+/* A misaki token with whitespace and no phonemes, as pipeline.py:314-320 at dfb907a treats it: it
+ * steps past two tokens and moves the clock by the second one's frames on both sides (i += 1;
+ * left = right + d[i]; right = left + d[i]; i += 1), whatever those tokens are. */
+static void time_space(clock_state *c)
+{
+    if (c->stopped || c->i >= c->n - 1) {
+        c->stopped = 1;
+        return;
+    }
+    c->i++;
+    c->left = c->right + c->d[c->i];
+    c->right = c->left + c->d[c->i];
+    c->i++;
+}
+
 int ck_prosody_words(const char *phonemes, const int32_t *durations, size_t n,
                      ck_output_word *words, size_t cap, size_t *count, ck_error *err)
 {
@@ -91,8 +106,7 @@ int ck_prosody_words(const char *phonemes, const int32_t *durations, size_t n,
     for (size_t at = 0; phonemes[at] != '\0';) {
         size_t len = strcspn(phonemes + at, " ");
         if (len == 0) { /* a space no word claimed: a token with whitespace and no phonemes */
-            c.stopped = c.stopped || c.i >= c.n - 1;
-            c.i += !c.stopped;
+            time_space(&c);
             at++;
             continue;
         }

@@ -24,8 +24,9 @@
  * frames to the word's end and half to the next word's start:
  *     start = left; left = right + 2 sum(d[i..i+k)) + d_space; end = left; right = left + d_space;
  *     i += k (+ 1 for the space).
- * A space with no word before it (leading, or a second one) only moves i, as a misaki token with
- * whitespace but no phonemes does. A word whose tokens run past the durations (i >= n - 1, or
+ * A space with no word before it (leading, or a second one) is read as a misaki token with
+ * whitespace and no phonemes, which Kokoro (pipeline.py:314-320) treats so: i += 1; left = right +
+ * d[i]; right = left + d[i]; i += 1. A word whose tokens run past the durations (i >= n - 1, or
  * i + k >= n) and every word after it get has_time 0; n < 3 times no word. Words go to
  * words[cap] in order; *count gets how many the string holds (may exceed cap: only cap are
  * written). Errors: CK_E_ARG (null phonemes, durations with n > 0, or count). */

@@ -28,10 +28,13 @@ def join_timestamps(phonemes, d):
     pieces = phonemes.split(" ")
     for n, word in enumerate(pieces):
         space = n < len(pieces) - 1
-        if not word:
-            if i >= len(d) - 1:
+        if not word:  # a misaki token with whitespace and no phonemes (pipeline.py:314-320)
+            if stopped or i >= len(d) - 1:
                 stopped = True
-            if space and not stopped:
+            elif space:
+                i += 1
+                left = right + d[i]
+                right = left + d[i]
                 i += 1
             continue
         j = i + len(word)
