@@ -145,7 +145,11 @@ typedef enum {
 
 typedef enum {
     CK_LAYER_FEATURES = 0, /* bert_encoder output, [T, 512]: what Kokoro's predictor reads */
-    CK_LAYER_HIDDEN = 1    /* the ALBERT last hidden state, [T, 768] */
+    CK_LAYER_HIDDEN = 1,   /* the ALBERT last hidden state, [T, 768] */
+    CK_LAYER_PROSODY = 2   /* the prosody circuit's durations (circuits/kokoro_prosody_tokens.json,
+                              ck_prosody_circuit_path): int32 frames per token [T], BOS and EOS
+                              included, from the per-sequence voice style and speed of the run
+                              (docs/prosody.md). Needs a circuit with a "durations" output */
 } ck_layer;
 
 /* The compute precision of a model (docs/precision.md). Only grows at the end. */
@@ -251,8 +255,8 @@ CK_API int ck_model_load(ck_model **out, const ck_model_params *params, ck_error
 /* Releases the model; accepts NULL. */
 CK_API void ck_model_free(ck_model *model);
 
-/* Columns of one token's row of `layer` (512 features, 768 hidden); 0 when the circuit has no such
- * output or model is NULL. */
+/* Columns of one token's row of `layer` (512 features, 768 hidden, 1 prosody: one int32 per
+ * token); 0 when the circuit has no such output or model is NULL. */
 CK_API size_t ck_model_cols(const ck_model *model, ck_layer layer);
 
 /* Longest model input sequence, boundaries included (the position table's rows, 512). */
@@ -363,13 +367,66 @@ CK_API int ck_model_encode_lines(ck_model *model, const char *const *lines, size
 /* Frees every array of s and zeroes it; accepts NULL and a zeroed struct. */
 CK_API void ck_sequence_set_free(ck_sequence_set *s);
 
+/* ---- voices and the prosody circuit (layer prosody) ---- */
+
+/* Loads the voice spec (ck_corpus_params.voice) and frees it again: CK_OK when a run could use it.
+ * Errors: CK_E_ARG (null or empty spec, a bad mix weight, a name with other characters than
+ * a-z 0-9 _), CK_E_IO (no such shipped voice or file: the message lists the shipped names),
+ * CK_E_FORMAT (a pack of another size or shape: both sizes named), CK_E_NONFINITE (a NaN or Inf:
+ * part, row and column named), CK_E_MEMORY. */
+CK_API int ck_voice_check(const char *voice, ck_error *err);
+
+/* The voice a prosody run of this model uses when ck_corpus_params.voice is NULL: "af_heart"
+ * (Kokoro's default) for weights read from a file, "synthetic" (the synthetic pack the speech
+ * capture uses, NOT a Kokoro voice) for the synthetic demo weights. "" for NULL. */
+CK_API const char *ck_model_default_voice(const ck_model *model);
+
+/* Path of the shipped prosody circuit, circuits/kokoro_prosody_tokens.json of the source tree
+ * ckbatch was built from: what ck_model_params.circuit names for layer prosody. */
+CK_API const char *ck_prosody_circuit_path(void);
+
+/* One word of a sequence (a run of non-space code points of its phoneme string) and its times. */
+typedef struct {
+    size_t byte, bytes;  /* the word is phonemes[byte, byte + bytes) of its sequence */
+    double start, end;   /* seconds from the start of the sequence's audio (Kokoro's
+                            join_timestamps, docs/prosody.md); NaN where Kokoro gives none */
+} ck_word_time;
+
+/* What ck_model_prosody computed for a sequence set. Every array is malloc'd and owned by the
+ * struct; free with ck_prosody_free. */
+typedef struct {
+    size_t n_sequences, n_tokens, n_words;
+    int32_t *durations;      /* [n_tokens] frames (1/40 s) per token, BOS and EOS included; the
+                                sequence set's offsets give each sequence's tokens */
+    size_t *frame_offsets;   /* [n_sequences + 1] sequence s is frames frame_offsets[s] ..
+                                frame_offsets[s + 1] */
+    size_t *word_offsets;    /* [n_sequences + 1] sequence s has words word_offsets[s] ..
+                                word_offsets[s + 1] */
+    ck_word_time *words;     /* [n_words] */
+} ck_prosody;
+
+/* Durations and word times of the sequences of `seqs` (from ck_model_tokenize) through the
+ * model's prosody circuit (ck_prosody_circuit_path: loaded with ck_model_params.circuit), with
+ * voice (NULL: ck_model_default_voice) and speed (finite, > 0), exactly as a corpus run with layer
+ * prosody writes them (same bits, any batch and thread count). Batches of consecutive sequences
+ * up to max_batch_tokens. Errors: CK_E_ARG (null, a speed that is not finite and > 0, a circuit
+ * without a "durations" output), ck_voice_check's errors, CK_E_SIZE, CK_E_RANGE (as
+ * ck_model_encode_ids), CK_E_MEMORY, CK_E_BACKEND, CK_E_CANCELLED. On error *out is zeroed. */
+CK_API int ck_model_prosody(ck_model *model, const ck_sequence_set *seqs, const char *voice,
+                            double speed, ck_prosody *out, ck_error *err);
+
+/* Frees every array of p and zeroes it; accepts NULL and a zeroed struct. */
+CK_API void ck_prosody_free(ck_prosody *p);
+
 /* ---- the corpus job (what `ckbatch -i IN -o OUT` runs) ---- */
 
 typedef struct {
     const char *input;          /* corpus path, one item per line; "-" reads stdin */
     const char *output;         /* safetensors path: features F32 [T, cols], offsets I64 [S + 1],
                                    sequences and skipped U8 (JSON Lines); written under a temporary
-                                   name and renamed when complete */
+                                   name and renamed when complete. Layer prosody: durations I32
+                                   [T], offsets, frame_offsets I64 [S + 1], and records with
+                                   "frames" and "words" (start and end seconds, docs/prosody.md) */
     ck_input_format format;
     const char *lang;           /* text: "en-us" (default) or "en-gb" */
     ck_layer layer;             /* default CK_LAYER_FEATURES */
@@ -394,6 +451,11 @@ typedef struct {
                                    carry the input's global line numbers (ck_merge_shards joins
                                    N of them into the file a whole run writes). Not with stdin */
     size_t shard_index;         /* 0 .. shard_count - 1 */
+    const char *voice;          /* layer prosody: the voice spec (docs/voices.md): a shipped name
+                                   ("af_heart"), a .bin or .pt file, a mix "a:2,b:1" or "a,b", or
+                                   "synthetic". NULL (default): ck_model_default_voice */
+    double speed;               /* layer prosody: speaking rate, finite and > 0 (default 1; the
+                                   durations are the predictor's sums / speed, Kokoro's rule) */
 } ck_corpus_params;
 
 /* The defaults above (input and output NULL: both must be set). */
@@ -407,7 +469,10 @@ typedef struct {
     size_t g2p_fallback_words;  /* text, misaki: words phonemized by espeak-ng (each warned) */
 } ck_corpus_summary;
 
-/* Encodes the corpus at params->input into params->output. Progress is committed (fsynced) after
+/* Encodes the corpus at params->input into params->output (layer prosody: the model's circuit
+ * must have a "durations" output, CK_E_CIRCUIT otherwise; its voice and speed are loaded and
+ * checked before the output is opened: CK_E_ARG for a speed that is not finite and > 0, and
+ * ck_voice_check's errors). Progress is committed (fsynced) after
  * every window of batches, so a killed run continues with resume = 1 and ends with the same bytes
  * as an uninterrupted one. A parity model hashes every weight before and after the run
  * (CK_E_PARITY naming the tensor that changed, no output). On any error no file appears at

@@ -6,6 +6,16 @@
 #include <stdio.h>
 #include <string.h>
 
+const char *ck_corpus_layer_name(ck_layer layer)
+{
+    switch (layer) {
+    case CK_LAYER_FEATURES: return "features";
+    case CK_LAYER_HIDDEN: return "hidden";
+    case CK_LAYER_PROSODY: return "prosody";
+    default: return "?";
+    }
+}
+
 /* Every option that changes the output bytes, for the resume identity (--config by its file's
  * SHA-256, so an edited config.json under the same name counts). --threads and
  * --max-batch-tokens change no bit of the features (docs/parity.md, "Invariance"; tested), so a
@@ -28,7 +38,7 @@ void ck_corpus_options_identity(const ck_corpus_params *o, const ck_model *m, ch
     }
     snprintf(buf, cap, "format=%s lang=%s strict_symbols=%d on_error=%s layer=%s parity=%d%s "
              "circuit=%s%s", formats[o->format], o->lang, o->strict_symbols,
-             o->skip_bad_lines ? "skip" : "stop", o->layer == CK_LAYER_HIDDEN ? "hidden" : "features",
+             o->skip_bad_lines ? "skip" : "stop", ck_corpus_layer_name(o->layer),
              m->parity, config, m->circuit_path ? m->circuit_path : "embedded", g2p);
     /* bf16 changes the bits; fp32 leaves the string as it always was (older records resume) */
     if (m->params.precision == CK_PRECISION_BF16) {
@@ -45,8 +55,7 @@ int ck_corpus_meta_each(const ck_corpus_params *opt, const ck_model *m, const ck
     snprintf(engine, sizeof engine, "ckbatch %s", CK_VERSION);
     int rc = put(ctx, "format", "ckbatch.features.v2", err);
     if (rc == CK_OK) rc = put(ctx, "engine", engine, err);
-    if (rc == CK_OK) rc = put(ctx, "layer", opt->layer == CK_LAYER_HIDDEN ? "hidden" : "features",
-                              err);
+    if (rc == CK_OK) rc = put(ctx, "layer", ck_corpus_layer_name(opt->layer), err);
     if (rc == CK_OK) rc = put(ctx, "circuit", m->circuit.name, err);
     if (rc == CK_OK) rc = put(ctx, "weights", ck_weights_identity(m->weights), err);
     if (rc == CK_OK) rc = put(ctx, "source", is_stdin ? "<stdin>" : opt->input, err);

@@ -9,6 +9,10 @@
 #include "model_internal.h"
 #include "reader.h"
 
+/* "features", "hidden" or "prosody": the layer's name in options and metadata ("?" outside the
+ * enum). */
+const char *ck_corpus_layer_name(ck_layer layer);
+
 /* Every option that changes the output bytes, as one string ("format=ids lang=en-us ..."), for
  * the resume identity (threads and max_batch_tokens change no bit, so they are not in it). */
 void ck_corpus_options_identity(const ck_corpus_params *o, const ck_model *m, char *buf,

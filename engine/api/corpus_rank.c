@@ -216,6 +216,12 @@ static int check_plan_params(const ck_model *model, const ck_corpus_params *p, s
     if (p->format != CK_INPUT_PHONEMES && p->format != CK_INPUT_IDS && p->format != CK_INPUT_TEXT) {
         return ck_fail(err, CK_E_ARG, "rank plan: format %d: expected 0..2", (int)p->format);
     }
+    if (p->layer != CK_LAYER_FEATURES && p->layer != CK_LAYER_HIDDEN) {
+        /* a prosody record holds word times known only after its batch ran, but a rank places
+         * every record before any batch: use --shard I/N and merge instead */
+        return ck_fail(err, CK_E_ARG, "rank plan: layer %s: ranks write features or hidden only "
+                       "(for prosody use shards and merge)", ck_corpus_layer_name(p->layer));
+    }
     return CK_OK;
 }
 

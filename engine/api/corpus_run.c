@@ -15,6 +15,7 @@
 #include "corpus_job.h"
 #include "corpus_shard.h"
 #include "output.h"
+#include "prosody.h"
 #include "reader.h"
 #include "sha256.h"
 #include "xray.h"
@@ -38,6 +39,10 @@ typedef struct {
     size_t *row_of;             /* [window_cap] rows before sequence i in the window, input order:
                                    where its rows go past the rows already appended */
     ck_batch_span *spans;       /* [window_cap] */
+    ck_voice *voice;            /* layer prosody: the run's voice; NULL otherwise */
+    float *style, *speeds;      /* prosody: [window_cap, 128] and [window_cap], one batch's inputs */
+    int32_t *durations;         /* prosody: [window_tokens] the window's frames, input order */
+    ck_output_word *words;      /* prosody: [CK_READER_MAX_PHONEMES] one sequence's words */
     int32_t *batch_ids;         /* [max_batch_tokens] */
     size_t *batch_offsets;      /* [window_cap + 1] */
     ck_corpus_summary *summary;
@@ -89,24 +94,39 @@ static int alloc_buffers(session *s, ck_error *err)
     s->spans = calloc(s->window_cap, sizeof *s->spans);
     s->batch_offsets = calloc(s->window_cap + 1, sizeof *s->batch_offsets);
     s->batch_ids = calloc(t, sizeof *s->batch_ids);
+    int prosody = s->opt->layer == CK_LAYER_PROSODY;
+    if (prosody) {
+        s->style = calloc(s->window_cap * CK_PROSODY_STYLE_COLS, sizeof *s->style);
+        s->speeds = calloc(s->window_cap, sizeof *s->speeds);
+        s->durations = calloc(s->window_tokens, sizeof *s->durations);
+        s->words = calloc(CK_READER_MAX_PHONEMES, sizeof *s->words);
+    }
     if (!s->window || !s->lengths || !s->order || !s->seq_ids || !s->row_of || !s->spans ||
-        !s->batch_offsets || !s->batch_ids) {
+        !s->batch_offsets || !s->batch_ids ||
+        (prosody && (!s->style || !s->speeds || !s->durations || !s->words))) {
         return ck_fail(err, CK_E_MEMORY, "encode: out of memory for a window of %zu tokens",
                        s->window_tokens);
     }
     return CK_OK;
 }
 
-/* The run's output buffer and its width; the window buffers. */
+/* The run's output buffer and its width; the voice of a prosody run; the window buffers. */
 static int prepare(session *s, ck_error *err)
 {
     s->output_buffer = ck_model_buffer(s->model, s->opt->layer);
     if (s->output_buffer < 0) {
-        return ck_fail(err, CK_E_CIRCUIT, "%s: no \"hidden\" output for layer hidden",
-                       s->model->circuit.path);
+        return s->opt->layer == CK_LAYER_PROSODY
+                   ? ck_fail(err, CK_E_CIRCUIT, "%s: no \"durations\" output for layer prosody (its "
+                             "circuit is %s)", s->model->circuit.path, ck_prosody_circuit_path())
+                   : ck_fail(err, CK_E_CIRCUIT, "%s: no \"%s\" output for layer %s",
+                             s->model->circuit.path, ck_corpus_layer_name(s->opt->layer),
+                             ck_corpus_layer_name(s->opt->layer));
     }
     s->cols = s->model->circuit.buffers[s->output_buffer].cols;
-    return alloc_buffers(s, err);
+    int rc = s->opt->layer == CK_LAYER_PROSODY
+                 ? ck_prosody_open_voice(s->model, s->opt->voice, s->opt->speed, &s->voice, err)
+                 : CK_OK;
+    return rc == CK_OK ? alloc_buffers(s, err) : rc;
 }
 
 static void warn_log(void *ctx, const char *message)
@@ -194,6 +214,32 @@ static int resume_at_mark(session *s, ck_error *err)
     return ck_reader_skip(s->reader, s->resumed_lines, err);
 }
 
+/* The shortest decimal that reads back as v ("1.4", not "1.3999999999999999"). */
+static void shortest(double v, char buf[40])
+{
+    for (int digits = 1; digits <= 17; digits++) {
+        snprintf(buf, 40, "%.*g", digits, v);
+        if (strtod(buf, NULL) == v) {
+            return;
+        }
+    }
+}
+
+/* The run's options identity (ck_corpus_options_identity), with a prosody run's voice (as
+ * resolved, and its pack's SHA-256) and speed: both change the durations. */
+static void options_identity(const session *s, char *buf, size_t cap)
+{
+    ck_corpus_options_identity(s->opt, s->model, buf, cap);
+    if (s->voice != NULL) {
+        char sha[65], speed[40];
+        ck_sha256_hex(s->voice->sha256, sha);
+        shortest(s->opt->speed, speed);
+        size_t len = strlen(buf);
+        snprintf(buf + len, cap - len, " voice=%.300s voice_sha256=%s speed=%s", s->voice->spec,
+                 sha, speed);
+    }
+}
+
 /* Opens (or with --resume reopens) the output under this run's identity. A streamed run's output
  * (stdin, a pipe) is unresumable: its journals get no record, so nothing it leaves looks
  * resumable; and its input is not hashed, which would read it to its end before the run. */
@@ -213,7 +259,7 @@ static int open_output(session *s, int streamed, ck_error *err)
     if (rc != CK_OK) {
         return rc;
     }
-    ck_corpus_options_identity(s->opt, s->model, options, sizeof options);
+    options_identity(s, options, sizeof options);
     if (opt->shard_count > 0) { /* a shard resumes only as the same shard of the same split */
         size_t len = strlen(options);
         snprintf(options + len, sizeof options - len, " shard=%zu/%zu", opt->shard_index,
@@ -223,8 +269,12 @@ static int open_output(session *s, int streamed, ck_error *err)
                              ck_weights_identity(s->model->weights)};
     ck_output_mode mode = streamed ? CK_OUTPUT_UNRESUMABLE
                                    : (opt->resume ? CK_OUTPUT_RESUME : CK_OUTPUT_FRESH);
-    rc = ck_output_open(&s->output, s->out_path, opt->layer == CK_LAYER_HIDDEN ? "hidden" : "features",
-                        s->cols, &id, mode, &s->mark, err);
+    const char *rows_name = opt->layer == CK_LAYER_PROSODY ? "durations"
+                            : opt->layer == CK_LAYER_HIDDEN ? "hidden" : "features";
+    rc = ck_output_open(&s->output, s->out_path, rows_name, s->cols, &id, mode, &s->mark, err);
+    if (rc == CK_OK && opt->layer == CK_LAYER_PROSODY) {
+        rc = ck_output_set_durations(s->output, err);
+    }
     if (rc == CK_OK && ck_output_replaced_record(s->output)) {
         note(s, "an interrupted run's progress (%s.partial*) was discarded: this run starts from the "
              "beginning (resume on would have continued it)", s->out_path);
@@ -237,7 +287,7 @@ static int open_output(session *s, int streamed, ck_error *err)
 static int shard_meta(session *s, ck_error *err)
 {
     char options[1200];
-    ck_corpus_options_identity(s->opt, s->model, options, sizeof options);
+    options_identity(s, options, sizeof options);
     char *text = ck_corpus_shard_meta(s->opt, &s->range, s->input_sha, options);
     int rc = text != NULL ? ck_output_meta(s->output, CK_SHARD_META_KEY, text, err)
                           : ck_fail(err, CK_E_MEMORY, "%s: out of memory", s->out_path);
@@ -248,6 +298,30 @@ static int shard_meta(session *s, ck_error *err)
 static int put_meta(void *ctx, const char *key, const char *value, ck_error *err)
 {
     return ck_output_meta(ctx, key, value, err);
+}
+
+/* What a prosody file's numbers depend on and how to read them (docs/prosody.md). */
+static int prosody_meta(session *s, ck_error *err)
+{
+    char sha[65], speed[40];
+    ck_sha256_hex(s->voice->sha256, sha);
+    shortest(s->opt->speed, speed);
+    const char *const entries[][2] = {
+        {"voice", s->voice->spec},
+        {"voice_sha256", sha},
+        {"speed", speed},
+        {"style_row", "len(phonemes) - 1 (kokoro/pipeline.py), clamped to 0..509; predictor half "
+                      "[128, 256)"},
+        {"frames_per_second", "40"},
+        {"word_times", "kokoro/pipeline.py join_timestamps: words split at spaces of phonemes; "
+                       "half frames / 80; start 2 max(0, durations[0] - 3); a space's frames split "
+                       "between its neighbours"},
+    };
+    int rc = CK_OK;
+    for (size_t i = 0; rc == CK_OK && i < sizeof entries / sizeof entries[0]; i++) {
+        rc = ck_output_meta(s->output, entries[i][0], entries[i][1], err);
+    }
+    return rc;
 }
 
 static int open_io(session *s, ck_error *err)
@@ -295,21 +369,69 @@ static int open_io(session *s, ck_error *err)
         return rc;
     }
     rc = ck_corpus_meta_each(opt, m, s->reader, is_stdin, put_meta, s->output, err);
+    rc = rc == CK_OK && s->voice != NULL ? prosody_meta(s, err) : rc;
     return rc == CK_OK && opt->shard_count > 0 ? shard_meta(s, err) : rc;
 }
 
 /* Writes the rows of batch b (left in the arena by the executor) straight to where each of its
- * sequences lies in the output: row_of[i] rows past the rows already appended. */
+ * sequences lies in the output: row_of[i] rows past the rows already appended. A prosody run also
+ * keeps the window's durations (int32 bits), for the word times of its records. */
 static int put_batch_rows(session *s, const size_t *members, size_t count, ck_error *err)
 {
     const float *rows = ck_executor_rows(s->model->executor, s->output_buffer, NULL);
     int rc = rows != NULL ? CK_OK : ck_fail(err, CK_E_ARG, "encode: the batch left no rows");
     for (size_t j = 0; rc == CK_OK && j < count; j++) {
-        rc = ck_output_put_rows(s->output, s->row_of[members[j]],
-                                rows + s->batch_offsets[j] * s->cols, s->window[members[j]].n_ids,
-                                err);
+        const float *mine = rows + s->batch_offsets[j] * s->cols;
+        size_t n = s->window[members[j]].n_ids;
+        rc = ck_output_put_rows(s->output, s->row_of[members[j]], mine, n, err);
+        if (s->durations != NULL) {
+            memcpy(s->durations + s->row_of[members[j]], mine, n * sizeof *s->durations);
+        }
     }
     return rc;
+}
+
+/* Runs one packed batch: a prosody run first hands the executor each member's style row and the
+ * speed. */
+static int run_batch(session *s, const size_t *members, size_t count, ck_error *err)
+{
+    ck_executor *ex = s->model->executor;
+    int rc = CK_OK;
+    for (size_t j = 0; s->voice != NULL && j < count; j++) {
+        ck_prosody_style(s->voice, s->window[members[j]].phonemes,
+                         s->style + j * CK_PROSODY_STYLE_COLS);
+        s->speeds[j] = (float)s->opt->speed;
+    }
+    if (s->voice != NULL) {
+        rc = ck_executor_set_sequence_inputs(ex, s->style, count, CK_PROSODY_STYLE_COLS, s->speeds,
+                                             err);
+    }
+    return rc == CK_OK ? ck_executor_run(ex, s->batch_ids, s->batch_offsets, count,
+                                         s->output_buffer, NULL, 0,
+                                         s->opt->progress ? progress_tick : NULL, s, err)
+                       : rc;
+}
+
+/* Appends sequence i of the window: a prosody record with its frames and word times. */
+static int append_sequence(session *s, size_t i, ck_error *err)
+{
+    const ck_sequence *q = &s->window[i];
+    if (s->voice == NULL) {
+        return ck_output_append(s->output, NULL, q->n_ids, q->line, q->chunk, q->chunks,
+                                q->phonemes, err);
+    }
+    const int32_t *d = s->durations + s->row_of[i];
+    unsigned long long frames = 0;
+    for (size_t t = 0; t < q->n_ids; t++) {
+        frames += (unsigned long long)d[t];
+    }
+    size_t n_words = 0;
+    int rc = ck_prosody_words(q->phonemes, d, q->n_ids, s->words, CK_READER_MAX_PHONEMES, &n_words,
+                              err);
+    n_words = n_words < CK_READER_MAX_PHONEMES ? n_words : CK_READER_MAX_PHONEMES;
+    return rc == CK_OK ? ck_output_append_timed(s->output, q->n_ids, q->line, q->chunk, q->chunks,
+                                                q->phonemes, frames, s->words, n_words, err)
+                       : rc;
 }
 
 /* Runs the batches of the window (longest first), writes each batch's rows at their final place in
@@ -331,10 +453,7 @@ static int flush_window(session *s, ck_output_mark next, ck_error *err)
         size_t count = s->spans[b].count;
         ck_batch_pack(s->seq_ids, s->lengths, members, count, s->batch_ids, s->batch_offsets);
         rc = ck_model_check_cancel(s->model, "corpus", ck_output_sequences(s->output), err);
-        rc = rc == CK_OK ? ck_executor_run(s->model->executor, s->batch_ids, s->batch_offsets,
-                                           count, s->output_buffer, NULL, 0,
-                                           s->opt->progress ? progress_tick : NULL, s, err)
-                         : rc;
+        rc = rc == CK_OK ? run_batch(s, members, count, err) : rc;
         if (rc == CK_OK) {
             rc = put_batch_rows(s, members, count, err);
         }
@@ -342,9 +461,7 @@ static int flush_window(session *s, ck_output_mark next, ck_error *err)
         progress(s, 0);
     }
     for (size_t i = 0; rc == CK_OK && i < s->n_window; i++) {
-        const ck_sequence *q = &s->window[i];
-        rc = ck_output_append(s->output, NULL, q->n_ids, q->line, q->chunk, q->chunks, q->phonemes,
-                              err);
+        rc = append_sequence(s, i, err);
     }
     for (size_t i = 0; i < s->n_window; i++) {
         free(s->window[i].ids);
@@ -500,6 +617,11 @@ static void release(session *s)
     free(s->spans);
     free(s->batch_offsets);
     free(s->batch_ids);
+    free(s->style);
+    free(s->speeds);
+    free(s->durations);
+    free(s->words);
+    ck_voice_free(s->voice);
     free(s->weights_sha);
     free(s->shard_path);
     ck_output_free(s->output);
@@ -537,6 +659,7 @@ ck_corpus_params ck_corpus_default_params(void)
     p.lang = "en-us";
     p.layer = CK_LAYER_FEATURES;
     p.progress_interval = 0.5;
+    p.speed = 1.0;
     return p;
 }
 
@@ -549,9 +672,10 @@ static int check_params(const ck_corpus_params *p, ck_error *err)
     if (p->format != CK_INPUT_PHONEMES && p->format != CK_INPUT_IDS && p->format != CK_INPUT_TEXT) {
         return ck_fail(err, CK_E_ARG, "corpus: format %d: expected 0..2", (int)p->format);
     }
-    if (p->layer != CK_LAYER_FEATURES && p->layer != CK_LAYER_HIDDEN) {
-        return ck_fail(err, CK_E_ARG, "corpus: layer %d: expected 0 (features) or 1 (hidden)",
-                       (int)p->layer);
+    if (p->layer != CK_LAYER_FEATURES && p->layer != CK_LAYER_HIDDEN &&
+        p->layer != CK_LAYER_PROSODY) {
+        return ck_fail(err, CK_E_ARG, "corpus: layer %d: expected 0 (features), 1 (hidden) or 2 "
+                       "(prosody)", (int)p->layer);
     }
     if (p->shard_count > CK_SHARDS_MAX || (p->shard_count > 0 && p->shard_index >= p->shard_count)) {
         return ck_fail(err, CK_E_ARG, "corpus: shard %zu/%zu: expected index < count <= %d",

@@ -43,6 +43,7 @@ int ck_model_buffer(const ck_model *m, ck_layer layer)
     switch (layer) {
     case CK_LAYER_FEATURES: return m->circuit.features_buffer;
     case CK_LAYER_HIDDEN: return m->circuit.hidden_buffer;
+    case CK_LAYER_PROSODY: return m->circuit.durations_buffer;
     default: return -1;
     }
 }
@@ -121,6 +122,7 @@ static int load_file_weights(ck_model *m, const char *path, ck_error *err)
 static int load_weights(ck_model *m, ck_error *err)
 {
     const ck_model_params *p = &m->params;
+    m->synthetic_weights = p->weights == NULL;
     int rc = p->weights != NULL ? load_file_weights(m, p->weights, err)
                                 : ck_circuit_synthetic_weights(&m->weights, &m->circuit, p->seed, err);
     if (rc == CK_OK && p->weights_manifest != NULL) {

@@ -25,6 +25,7 @@ struct ck_model {
                                    identity) */
     ck_circuit circuit;
     ck_weights *weights;
+    int synthetic_weights;      /* 1: the synthetic demo weights (no params.weights file) */
     ck_executor *executor;
     ck_kokoro_config config;    /* params.config, zeroed when none */
     int has_config;
@@ -41,7 +42,8 @@ struct ck_model {
 int ck_model_open_for_xray(ck_model **out, const ck_model_params *params, size_t longest,
                            ck_error *err);
 
-/* The circuit buffer of `layer` (features or hidden), or -1 when the circuit has none. */
+/* The circuit buffer of `layer` (features, hidden or the prosody durations), or -1 when the circuit
+ * has none. */
 int ck_model_buffer(const ck_model *m, ck_layer layer);
 
 /* CK_E_CANCELLED (err: "<what>: cancelled by the caller after <done> sequences") when the model's

@@ -11,6 +11,7 @@ typedef struct {
     ck_xray_params xray;
     int quiet;     /* -q: errors only */
     int progress;  /* 0 none, 1 the terminal default, 2 asked for (-q does not silence it) */
+    int speed_given; /* --speed was on the command line (it belongs to --layer prosody) */
 } ck_cli_options;
 
 /* Parses the corpus and X-Ray options of argv (options.c) into o, starting from the library's

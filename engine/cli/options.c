@@ -3,6 +3,7 @@
  * prints usage errors and the summary, never exits. */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,8 +80,17 @@ static const char *const usage_text[] = {
     "                            the embedded Kokoro-82M v1.0 one; n_token, plbert and hidden_dim\n"
     "                            must match the weights (checked before the run); its SHA-256 is\n"
     "                            recorded in the output metadata as config\n"
-    "      --layer L             features (default: tensor features [T,512]) or hidden (tensor\n"
-    "                            hidden [T,768], the last hidden state)\n"
+    "      --layer L             features (default: tensor features [T,512]), hidden (tensor\n"
+    "                            hidden [T,768], the last hidden state) or prosody (the prosody\n"
+    "                            circuit, default circuits/kokoro_prosody_tokens.json: durations\n"
+    "                            I32 [T] frames per token, frame_offsets I64 [S+1], and word\n"
+    "                            start/end seconds in each sequences record; docs/prosody.md)\n"
+    "      --voice V             prosody: a shipped voice (af_heart, af_bella, ...), a Kokoro\n"
+    "                            .bin or .pt voice file, a mix a:2,b:1 or a,b (mean), or\n"
+    "                            synthetic (default: af_heart with --weights, synthetic with the\n"
+    "                            synthetic demo weights; docs/voices.md)\n"
+    "      --speed S             prosody: speaking rate, a number > 0 (default 1): durations are\n"
+    "                            the predicted ones / S\n"
     "      --max-batch-tokens N  tokens per packed batch (default 2048, at least 512)\n"
     "      --precision P         fp32 (default) or bf16: the linears in bf16 with f32 accumulation\n"
     "                            (oneDNN on AMX or AVX512-BF16; refused on a CPU without them),\n"
@@ -172,6 +182,22 @@ static int parse_shard(const char *arg, ck_corpus_params *c)
     return 0;
 }
 
+/* --speed S: a plain decimal number > 0 (strtod alone would also take "nan", "inf", "0x1p1" and
+ * leading space). */
+static int parse_speed(const char *arg, double *speed)
+{
+    char *end = NULL;
+    errno = 0;
+    int plain = arg[0] != '\0' && strspn(arg, "0123456789.eE+-") == strlen(arg);
+    double v = plain ? strtod(arg, &end) : -1.0;
+    if (!plain || errno != 0 || end == arg || *end != '\0' || !(v > 0.0) || !isfinite(v)) {
+        return usage_error("--speed %s: expected a number > 0 (1 is Kokoro's rate, 2 twice as "
+                           "fast)", arg);
+    }
+    *speed = v;
+    return 0;
+}
+
 static int parse_format(const char *s, ck_input_format *format)
 {
     static const char *const names[] = {"phonemes", "ids", "text"};
@@ -187,7 +213,7 @@ static int parse_format(const char *s, ck_input_format *format)
 enum { OPT_SEED = 256, OPT_CIRCUIT, OPT_LAYER, OPT_MAX_BATCH, OPT_STRICT, OPT_ON_ERROR,
        OPT_PROGRESS, OPT_NO_PROGRESS, OPT_WEIGHTS_MANIFEST, OPT_PARITY, OPT_XRAY_ORACLE,
        OPT_REPORT, OPT_XRAY_CAPTURE, OPT_XRAY_OUT, OPT_RESUME, OPT_PROGRESS_INTERVAL, OPT_CONFIG,
-       OPT_G2P, OPT_LEXICON_DIR, OPT_PRECISION, OPT_SHARD, OPT_COMPILED };
+       OPT_G2P, OPT_LEXICON_DIR, OPT_PRECISION, OPT_SHARD, OPT_COMPILED, OPT_VOICE, OPT_SPEED };
 
 static const struct option long_options[] = {
     {"input", required_argument, NULL, 'i'},     {"output", required_argument, NULL, 'o'},
@@ -200,6 +226,7 @@ static const struct option long_options[] = {
     {"compiled", required_argument, NULL, OPT_COMPILED},
     {"g2p", required_argument, NULL, OPT_G2P},    {"lexicon-dir", required_argument, NULL, OPT_LEXICON_DIR},
     {"layer", required_argument, NULL, OPT_LAYER},
+    {"voice", required_argument, NULL, OPT_VOICE}, {"speed", required_argument, NULL, OPT_SPEED},
     {"max-batch-tokens", required_argument, NULL, OPT_MAX_BATCH},
     {"strict-symbols", no_argument, NULL, OPT_STRICT},
     {"on-error", required_argument, NULL, OPT_ON_ERROR},
@@ -300,11 +327,15 @@ static int apply_option(int ch, const char *arg, ck_cli_options *o)
         m->seed = v;
         return 0;
     case OPT_LAYER:
-        if (strcmp(arg, "features") != 0 && strcmp(arg, "hidden") != 0) {
-            return usage_error("--layer %s: expected features or hidden", arg);
+        if (strcmp(arg, "features") != 0 && strcmp(arg, "hidden") != 0 &&
+            strcmp(arg, "prosody") != 0) {
+            return usage_error("--layer %s: expected features, hidden or prosody", arg);
         }
-        c->layer = strcmp(arg, "hidden") == 0 ? CK_LAYER_HIDDEN : CK_LAYER_FEATURES;
+        c->layer = strcmp(arg, "hidden") == 0    ? CK_LAYER_HIDDEN
+                   : strcmp(arg, "prosody") == 0 ? CK_LAYER_PROSODY : CK_LAYER_FEATURES;
         return 0;
+    case OPT_VOICE: c->voice = arg; return 0;
+    case OPT_SPEED: o->speed_given = 1; return parse_speed(arg, &c->speed);
     case OPT_MAX_BATCH:
         if (parse_size(arg, 512, 1u << 20, &v) != 0) {
             return usage_error("--max-batch-tokens %s: expected an integer 512..1048576", arg);
@@ -391,12 +422,39 @@ void ck_cli_print_summary(const ck_corpus_summary *s)
 }
 
 
+/* --voice and --speed belong to --layer prosody, whose circuit is the shipped prosody circuit
+ * unless --circuit names one; the voice is loaded once here so that a bad one is a usage error
+ * before any weight is made or file written. */
+static int check_prosody(ck_cli_options *o)
+{
+    ck_corpus_params *c = &o->corpus;
+    if (c->layer != CK_LAYER_PROSODY) {
+        return c->voice != NULL || o->speed_given
+                   ? usage_error("%s", "--voice and --speed need --layer prosody") : 0;
+    }
+    if (o->xray.oracle != NULL) {
+        return usage_error("%s", "--layer prosody is for corpus runs, not --xray-oracle");
+    }
+    if (o->model.circuit == NULL) {
+        o->model.circuit = ck_prosody_circuit_path();
+    }
+    /* ck_model_default_voice's rule, before the model exists */
+    const char *voice = c->voice != NULL ? c->voice : o->model.weights != NULL ? "af_heart"
+                                                                              : "synthetic";
+    ck_error err = {0};
+    if (ck_voice_check(voice, &err) != CK_OK) {
+        return usage_error("--voice: %s", err.message);
+    }
+    return 0;
+}
+
 int ck_cli_parse(int argc, char **argv, ck_cli_options *o)
 {
     o->model = ck_model_default_params();
     o->corpus = ck_corpus_default_params();
     o->xray = ck_xray_default_params();
     o->progress = isatty(STDERR_FILENO);
+    o->speed_given = 0;
     int ch;
     opterr = 0; /* one message of ours instead of getopt's two */
     while ((ch = getopt_long(argc, argv, ":i:o:t:f:l:w:qhV", long_options, NULL)) != -1) {
@@ -424,5 +482,5 @@ int ck_cli_parse(int argc, char **argv, ck_cli_options *o)
     if (o->xray.oracle == NULL && (o->xray.report || o->xray.capture_ids || o->xray.capture_out)) {
         return usage_error("%s", "--report, --xray-capture and --xray-out need --xray-oracle");
     }
-    return 0;
+    return check_prosody(o);
 }

@@ -1,6 +1,7 @@
 /* merge.c - ck_merge_shards: checks that shard files are exactly shards 0..N-1 of one split of one
  * input under one identity, then writes the file a whole run writes, copying their tensors as
- * stored (offsets shifted). Holds nothing per sequence in memory; computes no features. */
+ * stored (offsets and frame offsets shifted). Holds nothing per sequence in memory; computes no
+ * features. */
 #define _GNU_SOURCE /* fileno, ftello */
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -32,6 +33,7 @@ typedef struct {
     unsigned long long byte_start, byte_end, input_bytes;
     const char *input_sha256, *options, *isa;   /* owned by desc */
     const ck_st_tensor *rows, *offsets, *seqs, *skipped;
+    const ck_st_tensor *frame_offsets; /* a durations file's (layer prosody); NULL otherwise */
 } shard;
 
 /* Unsigned integer field `key` of the description; 0 when absent or not one. */
@@ -89,21 +91,37 @@ static int parse_desc(shard *sh, ck_error *err)
     return CK_OK;
 }
 
-/* The four tensors of a features file, and offsets consistent with the rows: offsets[0] 0,
- * offsets[S] the row count. */
+/* A durations file's (layer prosody) rows and frame offsets: durations I32 [T], frame_offsets
+ * I64 [S + 1] from 0. 1 when sh's tensors are those. */
+static int durations_file(shard *sh)
+{
+    sh->frame_offsets = ck_st_find(sh->st, "frame_offsets");
+    const ck_st_tensor *f = sh->frame_offsets;
+    return sh->rows != NULL && strcmp(sh->rows->name, "durations") == 0 &&
+           sh->rows->dtype == CK_DTYPE_I32 && sh->rows->rank == 1 && f != NULL &&
+           f->dtype == CK_DTYPE_I64 && f->rank == 1 && sh->offsets != NULL &&
+           f->elements == sh->offsets->elements && ck_le(f->data, 8) == 0;
+}
+
+/* The tensors of a features file (four; five for durations), and offsets consistent with the
+ * rows: offsets[0] 0, offsets[S] the row count. */
 static int find_tensors(shard *sh, ck_error *err)
 {
     sh->rows = ck_st_find(sh->st, "features");
     sh->rows = sh->rows != NULL ? sh->rows : ck_st_find(sh->st, "hidden");
+    sh->rows = sh->rows != NULL ? sh->rows : ck_st_find(sh->st, "durations");
     sh->offsets = ck_st_find(sh->st, "offsets");
     sh->seqs = ck_st_find(sh->st, "sequences");
     sh->skipped = ck_st_find(sh->st, "skipped");
-    if (sh->rows == NULL || sh->rows->dtype != CK_DTYPE_F32 || sh->rows->rank != 2 ||
+    int rows_ok = sh->rows != NULL && (durations_file(sh) || (sh->rows->dtype == CK_DTYPE_F32 &&
+                                                              sh->rows->rank == 2));
+    if (!rows_ok ||
         sh->offsets == NULL || sh->offsets->dtype != CK_DTYPE_I64 || sh->offsets->rank != 1 ||
         sh->offsets->elements == 0 || sh->seqs == NULL || sh->seqs->dtype != CK_DTYPE_U8 ||
         sh->skipped == NULL || sh->skipped->dtype != CK_DTYPE_U8) {
         return ck_fail(err, CK_E_FORMAT, "%s: not a features file: expected features (or hidden) "
-                       "F32 [T, cols], offsets I64 [S + 1], sequences and skipped U8", sh->path);
+                       "F32 [T, cols] (or durations I32 [T] and frame_offsets I64 [S + 1]), "
+                       "offsets I64 [S + 1], sequences and skipped U8", sh->path);
     }
     const unsigned char *o = sh->offsets->data;
     uint64_t first = ck_le(o, 8), last = ck_le(o + 8 * (sh->offsets->elements - 1), 8);
@@ -271,23 +289,24 @@ static int check_ranges(const shard *s, size_t n, ck_error *err)
     return CK_OK;
 }
 
-/* offsets of the merged file into tmp: 0, then each shard's offsets[1..] plus the rows of the
- * shards before it. */
-static int write_offsets(FILE *tmp, const shard *s, size_t n)
+/* One offsets tensor of the merged file into tmp: 0, then each shard's tensor t(k)[1..] plus the
+ * last value of the shards' tensors before it (rows for offsets, frames for frame_offsets). */
+static int write_shifted(FILE *tmp, const shard *s, size_t n, int frames)
 {
     unsigned char b[8] = {0};
     uint64_t base = 0;
     int ok = fwrite(b, 1, 8, tmp) == 8;
     for (size_t k = 0; ok && k < n; k++) {
-        const unsigned char *o = s[k].offsets->data;
-        for (size_t i = 1; ok && i < s[k].offsets->elements; i++) {
+        const ck_st_tensor *t = frames ? s[k].frame_offsets : s[k].offsets;
+        const unsigned char *o = t->data;
+        for (size_t i = 1; ok && i < t->elements; i++) {
             uint64_t v = base + ck_le(o + 8 * i, 8);
             for (int j = 0; j < 8; j++) {
                 b[j] = (unsigned char)(v >> (8 * j));
             }
             ok = fwrite(b, 1, 8, tmp) == 8;
         }
-        base += s[k].rows->shape[0];
+        base += ck_le(o + 8 * (t->elements - 1), 8);
     }
     return ok && fflush(tmp) == 0 ? CK_OK : CK_E_IO;
 }
@@ -303,11 +322,13 @@ static size_t count_lines(const void *bytes, size_t n)
 }
 
 /* The merged file: shard 0's metadata without "shard", in its order (a whole run's header), and
- * every tensor as the shards' segments back to back. */
-static int write_merged(const char *output, const shard *s, size_t n, FILE *offsets_tmp,
+ * every tensor as the shards' segments back to back (offsets and frame offsets rewritten into
+ * tmp[0] and tmp[1]). */
+static int write_merged(const char *output, const shard *s, size_t n, FILE *const tmp[2],
                         ck_merge_summary *sum, ck_error *err)
 {
     size_t n_meta = 0, total[4] = {0};
+    int durations = s[0].frame_offsets != NULL;
     ck_st_meta *meta = calloc(ck_st_metadata_count(s[0].st) + 1, sizeof *meta);
     ck_st_segment *seg = calloc(3 * n + 1, sizeof *seg);
     int rc = meta != NULL && seg != NULL ? CK_OK : ck_fail(err, CK_E_MEMORY, "merge: out of memory");
@@ -326,21 +347,28 @@ static int write_merged(const char *output, const shard *s, size_t n, FILE *offs
         total[3] += s[k].skipped->bytes;
         sum->skipped_lines += count_lines(s[k].skipped->data, s[k].skipped->bytes);
     }
-    if (rc == CK_OK && write_offsets(offsets_tmp, s, n) != CK_OK) {
+    if (rc == CK_OK && (write_shifted(tmp[0], s, n, 0) != CK_OK ||
+                        (durations && write_shifted(tmp[1], s, n, 1) != CK_OK))) {
         rc = ck_fail(err, CK_E_IO, "merge: writing the merged offsets to a temporary file failed: %s",
                      strerror(errno));
     }
     if (rc == CK_OK) {
-        ck_st_segment offs = {fileno(offsets_tmp), 0, (total[1] + 1) * 8};
-        ck_st_entry e[4] = {
-            {.name = s[0].rows->name, .dtype = CK_DTYPE_F32, .rank = 2,
+        ck_st_segment offs = {fileno(tmp[0]), 0, (total[1] + 1) * 8};
+        ck_st_segment frames = {fileno(tmp[1]), 0, (total[1] + 1) * 8};
+        ck_st_entry e[5] = {
+            {.name = s[0].rows->name, .dtype = s[0].rows->dtype, .rank = s[0].rows->rank,
              .shape = {total[0], s[0].rows->shape[1]}},
             {.name = "offsets", .dtype = CK_DTYPE_I64, .rank = 1, .shape = {total[1] + 1}},
+            {.name = "frame_offsets", .dtype = CK_DTYPE_I64, .rank = 1, .shape = {total[1] + 1}},
             {.name = "sequences", .dtype = CK_DTYPE_U8, .rank = 1, .shape = {total[2]}},
             {.name = "skipped", .dtype = CK_DTYPE_U8, .rank = 1, .shape = {total[3]}},
         };
-        ck_st_segments segs[4] = {{seg, n}, {&offs, 1}, {seg + n, n}, {seg + 2 * n, n}};
-        rc = ck_st_write_segments(output, e, segs, 4, meta, n_meta, err);
+        ck_st_segments segs[5] = {{seg, n}, {&offs, 1}, {&frames, 1}, {seg + n, n}, {seg + 2 * n, n}};
+        if (!durations) { /* features and hidden: the four tensors they always had */
+            e[2] = e[3], e[3] = e[4];
+            segs[2] = segs[3], segs[3] = segs[4];
+        }
+        rc = ck_st_write_segments(output, e, segs, durations ? 5 : 4, meta, n_meta, err);
         sum->tokens = total[0];
         sum->sequences = total[1];
     }
@@ -380,13 +408,15 @@ static int merge(const char *output, shard *s, const char *const *paths, size_t 
                s[k].first_line + s[k].lines - (s[k].lines > 0), s[k].lines,
                s[k].offsets->elements - 1, s[k].rows->shape[0]);
     }
-    FILE *tmp = rc == CK_OK ? tmpfile() : NULL;
-    if (rc == CK_OK && tmp == NULL) {
+    FILE *tmp[2] = {rc == CK_OK ? tmpfile() : NULL, rc == CK_OK ? tmpfile() : NULL};
+    if (rc == CK_OK && (tmp[0] == NULL || tmp[1] == NULL)) {
         rc = ck_fail(err, CK_E_IO, "merge: cannot create a temporary file: %s", strerror(errno));
     }
     rc = rc == CK_OK ? write_merged(output, s, n, tmp, sum, err) : rc;
-    if (tmp != NULL) {
-        fclose(tmp);
+    for (int i = 0; i < 2; i++) {
+        if (tmp[i] != NULL) {
+            fclose(tmp[i]);
+        }
     }
     return rc;
 }

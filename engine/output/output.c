@@ -185,7 +185,8 @@ static int put_json_line(ck_journal *jr, char *line)
     return CK_OK;
 }
 
-char *ck_output_sequence_line(size_t line, size_t chunk, size_t chunks, size_t tokens,
+/* The fields every "sequences" record starts with; NULL when out of memory. */
+static cJSON *sequence_object(size_t line, size_t chunk, size_t chunks, size_t tokens,
                               const char *phonemes)
 {
     cJSON *s = cJSON_CreateObject();
@@ -194,6 +195,59 @@ char *ck_output_sequence_line(size_t line, size_t chunk, size_t chunks, size_t t
         !cJSON_AddNumberToObject(s, "chunks", (double)chunks) ||
         !cJSON_AddNumberToObject(s, "tokens", (double)tokens) ||
         !cJSON_AddStringToObject(s, "phonemes", phonemes ? phonemes : "")) {
+        cJSON_Delete(s);
+        return NULL;
+    }
+    return s;
+}
+
+char *ck_output_sequence_line(size_t line, size_t chunk, size_t chunks, size_t tokens,
+                              const char *phonemes)
+{
+    return json_line(sequence_object(line, chunk, chunks, tokens, phonemes));
+}
+
+/* {"phonemes":"...","start":s,"end":e} of word w of phonemes (len bytes), or NULL (out of memory,
+ * or w outside the string). */
+static cJSON *word_object(const char *phonemes, size_t len, const ck_output_word *w)
+{
+    if (w->start_byte > len || w->bytes > len - w->start_byte) {
+        return NULL;
+    }
+    char *text = malloc(w->bytes + 1);
+    cJSON *o = text != NULL ? cJSON_CreateObject() : NULL;
+    if (o != NULL) {
+        memcpy(text, phonemes + w->start_byte, w->bytes);
+        text[w->bytes] = '\0';
+    }
+    int ok = o != NULL && cJSON_AddStringToObject(o, "phonemes", text) &&
+             (w->has_time ? cJSON_AddNumberToObject(o, "start", w->start) &&
+                                cJSON_AddNumberToObject(o, "end", w->end)
+                          : cJSON_AddNullToObject(o, "start") && cJSON_AddNullToObject(o, "end"));
+    free(text);
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+char *ck_output_timed_line(size_t line, size_t chunk, size_t chunks, size_t tokens,
+                           const char *phonemes, unsigned long long frames,
+                           const ck_output_word *words, size_t n_words)
+{
+    const char *ps = phonemes ? phonemes : "";
+    cJSON *s = sequence_object(line, chunk, chunks, tokens, ps);
+    cJSON *list = s != NULL && cJSON_AddNumberToObject(s, "frames", (double)frames)
+                      ? cJSON_AddArrayToObject(s, "words") : NULL;
+    for (size_t i = 0; list != NULL && i < n_words; i++) {
+        cJSON *w = word_object(ps, strlen(ps), &words[i]);
+        if (w == NULL || !cJSON_AddItemToArray(list, w)) {
+            cJSON_Delete(w);
+            list = NULL;
+        }
+    }
+    if (list == NULL) {
         cJSON_Delete(s);
         return NULL;
     }
@@ -243,9 +297,9 @@ static int put_bytes_at(ck_journal *jr, const void *bytes, size_t n, size_t at)
     return 0;
 }
 
-int ck_output_put_rows(ck_output *o, size_t ahead, const float *rows, size_t tokens, ck_error *err)
+int ck_output_put_rows(ck_output *o, size_t ahead, const void *rows, size_t tokens, ck_error *err)
 {
-    size_t row_bytes = o->cols * sizeof(float);
+    size_t row_bytes = o->cols * 4; /* f32, or int32 durations */
     if (rows == NULL && tokens > 0) {
         return ck_fail(err, CK_E_ARG, "%s: null rows", o->path);
     }
@@ -259,32 +313,67 @@ int ck_output_put_rows(ck_output *o, size_t ahead, const float *rows, size_t tok
     return CK_OK;
 }
 
-int ck_output_append(ck_output *o, const float *rows, size_t tokens, size_t line, size_t chunk,
-                     size_t chunks, const char *phonemes, ck_error *err)
+int ck_output_set_durations(ck_output *o, ck_error *err)
+{
+    if (o->cols != 1) {
+        return ck_fail(err, CK_E_ARG, "%s: a durations output has one int32 per token, not %zu "
+                       "values", o->path, o->cols);
+    }
+    o->durations = 1;
+    return CK_OK;
+}
+
+/* Appends one sequence whose record is `record` (a json_line, freed here; NULL: out of memory). */
+static int append_record(ck_output *o, const void *rows, size_t tokens, size_t line,
+                         char *record, ck_error *err)
 {
     ck_journal *r = &o->j[CK_J_ROWS];
-    if (rows != NULL) {
-        int rc = ck_output_put_rows(o, 0, rows, tokens, err);
-        if (rc != CK_OK) {
-            return rc;
-        }
-    } else if (o->tokens + tokens > o->placed) {
+    int rc = rows != NULL ? ck_output_put_rows(o, 0, rows, tokens, err) : CK_OK;
+    if (rc != CK_OK) {
+        free(record);
+        return rc;
+    }
+    if (o->tokens + tokens > o->placed) {
+        free(record);
         return ck_fail(err, CK_E_ARG, "%s: sequence of line %zu appended without rows, but only "
                        "%zu of its %zu rows were put", o->path, line,
                        o->placed > o->tokens ? o->placed - o->tokens : 0, tokens);
     }
-    r->bytes += tokens * o->cols * sizeof(float);
+    r->bytes += tokens * o->cols * 4;
     if (put_offset(&o->j[CK_J_OFFSETS], (uint64_t)(o->tokens + tokens)) != 0) {
+        free(record);
         return journal_failed(o, CK_E_IO, CK_J_OFFSETS, err);
     }
-    int rc = put_json_line(&o->j[CK_J_SEQS],
-                           ck_output_sequence_line(line, chunk, chunks, tokens, phonemes));
+    rc = put_json_line(&o->j[CK_J_SEQS], record);
     if (rc != CK_OK) {
         return journal_failed(o, rc, CK_J_SEQS, err);
     }
     o->tokens += tokens;
     o->n_seqs++;
     return CK_OK;
+}
+
+int ck_output_append(ck_output *o, const float *rows, size_t tokens, size_t line, size_t chunk,
+                     size_t chunks, const char *phonemes, ck_error *err)
+{
+    return append_record(o, rows, tokens, line,
+                         ck_output_sequence_line(line, chunk, chunks, tokens, phonemes), err);
+}
+
+int ck_output_append_timed(ck_output *o, size_t tokens, size_t line, size_t chunk, size_t chunks,
+                           const char *phonemes, unsigned long long frames,
+                           const ck_output_word *words, size_t n_words, ck_error *err)
+{
+    if (!o->durations) {
+        return ck_fail(err, CK_E_ARG, "%s: timed records belong to a durations output", o->path);
+    }
+    char *record = ck_output_timed_line(line, chunk, chunks, tokens, phonemes, frames, words,
+                                        n_words);
+    if (record == NULL) {
+        return ck_fail(err, CK_E_ARG, "%s: line %zu: a word outside its phoneme string (or out of "
+                       "memory)", o->path, line);
+    }
+    return append_record(o, NULL, tokens, line, record, err);
 }
 
 int ck_output_skip(ck_output *o, size_t line, const char *why, ck_error *err)
@@ -325,6 +414,52 @@ static ck_st_entry spooled(const char *name, ck_dtype dtype, const ck_journal *j
     return e;
 }
 
+/* Little-endian value of the `bytes`-byte integer at p. */
+static uint64_t le_at(const unsigned char *p, int bytes)
+{
+    uint64_t v = 0;
+    for (int i = bytes - 1; i >= 0; i--) {
+        v = (v << 8) | p[i];
+    }
+    return v;
+}
+
+/* frame_offsets of a durations output into tmp: 0, then after each sequence the running sum of
+ * its int32 durations, read back from the offsets and rows journals in pieces (nothing per
+ * sequence held in memory). 0, or -1 with errno set. */
+static int write_frame_offsets(const ck_output *o, FILE *tmp)
+{
+    enum { PIECE = 1024 };
+    unsigned char offs[8 * PIECE], rows[4 * PIECE], b[8];
+    int offs_fd = fileno(o->j[CK_J_OFFSETS].f), rows_fd = fileno(o->j[CK_J_ROWS].f);
+    uint64_t frames = 0, token = 0;
+    for (size_t s = 0; s <= o->n_seqs; s += PIECE) {
+        size_t n = o->n_seqs + 1 - s < PIECE ? o->n_seqs + 1 - s : PIECE;
+        if (ck_file_pread_all(offs_fd, offs, 8 * n, 8 * (unsigned long long)s) != 0) {
+            return -1;
+        }
+        for (size_t k = 0; k < n; k++) {
+            for (uint64_t end = le_at(offs + 8 * k, 8); token < end;) {
+                size_t m = end - token < PIECE ? (size_t)(end - token) : PIECE;
+                if (ck_file_pread_all(rows_fd, rows, 4 * m, 4 * token) != 0) {
+                    return -1;
+                }
+                for (size_t t = 0; t < m; t++) {
+                    frames += (uint64_t)(int64_t)(int32_t)le_at(rows + 4 * t, 4);
+                }
+                token += m;
+            }
+            for (int i = 0; i < 8; i++) {
+                b[i] = (unsigned char)(frames >> (8 * i));
+            }
+            if (fwrite(b, 1, 8, tmp) != 8) {
+                return -1;
+            }
+        }
+    }
+    return fflush(tmp) == 0 ? 0 : -1;
+}
+
 int ck_output_finish(ck_output *o, ck_error *err)
 {
     ck_st_meta meta[CK_OUTPUT_MAX_META + 2];
@@ -339,13 +474,35 @@ int ck_output_finish(ck_output *o, ck_error *err)
     }
     meta[o->n_meta] = (ck_st_meta){"sequences_format", "jsonl"};
     meta[o->n_meta + 1] = (ck_st_meta){"skipped_format", "jsonl"};
-    ck_st_entry entries[4] = {
-        spooled(o->rows_name, CK_DTYPE_F32, &o->j[CK_J_ROWS], o->tokens, o->cols),
+    FILE *frames = o->durations ? tmpfile() : NULL;
+    if (o->durations && (frames == NULL || write_frame_offsets(o, frames) != 0)) {
+        int e = errno;
+        if (frames != NULL) {
+            fclose(frames);
+        }
+        return ck_fail(err, CK_E_IO, "%s: writing frame_offsets to a temporary file failed: %s",
+                       o->path, strerror(e));
+    }
+    ck_st_entry rows = o->durations
+                           ? spooled(o->rows_name, CK_DTYPE_I32, &o->j[CK_J_ROWS], o->tokens, 0)
+                           : spooled(o->rows_name, CK_DTYPE_F32, &o->j[CK_J_ROWS], o->tokens, o->cols);
+    ck_st_entry frame_offsets = {.name = "frame_offsets", .dtype = CK_DTYPE_I64, .rank = 1,
+                                 .shape = {o->n_seqs + 1}, .spool = frames};
+    ck_st_entry entries[5] = {
+        rows,
         spooled("offsets", CK_DTYPE_I64, &o->j[CK_J_OFFSETS], o->n_seqs + 1, 0),
+        frame_offsets,
         spooled("sequences", CK_DTYPE_U8, &o->j[CK_J_SEQS], o->j[CK_J_SEQS].bytes, 0),
         spooled("skipped", CK_DTYPE_U8, &o->j[CK_J_SKIPPED], o->j[CK_J_SKIPPED].bytes, 0),
     };
-    int rc = ck_st_write(o->path, entries, 4, meta, o->n_meta + 2, err);
+    if (!o->durations) { /* features and hidden: the four tensors they always had */
+        entries[2] = entries[3];
+        entries[3] = entries[4];
+    }
+    int rc = ck_st_write(o->path, entries, o->durations ? 5 : 4, meta, o->n_meta + 2, err);
+    if (frames != NULL) {
+        fclose(frames);
+    }
     if (rc == CK_OK) {
         ck_output_discard(o);
     }

@@ -9,6 +9,11 @@
  *   offsets    I64 [S+1]     sequence s is rows offsets[s] .. offsets[s+1]; offsets[0] 0, offsets[S] T
  *   sequences  U8 [bytes]    JSON Lines (UTF-8, one object per line, each ending in "\n"): line s is
  *                            {"line":L,"chunk":c,"chunks":n,"tokens":t,"phonemes":"..."} of sequence s
+ * A durations output (ck_output_set_durations, layer prosody) instead holds ROWS = "durations" I32
+ * [T] (frames per token), and after offsets frame_offsets I64 [S+1] (sequence s is frames
+ * frame_offsets[s] .. frame_offsets[s+1], the running sum of its durations, computed from the
+ * journals when the file is written); its records add "frames":F and "words":[{"phonemes":"...",
+ * "start":s,"end":e}, ...] (seconds; null where Kokoro gives no time) (ck_output_append_timed).
  *   skipped    U8 [bytes]    JSON Lines: {"line":L,"error":"..."} per skipped input line, in line order
  *   __metadata__             the ck_output_meta entries, "sequences_format":"jsonl",
  *                            "skipped_format":"jsonl"
@@ -93,8 +98,9 @@ size_t ck_output_skipped(const ck_output *o);
  * for sequences appended later with rows NULL: a caller that computes sequences out of input order
  * writes each where it will lie, and holds no rows in memory. Not durable until the sequences are
  * appended and committed (a resumed run truncates what no record names).
+ * rows are cols 4-byte values per token: f32, or int32 for a durations output.
  * Errors: CK_E_ARG (rows NULL), CK_E_IO (write failed, e.g. disk full). */
-int ck_output_put_rows(ck_output *o, size_t ahead, const float *rows, size_t tokens, ck_error *err);
+int ck_output_put_rows(ck_output *o, size_t ahead, const void *rows, size_t tokens, ck_error *err);
 
 /* Appends one sequence: rows [tokens, cols] f32 (or NULL: rows already written by
  * ck_output_put_rows), its offset, and its "sequences" record (source line, chunk index, chunks of
@@ -103,6 +109,28 @@ int ck_output_put_rows(ck_output *o, size_t ahead, const float *rows, size_t tok
  * full), CK_E_MEMORY. */
 int ck_output_append(ck_output *o, const float *rows, size_t tokens, size_t line, size_t chunk,
                      size_t chunks, const char *phonemes, ck_error *err);
+
+/* Makes o a durations output (see the top of this file): its rows are int32 frames per token,
+ * one per token (cols must be 1), written as I32 [T] with frame_offsets beside offsets. Call it
+ * right after ck_output_open, before anything is appended (a resumed output included: the
+ * journals are the same bytes either way). Errors: CK_E_ARG (cols not 1). */
+int ck_output_set_durations(ck_output *o, ck_error *err);
+
+/* One word of a durations output's record: bytes [start_byte, start_byte + bytes) of the
+ * sequence's phoneme string, and its times (has_time 0: none, written as null). */
+typedef struct {
+    size_t start_byte, bytes;
+    int has_time;
+    double start, end;  /* seconds */
+} ck_output_word;
+
+/* ck_output_append with rows NULL (put before) for a durations output: the record also holds
+ * "frames" (the sum of the sequence's durations) and "words" (words[n_words], their phonemes cut
+ * from `phonemes`). Errors: as ck_output_append; CK_E_ARG (not a durations output, a word
+ * outside the phoneme string). */
+int ck_output_append_timed(ck_output *o, size_t tokens, size_t line, size_t chunk, size_t chunks,
+                           const char *phonemes, unsigned long long frames,
+                           const ck_output_word *words, size_t n_words, ck_error *err);
 
 /* Records a skipped line and why (a line of the "skipped" tensor). Call it in line order, before the
  * commit whose mark passes the line. Not durable until ck_output_commit.
@@ -114,6 +142,11 @@ int ck_output_skip(ck_output *o, size_t line, const char *why, ck_error *err);
  * a writer that places the records itself (the ranks of ck_rank_*, engine/api/corpus_rank.c). */
 char *ck_output_sequence_line(size_t line, size_t chunk, size_t chunks, size_t tokens,
                               const char *phonemes);
+/* The record of a durations output's sequence (see ck_output_append_timed); NULL when out of memory
+ * or a word lies outside the phoneme string. */
+char *ck_output_timed_line(size_t line, size_t chunk, size_t chunks, size_t tokens,
+                           const char *phonemes, unsigned long long frames,
+                           const ck_output_word *words, size_t n_words);
 char *ck_output_skip_line(size_t line, const char *why);
 
 /* Sets a string metadata entry (weights identity, g2p version, ...); the value is copied.

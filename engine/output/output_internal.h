@@ -32,8 +32,10 @@ struct ck_output {
     char *path, *record_path, *record_tmp, *lock_path;
     int lock_fd, locked;        /* PATH.partial.lock, held (flock) from open to free */
     ck_journal j[CK_J_COUNT];
-    const char *rows_name;  /* name of the rows tensor: "features" or "hidden" (not owned) */
+    const char *rows_name;  /* name of the rows tensor: "features", "hidden" or "durations" (not
+                               owned) */
     size_t cols;
+    int durations;          /* 1: rows are int32 frames per token, I32 [T] + frame_offsets */
     ck_output_mode mode;        /* RESUME only when continued from a record */
     int replaced_record;        /* a FRESH open found an interrupted run's record and replaced it */
     size_t n_seqs, tokens, commits, skipped;

@@ -22,6 +22,7 @@ from ._errors import Error, InputError, StateError, UsageError, WeightsError
 from . import _ckbatch
 
 __all__ = ["Model", "Features", "Sequence", "Dropped", "Skipped", "Summary", "Progress", "load",
+           "Prosody", "Word", "prosody_circuit", "check_voice",
            "write_demo_weights", "Error", "InputError", "WeightsError", "UsageError", "StateError",
            "__version__", "library_version", "kernels_isa", "available_cpus"]
 
@@ -45,6 +46,11 @@ Dropped.__doc__ = """A warning of the library about one place of the input: a sy
 undefined id kept, a word misaki sent to espeak-ng. `line` 0-based, `column` (or element, for
 ids) 1-based as in the message, and the library's `message`."""
 
+Word = collections.namedtuple("Word", "phonemes start end")
+Word.__doc__ = """One word of a prosody file's sequence: its `phonemes` (a space-separated word of
+the sequence's phoneme string) and its `start` and `end` in seconds (None where Kokoro's
+join_timestamps gives none), docs/prosody.md."""
+
 Skipped = collections.namedtuple("Skipped", "line error")
 Skipped.__doc__ = """A line a corpus run skipped (on_error="skip"): its 1-based `line` number in
 the input file, and the `error` message."""
@@ -61,12 +67,23 @@ Progress = collections.namedtuple("Progress", "input_bytes bytes_done bytes_read
 Progress.__doc__ = """One progress report of Model.run (ck_progress): bytes of the input done,
 lines read, tokens written, seconds, tokens/s, eta_seconds (< 0 unknown), final (bool)."""
 
-_LAYERS = {"features": 0, "hidden": 1}
+_LAYERS = {"features": 0, "hidden": 1}              # encode_*: rows per token
+_RUN_LAYERS = {**_LAYERS, "prosody": 2}            # run: a prosody file too (Model.prosody: arrays)
 _FORMATS = {"phonemes": 0, "ids": 1, "text": 2}
 _ON_ERROR = {"stop": 0, "skip": 1}
 # precision -> the ck_model_params setting it needs; a mode the C library gains is one entry here
 _PRECISIONS = {"fp32": 0, None: 0, "bf16": 1}  # CK_PRECISION_FP32, CK_PRECISION_BF16
 _DROPPED = re.compile(r"^(?:warning: )?<lines>:(\d+): (?:column|element) (\d+): ")
+
+
+def _speed(speed):
+    try:
+        value = float(speed)
+    except (TypeError, ValueError):
+        raise _usage(f"speed {speed!r}: expected a number > 0") from None
+    if not (value > 0 and value != float("inf")):
+        raise _usage(f"speed {speed!r}: expected a number > 0")
+    return value
 
 
 def _usage(message):
@@ -275,9 +292,25 @@ class Model:
             raise TypeError("seqs: expected a list of sequences, got one 1-D array (wrap it)")
         return self._encode([_ids_line(s) for s in seqs], 1, None, layer, strict_symbols)
 
+    def prosody(self, lines, *, format="phonemes", lang="en-us", g2p="misaki", lexicon_dir=None,
+                voice=None, speed=1.0, strict_symbols=False):
+        """Durations and word times of `lines` (phoneme strings, ids lines or text, as `format`
+        says) through the prosody circuit (a Model made with circuit=ckbatch.prosody_circuit()),
+        for voice (None: "af_heart" with weights, "synthetic" with the demo weights) at speed:
+        the numbers a run with layer="prosody" writes (ck_model_prosody). Returns Prosody whose
+        arrays (int32 durations, int64 offsets and frame_offsets) own their memory.
+        """
+        fmt = _choice("format", format, _FORMATS)
+        durations, offsets, frames, line, chunk, phonemes, words, warnings = self._m.prosody(
+            _lines_of(lines), format=fmt, lang=lang, strict_symbols=bool(strict_symbols),
+            g2p=g2p, lexicon_dir=lexicon_dir, voice=voice, speed=_speed(speed))
+        return Prosody(durations, offsets, frames, _records(line, chunk, phonemes, offsets),
+                       [[Word(*w) for w in seq] for seq in words], [],
+                       {"weights": self.weights_identity})
+
     def run(self, input_path, output_path, resume=True, progress=None, *, format="phonemes",
             lang="en-us", g2p="misaki", lexicon_dir=None, layer="features", on_error="stop",
-            strict_symbols=False, progress_interval=0.5, log=None):
+            strict_symbols=False, progress_interval=0.5, log=None, voice=None, speed=1.0):
         """The CLI's corpus job: encodes the file at input_path (one item per line) into the
         features file output_path (read it with ckbatch.load), committing progress as it goes.
 
@@ -286,17 +319,22 @@ class Model:
         progress_interval seconds and once with final=True, on the calling thread with the GIL
         held; an exception it raises stops the run (and is raised). log: called as
         log(level, message) (0 info, 1 warning). format "text" takes g2p and lexicon_dir as
-        encode_text does. Ctrl-C stops between batches (KeyboardInterrupt);
+        encode_text does. layer "prosody" (a Model made with circuit=ckbatch.prosody_circuit())
+        writes durations, frame offsets and word times (load returns Prosody) for voice (a
+        shipped name, a .bin or .pt file, a mix "a:2,b:1" or "a,b", "synthetic"; None: "af_heart"
+        with weights, "synthetic" with the demo weights) at speed (> 0, default 1), both checked
+        before anything is written. Ctrl-C stops between batches (KeyboardInterrupt);
         the committed progress stays, so the same call with resume=True continues. Returns
         Summary.
         """
         cb = None if progress is None else (lambda *a: progress(Progress(*a[:8], bool(a[8]))))
         s = self._m.run(input_path, output_path, format=_choice("format", format, _FORMATS),
-                        lang=lang, layer=_choice("layer", layer, _LAYERS),
+                        lang=lang, layer=_choice("layer", layer, _RUN_LAYERS),
                         strict_symbols=bool(strict_symbols),
                         skip_bad_lines=_choice("on_error", on_error, _ON_ERROR),
                         resume=bool(resume), progress=cb, progress_interval=progress_interval,
-                        log=log, g2p=g2p, lexicon_dir=lexicon_dir)
+                        log=log, g2p=g2p, lexicon_dir=lexicon_dir, voice=voice,
+                        speed=_speed(speed))
         return Summary(**s)
 
     def __repr__(self):
@@ -305,7 +343,75 @@ class Model:
 
 
 _METADATA_KEYS = ("format", "engine", "layer", "circuit", "weights", "g2p", "source", "config",
+                  "voice", "voice_sha256", "speed", "style_row", "frames_per_second", "word_times",
                   "sequences_format", "skipped_format")
+
+
+class Prosody:
+    """A prosody file (Model.run with layer="prosody", the CLI's --layer prosody), from load.
+
+    Attributes:
+        durations: int32 [total_tokens]: frames (1/40 s) per token, BOS and EOS included.
+        offsets: int64 [n + 1]: sequence i is tokens offsets[i]:offsets[i+1].
+        frame_offsets: int64 [n + 1]: sequence i is frames frame_offsets[i]:frame_offsets[i+1].
+        sequences: list of Sequence, one per sequence.
+        words: list (one per sequence) of lists of Word (phonemes, start, end seconds).
+        skipped: list of Skipped.
+        metadata: dict of the file's metadata (voice, voice_sha256, speed, ...).
+
+    ``len(p)`` is the number of sequences; ``p[i]`` gives sequence i's durations (a view).
+    """
+
+    __slots__ = ("durations", "offsets", "frame_offsets", "sequences", "words", "skipped",
+                 "metadata")
+
+    def __init__(self, durations, offsets, frame_offsets, sequences, words, skipped, metadata):
+        self.durations, self.offsets, self.frame_offsets = durations, offsets, frame_offsets
+        self.sequences, self.words, self.skipped, self.metadata = sequences, words, skipped, metadata
+
+    def __len__(self):
+        return len(self.offsets) - 1
+
+    def __getitem__(self, i):
+        if not -len(self) <= i < len(self):
+            raise IndexError(i)
+        i %= len(self)
+        return self.durations[self.offsets[i]:self.offsets[i + 1]]
+
+    def __repr__(self):
+        return (f"<ckbatch.Prosody {len(self)} sequences, {len(self.durations)} tokens, "
+                f"{int(self.frame_offsets[-1])} frames>")
+
+
+def prosody_circuit():
+    """Path of the shipped prosody circuit: Model(circuit=ckbatch.prosody_circuit()) runs
+    layer="prosody"."""
+    return _ckbatch.prosody_circuit()
+
+
+def check_voice(voice):
+    """Loads the voice spec once (as Model.run's voice= takes it) and raises ckbatch.Error
+    (UsageError for a bad spec, CK_E_IO naming the shipped voices for an unknown one, CK_E_FORMAT
+    for a pack of the wrong size, CK_E_NONFINITE for a NaN) when a run could not use it."""
+    _ckbatch.check_voice(voice)
+
+
+def _load_prosody(f, path, meta, skipped):
+    durations = _ckbatch.tensor(f, "durations")
+    offsets = _ckbatch.tensor(f, "offsets")
+    frames = _ckbatch.tensor(f, "frame_offsets")
+    if (durations.dtype != np.int32 or offsets is None or offsets.dtype != np.int64 or
+            frames is None or frames.dtype != np.int64 or len(frames) != len(offsets)):
+        raise Error(_ckbatch.CK_E_FORMAT, "CK_E_FORMAT", f"{path}: not a ckbatch prosody file "
+                    "(durations I32, offsets and frame_offsets I64)")
+    records = _jsonl(_ckbatch.tensor(f, "sequences"))
+    seqs = [Sequence(r["line"] - 1, r["chunk"], r["chunks"], r["tokens"], r["phonemes"])
+            for r in records]
+    def seconds(v):  # JSON writes 0.0 as 0
+        return None if v is None else float(v)
+    words = [[Word(w["phonemes"], seconds(w["start"]), seconds(w["end"]))
+              for w in r.get("words", [])] for r in records]
+    return Prosody(durations, offsets, frames, seqs, words, skipped, meta)
 
 
 def _jsonl(arr):
@@ -316,13 +422,17 @@ def _jsonl(arr):
 
 
 def load(path):
-    """Reads a ckbatch features file (what Model.run and the CLI write) into Features, memory-
+    """Reads a ckbatch features file (what Model.run and the CLI write) into Features (a prosody
+    file into Prosody, its durations, offsets and frame_offsets mapped the same way), memory-
     mapped: ``features`` and ``offsets`` are read-only views of the file's pages (the mapping
     stays open while any of them lives; ``.copy()`` for a writable array). No safetensors package
     is needed. Raises ckbatch.Error (CK_E_IO, CK_E_FORMAT) for a missing or malformed file.
     """
     f = _ckbatch.open_features(path)
     meta = {k: v for k in _METADATA_KEYS if (v := _ckbatch.metadata(f, k)) is not None}
+    skipped = [Skipped(r["line"], r["error"]) for r in _jsonl(_ckbatch.tensor(f, "skipped"))]
+    if _ckbatch.tensor(f, "durations") is not None:
+        return _load_prosody(f, path, meta, skipped)
     layer = "hidden" if _ckbatch.tensor(f, "hidden") is not None else "features"
     rows = _ckbatch.tensor(f, layer)
     offsets = _ckbatch.tensor(f, "offsets")
@@ -331,7 +441,6 @@ def load(path):
                     f"{path}: not a ckbatch features file (no F32 {layer} and I64 offsets)")
     seqs = [Sequence(r["line"] - 1, r["chunk"], r["chunks"], r["tokens"], r["phonemes"])
             for r in _jsonl(_ckbatch.tensor(f, "sequences"))]
-    skipped = [Skipped(r["line"], r["error"]) for r in _jsonl(_ckbatch.tensor(f, "skipped"))]
     return Features(rows, offsets, seqs, (), skipped, layer, meta)
 
 

@@ -52,6 +52,11 @@ class Dropped(NamedTuple):
     column: int
     message: str
 
+class Word(NamedTuple):
+    phonemes: str
+    start: Optional[float]
+    end: Optional[float]
+
 class Skipped(NamedTuple):
     line: int
     error: str
@@ -93,6 +98,17 @@ class Features:
     def __getitem__(self, i: int) -> npt.NDArray[np.float32]: ...
     def __iter__(self) -> Iterator[npt.NDArray[np.float32]]: ...
 
+class Prosody:
+    durations: npt.NDArray[np.int32]
+    offsets: npt.NDArray[np.int64]
+    frame_offsets: npt.NDArray[np.int64]
+    sequences: list[Sequence]
+    words: list[list[Word]]
+    skipped: list[Skipped]
+    metadata: dict[str, str]
+    def __len__(self) -> int: ...
+    def __getitem__(self, i: int) -> npt.NDArray[np.int32]: ...
+
 class Model:
     precision: str
     @property
@@ -120,12 +136,19 @@ class Model:
                     strict_symbols: bool = False) -> Features: ...
     def encode_ids(self, seqs: Iterable[Union[Iterable[int], npt.NDArray[np.integer]]], *,
                    layer: str = "features", strict_symbols: bool = False) -> Features: ...
+    def prosody(self, lines: Seq[str], *, format: str = "phonemes", lang: str = "en-us",
+                g2p: str = "misaki", lexicon_dir: Optional[_Path] = None,
+                voice: Optional[_Path] = None, speed: float = 1.0,
+                strict_symbols: bool = False) -> Prosody: ...
     def run(self, input_path: _Path, output_path: _Path, resume: bool = True,
             progress: Optional[Callable[[Progress], object]] = None, *, format: str = "phonemes",
             lang: str = "en-us", g2p: str = "misaki", lexicon_dir: Optional[_Path] = None,
             layer: str = "features", on_error: str = "stop",
             strict_symbols: bool = False, progress_interval: float = 0.5,
-            log: Optional[Callable[[int, str], object]] = None) -> Summary: ...
+            log: Optional[Callable[[int, str], object]] = None, voice: Optional[_Path] = None,
+            speed: float = 1.0) -> Summary: ...
 
-def load(path: _Path) -> Features: ...
+def load(path: _Path) -> Union[Features, Prosody]: ...
+def prosody_circuit() -> str: ...
+def check_voice(voice: _Path) -> None: ...
 def write_demo_weights(path: _Path, seed: int = 20261129) -> str: ...

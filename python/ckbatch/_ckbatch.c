@@ -200,7 +200,35 @@ static PyObject *library_info(PyObject *module, PyObject *unused)
                          "available_cpus", ck_available_cpus());
 }
 
+static PyObject *check_voice(PyObject *module, PyObject *arg)
+{
+    (void)module;
+    PyObject *spec = NULL;
+    if (!PyUnicode_FSConverter(arg, &spec)) {
+        return NULL;
+    }
+    ck_error err = {0};
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = ck_voice_check(PyBytes_AS_STRING(spec), &err);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(spec);
+    if (rc != CK_OK) {
+        return ckpy_raise(&err);
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *prosody_circuit(PyObject *module, PyObject *unused)
+{
+    (void)module, (void)unused;
+    return PyUnicode_DecodeFSDefault(ck_prosody_circuit_path());
+}
+
 static PyMethodDef module_methods[] = {
+    {"check_voice", check_voice, METH_O, "check_voice(spec) -> None; raises for a bad voice."},
+    {"prosody_circuit", prosody_circuit, METH_NOARGS, "prosody_circuit() -> path of the shipped "
+     "prosody circuit."},
     {"open_features", open_features, METH_O, "open_features(path) -> FeaturesFile (mapped)."},
     {"tensor", file_tensor, METH_VARARGS, "tensor(file, name) -> read-only array or None."},
     {"metadata", file_metadata, METH_VARARGS, "metadata(file, key) -> str or None."},

@@ -404,6 +404,106 @@ static PyObject *model_encode_lines(model_object *self, PyObject *args, PyObject
     return out;
 }
 
+/* Sequence s's words as a list of (phonemes, start, end), None for a time Kokoro does not give. */
+static PyObject *words_to_py(const ck_prosody *p, const char *phonemes, size_t s)
+{
+    PyObject *list = PyList_New(0);
+    for (size_t w = p->word_offsets[s]; list != NULL && w < p->word_offsets[s + 1]; w++) {
+        const ck_word_time *t = &p->words[w];
+        PyObject *text = PyUnicode_DecodeUTF8(phonemes + t->byte, (Py_ssize_t)t->bytes, "replace");
+        /* NaN: a word Kokoro gives no time */
+        PyObject *start = Py_IS_NAN(t->start) ? Py_NewRef(Py_None)
+                                              : PyFloat_FromDouble(t->start);
+        PyObject *end = Py_IS_NAN(t->end) ? Py_NewRef(Py_None) : PyFloat_FromDouble(t->end);
+        PyObject *item = text && start && end ? PyTuple_Pack(3, text, start, end) : NULL;
+        Py_XDECREF(text), Py_XDECREF(start), Py_XDECREF(end);
+        if (item == NULL || PyList_Append(list, item) != 0) {
+            Py_XDECREF(item);
+            Py_CLEAR(list);
+            break;
+        }
+        Py_DECREF(item);
+    }
+    return list;
+}
+
+/* (durations, offsets, frame_offsets, line, chunk, phonemes, words, warnings); the arrays take
+ * over s's and p's buffers. */
+static PyObject *prosody_to_py(ck_sequence_set *s, ck_prosody *p, const msg_list *warnings)
+{
+    npy_intp tok_dims[1] = {(npy_intp)p->n_tokens}, off_dims[1] = {(npy_intp)s->n_sequences + 1};
+    PyObject *words = PyList_New((Py_ssize_t)s->n_sequences);
+    for (size_t i = 0; words != NULL && i < s->n_sequences; i++) {
+        PyObject *w = words_to_py(p, s->phonemes[i], i);
+        if (w == NULL) {
+            Py_CLEAR(words);
+            break;
+        }
+        PyList_SET_ITEM(words, (Py_ssize_t)i, w);
+    }
+    PyObject *durations = owned_array(p->durations, 1, tok_dims, NPY_INT32);
+    PyObject *frames = owned_array(p->frame_offsets, 1, off_dims, NPY_INT64);
+    p->durations = NULL, p->frame_offsets = NULL; /* now the arrays' */
+    /* the set's own tuple: rows (none here), offsets, line, chunk, phonemes, warnings */
+    PyObject *set = sequence_set_to_py(s, 0, warnings), *out = NULL;
+    if (set != NULL && words != NULL && durations != NULL && frames != NULL) {
+        out = Py_BuildValue("(OOOOOOOO)", durations, PyTuple_GET_ITEM(set, 1), frames,
+                            PyTuple_GET_ITEM(set, 2), PyTuple_GET_ITEM(set, 3),
+                            PyTuple_GET_ITEM(set, 4), words, PyTuple_GET_ITEM(set, 5));
+    }
+    Py_XDECREF(set), Py_XDECREF(words), Py_XDECREF(durations), Py_XDECREF(frames);
+    return out;
+}
+
+static PyObject *model_prosody(model_object *self, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"lines", "format", "lang", "strict_symbols", "g2p", "lexicon_dir",
+                            "voice", "speed", NULL};
+    PyObject *seq, *lexicon_dir = NULL, *voice = NULL;
+    int format = CK_INPUT_PHONEMES, strict = 0;
+    const char *lang = NULL, *g2p = NULL;
+    double speed = 1.0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|izpzO&O&d", names, &seq, &format, &lang, &strict,
+                                     &g2p, ckpy_path_or_none, &lexicon_dir, ckpy_path_or_none,
+                                     &voice, &speed)) {
+        return NULL;
+    }
+    PyObject *fast = PySequence_Fast(seq, "lines: expected a sequence of str"), *out = NULL;
+    Py_ssize_t n = fast != NULL ? PySequence_Fast_GET_SIZE(fast) : 0;
+    const char **lines = fast != NULL ? utf8_lines(fast, n) : NULL;
+    if (lines != NULL && begin_call(self) == 0) {
+        msg_list warnings = {0};
+        ck_lines_params lp = ck_lines_default_params();
+        lp.format = (ck_input_format)format;
+        lp.lang = lang;
+        lp.strict_symbols = strict;
+        lp.g2p = g2p;
+        lp.lexicon_dir = ckpy_path_str(lexicon_dir);
+        lp.log = collect_warning;
+        lp.log_ctx = &warnings;
+        ck_sequence_set s;
+        ck_prosody p;
+        memset(&p, 0, sizeof p);
+        ck_error err = {0};
+        int rc;
+        Py_BEGIN_ALLOW_THREADS
+        rc = ck_model_tokenize(self->model, lines, (size_t)n, &lp, &s, &err);
+        if (rc == CK_OK) {
+            rc = ck_model_prosody(self->model, &s, ckpy_path_str(voice), speed, &p, &err);
+        }
+        Py_END_ALLOW_THREADS
+        out = end_call(self, rc, &err) == 0 ? prosody_to_py(&s, &p, &warnings) : NULL;
+        ck_prosody_free(&p);
+        ck_sequence_set_free(&s);
+        msg_list_free(&warnings);
+    }
+    PyMem_Free(lines);
+    Py_XDECREF(fast);
+    Py_XDECREF(lexicon_dir);
+    Py_XDECREF(voice);
+    return out;
+}
+
 static PyObject *summary_to_py(const ck_corpus_summary *s)
 {
     return Py_BuildValue("{s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:d,s:d,s:n}", "lines",
@@ -420,16 +520,17 @@ static PyObject *model_run(model_object *self, PyObject *args, PyObject *kw)
 {
     static char *names[] = {"input", "output", "format", "lang", "layer", "strict_symbols",
                             "skip_bad_lines", "resume", "progress", "progress_interval", "log",
-                            "g2p", "lexicon_dir", NULL};
+                            "g2p", "lexicon_dir", "voice", "speed", NULL};
     PyObject *input = NULL, *output = NULL, *progress = Py_None, *log = Py_None;
-    PyObject *lexicon_dir = NULL;
+    PyObject *lexicon_dir = NULL, *voice = NULL;
     int format = CK_INPUT_PHONEMES, layer = CK_LAYER_FEATURES, strict = 0, skip = 0, resume = 1;
     const char *lang = NULL, *g2p = NULL;
-    double interval = 0.5;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&|izippiOdOzO&", names, PyUnicode_FSConverter,
-                                     &input, PyUnicode_FSConverter, &output, &format, &lang,
-                                     &layer, &strict, &skip, &resume, &progress, &interval, &log,
-                                     &g2p, ckpy_path_or_none, &lexicon_dir)) {
+    double interval = 0.5, speed = 1.0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&|izippiOdOzO&O&d", names,
+                                     PyUnicode_FSConverter, &input, PyUnicode_FSConverter, &output,
+                                     &format, &lang, &layer, &strict, &skip, &resume, &progress,
+                                     &interval, &log, &g2p, ckpy_path_or_none, &lexicon_dir,
+                                     ckpy_path_or_none, &voice, &speed)) {
         Py_XDECREF(input);
         Py_XDECREF(output);
         return NULL;
@@ -452,6 +553,8 @@ static PyObject *model_run(model_object *self, PyObject *args, PyObject *kw)
         cp.progress_interval = interval;
         cp.g2p = g2p;
         cp.lexicon_dir = ckpy_path_str(lexicon_dir);
+        cp.voice = ckpy_path_str(voice);
+        cp.speed = speed;
         cp.log = log_cb;
         cp.log_ctx = self;
         ck_corpus_summary sum;
@@ -466,6 +569,7 @@ static PyObject *model_run(model_object *self, PyObject *args, PyObject *kw)
     Py_DECREF(input);
     Py_DECREF(output);
     Py_XDECREF(lexicon_dir);
+    Py_XDECREF(voice);
     return result;
 }
 
@@ -496,6 +600,10 @@ static PyMethodDef model_methods[] = {
     {"encode_lines", (PyCFunction)(void (*)(void))model_encode_lines, METH_VARARGS | METH_KEYWORDS,
      "encode_lines(lines, format=0, lang=None, strict_symbols=False, layer=0) -> (features, "
      "offsets, line, chunk, phonemes, warnings): ck_model_encode_lines, GIL released."},
+    {"prosody", (PyCFunction)(void (*)(void))model_prosody, METH_VARARGS | METH_KEYWORDS,
+     "prosody(lines, format=0, lang=None, strict_symbols=False, g2p=None, lexicon_dir=None, "
+     "voice=None, speed=1.0) -> (durations, offsets, frame_offsets, line, chunk, phonemes, words, "
+     "warnings): ck_model_tokenize + ck_model_prosody, GIL released."},
     {"run", (PyCFunction)(void (*)(void))model_run, METH_VARARGS | METH_KEYWORDS,
      "run(input, output, ...) -> summary dict: ck_run_corpus, GIL released."},
     {"info", (PyCFunction)model_info, METH_NOARGS, "info() -> dict of the model's dims."},
