@@ -31,6 +31,14 @@ typedef struct {
                                 NULL when the batch has none */
     size_t style_cols;
     const float *speed;      /* [S] per-sequence speed (duration), NULL when none */
+    const float *noise;      /* the generator's source noise fed as a tensor [noise_rows, 9]:
+                                the batch's samples, sequences back to back (600 x each
+                                sequence's frames rows); NULL: drawn by ck_noise_normal_f32 */
+    size_t noise_rows;
+    uint64_t noise_seed;     /* counter noise: the key (ck_noise_normal_f32) */
+    const uint64_t *noise_line;  /* [S] each sequence's line, NULL: 0 */
+    const uint32_t *noise_chunk; /* [S] each sequence's chunk, NULL: 0 */
+    float noise_scale;       /* multiplies the noise (Kokoro 1, 0 none) */
 } ck_step_batch;
 
 /* Input and weight slots a step may have (engine/graph asserts it equals its CK_MAX_SLOTS). */

@@ -2,6 +2,7 @@
  * Allocates only at init; a batch allocates nothing. */
 #include "executor.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -296,6 +297,7 @@ int ck_executor_init_frames(ck_executor **out, const ck_circuit *c, const ck_wei
     ex->circuit = c;
     ex->opt = *opt;
     ex->max_frames = max_batch_frames;
+    ex->noise_scale = 1.0f;
     ex->output_ready = -1;
     int rc = setup(ex, w, err);
     if (rc != CK_OK) {
@@ -540,7 +542,7 @@ int ck_executor_run(ck_executor *ex, const int32_t *ids, const size_t *offsets, 
     ex->offsets = offsets;
     ex->n_seqs = n_seqs;
     ex->batch = (ck_step_batch){ex->arenas.activations.base, ex->copies.base, ex->arenas.scratch,
-                                ex->opt.threads, ex->tokens, offsets, n_seqs, NULL, 0, NULL};
+                                ex->opt.threads, ex->tokens, offsets, n_seqs, NULL, 0, NULL, NULL, 0, 0, NULL, NULL, 1.0f};
     if (ex->style != NULL) {
         if (n_seqs > ex->style_rows) {
             return ck_fail(err, CK_E_ARG, "batch: %zu sequences, but the sequence inputs hold %zu",
@@ -550,6 +552,16 @@ int ck_executor_run(ck_executor *ex, const int32_t *ids, const size_t *offsets, 
         ex->batch.style_cols = ex->style_cols;
         ex->batch.speed = ex->speed;
     }
+    if (ex->noise_keys != 0 && n_seqs > ex->noise_keys) {
+        return ck_fail(err, CK_E_ARG, "batch: %zu sequences, but the noise keys hold %zu", n_seqs,
+                       ex->noise_keys);
+    }
+    ex->batch.noise = ex->noise;
+    ex->batch.noise_rows = ex->noise_rows;
+    ex->batch.noise_seed = ex->noise_seed;
+    ex->batch.noise_line = ex->noise_line;
+    ex->batch.noise_chunk = ex->noise_chunk;
+    ex->batch.noise_scale = ex->noise_scale;
     if (ex->compiled != NULL) {
         return run_compiled(ex, ids, offsets, n_seqs, output_buffer, out, out_count, capture,
                             capture_ctx, err);
@@ -646,6 +658,54 @@ int ck_executor_set_durations(ck_executor *ex, const int32_t *durations, size_t 
     }
     ex->forced = durations;
     ex->forced_count = count;
+    return CK_OK;
+}
+
+static int noise_scale_ok(float scale)
+{
+    return scale >= 0.0f && scale <= FLT_MAX;
+}
+
+int ck_executor_set_noise(ck_executor *ex, uint64_t seed, const uint64_t *line, const uint32_t *chunk,
+                          size_t n_seqs, float noise_scale, ck_error *err)
+{
+    if (ex == NULL || ((line != NULL || chunk != NULL) && n_seqs == 0)) {
+        return ck_fail(err, CK_E_ARG, "noise: null executor, or keys without sequences");
+    }
+    for (size_t q = 0; line != NULL && q < n_seqs; q++) {
+        if (line[q] > UINT32_MAX) {
+            return ck_fail(err, CK_E_ARG, "noise: line %llu of sequence %zu above 2^32 - 1",
+                           (unsigned long long)line[q], q);
+        }
+    }
+    if (!noise_scale_ok(noise_scale)) {
+        return ck_fail(err, CK_E_RANGE, "noise: scale %g, expected finite and >= 0",
+                       (double)noise_scale);
+    }
+    ex->noise_seed = seed;
+    ex->noise_line = line;
+    ex->noise_chunk = chunk;
+    ex->noise_keys = line != NULL || chunk != NULL ? n_seqs : 0;
+    ex->noise_scale = noise_scale;
+    ex->noise = NULL;
+    ex->noise_rows = 0;
+    return CK_OK;
+}
+
+int ck_executor_set_noise_input(ck_executor *ex, const float *noise, size_t rows, float noise_scale,
+                                ck_error *err)
+{
+    if (ex == NULL || (noise == NULL) != (rows == 0)) {
+        return ck_fail(err, CK_E_ARG, "noise input: null executor, or %zu rows at %p", rows,
+                       (const void *)noise);
+    }
+    if (!noise_scale_ok(noise_scale)) {
+        return ck_fail(err, CK_E_RANGE, "noise input: scale %g, expected finite and >= 0",
+                       (double)noise_scale);
+    }
+    ex->noise = noise;
+    ex->noise_rows = rows;
+    ex->noise_scale = noise_scale;
     return CK_OK;
 }
 

@@ -30,6 +30,13 @@ struct ck_executor {
     const float *speed;         /* [style_rows] or NULL */
     const int32_t *forced;      /* ck_executor_set_durations: [forced_count] or NULL */
     size_t forced_count;
+    uint64_t noise_seed;        /* ck_executor_set_noise: the key and per-sequence line, chunk */
+    const uint64_t *noise_line;
+    const uint32_t *noise_chunk;
+    size_t noise_keys;          /* rows of noise_line and noise_chunk (0: all keys 0) */
+    float noise_scale;          /* 1 until set */
+    const float *noise;         /* ck_executor_set_noise_input: [noise_rows, 9] or NULL */
+    size_t noise_rows;
     size_t *row_offsets[CK_FRAMES_SCALE_MAX + 1]; /* [K]: [max_batch_tokens + 1] per-sequence
                                                      offsets of the frames*K rows (K >= 1 up to
                                                      the circuit's max_frames_scale) */
