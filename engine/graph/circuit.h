@@ -18,7 +18,10 @@
 #define CK_NAME_MAX 64
 #define CK_CHECKPOINT_MAX 128
 #define CK_WEIGHT_NAME_MAX 192
-#define CK_FRAMES_SCALE_MAX 8 /* the largest K of a "frames*K" dim */
+#define CK_FRAMES_SCALE_MAX 600 /* the largest K of a "frames*K" dim (600: 24 kHz samples) */
+#define CK_FRAMES_ADD_MAX 8     /* the largest B of a "frames*K+B" dim (rows per sequence) */
+#define CK_FRAMES_ADD_UNIT 1024 /* a frames code: K + B * CK_FRAMES_ADD_UNIT (ck_frames_k, _b) */
+#define CK_FRAME_DIMS_MAX 16    /* distinct frames dims in one circuit */
 
 /* Op kinds; the JSON "op" string equals the kernel file name. Only grows at the end. */
 typedef enum {
@@ -65,8 +68,9 @@ typedef struct {
     size_t value;  /* fixed size; 0 for a runtime dim */
     int runtime;   /* 1 for a runtime dim: T ("runtime", tokens in the packed batch) or a frames
                       dim */
-    size_t frames; /* a frames dim: K rows per frame ("frames" 1, "frames*K" K, 1..
-                      CK_FRAMES_SCALE_MAX); 0 for T and the fixed dims */
+    size_t frames; /* a frames dim's code: K + B * CK_FRAMES_ADD_UNIT for K rows per frame and B
+                      more per sequence ("frames" 1, "frames*K" K in 1..CK_FRAMES_SCALE_MAX,
+                      "frames*K+B" B in 1..CK_FRAMES_ADD_MAX); 0 for T and the fixed dims */
 } ck_dim;
 
 typedef struct {
@@ -135,8 +139,33 @@ typedef struct {
     int decoder_buffer;       /* "outputs" "decoder": f32 [2F, 512], the decoder's output (the
                                  generator's input), -1 when absent */
     size_t max_positions;     /* rows of the position table: the longest sequence the circuit takes */
+    int audio_buffer;         /* "outputs" "audio": f32 [600F, 1] 24 kHz samples, -1 when absent */
     size_t max_frames_scale;  /* the largest K of its frames dims; 0: no frames dim */
+    size_t frame_dims[CK_FRAME_DIMS_MAX]; /* the distinct frames codes of its dims */
+    size_t n_frame_dims;
 } ck_circuit;
+
+/* K and B of a frames code (ck_dim frames): a sequence of f frames has K f + B such rows. */
+static inline size_t ck_frames_k(size_t code)
+{
+    return code % CK_FRAMES_ADD_UNIT;
+}
+
+static inline size_t ck_frames_b(size_t code)
+{
+    return code / CK_FRAMES_ADD_UNIT;
+}
+
+/* The index of code in c's frame_dims, -1 when it is not one of them. */
+static inline int ck_circuit_frame_slot(const ck_circuit *c, size_t code)
+{
+    for (size_t i = 0; i < c->n_frame_dims; i++) {
+        if (c->frame_dims[i] == code) {
+            return (int)i;
+        }
+    }
+    return -1;
+}
 
 /* Loads and validates a circuit file. On error returns a negative CK_E_* (CK_E_IO, CK_E_FORMAT for
  * JSON syntax, CK_E_CIRCUIT for a rule) with err naming the file, the op and the field; *c is then

@@ -209,7 +209,7 @@ static int frame_limits(ck_executor *ex, ck_error *err)
         }
         ex->max_frames = tokens * CK_EXECUTOR_FRAMES_PER_TOKEN;
     }
-    for (size_t k = 1; k <= scale; k++) {
+    for (size_t k = 0; k <= ex->circuit->n_frame_dims; k++) {
         ex->row_offsets[k] = tokens < SIZE_MAX / sizeof(size_t) - 1
                                  ? calloc(tokens + 1, sizeof(size_t)) : NULL;
         if (ex->row_offsets[k] == NULL) {
@@ -366,13 +366,15 @@ static double seconds_now(void)
 /* The batch over rows of `frames` (ck_buffer frames): the tokens', or frames times K. */
 static const ck_step_batch *batch_of(const ck_executor *ex, size_t frames)
 {
-    return frames == 0 ? &ex->batch : &ex->frame_batch[frames];
+    int slot = ck_circuit_frame_slot(ex->circuit, frames);
+    return frames == 0 || slot < 0 ? &ex->batch : &ex->frame_batch[slot];
 }
 
 /* Rows of `frames` in the batch being run (frames: only once frames_ready). */
 static size_t rows_of(const ck_executor *ex, size_t frames)
 {
-    return frames == 0 ? ex->tokens : frames * ex->frames;
+    return frames == 0 ? ex->tokens
+                       : ck_frames_k(frames) * ex->frames + ck_frames_b(frames) * ex->n_seqs;
 }
 
 /* After the op writing the circuit's durations: the forced durations over them where set, then
@@ -396,7 +398,7 @@ static int set_frames(ck_executor *ex, ck_error *err)
     if (ex->forced != NULL) {
         memcpy(dur, ex->forced, ex->tokens * sizeof *dur);
     }
-    size_t *o = ex->row_offsets[1];
+    size_t *o = ex->row_offsets[c->n_frame_dims]; /* frames (f per sequence), then each dim's */
     o[0] = 0;
     for (size_t q = 0; q < ex->n_seqs; q++) {
         size_t f = 0;
@@ -411,12 +413,13 @@ static int set_frames(ck_executor *ex, ck_error *err)
         o[q + 1] = o[q] + f;
     }
     ex->frames = o[ex->n_seqs];
-    for (size_t k = 1; k <= c->max_frames_scale; k++) {
-        for (size_t q = 0; k > 1 && q <= ex->n_seqs; q++) {
-            ex->row_offsets[k][q] = k * o[q];
+    for (size_t k = 0; k < c->n_frame_dims; k++) {
+        const size_t code = c->frame_dims[k], ks = ck_frames_k(code), bs = ck_frames_b(code);
+        for (size_t q = 0; q <= ex->n_seqs; q++) {
+            ex->row_offsets[k][q] = ks * o[q] + bs * q;
         }
         ex->frame_batch[k] = ex->batch;
-        ex->frame_batch[k].tokens = k * ex->frames;
+        ex->frame_batch[k].tokens = rows_of(ex, code);
         ex->frame_batch[k].offsets = ex->row_offsets[k];
     }
     ex->frames_ready = 1;
@@ -712,13 +715,14 @@ int ck_executor_set_noise_input(ck_executor *ex, const float *noise, size_t rows
 const size_t *ck_executor_row_offsets(const ck_executor *ex, size_t frames, size_t *n_seqs)
 {
     if (ex == NULL || ex->output_ready < 0 || ex->compiled != NULL ||
-        (frames != 0 && (frames > ex->circuit->max_frames_scale || !ex->frames_ready))) {
+        (frames != 0 && (ck_circuit_frame_slot(ex->circuit, frames) < 0 || !ex->frames_ready))) {
         return NULL;
     }
     if (n_seqs != NULL) {
         *n_seqs = ex->n_seqs;
     }
-    return frames == 0 ? ex->offsets : ex->row_offsets[frames];
+    return frames == 0 ? ex->offsets
+                       : ex->row_offsets[ck_circuit_frame_slot(ex->circuit, frames)];
 }
 
 const void *ck_executor_output_rows(const ck_executor *ex, int buffer, size_t *rows)
@@ -833,7 +837,7 @@ void ck_executor_free(ck_executor *ex)
     ck_onednn_free(ex->onednn);
     ck_arenas_free(&ex->arenas);
     ck_plan_free(&ex->plan);
-    for (size_t k = 0; k <= CK_FRAMES_SCALE_MAX; k++) {
+    for (size_t k = 0; k <= CK_FRAME_DIMS_MAX; k++) {
         free(ex->row_offsets[k]);
     }
     free(ex->linears);

@@ -246,8 +246,9 @@ static int check_rows(const ck_circuit *c, const ck_op *op, char *msg, size_t ca
                       : def->rows == CK_ROWS_HALF ? 2 * out
                       : def->rows == CK_ROWS_EXPAND ? 0 : out;
     if ((def->rows == CK_ROWS_EXPAND && out != 1) ||
-        (def->rows == CK_ROWS_DOUBLE && (out % 2 != 0 || out == 0)) ||
-        (def->rows == CK_ROWS_HALF && (out == 0 || in > CK_FRAMES_SCALE_MAX)) ||
+        (def->rows == CK_ROWS_DOUBLE && (out % 2 != 0 || out == 0 || ck_frames_b(out) != 0)) ||
+        (def->rows == CK_ROWS_HALF && (out == 0 || ck_frames_b(out) != 0 ||
+                                       in > CK_FRAMES_SCALE_MAX)) ||
         (def->tokens_only && out != 0)) {
         snprintf(msg, cap, "out \"%s\": rows %s, expected %s", c->buffers[op->output].name,
                  out ? "frames" : "tokens",

@@ -68,8 +68,11 @@ size_t ck_plan_dim_rows(const ck_plan *plan, size_t frames)
     if (frames == 0) {
         return ck_plan_rows(plan);
     }
-    return mul_size(plan->max_frames, frames, &rows) == CK_OK
-               ? round_rows(rows, plan->limits.row_block) : SIZE_MAX;
+    size_t extra = 0; /* B rows per sequence: at most one sequence per token */
+    return mul_size(plan->max_frames, ck_frames_k(frames), &rows) == CK_OK &&
+                   mul_size(plan->limits.max_tokens, ck_frames_b(frames), &extra) == CK_OK &&
+                   rows <= SIZE_MAX - extra
+               ? round_rows(rows + extra, plan->limits.row_block) : SIZE_MAX;
 }
 
 /* Bytes of a [rows, cols] buffer of 4-byte elements (f32 and i32 alike), rounded up to 64. */
