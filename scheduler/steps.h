@@ -68,6 +68,11 @@ typedef struct {
     float scale;           /* attention: the score scale; leaky_relu: the negative slope */
     size_t style_offset;   /* concat_style, ada_layer_norm, adain_instance_norm: the first column of
                               the batch's style row they read (linear_in_cols of them) */
+    const size_t *out_offsets; /* [S + 1] per-sequence rows of out when they differ from the batch's
+                                  (the generator's rate changes: the executor's offsets of out's
+                                  frames dim, filled each run), else NULL */
+    size_t dilation, stride, padding; /* conv1d (1, 1, (K - 1) / 2: 'same'); conv_transpose1d_col2im
+                                         (stride, padding) */
 } ck_step_args;
 
 /* Each runs one step over the batch and returns 0 or the kernel's CK_E_* code (the lowest
@@ -112,6 +117,28 @@ int ck_step_duration(const ck_step_batch *b, const ck_step_args *s);
 int ck_step_lstm_recurrence(const ck_step_batch *b, const ck_step_args *s);
 /* Channel LayerNorm of one input, double statistics (ck_layer_norm_f32_f64acc); w: gamma, beta. */
 int ck_step_layer_norm(const ck_step_batch *b, const ck_step_args *s);
+
+/* ---- the generator's steps (b: the batch of the first input's rows; s->out_offsets the out's) ----
+ * Source noise [600F, 9] per sequence: the batch's explicit noise rows copied (CK_E_SIZE when
+ * noise_rows is not the batch's samples), else ck_noise_normal_f32 keyed by the batch's seed and the
+ * sequence's line and chunk. */
+int ck_step_noise_normal(const ck_step_batch *b, const ck_step_args *s);
+/* ck_harmonic_source_f32: in[0] F0 [2F, 1], in[1] noise [600F, 9] (times b->noise_scale), w[0] the
+ * l_linear weight [9], w[1] its bias; samples split over the workers (scratch 9 x 2F each). */
+int ck_step_harmonic_source(const ck_step_batch *b, const ck_step_args *s);
+/* ck_stft20_f32 per sequence: in[0] [600F, 1] -> out [120F + 1, 22], frames over the workers. */
+int ck_step_stft20(const ck_step_batch *b, const ck_step_args *s);
+/* ck_istft20_f32 per sequence: in[0] [120F + 1, 22] -> out [600F, 1], samples over the workers. */
+int ck_step_istft20(const ck_step_batch *b, const ck_step_args *s);
+/* ck_reflect_pad_left1_f32: in[0] [R, C] -> out [R + S, C], sequences over the workers. */
+int ck_step_reflect_pad_left1(const ck_step_batch *b, const ck_step_args *s);
+/* AdaIN + Snake (ck_adain_snake_f32) with gamma | beta = fc(style[s]) as adain_instance_norm, w[2]
+ * alpha [C]. CK_E_ARG when the batch's style is missing or not wide enough. */
+int ck_step_adain_snake(const ck_step_batch *b, const ck_step_args *s);
+/* Strided ConvTranspose1d: per sequence and tile of output rows, the GEMM of the input rows the tile
+ * reads (its linear of the packed Wt [K C, Cin]) into the worker's scratch, then
+ * ck_conv_transpose1d_col2im_tile_f32; out [stride R, C]. */
+int ck_step_conv_transpose1d_col2im(const ck_step_batch *b, const ck_step_args *s);
 
 /* ---- frame-rate steps: b is the batch of the step's first input's rows (tokens, or frames
  * times K: tokens and offsets then count those rows), as the executor passes it ---- */

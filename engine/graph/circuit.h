@@ -54,6 +54,17 @@ typedef enum {
                                                    scale */
     CK_OP_CONCAT_COLS = 18,                     /* in: x [R,A], z [R,B]; out: [R,A+B] */
     CK_OP_DOWNSAMPLE2_ROWS = 19,                /* in: x [F2K,C]; out: [FK,C], every second row */
+    CK_OP_NOISE_NORMAL = 20,                    /* in: f0 [2F,1] (its rows); out: noise [600F,9],
+                                                   the batch's (ck_executor_set_noise*) */
+    CK_OP_HARMONIC_SOURCE = 21,                 /* in: f0 [2F,1], noise [600F,9]; w: weight [1,9],
+                                                   bias [1]; out: [600F,1] */
+    CK_OP_STFT20 = 22,                          /* in: x [600F,1]; out: [120F+1,22] mag | phase */
+    CK_OP_ISTFT20 = 23,                         /* in: x [120F+1,22]; out: audio [600F,1] */
+    CK_OP_REFLECT_PAD_LEFT1 = 24,               /* in: x [R,C]; out: [R+S,C], frame 1 first */
+    CK_OP_ADAIN_SNAKE = 25,                     /* in: x [R,C]; w: fc weight [2C,D], fc bias [2C],
+                                                   alpha [1,C,1]; out: Snake(AdaIN(x)); eps */
+    CK_OP_CONV_TRANSPOSE1D_COL2IM = 26,         /* in: x [R,Cin]; w: weight [Cin,C,K], bias [C];
+                                                   out: [stride R, C]; stride */
     CK_OP_KIND_COUNT
 } ck_op_kind;
 
@@ -101,6 +112,9 @@ typedef struct {
     size_t heads, head_dim;             /* attention geometry */
     float scale;                        /* attention score scale (1/sqrt(head_dim)); leaky_relu:
                                            the negative slope */
+    size_t dilation, stride;            /* conv1d (0 or absent: 1), conv_transpose1d_col2im's
+                                           stride */
+    size_t padding;                     /* conv1d: SIZE_MAX (absent): 'same', dilation (K-1)/2 */
     size_t style_offset;                /* concat_style, ada_layer_norm, adain_instance_norm: the
                                            first column of the batch's style row they read (0; 128
                                            for Kokoro's predictor half of a whole ref_s row) */

@@ -11,6 +11,7 @@
 
 #include "ck_isa.h"
 #include "conv1d.h"
+#include "conv_transpose1d_col2im.h"
 #include "executor_internal.h"
 #include "parallel.h"
 
@@ -52,10 +53,16 @@ static int linear_for(ck_executor *ex, ck_step *s, ck_error *err)
     ck_linear **slot = &ex->linears[s->linear_slot];
     if (*slot == NULL) {
         const ck_tensor *w = s->w[CK_LIN_WEIGHT], *b = s->w[CK_LIN_BIAS];
-        size_t in = w->rank == 3 ? w->shape[1] * w->shape[2] : w->shape[1];
+        const int transpose = s->kind == CK_OP_CONV_TRANSPOSE1D_COL2IM;
+        size_t in = transpose ? w->shape[0] : w->rank == 3 ? w->shape[1] * w->shape[2] : w->shape[1];
+        size_t out_features = transpose ? w->shape[1] * w->shape[2] : w->shape[0];
         float *packed = w->rank == 3 ? malloc(w->elements * sizeof *packed) : NULL;
         int rc = w->rank == 3 && packed == NULL ? CK_E_MEMORY : CK_OK;
-        if (rc == CK_OK && packed != NULL) {
+        if (rc == CK_OK && packed != NULL && transpose) { /* Wt [K C, Cin]; the bias in col2im */
+            rc = ck_conv_transpose1d_pack_weight_f32(w->data, w->elements, packed, w->elements,
+                                                     w->shape[0], w->shape[1], w->shape[2]);
+            b = NULL;
+        } else if (rc == CK_OK && packed != NULL) {
             rc = ck_conv1d_pack_weight_f32(w->data, w->elements, packed, w->elements, w->shape[0],
                                            w->shape[1], w->shape[2]);
         }
@@ -63,7 +70,7 @@ static int linear_for(ck_executor *ex, ck_step *s, ck_error *err)
             .weight = packed != NULL ? packed : w->data, .weight_count = w->elements,
             .bias = b != NULL ? b->data : NULL, .bias_count = b != NULL ? b->elements : 0,
             .in_features = in,
-            .out_features = w->shape[0],
+            .out_features = out_features,
             .activation = s->fused_gelu ? CK_LINEAR_GELU_TANH : CK_LINEAR_PLAIN,
             .compute = s->dtype, .dst = dst,
         };
@@ -73,7 +80,7 @@ static int linear_for(ck_executor *ex, ck_step *s, ck_error *err)
             return ck_fail(err, rc, "%s: op %zu \"%s\": oneDNN %s matmul writing %s for \"%s\" "
                            "[%zu,%zu]: %s", c->path, c->ops[s->op].decl_index, s->def->name,
                            ck_dtype_info(s->dtype)->lower, ck_dtype_info(dst)->lower,
-                           c->weights[wi].name, w->shape[0], in, ck_status_name(rc));
+                           c->weights[wi].name, out_features, in, ck_status_name(rc));
         }
     }
     s->args.linear = *slot;
@@ -95,8 +102,13 @@ static int lower(ck_executor *ex, ck_error *err)
     }
     ex->n_linears = ex->program.n_linears;
     for (size_t i = 0; rc == CK_OK && i < ex->program.n_steps; i++) {
-        if (ex->program.steps[i].def->uses_linear) {
-            rc = linear_for(ex, &ex->program.steps[i], err);
+        ck_step *s = &ex->program.steps[i];
+        if (s->def->uses_linear) {
+            rc = linear_for(ex, s, err);
+        }
+        int slot = ck_circuit_frame_slot(ex->circuit, s->out_frames);
+        if (s->out_frames != s->rows_frames && s->out_frames != 0 && slot >= 0) {
+            s->args.out_offsets = ex->row_offsets[slot]; /* filled by each run's set_frames */
         }
     }
     if (rc == CK_OK && (rc = ck_arena_init(&ex->copies, ex->program.copies_bytes)) != CK_OK) {
