@@ -73,6 +73,11 @@ def resblock1(x, prefix, c, k, rows, checkpoint=None):
     return x
 
 
+# F0's op gets an X-Ray id (tests feed the capture's F0 there, isolating the generator)
+for o in OPS:
+    if o.get("out") == "f0":
+        o["checkpoint"] = "kokoro.decoder.F0"
+
 # the source: noise, harmonic source [600F, 1], its STFT har [120F + 1, 22]
 op("noise_normal", {"f0": "f0"}, buf("g_noise", "FS", 9), checkpoint="kokoro.generator.noise")
 lw = weight("g_l_linear_w", GEN + ".m_source.l_linear.weight", ["G1", "G9"])
