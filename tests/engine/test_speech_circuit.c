@@ -5,8 +5,10 @@
  * capture holds (all for speech4; conv_post for the others; har's phase modulo 2 pi) and the audio's
  * signal-to-error ratio per case; a batch of cases gives each case's audio alone bit for bit at 1 and
  * 2 threads, with the fed noise and with the counter noise keyed per sequence. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <math.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "ck_test.h"
 #include "executor.h"
@@ -344,6 +346,40 @@ static void test_generator_matches_capture(void)
     matches_capture(1, BOUND_FED, MIN_SER_FED);
 }
 
+/* Seconds per op kind of one batch of the 4 cases (counter noise), printed: docs/parity.md "Speech". */
+static void print_times(fixture *f, ck_executor *ex, int threads)
+{
+    ck_error err = {0};
+    int32_t ids[N_CASES * MAX_T], dur[N_CASES * MAX_T];
+    size_t offsets[N_CASES + 1] = {0}, frames = 0, rows = 0;
+    for (size_t k = 0; k < N_CASES; k++) {
+        memcpy(ids + offsets[k], f->ids[k], f->tokens[k] * sizeof *ids);
+        memcpy(dur + offsets[k], f->dur[k], f->tokens[k] * sizeof *dur);
+        offsets[k + 1] = offsets[k] + f->tokens[k];
+        frames += f->frames[k];
+    }
+    CU_ASSERT_EQUAL(ck_executor_set_sequence_inputs(ex, f->style[0], N_CASES, 256, f->speed, &err), CK_OK);
+    CU_ASSERT_EQUAL(ck_executor_set_durations(ex, dur, offsets[N_CASES], &err), CK_OK);
+    CU_ASSERT_EQUAL(ck_executor_set_noise(ex, 1, NULL, NULL, 0, 1.0f, &err), CK_OK);
+    ck_executor_reset_op_seconds(ex);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    CU_ASSERT_EQUAL_FATAL(ck_executor_run(ex, ids, offsets, N_CASES, f->c.audio_buffer, NULL, 0, NULL,
+                                          NULL, &err), CK_OK);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    CU_ASSERT(ck_executor_output_rows(ex, f->c.audio_buffer, &rows) != NULL && rows == 600 * frames);
+    double wall = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    fprintf(stderr, "\n    %d thread(s): 4 cases, %zu samples (%.2f s of audio) in %.3f s:", threads,
+            rows, (double)rows / 24000.0, wall);
+    for (int kind = 0; kind <= CK_OP_KIND_COUNT; kind++) {
+        double sec = ck_executor_op_seconds(ex, (ck_op_kind)kind);
+        if (sec >= 0.0005) {
+            fprintf(stderr, " %s %.3f;", kind < CK_OP_KIND_COUNT ? ck_op_kind_name((ck_op_kind)kind)
+                                                                 : "rest", sec);
+        }
+    }
+}
+
 /* The batch of cases 0..n-1 gives each case's audio alone bit for bit, at 1 and 2 threads, with
  * the capture's noise fed and with the counter noise keyed by (seed, line, chunk) per sequence. */
 static void test_batch_equals_alone(void)
@@ -406,6 +442,7 @@ static void test_batch_equals_alone(void)
             }
             free(batch);
         }
+        print_times(&f, ex, threads);
         ck_executor_free(ex);
     }
     free(noise);
