@@ -474,7 +474,42 @@ static void test_noise_arguments(void)
     teardown(&f);
 }
 
+/* The generator's rows rules: each edit is refused by name (the loader checks every rate change). */
+static void test_circuit_rules(void)
+{
+    static char text[1 << 18], edited[1 << 18];
+    FILE *in = fopen(ck_test_path(CIRCUIT), "rb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(in);
+    size_t n = fread(text, 1, sizeof text - 1, in);
+    fclose(in);
+    CU_ASSERT_FATAL(n < sizeof text - 1);
+    text[n] = '\0';
+    static const char *const edits[][3] = {
+        {"\"FH\": \"frames*120+1\"", "\"FH\": \"frames*120+2\"", "expected frames*120+1 (stft20)"},
+        {"\"FS\": \"frames*600\"", "\"FS\": \"frames*601\"", "frames*K"},
+        {"\"stride\": 10", "\"stride\": 9", "expected frames*18+0 (conv_transpose1d_col2im)"},
+        {"\"stride\": 6, \"padding\": 3", "\"stride\": 6, \"padding\": 9", "torch's L_out"},
+        {"\"g_pad\": {\"shape\": [\"FH\"", "\"g_pad\": {\"shape\": [\"FU1\"", "reflect_pad_left1"},
+    };
+    for (size_t e = 0; e < sizeof edits / sizeof edits[0]; e++) {
+        char *at = strstr(text, edits[e][0]);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+        snprintf(edited, sizeof edited, "%.*s%s%s", (int)(at - text), text, edits[e][1],
+                 at + strlen(edits[e][0]));
+        ck_circuit c = {0};
+        ck_error err = {0};
+        CU_ASSERT_EQUAL(ck_circuit_parse(&c, edited, strlen(edited), "speech.json", &err),
+                        CK_E_CIRCUIT);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err.message, edits[e][2]));
+        if (strstr(err.message, edits[e][2]) == NULL) {
+            fprintf(stderr, "\n    edit %zu: %s\n", e, err.message);
+        }
+        ck_circuit_free(&c);
+    }
+}
+
 CK_TEST_MAIN("speech_circuit",
+             {"the generator's rows rules", test_circuit_rules},
              {"every gen.* stage and the audio vs the capture (noise fed, durations forced)",
               test_matches_capture},
              {"fed the capture's F0 and decode.3: the generator's ops alone vs the capture",
