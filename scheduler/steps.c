@@ -239,8 +239,9 @@ static int conv1d_rows(void *ctx, size_t first, size_t count, int worker)
     for (size_t row = first; rc == CK_OK && row < first + count; row += CK_CONV1D_TILE_ROWS) {
         size_t n = first + count - row < CK_CONV1D_TILE_ROWS ? first + count - row
                                                              : CK_CONV1D_TILE_ROWS;
-        rc = s->out_offsets == NULL && s->dilation <= 1 && s->stride <= 1 &&
-                     s->padding == (s->taps - 1) / 2
+        /* dilation 0: args without the generator's fields (generated code): 'same' */
+        rc = s->dilation == 0 || (s->out_offsets == NULL && s->dilation == 1 && s->stride == 1 &&
+                                  s->padding == (s->taps - 1) / 2)
                  ? ck_conv1d_im2col_f32(x, c->b->tokens * cin, cin, c->b->offsets, c->b->n_seqs,
                                         row, n, cin, s->taps, scratch->base,
                                         scratch->bytes / sizeof(float))

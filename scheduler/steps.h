@@ -71,8 +71,9 @@ typedef struct {
     const size_t *out_offsets; /* [S + 1] per-sequence rows of out when they differ from the batch's
                                   (the generator's rate changes: the executor's offsets of out's
                                   frames dim, filled each run), else NULL */
-    size_t dilation, stride, padding; /* conv1d (1, 1, (K - 1) / 2: 'same'); conv_transpose1d_col2im
-                                         (stride, padding) */
+    size_t dilation, stride, padding; /* conv1d (1, 1, (K - 1) / 2: 'same'; dilation 0, as generated
+                                         code leaves it: 'same'); conv_transpose1d_col2im (stride,
+                                         padding) */
 } ck_step_args;
 
 /* Each runs one step over the batch and returns 0 or the kernel's CK_E_* code (the lowest
@@ -94,8 +95,10 @@ int ck_step_residual_layer_norm(const ck_step_batch *b, const ck_step_args *s);
 int ck_step_residual_layer_norm_bf16(const ck_step_batch *b, const ck_step_args *s);
 int ck_step_gelu_new(const ck_step_batch *b, const ck_step_args *s);
 int ck_step_leaky_relu(const ck_step_batch *b, const ck_step_args *s);
-/* 'same' conv1d per sequence: im2col tiles in each worker's scratch, then its linear
- * (ck_conv1d_im2col_f32, ck_linear_forward_f32); x is never read across a sequence's ends. */
+/* conv1d per sequence: im2col tiles of out's rows in each worker's scratch, then its linear
+ * (ck_conv1d_im2col_f32 for 'same', ck_conv1d_im2col_general_f32 with s->dilation, stride, padding
+ * and out's offsets s->out_offsets; ck_linear_forward_f32); x is never read across a sequence's
+ * ends. */
 int ck_step_conv1d(const ck_step_batch *b, const ck_step_args *s);
 /* The plain embedding lookup (ck_embedding_f32): in[0] ids (i32), w[0] the table of w_rows[0] rows. */
 int ck_step_embedding_table(const ck_step_batch *b, const ck_step_args *s);

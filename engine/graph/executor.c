@@ -557,7 +557,8 @@ int ck_executor_run(ck_executor *ex, const int32_t *ids, const size_t *offsets, 
     ex->offsets = offsets;
     ex->n_seqs = n_seqs;
     ex->batch = (ck_step_batch){ex->arenas.activations.base, ex->copies.base, ex->arenas.scratch,
-                                ex->opt.threads, ex->tokens, offsets, n_seqs, NULL, 0, NULL, NULL, 0, 0, NULL, NULL, 1.0f};
+                                ex->opt.threads, ex->tokens, offsets, n_seqs, NULL, 0, NULL,
+                                NULL, 0, 0, NULL, NULL, 1.0f};
     if (ex->style != NULL) {
         if (n_seqs > ex->style_rows) {
             return ck_fail(err, CK_E_ARG, "batch: %zu sequences, but the sequence inputs hold %zu",

@@ -101,7 +101,8 @@ int ck_executor_set_noise_input(ck_executor *ex, const float *noise, size_t rows
                                 ck_error *err);
 
 /* After a successful run of a circuit with frames dims: the per-sequence row offsets of the rows
- * of `frames` (ck_buffer frames: 0 tokens, K frames times K): offsets[S + 1], sequence s owning
+ * of `frames` (ck_buffer frames: 0 tokens, else the code K + CK_FRAMES_ADD_UNIT B of a
+ * "frames*K+B" dim, K f + B rows for a sequence of f frames): offsets[S + 1], sequence s owning
  * rows [offsets[s], offsets[s + 1]) (K times its durations' sum for frames), valid until the next
  * run or free; *n_seqs (may be NULL) gets S. NULL when the last run failed or the circuit has no
  * such rows. */
