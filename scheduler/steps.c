@@ -871,21 +871,38 @@ int ck_step_reflect_pad_left1(const ck_step_batch *b, const ck_step_args *s)
     return ck_parallel_for(b->n_seqs, b->threads, reflect_seqs, &ctx);
 }
 
-static int adain_snake_seqs(void *ctx, size_t first, size_t count, int worker)
+/* Channels per adain_snake item: a sequence's statistics are per channel, so (sequence, block of
+ * channels) items give the same bits as whole sequences and a short batch still fills the workers. */
+#define ADAIN_SNAKE_BLOCK 32
+
+/* Items [first, first + count) = (sequence i / blocks, channel block i % blocks): gamma | beta =
+ * fc(style[q]) (its linear, one row, into the worker's scratch [2C], once per sequence of the
+ * range), then ck_adain_snake_f32 on the block's channels of the sequence's rows. */
+static int adain_snake_items(void *ctx, size_t first, size_t count, int worker)
 {
     const step_ctx *c = ctx;
     const ck_step_args *s = c->s;
     const ck_step_batch *b = c->b;
     float *gb = b->scratch[worker].base;
-    size_t ch = s->cols, t = b->tokens, d = s->linear_in_cols;
+    const size_t ch = s->cols, t = b->tokens, d = s->linear_in_cols;
+    const size_t blocks = (ch + ADAIN_SNAKE_BLOCK - 1) / ADAIN_SNAKE_BLOCK;
+    const float *x = at(b, s->in[0]);
+    float *y = at(b, s->out);
+    size_t have = SIZE_MAX; /* the sequence whose gamma | beta the scratch holds */
     int rc = CK_OK;
-    for (size_t q = first; rc == CK_OK && q < first + count; q++) {
+    for (size_t i = first; rc == CK_OK && i < first + count; i++) {
+        const size_t q = i / blocks, c0 = i % blocks * ADAIN_SNAKE_BLOCK;
+        const size_t n = ch - c0 < ADAIN_SNAKE_BLOCK ? ch - c0 : ADAIN_SNAKE_BLOCK;
         const size_t one[2] = {b->offsets[q], b->offsets[q + 1]};
-        rc = ck_linear_forward_f32(s->linear, worker, b->style + q * b->style_cols + s->style_offset,
-                                   d, d, gb, 2 * ch, 2 * ch, 1);
-        rc = rc ? rc : ck_adain_snake_f32((const float *)at(b, s->in[0]), t * ch, ch, gb, ch,
-                                          gb + ch, ch, s->w[2], ch, (float *)at(b, s->out),
-                                          t * ch, ch, one, 1, 0, 1, ch, s->eps);
+        if (q != have) {
+            rc = ck_linear_forward_f32(s->linear, worker,
+                                       b->style + q * b->style_cols + s->style_offset, d, d, gb,
+                                       2 * ch, 2 * ch, 1);
+            have = q;
+        }
+        rc = rc ? rc : ck_adain_snake_f32(x + c0, t * ch - c0, ch, gb + c0, n, gb + ch + c0, n,
+                                          s->w[2] + c0, n, y + c0, t * ch - c0, ch, one, 1, 0, 1,
+                                          n, s->eps);
     }
     return rc;
 }
@@ -896,7 +913,10 @@ int ck_step_adain_snake(const ck_step_batch *b, const ck_step_args *s)
     if (b->style == NULL || b->style_cols < s->style_offset + s->linear_in_cols) {
         return CK_E_ARG;
     }
-    return ck_parallel_for(b->n_seqs, b->threads, adain_snake_seqs, &ctx);
+    const size_t blocks = (s->cols + ADAIN_SNAKE_BLOCK - 1) / ADAIN_SNAKE_BLOCK;
+    /* interleaved: each worker takes every n-th block of every sequence, so a long sequence is
+     * shared whatever the batch's lengths */
+    return ck_parallel_for_interleaved(b->n_seqs * blocks, b->threads, adain_snake_items, &ctx);
 }
 
 /* Out rows [first, first + count) in tiles of CK_CONV1D_TILE_ROWS input frames' worth: the GEMM of

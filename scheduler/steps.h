@@ -136,7 +136,9 @@ int ck_step_istft20(const ck_step_batch *b, const ck_step_args *s);
 /* ck_reflect_pad_left1_f32: in[0] [R, C] -> out [R + S, C], sequences over the workers. */
 int ck_step_reflect_pad_left1(const ck_step_batch *b, const ck_step_args *s);
 /* AdaIN + Snake (ck_adain_snake_f32) with gamma | beta = fc(style[s]) as adain_instance_norm, w[2]
- * alpha [C]. CK_E_ARG when the batch's style is missing or not wide enough. */
+ * alpha [C], in (sequence, block of 32 channels) items interleaved over the workers (statistics
+ * are per channel: the same bits as whole sequences). CK_E_ARG when the batch's style is missing
+ * or not wide enough. */
 int ck_step_adain_snake(const ck_step_batch *b, const ck_step_args *s);
 /* Strided ConvTranspose1d: per sequence and tile of output rows, the GEMM of the input rows the tile
  * reads (its linear of the packed Wt [K C, Cin]) into the worker's scratch, then

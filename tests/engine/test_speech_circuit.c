@@ -369,8 +369,10 @@ static void print_times(fixture *f, ck_executor *ex, int threads)
     clock_gettime(CLOCK_MONOTONIC, &t1);
     CU_ASSERT(ck_executor_output_rows(ex, f->c.audio_buffer, &rows) != NULL && rows == 600 * frames);
     double wall = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-    fprintf(stderr, "\n    %d thread(s): 4 cases, %zu samples (%.2f s of audio) in %.3f s:", threads,
-            rows, (double)rows / 24000.0, wall);
+    size_t scratch = 0, arena = ck_executor_arena_bytes(ex, &scratch);
+    fprintf(stderr, "\n    %d thread(s): 4 cases, %zu samples (%.2f s of audio) in %.3f s; arena %.1f MB "
+            "for max_batch_frames %d (+ %.1f MB scratch per worker):", threads, rows,
+            (double)rows / 24000.0, wall, (double)arena / 1e6, 2 * MAX_F, (double)scratch / 1e6);
     for (int kind = 0; kind <= CK_OP_KIND_COUNT; kind++) {
         double sec = ck_executor_op_seconds(ex, (ck_op_kind)kind);
         if (sec >= 0.0005) {
