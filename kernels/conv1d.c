@@ -121,3 +121,47 @@ int ck_conv1d_im2col_f32(const float *x, size_t x_count, size_t x_stride, const 
     }
     return CK_OK;
 }
+
+int ck_conv1d_im2col_general_f32(const float *x, size_t x_count, size_t x_stride,
+                                 const size_t *in_offsets, const size_t *out_offsets, size_t n_seq,
+                                 size_t row, size_t rows, size_t cin, size_t taps, size_t dilation,
+                                 size_t stride, size_t pad, float *cols, size_t cols_count)
+{
+    size_t in_end = 0, out_end = 0, xs = 0;
+    if (in_offsets == NULL || out_offsets == NULL || (rows > 0 && (x == NULL || cols == NULL))) {
+        return CK_E_ARG;
+    }
+    if (cin == 0 || taps == 0 || dilation == 0 || stride == 0 || cin > SIZE_MAX / taps / sizeof(float)) {
+        return CK_E_SIZE;
+    }
+    if (ck_packed_check(in_offsets, n_seq, 0, n_seq, &in_end) != 0 ||
+        ck_packed_check(out_offsets, n_seq, 0, n_seq, &out_end) != 0 || in_offsets[0] != 0 ||
+        out_offsets[0] != 0 || row > out_end || rows > out_end - row) {
+        return CK_E_RANGE;
+    }
+    if (ck_span(in_end, cin, x_stride, &xs) != 0 || xs > x_count || rows > SIZE_MAX / (cin * taps) ||
+        rows * cin * taps > cols_count) {
+        return CK_E_SIZE;
+    }
+    if (rows > 0 && ck_overlap(x, xs * sizeof(float), cols, rows * cin * taps * sizeof(float))) {
+        return CK_E_ARG;
+    }
+    size_t q = rows > 0 ? sequence_of(out_offsets, n_seq, row) : 0;
+    for (size_t r = 0; r < rows; r++) {
+        size_t t = row + r;
+        while (t >= out_offsets[q + 1]) {
+            q++;
+        }
+        size_t o = t - out_offsets[q], len = in_offsets[q + 1] - in_offsets[q];
+        float *dst = cols + r * taps * cin;
+        for (size_t j = 0; j < taps; j++) {
+            size_t at = o * stride + j * dilation; /* input index + pad */
+            if (at >= pad && at - pad < len) {
+                memcpy(dst + j * cin, x + (in_offsets[q] + at - pad) * x_stride, cin * sizeof(float));
+            } else {
+                memset(dst + j * cin, 0, cin * sizeof(float));
+            }
+        }
+    }
+    return rows == 0 || ck_all_finite(cols, rows, taps * cin, taps * cin) ? CK_OK : CK_E_NONFINITE;
+}

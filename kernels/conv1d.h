@@ -35,4 +35,21 @@ int ck_conv1d_im2col_f32(const float *x, size_t x_count, size_t x_stride, const 
                          size_t n_seq, size_t row, size_t rows, size_t cin, size_t taps, float *cols,
                          size_t cols_count);
 
+/* The general form for the generator: cols [rows, K*Cin] for output rows [row, row + rows) of
+ * y (the rows may span sequences; sequence s owns in rows [in_offsets[s], in_offsets[s+1]) of x and
+ * out rows [out_offsets[s], out_offsets[s+1]) of y):
+ *   cols[r, j*Cin + c] = x[in_offsets[s] + i, c] with i = o stride + j dilation - pad, o the row's
+ *   index in its sequence, where 0 <= i < the sequence's in rows, else 0
+ * (torch.nn.Conv1d(Cin, Cout, K, stride, padding pad, dilation) on each sequence alone; the caller
+ * sizes out_offsets by torch's L_out = (L + 2 pad - dilation (K - 1) - 1) / stride + 1). K may be
+ * even (Kokoro's noise_convs.0: K 12, stride 6, pad 3). Exact copies: the conv's bits are the
+ * linear's, whatever the tile, batch or thread count. cols may be written before CK_E_NONFINITE.
+ * Errors: CK_E_ARG (null pointer, overlap), CK_E_RANGE (bad offsets, rows past out_offsets[n_seq]),
+ * CK_E_SIZE (Cin, taps, dilation or stride 0, a stride below Cin, a count short, overflow),
+ * CK_E_NONFINITE (NaN or Inf in the x rows copied). */
+int ck_conv1d_im2col_general_f32(const float *x, size_t x_count, size_t x_stride,
+                                 const size_t *in_offsets, const size_t *out_offsets, size_t n_seq,
+                                 size_t row, size_t rows, size_t cin, size_t taps, size_t dilation,
+                                 size_t stride, size_t pad, float *cols, size_t cols_count);
+
 #endif

@@ -31,4 +31,22 @@ int ck_conv_transpose1d_col2im_f32(const float *z, size_t z_count, size_t z_stri
                                    const size_t *offsets, size_t n_seq, size_t seq_begin, size_t seq_end,
                                    size_t channels, size_t kernel, size_t stride, size_t padding);
 
+/* Wt [K C, Cin] for the GEMM above from the torch weight w [Cin, C, K] (folded weight norm):
+ * Wt[j C + c, ci] = w[ci, c, j]. A copy, exact.
+ * Errors, before any write: CK_E_ARG (null, overlap), CK_E_SIZE (a dim 0, a count short, overflow). */
+int ck_conv_transpose1d_pack_weight_f32(const float *w, size_t w_count, float *packed, size_t packed_count,
+                                        size_t cin, size_t cout, size_t kernel);
+
+/* The same col2im for output frames [out_begin, out_end) of ONE sequence of len input frames, its z
+ * rows given as a tile: z row i holds the sequence's frame z_first + i (the tile must hold every frame
+ * those outputs read: l from ceil((out_begin + p - K + 1) / s) to floor((out_end - 1 + p) / s), clipped
+ * to [0, len)); y [s len, C] the sequence's output rows (row o at y + o y_stride). Same sums in the same
+ * order as ck_conv_transpose1d_col2im_f32, so the same bits for any tiling.
+ * Errors, before the first write: CK_E_SIZE (as above, or a tile missing a frame read), CK_E_RANGE
+ * (out_begin > out_end or out_end > s len), CK_E_ARG (null, y overlapping z), CK_E_NONFINITE. */
+int ck_conv_transpose1d_col2im_tile_f32(const float *z, size_t z_count, size_t z_stride, size_t z_first,
+                                        size_t len, const float *bias, size_t bias_count, float *y, size_t y_count,
+                                        size_t y_stride, size_t out_begin, size_t out_end, size_t channels,
+                                        size_t kernel, size_t stride, size_t padding);
+
 #endif

@@ -19,6 +19,13 @@
 #include "concat_cols.h"
 #include "concat_style.h"
 #include "conv1d.h"
+#include "adain_snake.h"
+#include "conv_transpose1d_col2im.h"
+#include "harmonic_source.h"
+#include "istft20.h"
+#include "noise_normal.h"
+#include "reflect_pad_left1.h"
+#include "stft20.h"
 #include "downsample2_rows.h"
 #include "duration_frames.h"
 #include "embedding.h"
@@ -232,8 +239,17 @@ static int conv1d_rows(void *ctx, size_t first, size_t count, int worker)
     for (size_t row = first; rc == CK_OK && row < first + count; row += CK_CONV1D_TILE_ROWS) {
         size_t n = first + count - row < CK_CONV1D_TILE_ROWS ? first + count - row
                                                              : CK_CONV1D_TILE_ROWS;
-        rc = ck_conv1d_im2col_f32(x, c->b->tokens * cin, cin, c->b->offsets, c->b->n_seqs, row, n,
-                                  cin, s->taps, scratch->base, scratch->bytes / sizeof(float));
+        /* dilation 0: args without the generator's fields (generated code): 'same' */
+        rc = s->dilation == 0 || (s->out_offsets == NULL && s->dilation == 1 && s->stride == 1 &&
+                                  s->padding == (s->taps - 1) / 2)
+                 ? ck_conv1d_im2col_f32(x, c->b->tokens * cin, cin, c->b->offsets, c->b->n_seqs,
+                                        row, n, cin, s->taps, scratch->base,
+                                        scratch->bytes / sizeof(float))
+                 : ck_conv1d_im2col_general_f32(
+                       x, c->b->tokens * cin, cin, c->b->offsets,
+                       s->out_offsets != NULL ? s->out_offsets : c->b->offsets, c->b->n_seqs, row,
+                       n, cin, s->taps, s->dilation ? s->dilation : 1, s->stride ? s->stride : 1,
+                       s->padding, scratch->base, scratch->bytes / sizeof(float));
         rc = rc ? rc : ck_linear_forward_f32(s->linear, worker, scratch->base, n * width, width,
                                              y + row * out, n * out, out, n);
     }
@@ -446,7 +462,9 @@ int ck_step_duration(const ck_step_batch *b, const ck_step_args *s)
 int ck_step_conv1d(const ck_step_batch *b, const ck_step_args *s)
 {
     step_ctx ctx = {b, s, 0};
-    return ck_parallel_for(b->tokens, b->threads, conv1d_rows, &ctx);
+    /* out's rows: the batch's, or a strided conv's fewer */
+    size_t rows = s->out_offsets != NULL ? s->out_offsets[b->n_seqs] : b->tokens;
+    return ck_parallel_for(rows, b->threads, conv1d_rows, &ctx);
 }
 
 /* ---- row-local runs ---- */
@@ -699,4 +717,245 @@ void ck_step_widen_copy(const ck_step_batch *b, size_t copy, size_t out, size_t 
     for (size_t e = 0; e < b->tokens * cols; e++) {
         y[e] = ck_bf16_to_f32(h[e]);
     }
+}
+
+/* ---- the generator ---- */
+
+/* Rows of out in the batch being run (its per-sequence offsets, else the batch's). */
+static const size_t *out_offsets_of(const ck_step_batch *b, const ck_step_args *s)
+{
+    return s->out_offsets != NULL ? s->out_offsets : b->offsets;
+}
+
+/* The sequence owning out row t (offsets ascending, t below the last). */
+static size_t seq_of_row(const size_t *o, size_t n, size_t t)
+{
+    size_t lo = 0, hi = n;
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (o[mid] <= t) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+static int noise_seqs(void *ctx, size_t first, size_t count, int worker)
+{
+    const step_ctx *c = ctx;
+    const ck_step_batch *b = c->b;
+    const size_t *o = out_offsets_of(b, c->s);
+    float *y = at(b, c->s->out);
+    int rc = CK_OK;
+    (void)worker;
+    for (size_t q = first; rc == CK_OK && q < first + count; q++) {
+        size_t len = o[q + 1] - o[q];
+        if (b->noise != NULL) {
+            memcpy(y + o[q] * 9, b->noise + o[q] * 9, len * 9 * sizeof(float));
+            continue;
+        }
+        uint64_t line = b->noise_line != NULL ? b->noise_line[q] : 0;
+        rc = line > UINT32_MAX ? CK_E_ARG
+                               : ck_noise_normal_f32(b->noise_seed, (uint32_t)line,
+                                                     b->noise_chunk != NULL ? b->noise_chunk[q] : 0,
+                                                     y + o[q] * 9, len * 9, 9, 0, len, 9);
+    }
+    return rc;
+}
+
+int ck_step_noise_normal(const ck_step_batch *b, const ck_step_args *s)
+{
+    step_ctx ctx = {b, s, 0};
+    const size_t *o = out_offsets_of(b, s);
+    if (s->cols != 9 || (b->noise != NULL && b->noise_rows != o[b->n_seqs])) {
+        return CK_E_SIZE;
+    }
+    return ck_parallel_for(b->n_seqs, b->threads, noise_seqs, &ctx);
+}
+
+static int source_rows(void *ctx, size_t first, size_t count, int worker)
+{
+    const step_ctx *c = ctx;
+    const ck_step_batch *b = c->b;
+    const ck_step_args *s = c->s;
+    const size_t *o = out_offsets_of(b, s), end = first + count;
+    const ck_arena *scratch = &b->scratch[worker];
+    const float *f0 = at(b, s->in[0]), *noise = at(b, s->in[1]);
+    float *y = at(b, s->out);
+    int rc = CK_OK;
+    for (size_t q = count ? seq_of_row(o, b->n_seqs, first) : b->n_seqs;
+         rc == CK_OK && q < b->n_seqs && o[q] < end; q++) {
+        size_t p = b->offsets[q + 1] - b->offsets[q], len = o[q + 1] - o[q];
+        size_t lo = first > o[q] ? first - o[q] : 0, hi = end < o[q + 1] ? end - o[q] : len;
+        rc = ck_harmonic_source_f32(f0 + b->offsets[q], p, p, noise + o[q] * 9, len * 9, 9,
+                                    b->noise_scale, s->w[0], s->w[1], scratch->base,
+                                    scratch->bytes / sizeof(float), y + o[q], len, lo, hi);
+    }
+    return rc;
+}
+
+int ck_step_harmonic_source(const ck_step_batch *b, const ck_step_args *s)
+{
+    step_ctx ctx = {b, s, 0};
+    return ck_parallel_for(out_offsets_of(b, s)[b->n_seqs], b->threads, source_rows, &ctx);
+}
+
+static int stft_rows(void *ctx, size_t first, size_t count, int worker)
+{
+    const step_ctx *c = ctx;
+    const ck_step_batch *b = c->b;
+    const ck_step_args *s = c->s;
+    const size_t *o = out_offsets_of(b, s), end = first + count;
+    const float *x = at(b, s->in[0]);
+    float *y = at(b, s->out);
+    int rc = CK_OK;
+    (void)worker;
+    for (size_t q = count ? seq_of_row(o, b->n_seqs, first) : b->n_seqs;
+         rc == CK_OK && q < b->n_seqs && o[q] < end; q++) {
+        size_t len = b->offsets[q + 1] - b->offsets[q], frames = o[q + 1] - o[q];
+        size_t lo = first > o[q] ? first - o[q] : 0, hi = end < o[q + 1] ? end - o[q] : frames;
+        rc = ck_stft20_f32(x + b->offsets[q], len, len, y + o[q] * s->cols, frames * s->cols,
+                           s->cols, lo, hi);
+    }
+    return rc;
+}
+
+int ck_step_stft20(const ck_step_batch *b, const ck_step_args *s)
+{
+    step_ctx ctx = {b, s, 0};
+    return ck_parallel_for(out_offsets_of(b, s)[b->n_seqs], b->threads, stft_rows, &ctx);
+}
+
+static int istft_rows(void *ctx, size_t first, size_t count, int worker)
+{
+    const step_ctx *c = ctx;
+    const ck_step_batch *b = c->b;
+    const ck_step_args *s = c->s;
+    const size_t *o = out_offsets_of(b, s), end = first + count, in_cols = 22;
+    const float *x = at(b, s->in[0]);
+    float *y = at(b, s->out);
+    int rc = CK_OK;
+    (void)worker;
+    for (size_t q = count ? seq_of_row(o, b->n_seqs, first) : b->n_seqs;
+         rc == CK_OK && q < b->n_seqs && o[q] < end; q++) {
+        size_t frames = b->offsets[q + 1] - b->offsets[q], len = o[q + 1] - o[q];
+        size_t lo = first > o[q] ? first - o[q] : 0, hi = end < o[q + 1] ? end - o[q] : len;
+        rc = ck_istft20_f32(x + b->offsets[q] * in_cols, frames * in_cols, in_cols, frames,
+                            y + o[q], len, lo, hi);
+    }
+    return rc;
+}
+
+int ck_step_istft20(const ck_step_batch *b, const ck_step_args *s)
+{
+    step_ctx ctx = {b, s, 0};
+    return ck_parallel_for(out_offsets_of(b, s)[b->n_seqs], b->threads, istft_rows, &ctx);
+}
+
+static int reflect_seqs(void *ctx, size_t first, size_t count, int worker)
+{
+    const step_ctx *c = ctx;
+    const ck_step_batch *b = c->b;
+    size_t ch = c->s->cols;
+    (void)worker;
+    return ck_reflect_pad_left1_f32((const float *)at(b, c->s->in[0]), b->tokens * ch, ch,
+                                    (float *)at(b, c->s->out), (b->tokens + b->n_seqs) * ch, ch,
+                                    b->offsets, b->n_seqs, first, first + count, ch);
+}
+
+int ck_step_reflect_pad_left1(const ck_step_batch *b, const ck_step_args *s)
+{
+    step_ctx ctx = {b, s, 0};
+    return ck_parallel_for(b->n_seqs, b->threads, reflect_seqs, &ctx);
+}
+
+/* Channels per adain_snake item: a sequence's statistics are per channel, so (sequence, block of
+ * channels) items give the same bits as whole sequences and a short batch still fills the workers. */
+#define ADAIN_SNAKE_BLOCK 32
+
+/* Items [first, first + count) = (sequence i / blocks, channel block i % blocks): gamma | beta =
+ * fc(style[q]) (its linear, one row, into the worker's scratch [2C], once per sequence of the
+ * range), then ck_adain_snake_f32 on the block's channels of the sequence's rows. */
+static int adain_snake_items(void *ctx, size_t first, size_t count, int worker)
+{
+    const step_ctx *c = ctx;
+    const ck_step_args *s = c->s;
+    const ck_step_batch *b = c->b;
+    float *gb = b->scratch[worker].base;
+    const size_t ch = s->cols, t = b->tokens, d = s->linear_in_cols;
+    const size_t blocks = (ch + ADAIN_SNAKE_BLOCK - 1) / ADAIN_SNAKE_BLOCK;
+    const float *x = at(b, s->in[0]);
+    float *y = at(b, s->out);
+    size_t have = SIZE_MAX; /* the sequence whose gamma | beta the scratch holds */
+    int rc = CK_OK;
+    for (size_t i = first; rc == CK_OK && i < first + count; i++) {
+        const size_t q = i / blocks, c0 = i % blocks * ADAIN_SNAKE_BLOCK;
+        const size_t n = ch - c0 < ADAIN_SNAKE_BLOCK ? ch - c0 : ADAIN_SNAKE_BLOCK;
+        const size_t one[2] = {b->offsets[q], b->offsets[q + 1]};
+        if (q != have) {
+            rc = ck_linear_forward_f32(s->linear, worker,
+                                       b->style + q * b->style_cols + s->style_offset, d, d, gb,
+                                       2 * ch, 2 * ch, 1);
+            have = q;
+        }
+        rc = rc ? rc : ck_adain_snake_f32(x + c0, t * ch - c0, ch, gb + c0, n, gb + ch + c0, n,
+                                          s->w[2] + c0, n, y + c0, t * ch - c0, ch, one, 1, 0, 1,
+                                          n, s->eps);
+    }
+    return rc;
+}
+
+int ck_step_adain_snake(const ck_step_batch *b, const ck_step_args *s)
+{
+    step_ctx ctx = {b, s, 0};
+    if (b->style == NULL || b->style_cols < s->style_offset + s->linear_in_cols) {
+        return CK_E_ARG;
+    }
+    const size_t blocks = (s->cols + ADAIN_SNAKE_BLOCK - 1) / ADAIN_SNAKE_BLOCK;
+    /* interleaved: each worker takes every n-th block of every sequence, so a long sequence is
+     * shared whatever the batch's lengths */
+    return ck_parallel_for_interleaved(b->n_seqs * blocks, b->threads, adain_snake_items, &ctx);
+}
+
+/* Out rows [first, first + count) in tiles of CK_CONV1D_TILE_ROWS input frames' worth: the GEMM of
+ * the input frames a tile reads into the worker's scratch, then the tile's col2im. */
+static int conv_transpose_col2im_rows(void *ctx, size_t first, size_t count, int worker)
+{
+    const step_ctx *c = ctx;
+    const ck_step_batch *b = c->b;
+    const ck_step_args *s = c->s;
+    const ck_arena *scratch = &b->scratch[worker];
+    const size_t st = s->stride, k = s->taps, p = s->padding, ch = s->cols, width = k * ch;
+    const size_t cin = s->linear_in_cols, end = first + count;
+    const float *x = at(b, s->in[0]);
+    float *y = at(b, s->out), *z = scratch->base;
+    int rc = CK_OK;
+    for (size_t q = count ? seq_of_row(b->offsets, b->n_seqs, first / st) : b->n_seqs;
+         rc == CK_OK && q < b->n_seqs && st * b->offsets[q] < end; q++) {
+        size_t len = b->offsets[q + 1] - b->offsets[q], base = st * b->offsets[q];
+        size_t lo = first > base ? first - base : 0, hi = end < base + st * len ? end - base : st * len;
+        for (size_t o0 = lo; rc == CK_OK && o0 < hi; o0 += CK_CONV1D_TILE_ROWS * st) {
+            size_t o1 = hi - o0 < CK_CONV1D_TILE_ROWS * st ? hi : o0 + CK_CONV1D_TILE_ROWS * st;
+            size_t q0 = o0 + p, q1 = o1 - 1 + p;
+            size_t l0 = q0 + 1 > k ? (q0 + 1 - k + st - 1) / st : 0;
+            size_t l1 = q1 / st < len - 1 ? q1 / st : len - 1, n = l1 + 1 - l0;
+            if (n * width > scratch->bytes / sizeof(float)) {
+                return CK_E_SIZE;
+            }
+            rc = ck_linear_forward_f32(s->linear, worker, x + (b->offsets[q] + l0) * cin, n * cin,
+                                       cin, z, n * width, width, n);
+            rc = rc ? rc : ck_conv_transpose1d_col2im_tile_f32(z, n * width, width, l0, len, s->w[1],
+                                                               ch, y + base * ch, st * len * ch, ch,
+                                                               o0, o1, ch, k, st, p);
+        }
+    }
+    return rc;
+}
+
+int ck_step_conv_transpose1d_col2im(const ck_step_batch *b, const ck_step_args *s)
+{
+    step_ctx ctx = {b, s, 0};
+    return ck_parallel_for(s->stride * b->tokens, b->threads, conv_transpose_col2im_rows, &ctx);
 }

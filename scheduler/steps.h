@@ -31,6 +31,14 @@ typedef struct {
                                 NULL when the batch has none */
     size_t style_cols;
     const float *speed;      /* [S] per-sequence speed (duration), NULL when none */
+    const float *noise;      /* the generator's source noise fed as a tensor [noise_rows, 9]:
+                                the batch's samples, sequences back to back (600 x each
+                                sequence's frames rows); NULL: drawn by ck_noise_normal_f32 */
+    size_t noise_rows;
+    uint64_t noise_seed;     /* counter noise: the key (ck_noise_normal_f32) */
+    const uint64_t *noise_line;  /* [S] each sequence's line, NULL: 0 */
+    const uint32_t *noise_chunk; /* [S] each sequence's chunk, NULL: 0 */
+    float noise_scale;       /* multiplies the noise (Kokoro 1, 0 none) */
 } ck_step_batch;
 
 /* Input and weight slots a step may have (engine/graph asserts it equals its CK_MAX_SLOTS). */
@@ -60,6 +68,12 @@ typedef struct {
     float scale;           /* attention: the score scale; leaky_relu: the negative slope */
     size_t style_offset;   /* concat_style, ada_layer_norm, adain_instance_norm: the first column of
                               the batch's style row they read (linear_in_cols of them) */
+    const size_t *out_offsets; /* [S + 1] per-sequence rows of out when they differ from the batch's
+                                  (the generator's rate changes: the executor's offsets of out's
+                                  frames dim, filled each run), else NULL */
+    size_t dilation, stride, padding; /* conv1d (1, 1, (K - 1) / 2: 'same'; dilation 0, as generated
+                                         code leaves it: 'same'); conv_transpose1d_col2im (stride,
+                                         padding) */
 } ck_step_args;
 
 /* Each runs one step over the batch and returns 0 or the kernel's CK_E_* code (the lowest
@@ -81,8 +95,10 @@ int ck_step_residual_layer_norm(const ck_step_batch *b, const ck_step_args *s);
 int ck_step_residual_layer_norm_bf16(const ck_step_batch *b, const ck_step_args *s);
 int ck_step_gelu_new(const ck_step_batch *b, const ck_step_args *s);
 int ck_step_leaky_relu(const ck_step_batch *b, const ck_step_args *s);
-/* 'same' conv1d per sequence: im2col tiles in each worker's scratch, then its linear
- * (ck_conv1d_im2col_f32, ck_linear_forward_f32); x is never read across a sequence's ends. */
+/* conv1d per sequence: im2col tiles of out's rows in each worker's scratch, then its linear
+ * (ck_conv1d_im2col_f32 for 'same', ck_conv1d_im2col_general_f32 with s->dilation, stride, padding
+ * and out's offsets s->out_offsets; ck_linear_forward_f32); x is never read across a sequence's
+ * ends. */
 int ck_step_conv1d(const ck_step_batch *b, const ck_step_args *s);
 /* The plain embedding lookup (ck_embedding_f32): in[0] ids (i32), w[0] the table of w_rows[0] rows. */
 int ck_step_embedding_table(const ck_step_batch *b, const ck_step_args *s);
@@ -104,6 +120,30 @@ int ck_step_duration(const ck_step_batch *b, const ck_step_args *s);
 int ck_step_lstm_recurrence(const ck_step_batch *b, const ck_step_args *s);
 /* Channel LayerNorm of one input, double statistics (ck_layer_norm_f32_f64acc); w: gamma, beta. */
 int ck_step_layer_norm(const ck_step_batch *b, const ck_step_args *s);
+
+/* ---- the generator's steps (b: the batch of the first input's rows; s->out_offsets the out's) ----
+ * Source noise [600F, 9] per sequence: the batch's explicit noise rows copied (CK_E_SIZE when
+ * noise_rows is not the batch's samples), else ck_noise_normal_f32 keyed by the batch's seed and the
+ * sequence's line and chunk. */
+int ck_step_noise_normal(const ck_step_batch *b, const ck_step_args *s);
+/* ck_harmonic_source_f32: in[0] F0 [2F, 1], in[1] noise [600F, 9] (times b->noise_scale), w[0] the
+ * l_linear weight [9], w[1] its bias; samples split over the workers (scratch 9 x 2F each). */
+int ck_step_harmonic_source(const ck_step_batch *b, const ck_step_args *s);
+/* ck_stft20_f32 per sequence: in[0] [600F, 1] -> out [120F + 1, 22], frames over the workers. */
+int ck_step_stft20(const ck_step_batch *b, const ck_step_args *s);
+/* ck_istft20_f32 per sequence: in[0] [120F + 1, 22] -> out [600F, 1], samples over the workers. */
+int ck_step_istft20(const ck_step_batch *b, const ck_step_args *s);
+/* ck_reflect_pad_left1_f32: in[0] [R, C] -> out [R + S, C], sequences over the workers. */
+int ck_step_reflect_pad_left1(const ck_step_batch *b, const ck_step_args *s);
+/* AdaIN + Snake (ck_adain_snake_f32) with gamma | beta = fc(style[s]) as adain_instance_norm, w[2]
+ * alpha [C], in (sequence, block of 32 channels) items interleaved over the workers (statistics
+ * are per channel: the same bits as whole sequences). CK_E_ARG when the batch's style is missing
+ * or not wide enough. */
+int ck_step_adain_snake(const ck_step_batch *b, const ck_step_args *s);
+/* Strided ConvTranspose1d: per sequence and tile of output rows, the GEMM of the input rows the tile
+ * reads (its linear of the packed Wt [K C, Cin]) into the worker's scratch, then
+ * ck_conv_transpose1d_col2im_tile_f32; out [stride R, C]. */
+int ck_step_conv_transpose1d_col2im(const ck_step_batch *b, const ck_step_args *s);
 
 /* ---- frame-rate steps: b is the batch of the step's first input's rows (tokens, or frames
  * times K: tokens and offsets then count those rows), as the executor passes it ---- */

@@ -144,7 +144,7 @@ static int parse_dims(ck_loader *l, const cJSON *dims)
             rc = parse_frames(l, d, item->valuestring + 6);
         } else if (!ck_json_size(item, 1, CK_DIM_MAX, &d->value)) {
             return ck_loader_fail(l, "dims \"%s\": expected a positive integer, \"runtime\", "
-                                  "\"frames\" or \"frames*K\"", d->name);
+                                  "\"frames\", \"frames*K\" or \"frames*K+B\"", d->name);
         }
     }
     if (rc == CK_OK && runtime != 1) {
@@ -153,26 +153,50 @@ static int parse_dims(ck_loader *l, const cJSON *dims)
     return rc;
 }
 
-/* A frames dim: "frames" (K 1) or "frames*K", K in 2..CK_FRAMES_SCALE_MAX; rest is what follows
- * "frames". Its rows per sequence are K times the sum of the sequence's durations. */
+/* A frames dim: "frames" (K 1), "frames*K" (K in 1..CK_FRAMES_SCALE_MAX) or "frames*K+B" (B in
+ * 1..CK_FRAMES_ADD_MAX); rest is what follows "frames". A sequence of f frames has K f + B rows. */
+static size_t parse_number(const char **p, size_t max)
+{
+    size_t v = 0;
+    const char *q = *p;
+    for (; *q >= '0' && *q <= '9' && v <= max; q++) {
+        v = 10 * v + (size_t)(*q - '0');
+    }
+    v = q == *p ? 0 : v;
+    *p = q;
+    return v;
+}
+
 static int parse_frames(ck_loader *l, ck_dim *d, const char *rest)
 {
-    size_t k = 1;
+    size_t k = 1, b = 0;
+    int ok = 1;
     if (rest[0] == '*') {
-        const char *p = rest + 1;
-        for (k = 0; *p >= '0' && *p <= '9' && k <= CK_FRAMES_SCALE_MAX; p++) {
-            k = 10 * k + (size_t)(*p - '0');
+        rest++;
+        k = parse_number(&rest, CK_FRAMES_SCALE_MAX);
+        if (rest[0] == '+') {
+            rest++;
+            b = parse_number(&rest, CK_FRAMES_ADD_MAX);
+            ok = b >= 1 && b <= CK_FRAMES_ADD_MAX;
         }
-        rest = p == rest + 1 ? "?" : p;
     }
-    if (rest[0] != '\0' || k < 1 || k > CK_FRAMES_SCALE_MAX) {
-        return ck_loader_fail(l, "dims \"%s\": expected \"frames\" or \"frames*K\" with K in "
-                              "1..%d", d->name, CK_FRAMES_SCALE_MAX);
+    if (!ok || rest[0] != '\0' || k < 1 || k > CK_FRAMES_SCALE_MAX) {
+        return ck_loader_fail(l, "dims \"%s\": expected \"frames\", \"frames*K\" or \"frames*K+B\" "
+                              "with K in 1..%d, B in 1..%d", d->name, CK_FRAMES_SCALE_MAX,
+                              CK_FRAMES_ADD_MAX);
     }
+    ck_circuit *c = l->c;
     d->runtime = 1;
-    d->frames = k;
-    if (k > l->c->max_frames_scale) {
-        l->c->max_frames_scale = k;
+    d->frames = k + b * CK_FRAMES_ADD_UNIT;
+    if (ck_circuit_frame_slot(c, d->frames) < 0) {
+        if (c->n_frame_dims == CK_FRAME_DIMS_MAX) {
+            return ck_loader_fail(l, "dims \"%s\": more than %d distinct frames dims", d->name,
+                                  CK_FRAME_DIMS_MAX);
+        }
+        c->frame_dims[c->n_frame_dims++] = d->frames;
+    }
+    if (k > c->max_frames_scale) {
+        c->max_frames_scale = k;
     }
     return CK_OK;
 }
@@ -349,7 +373,7 @@ static int parse_io(ck_loader *l, const cJSON *inputs, const cJSON *outputs)
 {
     static const char *const in_keys[] = {"ids", "positions", NULL};
     static const char *const out_keys[] = {"features", "hidden", "durations", "f0", "n", "asr",
-                                           "decoder", NULL};
+                                           "decoder", "audio", NULL};
     ck_circuit *c = l->c;
     if (!cJSON_IsObject(inputs) || !cJSON_IsObject(outputs)) {
         return ck_loader_fail(l, "%s: expected an object",
@@ -366,12 +390,13 @@ static int parse_io(ck_loader *l, const cJSON *inputs, const cJSON *outputs)
     rc = rc ? rc : bind_io(l, outputs, "outputs", "n", 0, &c->n_buffer);
     rc = rc ? rc : bind_io(l, outputs, "outputs", "asr", 0, &c->asr_buffer);
     rc = rc ? rc : bind_io(l, outputs, "outputs", "decoder", 0, &c->decoder_buffer);
+    rc = rc ? rc : bind_io(l, outputs, "outputs", "audio", 0, &c->audio_buffer);
     for (size_t b = 0; rc == CK_OK && b < c->n_buffers; b++) {
         int bound = (int)b == c->ids_buffer || (int)b == c->positions_buffer ||
                     (int)b == c->features_buffer || (int)b == c->hidden_buffer ||
                     (int)b == c->durations_buffer || (int)b == c->f0_buffer ||
                     (int)b == c->n_buffer || (int)b == c->asr_buffer ||
-                    (int)b == c->decoder_buffer;
+                    (int)b == c->decoder_buffer || (int)b == c->audio_buffer;
         if (c->buffers[b].role != CK_BUFFER_ACTIVATION && !bound) {
             rc = ck_loader_fail(l, "buffers \"%s\": role \"%s\" but not named in \"%s\"",
                                 c->buffers[b].name,
@@ -450,6 +475,7 @@ static void circuit_reset(ck_circuit *c)
     memset(c, 0, sizeof *c);
     c->ids_buffer = c->positions_buffer = c->features_buffer = c->hidden_buffer = -1;
     c->durations_buffer = c->f0_buffer = c->n_buffer = c->asr_buffer = c->decoder_buffer = -1;
+    c->audio_buffer = -1;
 }
 
 int ck_circuit_parse(ck_circuit *c, const char *json, size_t length, const char *origin,

@@ -18,7 +18,10 @@
 #define CK_NAME_MAX 64
 #define CK_CHECKPOINT_MAX 128
 #define CK_WEIGHT_NAME_MAX 192
-#define CK_FRAMES_SCALE_MAX 8 /* the largest K of a "frames*K" dim */
+#define CK_FRAMES_SCALE_MAX 600 /* the largest K of a "frames*K" dim (600: 24 kHz samples) */
+#define CK_FRAMES_ADD_MAX 8     /* the largest B of a "frames*K+B" dim (rows per sequence) */
+#define CK_FRAMES_ADD_UNIT 1024 /* a frames code: K + B * CK_FRAMES_ADD_UNIT (ck_frames_k, _b) */
+#define CK_FRAME_DIMS_MAX 16    /* distinct frames dims in one circuit */
 
 /* Op kinds; the JSON "op" string equals the kernel file name. Only grows at the end. */
 typedef enum {
@@ -51,6 +54,17 @@ typedef enum {
                                                    scale */
     CK_OP_CONCAT_COLS = 18,                     /* in: x [R,A], z [R,B]; out: [R,A+B] */
     CK_OP_DOWNSAMPLE2_ROWS = 19,                /* in: x [F2K,C]; out: [FK,C], every second row */
+    CK_OP_NOISE_NORMAL = 20,                    /* in: f0 [2F,1] (its rows); out: noise [600F,9],
+                                                   the batch's (ck_executor_set_noise*) */
+    CK_OP_HARMONIC_SOURCE = 21,                 /* in: f0 [2F,1], noise [600F,9]; w: weight [1,9],
+                                                   bias [1]; out: [600F,1] */
+    CK_OP_STFT20 = 22,                          /* in: x [600F,1]; out: [120F+1,22] mag | phase */
+    CK_OP_ISTFT20 = 23,                         /* in: x [120F+1,22]; out: audio [600F,1] */
+    CK_OP_REFLECT_PAD_LEFT1 = 24,               /* in: x [R,C]; out: [R+S,C], frame 1 first */
+    CK_OP_ADAIN_SNAKE = 25,                     /* in: x [R,C]; w: fc weight [2C,D], fc bias [2C],
+                                                   alpha [1,C,1]; out: Snake(AdaIN(x)); eps */
+    CK_OP_CONV_TRANSPOSE1D_COL2IM = 26,         /* in: x [R,Cin]; w: weight [Cin,C,K], bias [C];
+                                                   out: [stride R, C]; stride */
     CK_OP_KIND_COUNT
 } ck_op_kind;
 
@@ -65,8 +79,9 @@ typedef struct {
     size_t value;  /* fixed size; 0 for a runtime dim */
     int runtime;   /* 1 for a runtime dim: T ("runtime", tokens in the packed batch) or a frames
                       dim */
-    size_t frames; /* a frames dim: K rows per frame ("frames" 1, "frames*K" K, 1..
-                      CK_FRAMES_SCALE_MAX); 0 for T and the fixed dims */
+    size_t frames; /* a frames dim's code: K + B * CK_FRAMES_ADD_UNIT for K rows per frame and B
+                      more per sequence ("frames" 1, "frames*K" K in 1..CK_FRAMES_SCALE_MAX,
+                      "frames*K+B" B in 1..CK_FRAMES_ADD_MAX); 0 for T and the fixed dims */
 } ck_dim;
 
 typedef struct {
@@ -97,6 +112,9 @@ typedef struct {
     size_t heads, head_dim;             /* attention geometry */
     float scale;                        /* attention score scale (1/sqrt(head_dim)); leaky_relu:
                                            the negative slope */
+    size_t dilation, stride;            /* conv1d (0 or absent: 1), conv_transpose1d_col2im's
+                                           stride */
+    size_t padding;                     /* conv1d: SIZE_MAX (absent): 'same', dilation (K-1)/2 */
     size_t style_offset;                /* concat_style, ada_layer_norm, adain_instance_norm: the
                                            first column of the batch's style row they read (0; 128
                                            for Kokoro's predictor half of a whole ref_s row) */
@@ -135,8 +153,33 @@ typedef struct {
     int decoder_buffer;       /* "outputs" "decoder": f32 [2F, 512], the decoder's output (the
                                  generator's input), -1 when absent */
     size_t max_positions;     /* rows of the position table: the longest sequence the circuit takes */
+    int audio_buffer;         /* "outputs" "audio": f32 [600F, 1] 24 kHz samples, -1 when absent */
     size_t max_frames_scale;  /* the largest K of its frames dims; 0: no frames dim */
+    size_t frame_dims[CK_FRAME_DIMS_MAX]; /* the distinct frames codes of its dims */
+    size_t n_frame_dims;
 } ck_circuit;
+
+/* K and B of a frames code (ck_dim frames): a sequence of f frames has K f + B such rows. */
+static inline size_t ck_frames_k(size_t code)
+{
+    return code % CK_FRAMES_ADD_UNIT;
+}
+
+static inline size_t ck_frames_b(size_t code)
+{
+    return code / CK_FRAMES_ADD_UNIT;
+}
+
+/* The index of code in c's frame_dims, -1 when it is not one of them. */
+static inline int ck_circuit_frame_slot(const ck_circuit *c, size_t code)
+{
+    for (size_t i = 0; i < c->n_frame_dims; i++) {
+        if (c->frame_dims[i] == code) {
+            return (int)i;
+        }
+    }
+    return -1;
+}
 
 /* Loads and validates a circuit file. On error returns a negative CK_E_* (CK_E_IO, CK_E_FORMAT for
  * JSON syntax, CK_E_CIRCUIT for a rule) with err naming the file, the op and the field; *c is then

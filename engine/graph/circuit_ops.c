@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "circuit_internal.h"
@@ -196,6 +197,7 @@ static int add_op(ck_loader *l, const cJSON *json, size_t top, size_t decl, int 
                                ck_op_defs[op->kind].optional_weight, op->weights);
     rc = rc ? rc : ck_loader_lookup(l, cJSON_GetObjectItemCaseSensitive(json, "out"), "out", 0,
                                     &op->output);
+    op->padding = SIZE_MAX; /* conv1d: absent means 'same' */
     rc = rc ? rc : parse_params(l, cJSON_GetObjectItemCaseSensitive(json, "params"), op);
     rc = rc ? rc : expand_checkpoint(l, cJSON_GetObjectItemCaseSensitive(json, "checkpoint"), op);
     rc = rc ? rc : check_geometry(l, op);

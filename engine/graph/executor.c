@@ -2,6 +2,7 @@
  * Allocates only at init; a batch allocates nothing. */
 #include "executor.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 
 #include "ck_isa.h"
 #include "conv1d.h"
+#include "conv_transpose1d_col2im.h"
 #include "executor_internal.h"
 #include "parallel.h"
 
@@ -51,10 +53,16 @@ static int linear_for(ck_executor *ex, ck_step *s, ck_error *err)
     ck_linear **slot = &ex->linears[s->linear_slot];
     if (*slot == NULL) {
         const ck_tensor *w = s->w[CK_LIN_WEIGHT], *b = s->w[CK_LIN_BIAS];
-        size_t in = w->rank == 3 ? w->shape[1] * w->shape[2] : w->shape[1];
+        const int transpose = s->kind == CK_OP_CONV_TRANSPOSE1D_COL2IM;
+        size_t in = transpose ? w->shape[0] : w->rank == 3 ? w->shape[1] * w->shape[2] : w->shape[1];
+        size_t out_features = transpose ? w->shape[1] * w->shape[2] : w->shape[0];
         float *packed = w->rank == 3 ? malloc(w->elements * sizeof *packed) : NULL;
         int rc = w->rank == 3 && packed == NULL ? CK_E_MEMORY : CK_OK;
-        if (rc == CK_OK && packed != NULL) {
+        if (rc == CK_OK && packed != NULL && transpose) { /* Wt [K C, Cin]; the bias in col2im */
+            rc = ck_conv_transpose1d_pack_weight_f32(w->data, w->elements, packed, w->elements,
+                                                     w->shape[0], w->shape[1], w->shape[2]);
+            b = NULL;
+        } else if (rc == CK_OK && packed != NULL) {
             rc = ck_conv1d_pack_weight_f32(w->data, w->elements, packed, w->elements, w->shape[0],
                                            w->shape[1], w->shape[2]);
         }
@@ -62,7 +70,7 @@ static int linear_for(ck_executor *ex, ck_step *s, ck_error *err)
             .weight = packed != NULL ? packed : w->data, .weight_count = w->elements,
             .bias = b != NULL ? b->data : NULL, .bias_count = b != NULL ? b->elements : 0,
             .in_features = in,
-            .out_features = w->shape[0],
+            .out_features = out_features,
             .activation = s->fused_gelu ? CK_LINEAR_GELU_TANH : CK_LINEAR_PLAIN,
             .compute = s->dtype, .dst = dst,
         };
@@ -72,7 +80,7 @@ static int linear_for(ck_executor *ex, ck_step *s, ck_error *err)
             return ck_fail(err, rc, "%s: op %zu \"%s\": oneDNN %s matmul writing %s for \"%s\" "
                            "[%zu,%zu]: %s", c->path, c->ops[s->op].decl_index, s->def->name,
                            ck_dtype_info(s->dtype)->lower, ck_dtype_info(dst)->lower,
-                           c->weights[wi].name, w->shape[0], in, ck_status_name(rc));
+                           c->weights[wi].name, out_features, in, ck_status_name(rc));
         }
     }
     s->args.linear = *slot;
@@ -94,8 +102,13 @@ static int lower(ck_executor *ex, ck_error *err)
     }
     ex->n_linears = ex->program.n_linears;
     for (size_t i = 0; rc == CK_OK && i < ex->program.n_steps; i++) {
-        if (ex->program.steps[i].def->uses_linear) {
-            rc = linear_for(ex, &ex->program.steps[i], err);
+        ck_step *s = &ex->program.steps[i];
+        if (s->def->uses_linear) {
+            rc = linear_for(ex, s, err);
+        }
+        int slot = ck_circuit_frame_slot(ex->circuit, s->out_frames);
+        if (s->out_frames != s->rows_frames && s->out_frames != 0 && slot >= 0) {
+            s->args.out_offsets = ex->row_offsets[slot]; /* filled by each run's set_frames */
         }
     }
     if (rc == CK_OK && (rc = ck_arena_init(&ex->copies, ex->program.copies_bytes)) != CK_OK) {
@@ -208,7 +221,7 @@ static int frame_limits(ck_executor *ex, ck_error *err)
         }
         ex->max_frames = tokens * CK_EXECUTOR_FRAMES_PER_TOKEN;
     }
-    for (size_t k = 1; k <= scale; k++) {
+    for (size_t k = 0; k <= ex->circuit->n_frame_dims; k++) {
         ex->row_offsets[k] = tokens < SIZE_MAX / sizeof(size_t) - 1
                                  ? calloc(tokens + 1, sizeof(size_t)) : NULL;
         if (ex->row_offsets[k] == NULL) {
@@ -296,6 +309,7 @@ int ck_executor_init_frames(ck_executor **out, const ck_circuit *c, const ck_wei
     ex->circuit = c;
     ex->opt = *opt;
     ex->max_frames = max_batch_frames;
+    ex->noise_scale = 1.0f;
     ex->output_ready = -1;
     int rc = setup(ex, w, err);
     if (rc != CK_OK) {
@@ -364,13 +378,15 @@ static double seconds_now(void)
 /* The batch over rows of `frames` (ck_buffer frames): the tokens', or frames times K. */
 static const ck_step_batch *batch_of(const ck_executor *ex, size_t frames)
 {
-    return frames == 0 ? &ex->batch : &ex->frame_batch[frames];
+    int slot = ck_circuit_frame_slot(ex->circuit, frames);
+    return frames == 0 || slot < 0 ? &ex->batch : &ex->frame_batch[slot];
 }
 
 /* Rows of `frames` in the batch being run (frames: only once frames_ready). */
 static size_t rows_of(const ck_executor *ex, size_t frames)
 {
-    return frames == 0 ? ex->tokens : frames * ex->frames;
+    return frames == 0 ? ex->tokens
+                       : ck_frames_k(frames) * ex->frames + ck_frames_b(frames) * ex->n_seqs;
 }
 
 /* After the op writing the circuit's durations: the forced durations over them where set, then
@@ -394,7 +410,7 @@ static int set_frames(ck_executor *ex, ck_error *err)
     if (ex->forced != NULL) {
         memcpy(dur, ex->forced, ex->tokens * sizeof *dur);
     }
-    size_t *o = ex->row_offsets[1];
+    size_t *o = ex->row_offsets[c->n_frame_dims]; /* frames (f per sequence), then each dim's */
     o[0] = 0;
     for (size_t q = 0; q < ex->n_seqs; q++) {
         size_t f = 0;
@@ -409,12 +425,13 @@ static int set_frames(ck_executor *ex, ck_error *err)
         o[q + 1] = o[q] + f;
     }
     ex->frames = o[ex->n_seqs];
-    for (size_t k = 1; k <= c->max_frames_scale; k++) {
-        for (size_t q = 0; k > 1 && q <= ex->n_seqs; q++) {
-            ex->row_offsets[k][q] = k * o[q];
+    for (size_t k = 0; k < c->n_frame_dims; k++) {
+        const size_t code = c->frame_dims[k], ks = ck_frames_k(code), bs = ck_frames_b(code);
+        for (size_t q = 0; q <= ex->n_seqs; q++) {
+            ex->row_offsets[k][q] = ks * o[q] + bs * q;
         }
         ex->frame_batch[k] = ex->batch;
-        ex->frame_batch[k].tokens = k * ex->frames;
+        ex->frame_batch[k].tokens = rows_of(ex, code);
         ex->frame_batch[k].offsets = ex->row_offsets[k];
     }
     ex->frames_ready = 1;
@@ -540,7 +557,8 @@ int ck_executor_run(ck_executor *ex, const int32_t *ids, const size_t *offsets, 
     ex->offsets = offsets;
     ex->n_seqs = n_seqs;
     ex->batch = (ck_step_batch){ex->arenas.activations.base, ex->copies.base, ex->arenas.scratch,
-                                ex->opt.threads, ex->tokens, offsets, n_seqs, NULL, 0, NULL};
+                                ex->opt.threads, ex->tokens, offsets, n_seqs, NULL, 0, NULL,
+                                NULL, 0, 0, NULL, NULL, 1.0f};
     if (ex->style != NULL) {
         if (n_seqs > ex->style_rows) {
             return ck_fail(err, CK_E_ARG, "batch: %zu sequences, but the sequence inputs hold %zu",
@@ -550,6 +568,16 @@ int ck_executor_run(ck_executor *ex, const int32_t *ids, const size_t *offsets, 
         ex->batch.style_cols = ex->style_cols;
         ex->batch.speed = ex->speed;
     }
+    if (ex->noise_keys != 0 && n_seqs > ex->noise_keys) {
+        return ck_fail(err, CK_E_ARG, "batch: %zu sequences, but the noise keys hold %zu", n_seqs,
+                       ex->noise_keys);
+    }
+    ex->batch.noise = ex->noise;
+    ex->batch.noise_rows = ex->noise_rows;
+    ex->batch.noise_seed = ex->noise_seed;
+    ex->batch.noise_line = ex->noise_line;
+    ex->batch.noise_chunk = ex->noise_chunk;
+    ex->batch.noise_scale = ex->noise_scale;
     if (ex->compiled != NULL) {
         return run_compiled(ex, ids, offsets, n_seqs, output_buffer, out, out_count, capture,
                             capture_ctx, err);
@@ -649,16 +677,65 @@ int ck_executor_set_durations(ck_executor *ex, const int32_t *durations, size_t 
     return CK_OK;
 }
 
+static int noise_scale_ok(float scale)
+{
+    return scale >= 0.0f && scale <= FLT_MAX;
+}
+
+int ck_executor_set_noise(ck_executor *ex, uint64_t seed, const uint64_t *line, const uint32_t *chunk,
+                          size_t n_seqs, float noise_scale, ck_error *err)
+{
+    if (ex == NULL || ((line != NULL || chunk != NULL) && n_seqs == 0)) {
+        return ck_fail(err, CK_E_ARG, "noise: null executor, or keys without sequences");
+    }
+    for (size_t q = 0; line != NULL && q < n_seqs; q++) {
+        if (line[q] > UINT32_MAX) {
+            return ck_fail(err, CK_E_ARG, "noise: line %llu of sequence %zu above 2^32 - 1",
+                           (unsigned long long)line[q], q);
+        }
+    }
+    if (!noise_scale_ok(noise_scale)) {
+        return ck_fail(err, CK_E_RANGE, "noise: scale %g, expected finite and >= 0",
+                       (double)noise_scale);
+    }
+    ex->noise_seed = seed;
+    ex->noise_line = line;
+    ex->noise_chunk = chunk;
+    ex->noise_keys = line != NULL || chunk != NULL ? n_seqs : 0;
+    ex->noise_scale = noise_scale;
+    ex->noise = NULL;
+    ex->noise_rows = 0;
+    return CK_OK;
+}
+
+int ck_executor_set_noise_input(ck_executor *ex, const float *noise, size_t rows, float noise_scale,
+                                ck_error *err)
+{
+    if (ex == NULL || (noise == NULL) != (rows == 0)) {
+        return ck_fail(err, CK_E_ARG, "noise input: null executor, or %zu rows at %p", rows,
+                       (const void *)noise);
+    }
+    if (!noise_scale_ok(noise_scale)) {
+        return ck_fail(err, CK_E_RANGE, "noise input: scale %g, expected finite and >= 0",
+                       (double)noise_scale);
+    }
+    ex->noise = noise;
+    ex->noise_rows = rows;
+    ex->noise_scale = noise_scale;
+    return CK_OK;
+}
+
 const size_t *ck_executor_row_offsets(const ck_executor *ex, size_t frames, size_t *n_seqs)
 {
     if (ex == NULL || ex->output_ready < 0 || ex->compiled != NULL ||
-        (frames != 0 && (frames > ex->circuit->max_frames_scale || !ex->frames_ready))) {
+        (frames != 0 && (ck_circuit_frame_slot(ex->circuit, frames) < 0 || !ex->frames_ready))) {
         return NULL;
     }
     if (n_seqs != NULL) {
         *n_seqs = ex->n_seqs;
     }
-    return frames == 0 ? ex->offsets : ex->row_offsets[frames];
+    return frames == 0 ? ex->offsets
+                       : ex->row_offsets[ck_circuit_frame_slot(ex->circuit, frames)];
 }
 
 const void *ck_executor_output_rows(const ck_executor *ex, int buffer, size_t *rows)
@@ -773,7 +850,7 @@ void ck_executor_free(ck_executor *ex)
     ck_onednn_free(ex->onednn);
     ck_arenas_free(&ex->arenas);
     ck_plan_free(&ex->plan);
-    for (size_t k = 0; k <= CK_FRAMES_SCALE_MAX; k++) {
+    for (size_t k = 0; k <= CK_FRAME_DIMS_MAX; k++) {
         free(ex->row_offsets[k]);
     }
     free(ex->linears);

@@ -79,8 +79,30 @@ int ck_executor_set_sequence_inputs(ck_executor *ex, const float *style, size_t 
 int ck_executor_set_durations(ck_executor *ex, const int32_t *durations, size_t count,
                               ck_error *err);
 
+/* The generator's source noise of the next runs (until set again): counter noise
+ * (ck_noise_normal_f32) keyed by seed and, for the batch's sequence s, line[s] and chunk[s] (either
+ * NULL: 0 for every sequence), so a sequence's noise is the same bits alone or in any batch and at
+ * any thread count, times noise_scale (Kokoro 1; 0 removes it). Clears an explicit noise input.
+ * The default before any call: seed 0, keys 0, scale 1. A run of more than n_seqs sequences with
+ * line or chunk set fails CK_E_ARG. Arrays caller-owned, read by the runs.
+ * Errors: CK_E_ARG (ex null, line or chunk without n_seqs, a line above 2^32 - 1: the counter's
+ * line word is 32 bits), CK_E_RANGE (noise_scale negative or not finite). */
+int ck_executor_set_noise(ck_executor *ex, uint64_t seed, const uint64_t *line, const uint32_t *chunk,
+                          size_t n_seqs, float noise_scale, ck_error *err);
+
+/* An explicit source noise tensor for the next runs instead of the counter's (parity: Kokoro's
+ * randn_like as the capture records it): noise [rows, 9] f32, N(0,1) values, the packed batch's
+ * samples with each sequence's 600 x frames rows back to back (ck_executor_row_offsets of the
+ * circuit's samples dim gives them), times noise_scale. A run whose samples differ from rows fails
+ * CK_E_SIZE when the harmonic source runs. NULL (rows 0) returns to the counter noise.
+ * Errors: CK_E_ARG (ex null, noise without rows or rows without noise), CK_E_RANGE (noise_scale
+ * negative or not finite). */
+int ck_executor_set_noise_input(ck_executor *ex, const float *noise, size_t rows, float noise_scale,
+                                ck_error *err);
+
 /* After a successful run of a circuit with frames dims: the per-sequence row offsets of the rows
- * of `frames` (ck_buffer frames: 0 tokens, K frames times K): offsets[S + 1], sequence s owning
+ * of `frames` (ck_buffer frames: 0 tokens, else the code K + CK_FRAMES_ADD_UNIT B of a
+ * "frames*K+B" dim, K f + B rows for a sequence of f frames): offsets[S + 1], sequence s owning
  * rows [offsets[s], offsets[s + 1]) (K times its durations' sum for frames), valid until the next
  * run or free; *n_seqs (may be NULL) gets S. NULL when the last run failed or the circuit has no
  * such rows. */

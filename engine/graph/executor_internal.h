@@ -30,10 +30,17 @@ struct ck_executor {
     const float *speed;         /* [style_rows] or NULL */
     const int32_t *forced;      /* ck_executor_set_durations: [forced_count] or NULL */
     size_t forced_count;
-    size_t *row_offsets[CK_FRAMES_SCALE_MAX + 1]; /* [K]: [max_batch_tokens + 1] per-sequence
-                                                     offsets of the frames*K rows (K >= 1 up to
-                                                     the circuit's max_frames_scale) */
-    ck_step_batch frame_batch[CK_FRAMES_SCALE_MAX + 1]; /* [K]: the batch over frames*K rows */
+    uint64_t noise_seed;        /* ck_executor_set_noise: the key and per-sequence line, chunk */
+    const uint64_t *noise_line;
+    const uint32_t *noise_chunk;
+    size_t noise_keys;          /* rows of noise_line and noise_chunk (0: all keys 0) */
+    float noise_scale;          /* 1 until set */
+    const float *noise;         /* ck_executor_set_noise_input: [noise_rows, 9] or NULL */
+    size_t noise_rows;
+    size_t *row_offsets[CK_FRAME_DIMS_MAX + 1]; /* per frames dim of the circuit (its frame_dims
+                                               slot): [max_batch_tokens + 1] per-sequence offsets
+                                               of its K f + B rows; the last used: f */
+    ck_step_batch frame_batch[CK_FRAME_DIMS_MAX]; /* per slot: the batch over those rows */
     size_t frames;              /* F of the batch being run, once its durations are known */
     size_t max_frames;          /* the plan's max_frames (ck_executor_init_frames) */
     int frames_ready;           /* 1 once this run's frame offsets are set */

@@ -121,15 +121,139 @@ static int check_residual_layer_norm(const ck_circuit *c, const ck_op *op, char 
 }
 
 /* y [T,out] = conv1d(x [T,in]): weight [out,in,K] with K odd ('same' padding (K-1)/2), bias [out] */
+/* Buffer b (slot, "out" when NULL) has the frames code `want` (K + B CK_FRAMES_ADD_UNIT): the
+ * generator's rate changes. want 0 (an impossible input) fails too. */
+static int want_rows(const ck_circuit *c, const ck_op *op, int b, const char *slot, size_t want,
+                     char *msg, size_t cap)
+{
+    const size_t got = c->buffers[b].frames;
+    if (want != 0 && got == want) {
+        return CK_OK;
+    }
+    snprintf(msg, cap, "%s%s%s \"%s\": rows frames*%zu+%zu, expected frames*%zu+%zu (%s)",
+             slot ? "in \"" : "out", slot ? slot : "", slot ? "\"" : "", c->buffers[b].name,
+             ck_frames_k(got), ck_frames_b(got), ck_frames_k(want), ck_frames_b(want),
+             ck_op_defs[op->kind].name);
+    return CK_E_CIRCUIT;
+}
+
+/* f0 [FK,1] (frame rows) -> noise [F 300K, 9] */
+static int check_noise_normal(const ck_circuit *c, const ck_op *op, char *msg, size_t cap)
+{
+    const size_t f0 = c->buffers[op->inputs[0]].frames;
+    int rc = want_inputs(c, op, 0, 1, 1, msg, cap);
+    rc = rc ? rc : want_rows(c, op, op->inputs[0], "f0", ck_frames_b(f0) == 0 ? f0 : 0, msg, cap);
+    rc = rc ? rc : want_buffer(c, "out", NULL, op->output, CK_DTYPE_F32, 9, msg, cap);
+    return rc ? rc : want_rows(c, op, op->output, NULL, 300 * ck_frames_k(f0), msg, cap);
+}
+
+/* f0 [FK,1], noise [F 300K, 9]; weight [1,9], bias [1]; out [F 300K, 1] */
+static int check_harmonic_source(const ck_circuit *c, const ck_op *op, char *msg, size_t cap)
+{
+    const size_t f0 = c->buffers[op->inputs[0]].frames, samples = 300 * ck_frames_k(f0);
+    int rc = want_inputs(c, op, 0, 1, 1, msg, cap);
+    rc = rc ? rc : want_inputs(c, op, 1, 2, 9, msg, cap);
+    rc = rc ? rc : want_rows(c, op, op->inputs[0], "f0", ck_frames_b(f0) == 0 ? f0 : 0, msg, cap);
+    rc = rc ? rc : want_rows(c, op, op->inputs[1], "noise", samples, msg, cap);
+    rc = rc ? rc : want_buffer(c, "out", NULL, op->output, CK_DTYPE_F32, 1, msg, cap);
+    rc = rc ? rc : want_rows(c, op, op->output, NULL, samples, msg, cap);
+    rc = rc ? rc : want_weight(c, op, 0, 2, 1, 9, msg, cap);
+    return rc ? rc : want_weight(c, op, 1, 1, 1, 0, msg, cap);
+}
+
+/* x [F 5K, 1] -> [F K + 1, 22] */
+static int check_stft20(const ck_circuit *c, const ck_op *op, char *msg, size_t cap)
+{
+    const size_t x = c->buffers[op->inputs[0]].frames;
+    const int ok = ck_frames_b(x) == 0 && ck_frames_k(x) % 5 == 0;
+    int rc = want_inputs(c, op, 0, 1, 1, msg, cap);
+    rc = rc ? rc : want_rows(c, op, op->inputs[0], "x", ok ? x : 0, msg, cap);
+    rc = rc ? rc : want_buffer(c, "out", NULL, op->output, CK_DTYPE_F32, 22, msg, cap);
+    return rc ? rc : want_rows(c, op, op->output, NULL, ck_frames_k(x) / 5 + CK_FRAMES_ADD_UNIT,
+                               msg, cap);
+}
+
+/* x [F K + 1, 22] -> audio [F 5K, 1] */
+static int check_istft20(const ck_circuit *c, const ck_op *op, char *msg, size_t cap)
+{
+    const size_t x = c->buffers[op->inputs[0]].frames;
+    int rc = want_inputs(c, op, 0, 1, 22, msg, cap);
+    rc = rc ? rc : want_rows(c, op, op->inputs[0], "x", ck_frames_b(x) == 1 ? x : 0, msg, cap);
+    rc = rc ? rc : want_buffer(c, "out", NULL, op->output, CK_DTYPE_F32, 1, msg, cap);
+    return rc ? rc : want_rows(c, op, op->output, NULL, 5 * ck_frames_k(x), msg, cap);
+}
+
+/* x [FK, C] -> [FK + 1, C] */
+static int check_reflect_pad(const ck_circuit *c, const ck_op *op, char *msg, size_t cap)
+{
+    const size_t x = c->buffers[op->inputs[0]].frames;
+    int rc = want_inputs(c, op, 0, 1, c->buffers[op->output].cols, msg, cap);
+    rc = rc ? rc : want_rows(c, op, op->inputs[0], "x", ck_frames_b(x) == 0 ? x : 0, msg, cap);
+    return rc ? rc : want_rows(c, op, op->output, NULL, x + CK_FRAMES_ADD_UNIT, msg, cap);
+}
+
+/* x [FK, Cin] -> [F stride K, C]; weight [Cin, C, K] with K - stride even, bias [C] */
+static int check_conv_transpose_col2im(const ck_circuit *c, const ck_op *op, char *msg, size_t cap)
+{
+    const size_t x = c->buffers[op->inputs[0]].frames, cols = c->buffers[op->output].cols;
+    const ck_weight_ref *w = &c->weights[op->weights[CK_LIN_WEIGHT]];
+    int rc = want_inputs(c, op, 0, 1, 0, msg, cap);
+    rc = rc ? rc : want_rows(c, op, op->inputs[0], "x", ck_frames_b(x) == 0 ? x : 0, msg, cap);
+    rc = rc ? rc : want_rows(c, op, op->output, NULL,
+                             op->stride * ck_frames_k(x) <= CK_FRAMES_SCALE_MAX
+                                 ? op->stride * ck_frames_k(x) : 0, msg, cap);
+    if (rc == CK_OK && (w->rank != 3 || w->shape[0] != c->buffers[op->inputs[0]].cols ||
+                        w->shape[1] != cols || w->shape[2] < op->stride ||
+                        (w->shape[2] - op->stride) % 2 != 0)) {
+        snprintf(msg, cap, "weights \"weight\": \"%s\" must be [%zu,%zu,K] (in, out, taps) with "
+                 "K - stride even and >= 0", w->name, c->buffers[op->inputs[0]].cols, cols);
+        return CK_E_CIRCUIT;
+    }
+    return rc ? rc : want_weight(c, op, CK_LIN_BIAS, 1, cols, 0, msg, cap);
+}
+
+/* Frames code of a conv's output: L_out = floor((L + 2 pad - span) / stride) + 1 per sequence of
+ * L = K f + B rows (span = dilation (taps - 1) + 1), i.e. (K / stride) f + B' with
+ * B' = floor((B + 2 pad - span) / stride) + 1; 0 when stride does not divide K or B' is out of range. */
+static size_t conv_out_code(size_t in, size_t span, size_t stride, size_t pad)
+{
+    const size_t k = ck_frames_k(in);
+    const long num = (long)ck_frames_b(in) + 2 * (long)pad - (long)span, st = (long)stride;
+    const long bo = (num >= 0 ? num / st : -((-num + st - 1) / st)) + 1;
+    if (k % stride != 0 || bo < 0 || bo > CK_FRAMES_ADD_MAX) {
+        return 0;
+    }
+    return k / stride + (size_t)bo * CK_FRAMES_ADD_UNIT;
+}
+
 static int check_conv1d(const ck_circuit *c, const ck_op *op, char *msg, size_t cap)
 {
     const size_t cols = c->buffers[op->output].cols, in = c->buffers[op->inputs[0]].cols;
     const ck_weight_ref *w = &c->weights[op->weights[CK_LIN_WEIGHT]];
     int rc = want_inputs(c, op, 0, 1, 0, msg, cap);
+    const size_t dil = op->dilation ? op->dilation : 1, st = op->stride ? op->stride : 1;
+    const int same = op->padding == SIZE_MAX && st == 1;
     if (rc == CK_OK && (w->rank != 3 || w->shape[0] != cols || w->shape[1] != in ||
-                        w->shape[2] % 2 == 0)) {
+                        (same && w->shape[2] % 2 == 0) ||
+                        (!same && op->padding == SIZE_MAX))) {
         snprintf(msg, cap, "weights \"weight\": \"%s\" must be [%zu,%zu,K] with K odd (out, in, "
-                 "taps)", w->name, cols, in);
+                 "taps; an even K or a stride needs params padding)", w->name, cols, in);
+        return CK_E_CIRCUIT;
+    }
+    const size_t rin = c->buffers[op->inputs[0]].frames, rout = c->buffers[op->output].frames;
+    const size_t pad = op->padding == SIZE_MAX ? dil * (w->shape[2] - 1) / 2 : op->padding;
+    size_t want = rin;
+    if (rc == CK_OK && rin != 0 && (st != 1 || 2 * pad != dil * (w->shape[2] - 1))) {
+        want = conv_out_code(rin, dil * (w->shape[2] - 1) + 1, st, pad);
+    }
+    if (rc == CK_OK && rin == 0 && (st != 1 || dil * (w->shape[2] - 1) != 2 * pad)) {
+        snprintf(msg, cap, "params: a strided or not 'same' conv1d needs frame rows");
+        return CK_E_CIRCUIT;
+    }
+    if (rc == CK_OK && want != rout) {
+        snprintf(msg, cap, "out \"%s\": rows code %zu, expected %zu (torch's L_out from the "
+                 "input's rows, padding %zu, dilation %zu, stride %zu)", c->buffers[op->output].name,
+                 rout, want, pad, dil, st);
         return CK_E_CIRCUIT;
     }
     return rc || op->weights[CK_LIN_BIAS] < 0 ? rc /* the bias is optional */
@@ -180,6 +304,19 @@ static int check_ada_layer_norm(const ck_circuit *c, const ck_op *op, char *msg,
     int rc = want_inputs(c, op, 0, 1, cols, msg, cap);
     rc = rc ? rc : want_weight(c, op, 0, 2, 2 * cols, 0, msg, cap);
     return rc ? rc : want_weight(c, op, 1, 1, 2 * cols, 0, msg, cap);
+}
+
+/* AdaIN's fc as ada_layer_norm's, alpha [1,C,1] */
+static int check_adain_snake(const ck_circuit *c, const ck_op *op, char *msg, size_t cap)
+{
+    const size_t cols = c->buffers[op->output].cols;
+    const ck_weight_ref *a = &c->weights[op->weights[2]];
+    int rc = check_ada_layer_norm(c, op, msg, cap);
+    if (rc == CK_OK && (a->rank != 3 || a->shape[0] != 1 || a->shape[1] != cols || a->shape[2] != 1)) {
+        snprintf(msg, cap, "weights \"alpha\": \"%s\" must be [1,%zu,1]", a->name, cols);
+        return CK_E_CIRCUIT;
+    }
+    return rc;
 }
 
 /* logits [T,B] f32; out frames [T] i32 (the row's out_dtype, checked first) */
@@ -242,12 +379,16 @@ static int check_rows(const ck_circuit *c, const ck_op *op, char *msg, size_t ca
 {
     const ck_op_def *def = &ck_op_defs[op->kind];
     const size_t out = c->buffers[op->output].frames;
+    if (def->rows == CK_ROWS_OWN) { /* the row's check relates the rows (want_rows) */
+        return CK_OK;
+    }
     const size_t in = def->rows == CK_ROWS_DOUBLE ? out / 2
                       : def->rows == CK_ROWS_HALF ? 2 * out
                       : def->rows == CK_ROWS_EXPAND ? 0 : out;
     if ((def->rows == CK_ROWS_EXPAND && out != 1) ||
-        (def->rows == CK_ROWS_DOUBLE && (out % 2 != 0 || out == 0)) ||
-        (def->rows == CK_ROWS_HALF && (out == 0 || in > CK_FRAMES_SCALE_MAX)) ||
+        (def->rows == CK_ROWS_DOUBLE && (out % 2 != 0 || out == 0 || ck_frames_b(out) != 0)) ||
+        (def->rows == CK_ROWS_HALF && (out == 0 || ck_frames_b(out) != 0 ||
+                                       in > CK_FRAMES_SCALE_MAX)) ||
         (def->tokens_only && out != 0)) {
         snprintf(msg, cap, "out \"%s\": rows %s, expected %s", c->buffers[op->output].name,
                  out ? "frames" : "tokens",
@@ -323,6 +464,38 @@ static int conv1d_scratch(const ck_circuit *c, const ck_op *op, size_t max_seq_l
     (void)dtype;
     *floats = CK_CONV1D_TILE_ROWS * w->shape[1] * w->shape[2]; /* dims <= 2^24 each: no overflow */
     return CK_OK;
+}
+
+/* the phase of one sequence's F0 frames: 9 per frame (max_len: the plan's max frames for a frame
+ * op), times the f0 rows' K */
+static int harmonic_scratch(const ck_circuit *c, const ck_op *op, size_t max_len, ck_dtype dtype,
+                            size_t *floats)
+{
+    const size_t k = ck_frames_k(c->buffers[op->inputs[0]].frames);
+    (void)dtype;
+    if (k == 0 || max_len > SIZE_MAX / 9 / k) {
+        return CK_E_SIZE;
+    }
+    *floats = 9 * k * max_len;
+    return CK_OK;
+}
+
+/* the GEMM rows of one output tile: CK_CONV1D_TILE_ROWS frames and those the taps reach */
+static int conv_transpose_scratch(const ck_circuit *c, const ck_op *op, size_t max_len, ck_dtype dtype,
+                                  size_t *floats)
+{
+    const ck_weight_ref *w = &c->weights[op->weights[CK_LIN_WEIGHT]];
+    (void)max_len;
+    (void)dtype;
+    *floats = (CK_CONV1D_TILE_ROWS + w->shape[2] / op->stride + 2) * w->shape[1] * w->shape[2];
+    return CK_OK;
+}
+
+static double conv_transpose_flops(const ck_circuit *c, const ck_op *op, size_t seq_len)
+{
+    const ck_weight_ref *w = &c->weights[op->weights[CK_LIN_WEIGHT]];
+    (void)seq_len;
+    return 2.0 * (double)w->shape[0] * (double)w->shape[1] * (double)w->shape[2];
 }
 
 /* the recurrence's state and W_hh^T: ck_lstm_recurrence_scratch(H) */
@@ -463,7 +636,12 @@ const ck_op_def ck_op_defs[] = {
         .name = "conv1d",
         .in = {"x", NULL},
         .weights = {"weight", "bias", NULL},
+        .params = {{"dilation", CK_PARAM_OFFSET, offsetof(ck_op, dilation), NULL},
+                   {"stride", CK_PARAM_OFFSET, offsetof(ck_op, stride), NULL},
+                   {"padding", CK_PARAM_OFFSET, offsetof(ck_op, padding), NULL},
+                   {NULL, CK_PARAM_FLOAT, 0, NULL}},
         .check = check_conv1d, .scratch = conv1d_scratch, .split = CK_SPLIT_ROWS,
+        .rows = CK_ROWS_OWN, /* check_conv1d: 'same' keeps the rows, a stride divides them */
         /* f32 under every precision: the im2col rows are f32, its linear an f32 matmul */
         .run = {[CK_DTYPE_F32] = {F32_STEP(ck_step_conv1d)}},
         .op_class = CK_OP_CLASS_OTHER,
@@ -560,6 +738,64 @@ const ck_op_def ck_op_defs[] = {
         .check = check_elementwise, .split = CK_SPLIT_ROWS,
         .run = {[CK_DTYPE_F32] = {F32_STEP(ck_step_downsample2_rows)}},
         .op_class = CK_OP_CLASS_OTHER, .rows = CK_ROWS_HALF,
+    },
+    [CK_OP_NOISE_NORMAL] = {
+        .name = "noise_normal",
+        .in = {"f0", NULL},
+        .check = check_noise_normal, .split = CK_SPLIT_SEQUENCE_HEADS, /* sequences */
+        .run = {[CK_DTYPE_F32] = {F32_STEP(ck_step_noise_normal)}},
+        .op_class = CK_OP_CLASS_OTHER, .rows = CK_ROWS_OWN,
+    },
+    [CK_OP_HARMONIC_SOURCE] = {
+        .name = "harmonic_source",
+        .in = {"f0", "noise", NULL},
+        .weights = {"weight", "bias", NULL},
+        .check = check_harmonic_source, .scratch = harmonic_scratch, .split = CK_SPLIT_ROWS,
+        .run = {[CK_DTYPE_F32] = {F32_STEP(ck_step_harmonic_source)}},
+        .op_class = CK_OP_CLASS_OTHER, .rows = CK_ROWS_OWN,
+    },
+    [CK_OP_STFT20] = {
+        .name = "stft20",
+        .in = {"x", NULL},
+        .check = check_stft20, .split = CK_SPLIT_ROWS,
+        .run = {[CK_DTYPE_F32] = {F32_STEP(ck_step_stft20)}},
+        .op_class = CK_OP_CLASS_OTHER, .rows = CK_ROWS_OWN,
+    },
+    [CK_OP_ISTFT20] = {
+        .name = "istft20",
+        .in = {"x", NULL},
+        .check = check_istft20, .split = CK_SPLIT_ROWS,
+        .run = {[CK_DTYPE_F32] = {F32_STEP(ck_step_istft20)}},
+        .op_class = CK_OP_CLASS_OTHER, .rows = CK_ROWS_OWN,
+    },
+    [CK_OP_REFLECT_PAD_LEFT1] = {
+        .name = "reflect_pad_left1",
+        .in = {"x", NULL},
+        .check = check_reflect_pad, .split = CK_SPLIT_SEQUENCE_HEADS, /* sequences */
+        .run = {[CK_DTYPE_F32] = {F32_STEP(ck_step_reflect_pad_left1)}},
+        .op_class = CK_OP_CLASS_OTHER, .rows = CK_ROWS_OWN,
+    },
+    [CK_OP_ADAIN_SNAKE] = {
+        .name = "adain_snake",
+        .in = {"x", NULL},
+        .weights = {"fc_weight", "fc_bias", "alpha", NULL},
+        .params = {EPS_PARAM, STYLE_OFFSET_PARAM, {NULL, CK_PARAM_FLOAT, 0, NULL}},
+        .check = check_adain_snake, .scratch = ada_scratch, .in_place = 1,
+        .split = CK_SPLIT_SEQUENCE_HEADS, /* sequences */
+        .run = {[CK_DTYPE_F32] = {F32_STEP(ck_step_adain_snake)}},
+        .op_class = CK_OP_CLASS_OTHER, .sequence_inputs = 1, .uses_linear = 1,
+    },
+    [CK_OP_CONV_TRANSPOSE1D_COL2IM] = {
+        .name = "conv_transpose1d_col2im",
+        .in = {"x", NULL},
+        .weights = {"weight", "bias", NULL},
+        .params = {{"stride", CK_PARAM_SIZE, offsetof(ck_op, stride), NULL},
+                   {NULL, CK_PARAM_FLOAT, 0, NULL}},
+        .check = check_conv_transpose_col2im, .scratch = conv_transpose_scratch,
+        .split = CK_SPLIT_ROWS,
+        .run = {[CK_DTYPE_F32] = {F32_STEP(ck_step_conv_transpose1d_col2im)}},
+        .op_class = CK_OP_CLASS_OTHER, .rows = CK_ROWS_OWN, .uses_linear = 1,
+        .flops = conv_transpose_flops,
     },
     [CK_OP_LSTM_RECURRENCE] = {
         .name = "lstm_recurrence",

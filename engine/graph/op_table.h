@@ -44,7 +44,9 @@ typedef enum {
     CK_ROWS_EXPAND = 1, /* inputs token rows (one of them the circuit's durations), out frame rows
                            (K 1): the alignment */
     CK_ROWS_DOUBLE = 2, /* input frames times K, out frames times 2K: the x2 upsamples */
-    CK_ROWS_HALF = 3    /* input frames times 2K, out frames times K: downsample2_rows */
+    CK_ROWS_HALF = 3,   /* input frames times 2K, out frames times K: downsample2_rows */
+    CK_ROWS_OWN = 4     /* the generator's rate changes: frame rows in and out, the row's check
+                           says how they relate */
 } ck_rows;
 
 /* How a step's work is cut over the workers (scheduler/parallel.h). */

@@ -163,6 +163,13 @@ const ck_op_emit_fn ck_op_emit[] = {
     [CK_OP_ADD_SCALED] = emit_frames,
     [CK_OP_CONCAT_COLS] = emit_frames,
     [CK_OP_DOWNSAMPLE2_ROWS] = emit_frames,
+    [CK_OP_NOISE_NORMAL] = emit_frames,
+    [CK_OP_HARMONIC_SOURCE] = emit_frames,
+    [CK_OP_STFT20] = emit_frames,
+    [CK_OP_ISTFT20] = emit_frames,
+    [CK_OP_REFLECT_PAD_LEFT1] = emit_frames,
+    [CK_OP_ADAIN_SNAKE] = emit_sequence_inputs,
+    [CK_OP_CONV_TRANSPOSE1D_COL2IM] = emit_frames,
 };
 _Static_assert(sizeof ck_op_emit / sizeof ck_op_emit[0] == CK_OP_KIND_COUNT,
                "ck_op_emit: one emitter per ck_op_kind");

@@ -68,8 +68,11 @@ size_t ck_plan_dim_rows(const ck_plan *plan, size_t frames)
     if (frames == 0) {
         return ck_plan_rows(plan);
     }
-    return mul_size(plan->max_frames, frames, &rows) == CK_OK
-               ? round_rows(rows, plan->limits.row_block) : SIZE_MAX;
+    size_t extra = 0; /* B rows per sequence: at most one sequence per token */
+    return mul_size(plan->max_frames, ck_frames_k(frames), &rows) == CK_OK &&
+                   mul_size(plan->limits.max_tokens, ck_frames_b(frames), &extra) == CK_OK &&
+                   rows <= SIZE_MAX - extra
+               ? round_rows(rows + extra, plan->limits.row_block) : SIZE_MAX;
 }
 
 /* Bytes of a [rows, cols] buffer of 4-byte elements (f32 and i32 alike), rounded up to 64. */
@@ -83,7 +86,8 @@ static int buffer_bytes(size_t rows, size_t cols, size_t *bytes)
 
 /* Scratch per worker, in floats: the most any op's row asks for at the longest sequence, each in
  * the dtype its step computes in (0 when no op needs scratch). */
-static int scratch_floats(const ck_circuit *c, const ck_plan_limits *limits, size_t *floats)
+static int scratch_floats(const ck_circuit *c, const ck_plan_limits *limits, size_t max_frames,
+                          size_t *floats)
 {
     *floats = 0;
     for (size_t i = 0; i < c->n_ops; i++) {
@@ -91,7 +95,9 @@ static int scratch_floats(const ck_circuit *c, const ck_plan_limits *limits, siz
         const ck_op_variant *v = ck_op_variant_of(&c->ops[i], limits->precision, limits->amx_bf16);
         size_t need = 0;
         if (def != NULL && def->scratch != NULL && v != NULL) {
-            int rc = def->scratch(c, &c->ops[i], limits->max_seq_len, v->computes, &need);
+            /* a frame op's longest sequence: the plan's max frames */
+            size_t len = c->buffers[c->ops[i].inputs[0]].frames ? max_frames : limits->max_seq_len;
+            int rc = def->scratch(c, &c->ops[i], len, v->computes, &need);
             if (rc != CK_OK) {
                 return rc;
             }
@@ -193,7 +199,7 @@ static int size_plan(ck_plan *p, const ck_circuit *c, ck_error *err)
                            c->buffers[b].frames ? "frames" : "tokens", c->buffers[b].cols);
         }
     }
-    if (scratch_floats(c, &p->limits, &floats) != CK_OK ||
+    if (scratch_floats(c, &p->limits, p->max_frames, &floats) != CK_OK ||
         buffer_bytes(floats, 1, &p->scratch_bytes) != CK_OK) {
         return ck_fail(err, CK_E_SIZE, "plan: scratch for max_seq_len %zu overflows",
                        p->limits.max_seq_len);

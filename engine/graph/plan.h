@@ -69,7 +69,8 @@ int ck_plan_check_arena(const ck_plan *plan, const void *arena, size_t arena_byt
 /* Rows every token buffer holds: limits.max_tokens rounded up to a multiple of limits.row_block. */
 size_t ck_plan_rows(const ck_plan *plan);
 
-/* Rows a buffer of `frames` (ck_buffer frames: 0 tokens, K frames times K) holds: ck_plan_rows for
+/* Rows a buffer of `frames` (ck_buffer frames: 0 tokens, else the code K + CK_FRAMES_ADD_UNIT B:
+ * K max_frames + B max_tokens rows) holds: ck_plan_rows for
  * tokens, else K max_frames rounded up to a multiple of limits.row_block (SIZE_MAX on
  * overflow). */
 size_t ck_plan_dim_rows(const ck_plan *plan, size_t frames);

@@ -63,6 +63,7 @@ static void lower_op(ck_step *s, const ck_circuit *c, const ck_plan *plan,
     s->head_dim = op->head_dim;
     s->scale = op->scale;
     s->style_offset = op->style_offset;
+    s->op_ptr = op;
     s->split = def->split;
     s->checkpoint = op->checkpoint[0] != '\0' ? op->checkpoint : NULL;
 }
@@ -311,7 +312,20 @@ static void bind(ck_step *s)
     if (s->kind == CK_OP_DURATION) { /* the bins */
         a->linear_in_cols = s->in_cols[0];
     }
-    if (s->kind == CK_OP_ADA_LAYER_NORM || s->kind == CK_OP_ADAIN_INSTANCE_NORM) { /* its fc's K */
+    if (s->kind == CK_OP_CONV1D) { /* the generator's: dilation, stride, padding ('same') */
+        const ck_op *op = s->op_ptr;
+        a->dilation = op->dilation ? op->dilation : 1;
+        a->stride = op->stride ? op->stride : 1;
+        a->padding = op->padding == SIZE_MAX ? a->dilation * (a->taps - 1) / 2 : op->padding;
+    }
+    if (s->kind == CK_OP_CONV_TRANSPOSE1D_COL2IM) { /* Cin, K taps, stride, padding (K - s) / 2 */
+        a->linear_in_cols = s->in_cols[0];
+        a->taps = s->w[CK_LIN_WEIGHT]->shape[2];
+        a->stride = s->op_ptr->stride;
+        a->padding = (a->taps - a->stride) / 2;
+    }
+    if (s->kind == CK_OP_ADA_LAYER_NORM || s->kind == CK_OP_ADAIN_INSTANCE_NORM ||
+        s->kind == CK_OP_ADAIN_SNAKE) { /* its fc's K */
         a->linear_in_cols = s->w[CK_LIN_WEIGHT]->shape[1];
     }
 }

@@ -62,6 +62,8 @@ struct ck_step {
     size_t heads, head_dim;          /* attention geometry */
     float scale;                     /* attention score scale */
     size_t style_offset;             /* ck_op style_offset */
+    const ck_op *op_ptr;             /* the circuit op (its generator params: dilation, stride,
+                                        padding) */
     ck_split split;
     const char *checkpoint;          /* X-Ray id captured after the step (a fused linear: its
                                         gelu_new's), NULL when none */

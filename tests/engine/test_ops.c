@@ -85,13 +85,16 @@ static void test_columns_replace_kind_cases(void)
     for (int k = 0; k < CK_OP_KIND_COUNT; k++) {
         CU_ASSERT_EQUAL(strstr(kinds, ck_op_defs[k].name) != NULL, ck_op_defs[k].in_place);
         CU_ASSERT(ck_op_defs[k].op_class < CK_OP_CLASS_COUNT);
+        /* adain_snake reads alpha, conv_transpose1d_col2im its bias, after init */
+        int reads_after = k == CK_OP_ADAIN_SNAKE || k == CK_OP_CONV_TRANSPOSE1D_COL2IM;
         int linear = k == CK_OP_LINEAR || k == CK_OP_CONV1D || k == CK_OP_ADA_LAYER_NORM ||
-                     k == CK_OP_ADAIN_INSTANCE_NORM;
-        CU_ASSERT_EQUAL(ck_op_defs[k].weights_copied_at_init, linear);
+                     k == CK_OP_ADAIN_INSTANCE_NORM || reads_after;
+        CU_ASSERT_EQUAL(ck_op_defs[k].weights_copied_at_init, linear && !reads_after);
         CU_ASSERT_EQUAL(ck_op_defs[k].uses_linear, linear);
         CU_ASSERT_EQUAL(ck_op_defs[k].sequence_inputs,
                         k == CK_OP_CONCAT_STYLE || k == CK_OP_ADA_LAYER_NORM ||
-                            k == CK_OP_DURATION || k == CK_OP_ADAIN_INSTANCE_NORM);
+                            k == CK_OP_DURATION || k == CK_OP_ADAIN_INSTANCE_NORM ||
+                            k == CK_OP_ADAIN_SNAKE);
         CU_ASSERT_EQUAL(ck_op_defs[k].out_dtype, k == CK_OP_DURATION ? CK_DTYPE_I32 : CK_DTYPE_F32);
     }
     /* Kokoro: 12 x (4 C^2 + 2 C F) + E C + C O matmul flops, 12 x 4 C L in attention */

@@ -371,7 +371,10 @@ static void test_circuit_frame_rules(void)
     fclose(in);
     text[n] = '\0';
     static const char *const edits[][3] = {
-        {"\"FR2\": \"frames*2\"", "\"FR2\": \"frames*9\"", "frames*K"},
+        {"\"FR2\": \"frames*2\"", "\"FR2\": \"frames*601\"", "frames*K"},
+        {"\"FR2\": \"frames*2\"", "\"FR2\": \"frames*2+9\"", "frames*K+B"},
+        {"\"FR2\": \"frames*2\"", "\"FR2\": \"frames*2+\"", "frames*K+B"},
+        {"\"FR2\": \"frames*2\"", "\"FR2\": \"frames*0+1\"", "frames*K+B"},
         {"\"FR2\": \"frames*2\"", "\"FR2\": \"frames*x\"", "frames*K"},
         {"\"en\": {\"shape\": [\"FR\", \"DC\"]", "\"en\": {\"shape\": [\"T\", \"DC\"]",
          "expected frames"},

@@ -140,7 +140,49 @@ static void test_im2col_rejections_leave_cols_untouched(void)
     CU_ASSERT(ck_test_canary_intact(cols + 12, 12));
 }
 
+/* The general im2col: 'same' stride 1 equals ck_conv1d_im2col_f32; a dilation reads x[o + j d - pad];
+ * noise_convs.0's K 12, stride 6, pad 3 over two sequences of 7 and 13 rows gives (L + 6 - 12) / 6 + 1
+ * rows each, never a neighbour's row. */
+static void test_im2col_general(void)
+{
+    enum { CIN = 2, N = 20 };
+    float x[N * CIN], a[N * 3 * CIN], b[N * 3 * CIN], cols[N * 12 * CIN];
+    for (size_t i = 0; i < N * CIN; i++) {
+        x[i] = (float)i + 1.0f;
+    }
+    size_t off[3] = {0, 7, N};
+    CU_ASSERT_EQUAL(ck_conv1d_im2col_f32(x, N * CIN, CIN, off, 2, 0, N, CIN, 3, a, N * 3 * CIN), CK_OK);
+    CU_ASSERT_EQUAL(ck_conv1d_im2col_general_f32(x, N * CIN, CIN, off, off, 2, 0, N, CIN, 3, 1, 1, 1, b,
+                                                 N * 3 * CIN), CK_OK);
+    CU_ASSERT_EQUAL(memcmp(a, b, sizeof a), 0);
+    /* dilation 3, K 3, pad 3: row o reads o - 3, o, o + 3 of its own sequence */
+    CU_ASSERT_EQUAL(ck_conv1d_im2col_general_f32(x, N * CIN, CIN, off, off, 2, 0, N, CIN, 3, 3, 1, 3, b,
+                                                 N * 3 * CIN), CK_OK);
+    CU_ASSERT_EQUAL(b[(8 * 3 + 0) * CIN], 0.0f);                  /* row 8 = sequence 1's 1: o - 3 < 0 */
+    CU_ASSERT_EQUAL(b[(8 * 3 + 1) * CIN], x[8 * CIN]);
+    CU_ASSERT_EQUAL(b[(8 * 3 + 2) * CIN], x[11 * CIN]);
+    CU_ASSERT_EQUAL(b[(5 * 3 + 2) * CIN], 0.0f);                  /* row 5 + 3 is sequence 1's */
+    /* stride 6, K 12, pad 3: 7 rows -> 1, 13 rows -> 2 (torch's L_out) */
+    size_t out[3] = {0, 1, 3};
+    CU_ASSERT_EQUAL(ck_conv1d_im2col_general_f32(x, N * CIN, CIN, off, out, 2, 0, 3, CIN, 12, 1, 6, 3, cols,
+                                                 N * 12 * CIN), CK_OK);
+    CU_ASSERT_EQUAL(cols[0], 0.0f);                               /* i = -3 */
+    CU_ASSERT_EQUAL(cols[3 * CIN], x[0]);                         /* j 3: i = 0 */
+    CU_ASSERT_EQUAL(cols[11 * CIN], 0.0f);                        /* i = 8 >= 7: padding, not row 8 */
+    CU_ASSERT_EQUAL(cols[(12 + 3) * CIN], x[7 * CIN]);            /* sequence 1, o 0, j 3 */
+    CU_ASSERT_EQUAL(cols[(24 + 9) * CIN], x[(7 + 12) * CIN]);     /* o 1, j 9: i = 6 + 9 - 3 = 12 */
+    CU_ASSERT_EQUAL(cols[(24 + 10) * CIN], 0.0f);                 /* i = 13: past its end */
+    CU_ASSERT_EQUAL(ck_conv1d_im2col_general_f32(x, N * CIN, CIN, off, out, 2, 0, 4, CIN, 12, 1, 6, 3, cols,
+                                                 N * 12 * CIN), CK_E_RANGE);
+    CU_ASSERT_EQUAL(ck_conv1d_im2col_general_f32(x, N * CIN, CIN, off, out, 2, 0, 3, CIN, 12, 1, 0, 3, cols,
+                                                 N * 12 * CIN), CK_E_SIZE);
+    x[0] = NAN;
+    CU_ASSERT_EQUAL(ck_conv1d_im2col_general_f32(x, N * CIN, CIN, off, out, 2, 0, 1, CIN, 12, 1, 6, 3, cols,
+                                                 N * 12 * CIN), CK_E_NONFINITE);
+}
+
 CK_TEST_MAIN("conv1d",
+             {"general im2col: dilation, stride, padding per sequence", test_im2col_general},
              {"pack is exact", test_pack_is_exact},
              {"im2col pads per sequence", test_im2col_pads_per_sequence},
              {"conv matches the formula, any tiling", test_conv_matches_formula_and_tiles},

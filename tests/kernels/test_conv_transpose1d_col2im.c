@@ -1,5 +1,8 @@
 /* test_conv_transpose1d_col2im.c - the generator's strided ConvTranspose1d as a GEMM (naive here, and ck_linear) + col2im,
  * against torch for Kokoro's two shapes (K 20 s 10 p 5, K 12 s 6 p 3); splits, stride, rejections. */
+#include <math.h>
+#include <string.h>
+
 #include "ck_status.h"
 #include "conv_transpose1d_col2im.h"
 #include "kernel_fixture.h"
@@ -151,6 +154,51 @@ static void test_rejections(void)
 #undef CT_EXPECT
 }
 
-CK_TEST_MAIN("conv_transpose1d_col2im", {"ups.0 shape (K 20, s 10, p 5) vs torch", test_ups0_shape},
+/* The engine's step: Wt packed by ck_conv_transpose1d_pack_weight_f32 equals the layout above, and the
+ * col2im of a sequence cut into output tiles (each from only the z rows it reads) gives the whole
+ * kernel's bits; a tile missing a row it reads is refused. */
+static void test_pack_and_tiles(void)
+{
+    enum { K = 12, ST = 6, P = 3, L = 7, C2 = 3, CI = 4 };
+    float w[CI * C2 * K], wt[K * C2 * CI], z[L * K * C2], b[C2], whole[ST * L * C2], tiled[ST * L * C2];
+    for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) {
+        w[i] = (float)((int)(i * 37 % 23) - 11) / 8.0f;
+    }
+    CU_ASSERT_EQUAL(ck_conv_transpose1d_pack_weight_f32(w, CI * C2 * K, wt, K * C2 * CI, CI, C2, K), CK_OK);
+    for (size_t ci = 0; ci < CI; ci++) {
+        for (size_t c = 0; c < C2; c++) {
+            for (size_t j = 0; j < K; j++) {
+                CU_ASSERT_EQUAL(wt[(j * C2 + c) * CI + ci], w[(ci * C2 + c) * K + j]);
+            }
+        }
+    }
+    for (size_t i = 0; i < sizeof z / sizeof z[0]; i++) {
+        z[i] = (float)sin((double)i * 0.37) * 3.0f;
+    }
+    for (size_t c = 0; c < C2; c++) {
+        b[c] = 0.25f * (float)c - 0.1f;
+    }
+    size_t off[2] = {0, L};
+    CU_ASSERT_EQUAL(ck_conv_transpose1d_col2im_f32(z, L * K * C2, K * C2, b, C2, whole, ST * L * C2, C2, off, 1,
+                                                   0, 1, C2, K, ST, P), CK_OK);
+    for (size_t o0 = 0; o0 < ST * L; o0 += 5) { /* tiles of 5 outputs, from their rows only */
+        size_t o1 = o0 + 5 < ST * L ? o0 + 5 : ST * L, q0 = o0 + P, q1 = o1 - 1 + P;
+        size_t l0 = q0 + 1 > K ? (q0 + 1 - K + ST - 1) / ST : 0, l1 = q1 / ST < L - 1 ? q1 / ST : L - 1;
+        CU_ASSERT_EQUAL(ck_conv_transpose1d_col2im_tile_f32(z + l0 * K * C2, (l1 + 1 - l0) * K * C2, K * C2, l0, L,
+                                                            b, C2, tiled, ST * L * C2, C2, o0, o1, C2, K, ST, P),
+                        CK_OK);
+        if (l0 > 0) { /* claiming the tile starts one row later: a row it reads is missing */
+            CU_ASSERT_EQUAL(ck_conv_transpose1d_col2im_tile_f32(z + (l0 + 1) * K * C2, (l1 - l0) * K * C2, K * C2,
+                                                                l0 + 1, L, b, C2, tiled, ST * L * C2, C2, o0, o1,
+                                                                C2, K, ST, P),
+                            CK_E_SIZE);
+        }
+    }
+    CU_ASSERT_EQUAL(memcmp(whole, tiled, sizeof whole), 0);
+    CU_ASSERT_EQUAL(ck_conv_transpose1d_col2im_tile_f32(z, L * K * C2, K * C2, 0, L, b, C2, tiled, ST * L * C2, C2,
+                                                        0, ST * L + 1, C2, K, ST, P), CK_E_RANGE);
+}
+
+CK_TEST_MAIN("conv_transpose1d_col2im", {"pack and output tiles give the whole kernel's bits", test_pack_and_tiles}, {"ups.0 shape (K 20, s 10, p 5) vs torch", test_ups0_shape},
              {"ups.1 shape (K 12, s 6, p 3) vs torch", test_ups1_shape},
              {"rejections leave y untouched", test_rejections})
