@@ -418,6 +418,63 @@ CK_API int ck_model_prosody(ck_model *model, const ck_sequence_set *seqs, const 
 /* Frees every array of p and zeroes it; accepts NULL and a zeroed struct. */
 CK_API void ck_prosody_free(ck_prosody *p);
 
+/* ---- speech (ck_model_speak, docs/speak.md) ---- */
+
+/* Audio samples per second of ck_model_speak's audio (Kokoro's 24 kHz; 600 samples per frame). */
+#define CK_SPEECH_SAMPLE_RATE 24000
+
+/* Path of the shipped speech circuit, circuits/kokoro_speech.json of the source tree ckbatch was
+ * built from (PL-BERT, durations, F0/N, decoder and generator; output "audio"): what
+ * ck_model_params.circuit names for ck_model_speak. */
+CK_API const char *ck_speech_circuit_path(void);
+
+/* Options of ck_model_speak. Zero-initialise, then set; ck_speak_options_init gives the defaults. */
+typedef struct {
+    const char *voice;   /* voice spec (docs/voices.md); NULL: ck_model_default_voice */
+    double speed;        /* speaking rate, finite and > 0 (Kokoro's default 1) */
+    uint64_t seed;       /* key of the generator's counter noise with (line, chunk, sample): the
+                            same seed gives the same bits alone, in any batch, at any thread count */
+    float noise_scale;   /* scale of the source noise, finite and >= 0 (Kokoro 1; 0 removes it) */
+} ck_speak_options;
+
+/* Sets o to the defaults: voice NULL, speed 1, seed 0, noise_scale 1. Accepts NULL. */
+CK_API void ck_speak_options_init(ck_speak_options *o);
+
+/* One line's speech as ck_model_speak hands it over; every pointer valid only during the call. */
+typedef struct {
+    size_t line;              /* 0-based line index (ck_sequence_set.line) */
+    size_t chunks;            /* how many sequences (chunks) of the line were joined */
+    const float *audio;       /* [samples] float32, 24,000 Hz mono, nominal range [-1, 1] (not
+                                 clipped): the line's chunks back to back, as Kokoro joins them (no
+                                 overlap, no crossfade; SYNTHESIS.md §1.0) */
+    size_t samples;
+    const ck_word_time *words; /* [n_words] the words of every chunk in order; byte offsets into
+                                 the chunk's phoneme string, times in seconds from the start of the
+                                 line's audio (a chunk's own times shifted by its start sample /
+                                 24000); NaN where Kokoro gives none */
+    const size_t *chunk_words; /* [chunks + 1] chunk c owns words[chunk_words[c], chunk_words[c+1]) */
+    const size_t *chunk_samples; /* [chunks + 1] chunk c owns audio[chunk_samples[c], ...[c+1]) */
+    size_t n_words;
+} ck_speech_line;
+
+/* Called by ck_model_speak once per line, in line order. Return CK_OK to go on; any other value
+ * stops ck_model_speak, which returns it (a message set in err is kept). */
+typedef int (*ck_speak_fn)(void *user, const ck_speech_line *line, ck_error *err);
+
+/* Speaks the sequences of `seqs` (from ck_model_tokenize: a line longer than 510 phonemes is
+ * already split into chunks, as Kokoro's pipeline splits it) through the model's speech circuit
+ * (ck_speech_circuit_path, loaded with ck_model_params.circuit, at the model's precision): batches
+ * of consecutive sequences up to max_batch_tokens, the voice row of each chunk's phoneme count,
+ * the counter noise keyed by (opt->seed, line, chunk). Each line's audio (its chunks joined) and
+ * word times go to fn, in order; a line's bits do not depend on the batch or the thread count.
+ * opt NULL: the defaults (ck_speak_options_init). Errors: CK_E_ARG (null model, seqs or fn, a
+ * speed that is not finite and > 0, a circuit without an "audio" or "durations" output: named),
+ * CK_E_RANGE (noise_scale negative or not finite), ck_voice_check's errors, CK_E_SIZE,
+ * CK_E_RANGE (as ck_model_encode_ids), CK_E_MEMORY, CK_E_BACKEND, CK_E_CANCELLED, or what fn
+ * returned. */
+CK_API int ck_model_speak(ck_model *model, const ck_sequence_set *seqs,
+                          const ck_speak_options *opt, ck_speak_fn fn, void *user, ck_error *err);
+
 /* ---- the corpus job (what `ckbatch -i IN -o OUT` runs) ---- */
 
 typedef struct {
