@@ -444,6 +444,7 @@ CK_API void ck_speak_options_init(ck_speak_options *o);
 typedef struct {
     size_t line;              /* 0-based line index (ck_sequence_set.line) */
     size_t chunks;            /* how many sequences (chunks) of the line were joined */
+    size_t first_sequence;    /* the line's chunk c is sequence first_sequence + c of the set */
     const float *audio;       /* [samples] float32, 24,000 Hz mono, nominal range [-1, 1] (not
                                  clipped): the line's chunks back to back, as Kokoro joins them (no
                                  overlap, no crossfade; SYNTHESIS.md §1.0) */
@@ -474,6 +475,33 @@ typedef int (*ck_speak_fn)(void *user, const ck_speech_line *line, ck_error *err
  * returned. */
 CK_API int ck_model_speak(ck_model *model, const ck_sequence_set *seqs,
                           const ck_speak_options *opt, ck_speak_fn fn, void *user, ck_error *err);
+
+/* What ck_model_speak_file writes (`ckbatch speak`, docs/speak.md). */
+typedef struct {
+    const char *input;        /* corpus file: one line per utterance (lines.format) */
+    const char *output;       /* ending in ".wav": one file, every line's audio in input order, and
+                                 OUTPUT.jsonl beside it; else a directory: OUTPUT/NNNNNN.wav per line
+                                 (0-based line number, zero-padded to 6) and OUTPUT/timestamps.jsonl */
+    int sample_format_f32;    /* 0: 16-bit PCM (clipped samples counted), 1: IEEE float 32 */
+    ck_speak_options speak;
+    ck_lines_params lines;
+} ck_speak_params;
+
+typedef struct {
+    size_t lines, lines_skipped;   /* lines written; lines that gave no phonemes (no file) */
+    uint64_t samples, clipped;     /* samples written (24 kHz), s16 samples clipped */
+    double seconds;                /* wall time of the call */
+} ck_speak_summary;
+
+/* Reads params->input, speaks every line through ck_model_speak and writes the WAVs (RIFF, 24,000 Hz
+ * mono, LIST/INFO: ISFT "ckbatch VERSION", ICMT "weights=... voice=... speed=... seed=...
+ * noise_scale=... precision=...") and the JSON-lines sidecar (per line: line, file or start/end
+ * sample, samples, words with phonemes, start, end in seconds; null for a time Kokoro gives none).
+ * Every file appears complete or not at all (written to a temporary name, renamed). Errors:
+ * CK_E_ARG (null, a bad option: as ck_model_speak), CK_E_IO (input unreadable, output not
+ * writable: nothing written), ck_model_tokenize's and ck_model_speak's errors. */
+CK_API int ck_model_speak_file(ck_model *model, const ck_speak_params *params,
+                               ck_speak_summary *summary, ck_error *err);
 
 /* ---- the corpus job (what `ckbatch -i IN -o OUT` runs) ---- */
 

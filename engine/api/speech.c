@@ -32,7 +32,7 @@ void ck_speak_options_init(ck_speak_options *o)
 
 /* The line being gathered: its chunks' audio and words so far. */
 typedef struct {
-    size_t line, chunks, cap_cw, cap_cs;
+    size_t line, chunks, cap_cw, cap_cs, first;
     float *audio;
     size_t samples, cap_samples;
     ck_word_time *words;
@@ -96,7 +96,7 @@ static int acc_flush(speech_acc *acc, ck_speak_fn fn, void *user, ck_error *err)
     if (acc->chunks == 0) {
         return CK_OK;
     }
-    ck_speech_line l = {acc->line, acc->chunks, acc->audio, acc->samples, acc->words,
+    ck_speech_line l = {acc->line, acc->chunks, acc->first, acc->audio, acc->samples, acc->words,
                         acc->chunk_words, acc->chunk_samples, acc->n_words};
     int rc = fn(user, &l, err);
     acc->chunks = acc->samples = acc->n_words = 0;
@@ -177,6 +177,9 @@ static int speech_collect(ck_model *m, const ck_sequence_set *seqs, size_t first
         size_t q = first + j, line = seqs->line != NULL ? seqs->line[q] : q, n_words = 0;
         if (acc->chunks > 0 && acc->line != line) {
             rc = acc_flush(acc, fn, user, err);
+        }
+        if (acc->chunks == 0) {
+            acc->first = q;
         }
         acc->line = line;
         size_t t0 = seqs->offsets[q] - base, tokens = seqs->offsets[q + 1] - seqs->offsets[q];

@@ -50,4 +50,8 @@ int ck_merge_main(int argc, char **argv);
  * built or cached, 1 refused or failed, 2 usage. */
 int ck_compile_main(int argc, char **argv);
 
+/* The `ckbatch speak` subcommand (speak_main.c): argv[0] = "speak", then the options of its --help.
+ * Returns the exit code: 0 written, 1 error, 2 usage, 128 + N stopped by signal N. */
+int ck_speak_main(int argc, char **argv);
+
 #endif

@@ -227,6 +227,9 @@ int main(int argc, char **argv)
     if (argc >= 2 && strcmp(argv[1], "merge") == 0) {
         return ck_merge_main(argc - 1, argv + 1);
     }
+    if (argc >= 2 && strcmp(argv[1], "speak") == 0) {
+        return ck_speak_main(argc - 1, argv + 1);
+    }
     if (argc >= 2 && strcmp(argv[1], "compile") == 0) {
         return ck_compile_main(argc - 1, argv + 1);
     }

@@ -1,0 +1,244 @@
+/* speak_file.c - ck_model_speak_file: a corpus file -> WAV file(s) and a JSON-lines sidecar of
+ * sample ranges and word times (`ckbatch speak`, docs/speak.md). Reads and writes files; computes
+ * through ck_model_speak. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "file.h"
+#include "model_internal.h"
+#include "wav.h"
+
+#define SPEAK_MAX_INPUT ((size_t)1 << 30)
+
+typedef struct {
+    const ck_speak_params *p;
+    const ck_sequence_set *seqs;
+    ck_wav_info info[2];
+    int one_file;
+    ck_wav *wav;               /* one_file: the open file */
+    ck_atomic_file side;
+    size_t next_line;          /* lines before it are recorded */
+    ck_speak_summary *sum;
+} speak_ctx;
+
+/* text as a JSON string (UTF-8 kept; ", \ and controls escaped). */
+static void json_str(FILE *f, const char *s, size_t n)
+{
+    fputc('"', f);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\') {
+            fprintf(f, "\\%c", c);
+        } else if (c < 0x20) {
+            fprintf(f, "\\u%04x", c);
+        } else {
+            fputc(c, f);
+        }
+    }
+    fputc('"', f);
+}
+
+static void json_time(FILE *f, double t)
+{
+    if (isnan(t)) {
+        fputs("null", f);
+    } else {
+        fprintf(f, "%.6f", t);
+    }
+}
+
+/* Records the lines before `upto` that gave no sequence (no phonemes): a record, no audio. */
+static void record_skipped(speak_ctx *c, size_t upto)
+{
+    for (; c->next_line < upto; c->next_line++) {
+        fprintf(c->side.f, "{\"line\":%zu,\"error\":\"no phonemes\"}\n", c->next_line);
+        c->sum->lines_skipped++;
+    }
+}
+
+static int write_line(speak_ctx *c, const ck_speech_line *l, ck_error *err)
+{
+    record_skipped(c, l->line);
+    uint64_t start = c->one_file ? ck_wav_frames(c->wav) : 0, clipped = 0;
+    int rc = CK_OK;
+    char name[64] = "";
+    if (c->one_file) {
+        rc = ck_wav_append(c->wav, l->audio, l->samples, &clipped, err);
+    } else {
+        ck_wav *w = NULL;
+        snprintf(name, sizeof name, "%06zu.wav", l->line);
+        size_t n = strlen(c->p->output) + sizeof name + 2;
+        char *path = malloc(n);
+        if (path == NULL) {
+            return ck_fail(err, CK_E_MEMORY, "speak: cannot allocate");
+        }
+        snprintf(path, n, "%s/%s", c->p->output, name);
+        rc = ck_wav_open(&w, path, c->p->sample_format_f32 ? CK_WAV_F32 : CK_WAV_S16,
+                         CK_SPEECH_SAMPLE_RATE, c->info, 2, err);
+        rc = rc == CK_OK ? ck_wav_append(w, l->audio, l->samples, &clipped, err) : rc;
+        if (rc == CK_OK) {
+            rc = ck_wav_close(w, err);
+        } else {
+            ck_wav_abort(w);
+        }
+        free(path);
+    }
+    if (rc != CK_OK) {
+        return rc;
+    }
+    c->sum->lines++;
+    c->sum->samples += l->samples;
+    c->sum->clipped += clipped;
+    FILE *f = c->side.f;
+    fprintf(f, "{\"line\":%zu,", l->line);
+    if (c->one_file) {
+        fprintf(f, "\"start_sample\":%llu,\"end_sample\":%llu,", (unsigned long long)start,
+                (unsigned long long)(start + l->samples));
+    } else {
+        fprintf(f, "\"file\":\"%s\",", name);
+    }
+    fprintf(f, "\"samples\":%zu,\"chunks\":%zu,\"words\":[", l->samples, l->chunks);
+    for (size_t ch = 0; ch < l->chunks; ch++) {
+        const char *ph = c->seqs->phonemes[l->first_sequence + ch];
+        for (size_t w = l->chunk_words[ch]; w < l->chunk_words[ch + 1]; w++) {
+            fputs(w ? "," : "", f);
+            fputs("{\"phonemes\":", f);
+            json_str(f, ph + l->words[w].byte, l->words[w].bytes);
+            fputs(",\"start\":", f);
+            json_time(f, l->words[w].start);
+            fputs(",\"end\":", f);
+            json_time(f, l->words[w].end);
+            fputc('}', f);
+        }
+    }
+    fputs("]}\n", f);
+    c->next_line = l->line + 1;
+    return CK_OK;
+}
+
+static int on_line(void *user, const ck_speech_line *l, ck_error *err)
+{
+    return write_line(user, l, err);
+}
+
+/* Splits text into lines in place (a final line without '\n' counted, a trailing '\r' dropped). */
+static char **split_lines(char *text, size_t *n)
+{
+    size_t cap = 1;
+    for (const char *s = text; *s; s++) {
+        cap += *s == '\n';
+    }
+    char **lines = malloc(cap * sizeof *lines);
+    *n = 0;
+    if (lines == NULL) {
+        return NULL;
+    }
+    for (char *s = text; *s;) {
+        char *e = strchr(s, '\n');
+        char *end = e ? e : s + strlen(s);
+        if (end > s && end[-1] == '\r') {
+            end[-1] = '\0';
+        }
+        lines[(*n)++] = s;
+        if (e == NULL) {
+            break;
+        }
+        *e = '\0';
+        s = e + 1;
+    }
+    return lines;
+}
+
+static int has_wav_suffix(const char *s)
+{
+    size_t n = strlen(s);
+    return n >= 4 && strcmp(s + n - 4, ".wav") == 0;
+}
+
+/* The LIST/INFO comment: weights, voice (spec, sha256 as the voice layer loads it is not exposed:
+ * the spec and row rule), speed, seed, noise scale, precision. */
+static void make_comment(const ck_model *m, const ck_speak_params *p, char *buf, size_t n)
+{
+    snprintf(buf, n,
+             "weights=%s voice=%s voice_row=phonemes-1 speed=%.17g seed=%llu noise_scale=%.9g "
+             "precision=%s sample_rate=%d",
+             m->synthetic_weights ? "synthetic (NOT Kokoro's: the audio is not speech)"
+                                  : (m->params.weights ? m->params.weights : "?"),
+             p->speak.voice ? p->speak.voice : ck_model_default_voice(m), p->speak.speed,
+             (unsigned long long)p->speak.seed, (double)p->speak.noise_scale,
+             m->params.precision == CK_PRECISION_FP32 ? "fp32" : "bf16", CK_SPEECH_SAMPLE_RATE);
+}
+
+int ck_model_speak_file(ck_model *m, const ck_speak_params *p, ck_speak_summary *sum,
+                        ck_error *err)
+{
+    ck_speak_summary local;
+    sum = sum ? sum : &local;
+    memset(sum, 0, sizeof *sum);
+    if (m == NULL || p == NULL || p->input == NULL || p->output == NULL || p->output[0] == '\0') {
+        return ck_fail(err, CK_E_ARG, "speak: null model, params, input or output");
+    }
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    speak_ctx c = {0};
+    c.p = p;
+    c.sum = sum;
+    c.one_file = has_wav_suffix(p->output);
+    char comment[1024], version[64];
+    make_comment(m, p, comment, sizeof comment);
+    snprintf(version, sizeof version, "ckbatch %s", ck_version());
+    c.info[0] = (ck_wav_info){"ISFT", version};
+    c.info[1] = (ck_wav_info){"ICMT", comment};
+    char *text = NULL;
+    size_t bytes = 0, n_lines = 0;
+    int rc = ck_file_read_all(p->input, "speak input", SPEAK_MAX_INPUT, &text, &bytes, err);
+    char **lines = rc == CK_OK ? split_lines(text, &n_lines) : NULL;
+    if (rc == CK_OK && lines == NULL) {
+        rc = ck_fail(err, CK_E_MEMORY, "speak: cannot allocate");
+    }
+    ck_sequence_set set = {0};
+    rc = rc == CK_OK ? ck_model_tokenize(m, (const char *const *)lines, n_lines, &p->lines, &set,
+                                         err)
+                     : rc;
+    c.seqs = &set;
+    /* a file name beside the output, or the directory: made only now, after the checks */
+    char *side_path = malloc(strlen(p->output) + 32);
+    if (rc == CK_OK && side_path == NULL) {
+        rc = ck_fail(err, CK_E_MEMORY, "speak: cannot allocate");
+    }
+    if (rc == CK_OK && !c.one_file && mkdir(p->output, 0777) != 0 && errno != EEXIST) {
+        rc = ck_fail(err, CK_E_IO, "%s: cannot create the output directory: %s", p->output,
+                     strerror(errno));
+    }
+    if (rc == CK_OK) {
+        sprintf(side_path, c.one_file ? "%s.jsonl" : "%s/timestamps.jsonl", p->output);
+        rc = ck_atomic_open(&c.side, side_path, NULL, err);
+    }
+    if (rc == CK_OK && c.one_file) {
+        rc = ck_wav_open(&c.wav, p->output, p->sample_format_f32 ? CK_WAV_F32 : CK_WAV_S16,
+                         CK_SPEECH_SAMPLE_RATE, c.info, 2, err);
+    }
+    rc = rc == CK_OK ? ck_model_speak(m, &set, &p->speak, on_line, &c, err) : rc;
+    if (rc == CK_OK) {
+        record_skipped(&c, n_lines);
+        rc = c.one_file ? ck_wav_close(c.wav, err) : CK_OK;
+        c.wav = NULL;
+        rc = rc == CK_OK ? ck_atomic_commit(&c.side, err) : rc;
+    }
+    if (rc != CK_OK) {
+        ck_wav_abort(c.wav);
+        ck_atomic_abort(&c.side);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    sum->seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    ck_sequence_set_free(&set);
+    free(side_path);
+    free(lines);
+    free(text);
+    return rc;
+}

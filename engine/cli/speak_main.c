@@ -1,0 +1,205 @@
+/* speak_main.c - the `ckbatch speak` subcommand: corpus lines -> WAV file(s) and word timestamps
+ * through ck_model_speak_file (docs/speak.md). */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char k_usage[] =
+    "usage: ckbatch speak [--weights F] [--voice V] [--speed S] [--seed N] [--noise-scale X]\n"
+    "                     [--sample-format s16|f32] [-f text|phonemes|ids] [--lang en-us|en-gb]\n"
+    "                     [--threads N] [--precision fp32|bf16] [-q] -i INPUT -o OUT\n"
+    "\n"
+    "Speaks every line of INPUT with Kokoro-82M (circuits/kokoro_speech.json) at 24,000 Hz.\n"
+    "  OUT ending in .wav  one file, every line's audio in input order (a line's chunks joined\n"
+    "                      as Kokoro joins them), and OUT.jsonl beside it: per line its start and\n"
+    "                      end sample and its words with their times (seconds)\n"
+    "  any other OUT       a directory: OUT/NNNNNN.wav per line (0-based line number, 6 digits)\n"
+    "                      and OUT/timestamps.jsonl\n"
+    "  --weights F         Kokoro's kokoro-v1_0.pth; without it the embedded synthetic weights\n"
+    "                      (NOT Kokoro's: the audio is not speech)\n"
+    "  --voice V           a shipped voice, a .pt/.bin pack or a mix (docs/voices.md); default\n"
+    "                      af_heart (synthetic weights: synthetic)\n"
+    "  --speed S           speaking rate > 0 (default 1)\n"
+    "  --seed N            0 .. 2^64-1: key of the generator's noise (default 0); the same seed\n"
+    "                      gives the same bytes, alone or in any batch, at any --threads\n"
+    "  --noise-scale X     >= 0 (default 1, Kokoro's; 0 removes the noise)\n"
+    "  --sample-format F   s16 (16-bit PCM, default; clipped samples counted) or f32 (IEEE float)\n"
+    "  -f, --lang          input format (default text here) and its language (default en-us)\n"
+    "  -q                  errors only\n"
+    "Each WAV's LIST/INFO and the sidecar name the weights, voice, speed, seed, noise scale,\n"
+    "precision and engine version. Exit codes: 0 written, 1 error (nothing published for the\n"
+    "failing file), 2 usage, 128+N stopped by signal N.\n";
+
+static volatile sig_atomic_t speak_stop;
+
+static void on_stop(int sig)
+{
+    speak_stop = sig;
+    signal(sig, SIG_DFL);
+}
+
+static int stop_requested(void *ctx)
+{
+    (void)ctx;
+    return speak_stop != 0;
+}
+
+static int parse_double(const char *arg, double min_excl, double min_incl, double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    int plain = arg[0] != '\0' && strspn(arg, "0123456789.eE+-") == strlen(arg);
+    double v = plain ? strtod(arg, &end) : NAN;
+    if (!plain || errno != 0 || end == arg || *end != '\0' || !isfinite(v) || !(v > min_excl)
+        || !(v >= min_incl)) {
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static void log_stderr(void *ctx, ck_log_level level, const char *msg)
+{
+    const int *quiet = ctx;
+    if (!*quiet || level == CK_LOG_WARNING) {
+        fprintf(stderr, "ckbatch: %s\n", msg);
+    }
+}
+
+/* Parses argv into model and speak params: 0, 2 (usage error printed) or -1 (--help printed). */
+static int parse(int argc, char **argv, ck_model_params *mp, ck_speak_params *sp, int *quiet)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            fputs(k_usage, stdout);
+            return -1;
+        }
+        if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
+            *quiet = 1;
+            continue;
+        }
+        if (v == NULL) {
+            return ck_cli_usage_error("speak: %s needs a value", a);
+        }
+        i++;
+        double d = 0;
+        unsigned long long u = 0;
+        if (strcmp(a, "--weights") == 0) {
+            mp->weights = v;
+        } else if (strcmp(a, "--voice") == 0) {
+            sp->speak.voice = v;
+        } else if (strcmp(a, "--speed") == 0) {
+            if (parse_double(v, 0.0, 0.0, &d) != 0) {
+                return ck_cli_usage_error("speak: --speed %s: expected a number > 0", v);
+            }
+            sp->speak.speed = d;
+        } else if (strcmp(a, "--seed") == 0) {
+            if (ck_cli_parse_size(v, 0, UINT64_MAX, &u) != 0) {
+                return ck_cli_usage_error("speak: --seed %s: expected an integer 0 .. "
+                                          "18446744073709551615", v);
+            }
+            sp->speak.seed = (uint64_t)u;
+        } else if (strcmp(a, "--noise-scale") == 0) {
+            if (parse_double(v, -1.0, 0.0, &d) != 0) {
+                return ck_cli_usage_error("speak: --noise-scale %s: expected a number >= 0", v);
+            }
+            sp->speak.noise_scale = (float)d;
+        } else if (strcmp(a, "--sample-format") == 0) {
+            if (strcmp(v, "s16") != 0 && strcmp(v, "f32") != 0) {
+                return ck_cli_usage_error("speak: --sample-format %s: expected s16 or f32", v);
+            }
+            sp->sample_format_f32 = strcmp(v, "f32") == 0;
+        } else if (strcmp(a, "-f") == 0 || strcmp(a, "--format") == 0) {
+            if (strcmp(v, "text") == 0) {
+                sp->lines.format = CK_INPUT_TEXT;
+            } else if (strcmp(v, "phonemes") == 0) {
+                sp->lines.format = CK_INPUT_PHONEMES;
+            } else if (strcmp(v, "ids") == 0) {
+                sp->lines.format = CK_INPUT_IDS;
+            } else {
+                return ck_cli_usage_error("speak: -f %s: expected text, phonemes or ids", v);
+            }
+        } else if (strcmp(a, "--lang") == 0) {
+            if (strcmp(v, "en-us") != 0 && strcmp(v, "en-gb") != 0) {
+                return ck_cli_usage_error("speak: --lang %s: expected en-us or en-gb", v);
+            }
+            sp->lines.lang = v;
+        } else if (strcmp(a, "--threads") == 0) {
+            if (ck_cli_parse_size(v, 0, 4096, &u) != 0) {
+                return ck_cli_usage_error("speak: --threads %s: expected 0 .. 4096", v);
+            }
+            mp->threads = (int)u;
+        } else if (strcmp(a, "--precision") == 0) {
+            if (strcmp(v, "fp32") != 0 && strcmp(v, "bf16") != 0) {
+                return ck_cli_usage_error("speak: --precision %s: expected fp32 or bf16", v);
+            }
+            mp->precision = strcmp(v, "bf16") == 0 ? CK_PRECISION_BF16 : CK_PRECISION_FP32;
+        } else if (strcmp(a, "-i") == 0 || strcmp(a, "--input") == 0) {
+            sp->input = v;
+        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
+            sp->output = v;
+        } else {
+            return ck_cli_usage_error("speak: unknown option %s", a);
+        }
+    }
+    if (sp->input == NULL || sp->output == NULL) {
+        return ck_cli_usage_error("speak: %s", "-i INPUT and -o OUT are required");
+    }
+    return 0;
+}
+
+int ck_speak_main(int argc, char **argv)
+{
+    static ck_model_params mp;
+    static ck_speak_params sp;
+    int quiet = 0;
+    mp = ck_model_default_params();
+    memset(&sp, 0, sizeof sp);
+    ck_speak_options_init(&sp.speak);
+    sp.lines = ck_lines_default_params();
+    sp.lines.format = CK_INPUT_TEXT;
+    int rc = parse(argc, argv, &mp, &sp, &quiet);
+    if (rc != 0) {
+        return rc < 0 ? EXIT_SUCCESS : rc;
+    }
+    mp.circuit = ck_speech_circuit_path();
+    mp.log = sp.lines.log = log_stderr;
+    mp.log_ctx = sp.lines.log_ctx = &quiet;
+    mp.cancel = stop_requested;
+    signal(SIGINT, on_stop);
+    signal(SIGTERM, on_stop);
+    if (mp.weights == NULL && !quiet) {
+        fputs("ckbatch: speak: the embedded synthetic weights are NOT Kokoro's: the audio is not "
+              "speech (give --weights kokoro-v1_0.pth for speech)\n", stderr);
+    }
+    ck_error err = {0};
+    ck_model *model = NULL;
+    ck_speak_summary sum;
+    memset(&sum, 0, sizeof sum);
+    rc = ck_model_load(&model, &mp, &err);
+    rc = rc == CK_OK ? ck_model_speak_file(model, &sp, &sum, &err) : rc;
+    ck_model_free(model);
+    if (rc == CK_E_CANCELLED && speak_stop != 0) {
+        fprintf(stderr, "ckbatch: speak: stopped by signal %d: %s\n", (int)speak_stop, err.message);
+        return 128 + (int)speak_stop;
+    }
+    if (rc != CK_OK) {
+        fprintf(stderr, "ckbatch: speak: %s\n", err.message);
+        return EXIT_FAILURE;
+    }
+    if (!quiet) {
+        double audio = (double)sum.samples / CK_SPEECH_SAMPLE_RATE;
+        fprintf(stderr, "ckbatch: speak: %zu lines, %.2f s of audio in %.2f s (real-time factor "
+                "%.3f), %zu lines without phonemes, %llu samples clipped -> %s\n", sum.lines, audio,
+                sum.seconds, audio > 0 ? sum.seconds / audio : 0.0, sum.lines_skipped,
+                (unsigned long long)sum.clipped, sp.output);
+    }
+    return EXIT_SUCCESS;
+}
