@@ -22,7 +22,7 @@ from ._errors import Error, InputError, StateError, UsageError, WeightsError
 from . import _ckbatch
 
 __all__ = ["Model", "Features", "Sequence", "Dropped", "Skipped", "Summary", "Progress", "load",
-           "Prosody", "Word", "prosody_circuit", "check_voice",
+           "Prosody", "Word", "prosody_circuit", "speech_circuit", "check_voice",
            "write_demo_weights", "Error", "InputError", "WeightsError", "UsageError", "StateError",
            "__version__", "library_version", "kernels_isa", "available_cpus"]
 
@@ -308,6 +308,25 @@ class Model:
                        [[Word(*w) for w in seq] for seq in words], [],
                        {"weights": self.weights_identity})
 
+    def speak(self, lines, *, voice=None, speed=1.0, seed=0, noise_scale=1.0, format="phonemes",
+              lang="en-us", g2p="misaki", lexicon_dir=None, strict_symbols=False):
+        """Speech of `lines` (phoneme strings, ids lines or text, as `format` says) through the
+        speech circuit (a Model made with circuit=ckbatch.speech_circuit()): ck_model_speak, GIL
+        released. Returns one (audio, words) per line that gave phonemes, in line order: audio a
+        float32 numpy array at 24,000 Hz (a line's chunks joined as Kokoro joins them), words a
+        list of Word (phonemes, start, end in seconds from the line's start; None where Kokoro
+        gives none). seed keys the generator's noise (same seed, same bits, in any batch);
+        noise_scale 0 removes it. Docs: docs/speak.md.
+        """
+        fmt = _choice("format", format, _FORMATS)
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2 ** 64:
+            raise ValueError(f"seed: expected an integer 0 .. 2**64-1, got {seed!r}")
+        spoken = self._m.speak(_lines_of(lines), format=fmt, lang=lang,
+                               strict_symbols=bool(strict_symbols), g2p=g2p,
+                               lexicon_dir=lexicon_dir, voice=voice, speed=_speed(speed),
+                               seed=seed, noise_scale=float(noise_scale))
+        return [(audio, [Word(*w) for w in words]) for _line, audio, words in spoken]
+
     def run(self, input_path, output_path, resume=True, progress=None, *, format="phonemes",
             lang="en-us", g2p="misaki", lexicon_dir=None, layer="features", on_error="stop",
             strict_symbols=False, progress_interval=0.5, log=None, voice=None, speed=1.0):
@@ -381,6 +400,11 @@ class Prosody:
     def __repr__(self):
         return (f"<ckbatch.Prosody {len(self)} sequences, {len(self.durations)} tokens, "
                 f"{int(self.frame_offsets[-1])} frames>")
+
+
+def speech_circuit():
+    """Path of the shipped speech circuit: Model(circuit=ckbatch.speech_circuit()).speak(...)."""
+    return _ckbatch.speech_circuit()
 
 
 def prosody_circuit():

@@ -1,6 +1,6 @@
 """Type stubs of ckbatch (see __init__.py for the documentation)."""
 import os
-from typing import Callable, Iterable, Iterator, NamedTuple, Optional, Sequence as Seq, Union
+from typing import Callable, Iterable, Iterator, List, NamedTuple, Optional, Sequence as Seq, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -140,6 +140,10 @@ class Model:
                 g2p: str = "misaki", lexicon_dir: Optional[_Path] = None,
                 voice: Optional[_Path] = None, speed: float = 1.0,
                 strict_symbols: bool = False) -> Prosody: ...
+    def speak(self, lines: Seq[str], *, voice: Optional[_Path] = None, speed: float = 1.0,
+              seed: int = 0, noise_scale: float = 1.0, format: str = "phonemes",
+              lang: str = "en-us", g2p: str = "misaki", lexicon_dir: Optional[_Path] = None,
+              strict_symbols: bool = False) -> List[Tuple[np.ndarray, List[Word]]]: ...
     def run(self, input_path: _Path, output_path: _Path, resume: bool = True,
             progress: Optional[Callable[[Progress], object]] = None, *, format: str = "phonemes",
             lang: str = "en-us", g2p: str = "misaki", lexicon_dir: Optional[_Path] = None,
@@ -150,5 +154,6 @@ class Model:
 
 def load(path: _Path) -> Union[Features, Prosody]: ...
 def prosody_circuit() -> str: ...
+def speech_circuit() -> str: ...
 def check_voice(voice: _Path) -> None: ...
 def write_demo_weights(path: _Path, seed: int = 20261129) -> str: ...

@@ -225,7 +225,15 @@ static PyObject *prosody_circuit(PyObject *module, PyObject *unused)
     return PyUnicode_DecodeFSDefault(ck_prosody_circuit_path());
 }
 
+static PyObject *speech_circuit(PyObject *module, PyObject *unused)
+{
+    (void)module, (void)unused;
+    return PyUnicode_DecodeFSDefault(ck_speech_circuit_path());
+}
+
 static PyMethodDef module_methods[] = {
+    {"speech_circuit", speech_circuit, METH_NOARGS, "speech_circuit() -> path of the shipped "
+     "speech circuit."},
     {"check_voice", check_voice, METH_O, "check_voice(spec) -> None; raises for a bad voice."},
     {"prosody_circuit", prosody_circuit, METH_NOARGS, "prosody_circuit() -> path of the shipped "
      "prosody circuit."},

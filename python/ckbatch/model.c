@@ -504,6 +504,178 @@ static PyObject *model_prosody(model_object *self, PyObject *args, PyObject *kw)
     return out;
 }
 
+/* One spoken line as the speak callback copies it (no Python object: the GIL is released). */
+typedef struct {
+    size_t line, samples, n_words;
+    float *audio;
+    ck_word_time *words;
+    char **texts;   /* [n_words] each word's phonemes, NUL-terminated */
+} spoken_line;
+
+typedef struct {
+    const ck_sequence_set *set;
+    spoken_line *lines;
+    size_t n, cap;
+} spoken;
+
+static int keep_line(void *user, const ck_speech_line *l, ck_error *err)
+{
+    spoken *sp = user;
+    if (sp->n == sp->cap) {
+        size_t cap = sp->cap ? 2 * sp->cap : 16;
+        spoken_line *q = realloc(sp->lines, cap * sizeof *q);
+        if (q == NULL) {
+            err->code = CK_E_MEMORY;
+            snprintf(err->message, sizeof err->message, "speak: cannot allocate");
+            return CK_E_MEMORY;
+        }
+        sp->lines = q, sp->cap = cap;
+    }
+    spoken_line *o = &sp->lines[sp->n];
+    memset(o, 0, sizeof *o);
+    o->line = l->line;
+    o->samples = l->samples;
+    o->audio = malloc((l->samples + 1) * sizeof(float));
+    o->words = malloc((l->n_words + 1) * sizeof *o->words);
+    o->texts = calloc(l->n_words + 1, sizeof *o->texts);
+    int ok = o->audio && o->words && o->texts;
+    sp->n++;
+    if (ok) {
+        memcpy(o->audio, l->audio, l->samples * sizeof(float));
+        for (size_t c = 0; ok && c < l->chunks; c++) {
+            const char *ph = sp->set->phonemes[l->first_sequence + c];
+            for (size_t w = l->chunk_words[c]; ok && w < l->chunk_words[c + 1]; w++) {
+                o->words[w] = l->words[w];
+                o->texts[w] = malloc(l->words[w].bytes + 1);
+                ok = o->texts[w] != NULL;
+                if (ok) {
+                    memcpy(o->texts[w], ph + l->words[w].byte, l->words[w].bytes);
+                    o->texts[w][l->words[w].bytes] = '\0';
+                    o->n_words = w + 1;
+                }
+            }
+        }
+    }
+    if (!ok) {
+        err->code = CK_E_MEMORY;
+        snprintf(err->message, sizeof err->message, "speak: cannot allocate");
+        return CK_E_MEMORY;
+    }
+    return CK_OK;
+}
+
+static void spoken_free(spoken *sp)
+{
+    for (size_t i = 0; i < sp->n; i++) {
+        free(sp->lines[i].audio);
+        for (size_t w = 0; sp->lines[i].texts && w < sp->lines[i].n_words; w++) {
+            free(sp->lines[i].texts[w]);
+        }
+        free(sp->lines[i].texts);
+        free(sp->lines[i].words);
+    }
+    free(sp->lines);
+    memset(sp, 0, sizeof *sp);
+}
+
+/* [(line, audio float32 array, [(phonemes, start, end), ...]), ...]; audio buffers taken over. */
+static PyObject *spoken_to_py(spoken *sp)
+{
+    PyObject *list = PyList_New(0);
+    for (size_t i = 0; list != NULL && i < sp->n; i++) {
+        spoken_line *l = &sp->lines[i];
+        npy_intp dims[1] = {(npy_intp)l->samples};
+        PyObject *audio = owned_array(l->audio, 1, dims, NPY_FLOAT32);
+        if (audio != NULL) {
+            l->audio = NULL; /* now the array's */
+        }
+        PyObject *words = PyList_New(0);
+        for (size_t w = 0; words != NULL && w < l->n_words; w++) {
+            const ck_word_time *t = &l->words[w];
+            PyObject *text = PyUnicode_DecodeUTF8(l->texts[w], (Py_ssize_t)strlen(l->texts[w]),
+                                                  "replace");
+            PyObject *start = Py_IS_NAN(t->start) ? Py_NewRef(Py_None)
+                                                  : PyFloat_FromDouble(t->start);
+            PyObject *end = Py_IS_NAN(t->end) ? Py_NewRef(Py_None) : PyFloat_FromDouble(t->end);
+            PyObject *item = text && start && end ? PyTuple_Pack(3, text, start, end) : NULL;
+            Py_XDECREF(text), Py_XDECREF(start), Py_XDECREF(end);
+            if (item == NULL || PyList_Append(words, item) != 0) {
+                Py_XDECREF(item);
+                Py_CLEAR(words);
+                break;
+            }
+            Py_DECREF(item);
+        }
+        PyObject *item = audio && words ? Py_BuildValue("(nOO)", (Py_ssize_t)l->line, audio, words)
+                                        : NULL;
+        Py_XDECREF(audio), Py_XDECREF(words);
+        if (item == NULL || PyList_Append(list, item) != 0) {
+            Py_XDECREF(item);
+            Py_CLEAR(list);
+            break;
+        }
+        Py_DECREF(item);
+    }
+    return list;
+}
+
+static PyObject *model_speak(model_object *self, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"lines", "format", "lang", "strict_symbols", "g2p", "lexicon_dir",
+                            "voice", "speed", "seed", "noise_scale", NULL};
+    PyObject *seq, *lexicon_dir = NULL, *voice = NULL;
+    int format = CK_INPUT_PHONEMES, strict = 0;
+    const char *lang = NULL, *g2p = NULL;
+    double speed = 1.0, noise_scale = 1.0;
+    unsigned long long seed = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|izpzO&O&dKd", names, &seq, &format, &lang,
+                                     &strict, &g2p, ckpy_path_or_none, &lexicon_dir,
+                                     ckpy_path_or_none, &voice, &speed, &seed, &noise_scale)) {
+        return NULL;
+    }
+    PyObject *fast = PySequence_Fast(seq, "lines: expected a sequence of str"), *out = NULL;
+    Py_ssize_t n = fast != NULL ? PySequence_Fast_GET_SIZE(fast) : 0;
+    const char **lines = fast != NULL ? utf8_lines(fast, n) : NULL;
+    if (lines != NULL && begin_call(self) == 0) {
+        msg_list warnings = {0};
+        ck_lines_params lp = ck_lines_default_params();
+        lp.format = (ck_input_format)format;
+        lp.lang = lang;
+        lp.strict_symbols = strict;
+        lp.g2p = g2p;
+        lp.lexicon_dir = ckpy_path_str(lexicon_dir);
+        lp.log = collect_warning;
+        lp.log_ctx = &warnings;
+        ck_speak_options o;
+        ck_speak_options_init(&o);
+        o.voice = ckpy_path_str(voice);
+        o.speed = speed;
+        o.seed = (uint64_t)seed;
+        o.noise_scale = (float)noise_scale;
+        ck_sequence_set s;
+        memset(&s, 0, sizeof s);
+        spoken sp = {0};
+        ck_error err = {0};
+        int rc;
+        Py_BEGIN_ALLOW_THREADS
+        rc = ck_model_tokenize(self->model, lines, (size_t)n, &lp, &s, &err);
+        if (rc == CK_OK) {
+            sp.set = &s;
+            rc = ck_model_speak(self->model, &s, &o, keep_line, &sp, &err);
+        }
+        Py_END_ALLOW_THREADS
+        out = end_call(self, rc, &err) == 0 ? spoken_to_py(&sp) : NULL;
+        spoken_free(&sp);
+        ck_sequence_set_free(&s);
+        msg_list_free(&warnings);
+    }
+    PyMem_Free(lines);
+    Py_XDECREF(fast);
+    Py_XDECREF(lexicon_dir);
+    Py_XDECREF(voice);
+    return out;
+}
+
 static PyObject *summary_to_py(const ck_corpus_summary *s)
 {
     return Py_BuildValue("{s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:d,s:d,s:n}", "lines",
@@ -600,6 +772,10 @@ static PyMethodDef model_methods[] = {
     {"encode_lines", (PyCFunction)(void (*)(void))model_encode_lines, METH_VARARGS | METH_KEYWORDS,
      "encode_lines(lines, format=0, lang=None, strict_symbols=False, layer=0) -> (features, "
      "offsets, line, chunk, phonemes, warnings): ck_model_encode_lines, GIL released."},
+    {"speak", (PyCFunction)(void (*)(void))model_speak, METH_VARARGS | METH_KEYWORDS,
+     "speak(lines, format=0, lang=None, strict_symbols=False, g2p=None, lexicon_dir=None, "
+     "voice=None, speed=1.0, seed=0, noise_scale=1.0) -> [(line, float32 audio, words)]: "
+     "ck_model_tokenize + ck_model_speak, GIL released."},
     {"prosody", (PyCFunction)(void (*)(void))model_prosody, METH_VARARGS | METH_KEYWORDS,
      "prosody(lines, format=0, lang=None, strict_symbols=False, g2p=None, lexicon_dir=None, "
      "voice=None, speed=1.0) -> (durations, offsets, frame_offsets, line, chunk, phonemes, words, "
