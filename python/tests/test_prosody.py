@@ -153,14 +153,14 @@ def _capture_tensor(name):
 
 def test_model_prosody_f0_n(prosody_model):
     """Model.prosody's F0 and N (2 values per frame) of speech20 and speech8 at their own speeds
-    against the capture, within test_prosody_frames.c's bounds (F0 8.5e-4, N 1.4e-5); and a
+    against the capture, within test_prosody_frames.c's bounds (F0 3.5e-3, N 6e-5); and a
     sequence's F0/N bits alone equal its slice of a batch."""
     for case, line, speed in (("speech20", "ði dˈɔɡ ɹˈæn hˈOm.", 1.3), ("speech8", "ði ˈAs", 1.4)):
         p = prosody_model.prosody([line], speed=speed)
         assert p.f0.dtype == np.float32 and p.f0.shape == (2 * p.frame_offsets[-1],)
         assert p.n.shape == p.f0.shape
-        assert np.max(np.abs(p.f0 - _capture_tensor(case + ".F0"))) < 8.5e-4
-        assert np.max(np.abs(p.n - _capture_tensor(case + ".N"))) < 1.4e-5
+        assert np.max(np.abs(p.f0 - _capture_tensor(case + ".F0"))) < 3.5e-3
+        assert np.max(np.abs(p.n - _capture_tensor(case + ".N"))) < 6e-5
     lines = ["ði dˈɔɡ ɹˈæn hˈOm.", "ði ˈAs", "ði"]
     batch = prosody_model.prosody(lines, speed=1.3)
     for i, line in enumerate(lines):
