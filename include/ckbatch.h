@@ -403,9 +403,13 @@ typedef struct {
     size_t *word_offsets;    /* [n_sequences + 1] sequence s has words word_offsets[s] ..
                                 word_offsets[s + 1] */
     ck_word_time *words;     /* [n_words] */
+    float *f0, *n;           /* [2 * frame_offsets[n_sequences]] F0 and N curves, 2 values per frame
+                                (Kokoro's F0Ntrain, SYNTHESIS.md): sequence s is values
+                                2 frame_offsets[s] .. 2 frame_offsets[s + 1]; NULL when the circuit
+                                has no "f0" / "n" output */
 } ck_prosody;
 
-/* Durations and word times of the sequences of `seqs` (from ck_model_tokenize) through the
+/* Durations, word times and (circuit outputs "f0", "n") F0 and N of the sequences of `seqs` (from ck_model_tokenize) through the
  * model's prosody circuit (ck_prosody_circuit_path: loaded with ck_model_params.circuit), with
  * voice (NULL: ck_model_default_voice) and speed (finite, > 0), exactly as a corpus run with layer
  * prosody writes them (same bits, any batch and thread count). Batches of consecutive sequences

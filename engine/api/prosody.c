@@ -141,7 +141,7 @@ const char *ck_model_default_voice(const ck_model *m)
 
 const char *ck_prosody_circuit_path(void)
 {
-    return CK_CIRCUITS_SOURCE_DIR "/kokoro_prosody_tokens.json";
+    return CK_CIRCUITS_SOURCE_DIR "/kokoro_prosody.json";
 }
 
 void ck_prosody_free(ck_prosody *p)
@@ -151,6 +151,8 @@ void ck_prosody_free(ck_prosody *p)
         free(p->frame_offsets);
         free(p->word_offsets);
         free(p->words);
+        free(p->f0);
+        free(p->n);
         memset(p, 0, sizeof *p);
     }
 }
@@ -220,6 +222,30 @@ static int prosody_batch(ck_model *m, const ck_sequence_set *seqs, const ck_voic
                        : rc;
 }
 
+/* Appends the last run's frame-rate output `buffer` (2 rows of 1 value per frame, the batch's
+ * sequences back to back) to *to, which then holds 2 frame_offsets[last] values; frame_offsets of
+ * the batch's sequences [first, last) are set. No-op for buffer -1. */
+static int prosody_curve(const ck_model *m, int buffer, const ck_prosody *out, size_t first,
+                         size_t last, float **to, ck_error *err)
+{
+    if (buffer < 0) {
+        return CK_OK;
+    }
+    size_t rows = 0, from = 2 * out->frame_offsets[first], want = 2 * out->frame_offsets[last];
+    const float *r = ck_executor_output_rows(m->executor, buffer, &rows);
+    if (r == NULL || rows != want - from) {
+        return ck_fail(err, CK_E_BACKEND, "prosody: %zu curve rows for %zu frames", rows,
+                       (want - from) / 2);
+    }
+    float *grown = realloc(*to, (want + 1) * sizeof *grown);
+    if (grown == NULL) {
+        return ck_fail(err, CK_E_MEMORY, "prosody: cannot allocate %zu curve values", want);
+    }
+    *to = grown;
+    memcpy(grown + from, r, rows * sizeof *grown);
+    return CK_OK;
+}
+
 int ck_model_prosody(ck_model *m, const ck_sequence_set *seqs, const char *voice, double speed,
                      ck_prosody *out, ck_error *err)
 {
@@ -257,6 +283,12 @@ int ck_model_prosody(ck_model *m, const ck_sequence_set *seqs, const char *voice
         for (size_t s = first; rc == CK_OK && s < first + count; s++) {
             rc = prosody_words_of(seqs, s, scratch, out, err);
         }
+        rc = rc == CK_OK ? prosody_curve(m, m->circuit.f0_buffer, out, first, first + count,
+                                         &out->f0, err)
+                         : rc;
+        rc = rc == CK_OK ? prosody_curve(m, m->circuit.n_buffer, out, first, first + count,
+                                         &out->n, err)
+                         : rc;
         first += count;
     }
     out->n_words = rc == CK_OK ? out->word_offsets[n] : 0;

@@ -301,12 +301,13 @@ class Model:
         arrays (int32 durations, int64 offsets and frame_offsets) own their memory.
         """
         fmt = _choice("format", format, _FORMATS)
-        durations, offsets, frames, line, chunk, phonemes, words, warnings = self._m.prosody(
+        (durations, offsets, frames, line, chunk, phonemes, words, warnings, f0,
+         n) = self._m.prosody(
             _lines_of(lines), format=fmt, lang=lang, strict_symbols=bool(strict_symbols),
             g2p=g2p, lexicon_dir=lexicon_dir, voice=voice, speed=_speed(speed))
         return Prosody(durations, offsets, frames, _records(line, chunk, phonemes, offsets),
                        [[Word(*w) for w in seq] for seq in words], [],
-                       {"weights": self.weights_identity})
+                       {"weights": self.weights_identity}, f0, n)
 
     def speak(self, lines, *, voice=None, speed=1.0, seed=0, noise_scale=1.0, format="phonemes",
               lang="en-us", g2p="misaki", lexicon_dir=None, strict_symbols=False):
@@ -377,15 +378,20 @@ class Prosody:
         words: list (one per sequence) of lists of Word (phonemes, start, end seconds).
         skipped: list of Skipped.
         metadata: dict of the file's metadata (voice, voice_sha256, speed, ...).
+        f0, n: float32 [2 * frame_offsets[-1]]: F0 and N curves, 2 values per frame (sequence i
+            is values 2 frame_offsets[i]:2 frame_offsets[i+1]); None when not computed (a file
+            from load holds none yet).
 
     ``len(p)`` is the number of sequences; ``p[i]`` gives sequence i's durations (a view).
     """
 
     __slots__ = ("durations", "offsets", "frame_offsets", "sequences", "words", "skipped",
-                 "metadata")
+                 "metadata", "f0", "n")
 
-    def __init__(self, durations, offsets, frame_offsets, sequences, words, skipped, metadata):
+    def __init__(self, durations, offsets, frame_offsets, sequences, words, skipped, metadata,
+                 f0=None, n=None):
         self.durations, self.offsets, self.frame_offsets = durations, offsets, frame_offsets
+        self.f0, self.n = f0, n
         self.sequences, self.words, self.skipped, self.metadata = sequences, words, skipped, metadata
 
     def __len__(self):

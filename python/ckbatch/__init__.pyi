@@ -106,6 +106,8 @@ class Prosody:
     words: list[list[Word]]
     skipped: list[Skipped]
     metadata: dict[str, str]
+    f0: npt.NDArray[np.float32] | None
+    n: npt.NDArray[np.float32] | None
     def __len__(self) -> int: ...
     def __getitem__(self, i: int) -> npt.NDArray[np.int32]: ...
 

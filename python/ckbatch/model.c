@@ -442,16 +442,23 @@ static PyObject *prosody_to_py(ck_sequence_set *s, ck_prosody *p, const msg_list
         PyList_SET_ITEM(words, (Py_ssize_t)i, w);
     }
     PyObject *durations = owned_array(p->durations, 1, tok_dims, NPY_INT32);
+    npy_intp curve_dims[1] = {(npy_intp)(2 * p->frame_offsets[s->n_sequences])};
     PyObject *frames = owned_array(p->frame_offsets, 1, off_dims, NPY_INT64);
-    p->durations = NULL, p->frame_offsets = NULL; /* now the arrays' */
+    PyObject *f0 = p->f0 != NULL ? owned_array(p->f0, 1, curve_dims, NPY_FLOAT32)
+                                 : (Py_INCREF(Py_None), Py_None);
+    PyObject *n = p->n != NULL ? owned_array(p->n, 1, curve_dims, NPY_FLOAT32)
+                               : (Py_INCREF(Py_None), Py_None);
+    p->durations = NULL, p->frame_offsets = NULL, p->f0 = NULL, p->n = NULL; /* the arrays' */
     /* the set's own tuple: rows (none here), offsets, line, chunk, phonemes, warnings */
     PyObject *set = sequence_set_to_py(s, 0, warnings), *out = NULL;
-    if (set != NULL && words != NULL && durations != NULL && frames != NULL) {
-        out = Py_BuildValue("(OOOOOOOO)", durations, PyTuple_GET_ITEM(set, 1), frames,
+    if (set != NULL && words != NULL && durations != NULL && frames != NULL && f0 != NULL &&
+        n != NULL) {
+        out = Py_BuildValue("(OOOOOOOOOO)", durations, PyTuple_GET_ITEM(set, 1), frames,
                             PyTuple_GET_ITEM(set, 2), PyTuple_GET_ITEM(set, 3),
-                            PyTuple_GET_ITEM(set, 4), words, PyTuple_GET_ITEM(set, 5));
+                            PyTuple_GET_ITEM(set, 4), words, PyTuple_GET_ITEM(set, 5), f0, n);
     }
     Py_XDECREF(set), Py_XDECREF(words), Py_XDECREF(durations), Py_XDECREF(frames);
+    Py_XDECREF(f0), Py_XDECREF(n);
     return out;
 }
 

@@ -137,3 +137,34 @@ def test_model_prosody_equals_the_file(prosody_model, tmp_path):
     assert p[0].tolist() == want
     with pytest.raises(ckbatch.UsageError, match="speed"):
         prosody_model.prosody(lines, speed=0)
+
+
+def _capture_tensor(name):
+    """One F32 tensor of the pinned speech capture (safetensors: u64 header size, JSON header)."""
+    path = MANIFEST.replace(".manifest.json", ".safetensors")
+    with open(path, "rb") as f:
+        size = int.from_bytes(f.read(8), "little")
+        header = json.loads(f.read(size))
+        start, end = header[name]["data_offsets"]
+        assert header[name]["dtype"] == "F32"
+        f.seek(8 + size + start)
+        return np.frombuffer(f.read(end - start), dtype=np.float32)
+
+
+def test_model_prosody_f0_n(prosody_model):
+    """Model.prosody's F0 and N (2 values per frame) of speech20 and speech8 at their own speeds
+    against the capture, within test_prosody_frames.c's bounds (F0 3.5e-3, N 6e-5); and a
+    sequence's F0/N bits alone equal its slice of a batch."""
+    for case, line, speed in (("speech20", "ði dˈɔɡ ɹˈæn hˈOm.", 1.3), ("speech8", "ði ˈAs", 1.4)):
+        p = prosody_model.prosody([line], speed=speed)
+        assert p.f0.dtype == np.float32 and p.f0.shape == (2 * p.frame_offsets[-1],)
+        assert p.n.shape == p.f0.shape
+        assert np.max(np.abs(p.f0 - _capture_tensor(case + ".F0"))) < 3.5e-3
+        assert np.max(np.abs(p.n - _capture_tensor(case + ".N"))) < 6e-5
+    lines = ["ði dˈɔɡ ɹˈæn hˈOm.", "ði ˈAs", "ði"]
+    batch = prosody_model.prosody(lines, speed=1.3)
+    for i, line in enumerate(lines):
+        alone = prosody_model.prosody([line], speed=1.3)
+        a, b = 2 * batch.frame_offsets[i], 2 * batch.frame_offsets[i + 1]
+        assert alone.f0.tobytes() == batch.f0[a:b].tobytes()
+        assert alone.n.tobytes() == batch.n[a:b].tobytes()

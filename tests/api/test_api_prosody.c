@@ -23,17 +23,23 @@ static const struct {
      {1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 1}, 20, 31},   /* ði dˈɔɡ ɹˈæn hˈOm. */
 };
 
-static ck_model *open_prosody(void)
+static ck_model *open_prosody_with(int threads, int parity)
 {
     ck_model_params p = ck_model_default_params();
     p.circuit = ck_prosody_circuit_path();
-    p.threads = 2;
+    p.threads = threads;
+    p.parity = parity;
     ck_model *m = NULL;
     ck_error err = {0};
     if (ck_model_load(&m, &p, &err) != CK_OK) {
         fprintf(stderr, "\n    %s\n", err.message);
     }
     return m;
+}
+
+static ck_model *open_prosody(void)
+{
+    return open_prosody_with(2, 0);
 }
 
 static void tokenize(ck_model *m, const char *const *lines, size_t n, ck_sequence_set *set)
@@ -60,6 +66,11 @@ static void test_durations_and_times(void)
         CU_ASSERT_EQUAL(p.frame_offsets[0], 0);
         CU_ASSERT_EQUAL(p.frame_offsets[1], k_cases[k].frames);
         CU_ASSERT_EQUAL(p.word_offsets[1], p.n_words);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(p.f0);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(p.n);
+        for (size_t v = 0; v < 2 * k_cases[k].frames; v++) {
+            CU_ASSERT_FATAL(isfinite(p.f0[v]) && isfinite(p.n[v]));
+        }
         if (k == 2) { /* test_prosody_words.c, test_capture_case */
             static const double want[4][2] = {{0, 0.0625}, {0.0625, 0.2}, {0.2, 0.45},
                                               {0.45, 0.725}};
@@ -107,6 +118,56 @@ static void test_batch_invariant(void)
     ck_model_free(m);
 }
 
+/* F0 and N (2 values per frame) of each sequence: the same bits alone as in one call of the three,
+ * at 1 and 2 threads, fused (default) and in parity; the thread count changes no bit either. */
+static void test_f0n_invariant(void)
+{
+    const char *lines[3] = {k_cases[0].phonemes, k_cases[1].phonemes, k_cases[2].phonemes};
+    for (int parity = 0; parity < 2; parity++) {
+        float *first_f0 = NULL, *first_n = NULL;
+        for (int threads = 1; threads <= 2; threads++) {
+            ck_model *m = open_prosody_with(threads, parity);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+            ck_sequence_set all;
+            tokenize(m, lines, 3, &all);
+            ck_prosody batch;
+            ck_error err = {0};
+            CU_ASSERT_EQUAL_FATAL(ck_model_prosody(m, &all, NULL, 1.3, &batch, &err), CK_OK);
+            size_t values = 2 * batch.frame_offsets[3];
+            CU_ASSERT_PTR_NOT_NULL_FATAL(batch.f0);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(batch.n);
+            for (size_t k = 0; k < 3; k++) {
+                ck_sequence_set one;
+                tokenize(m, &lines[k], 1, &one);
+                ck_prosody alone;
+                CU_ASSERT_EQUAL_FATAL(ck_model_prosody(m, &one, NULL, 1.3, &alone, &err), CK_OK);
+                size_t from = 2 * batch.frame_offsets[k], count = 2 * alone.frame_offsets[1];
+                CU_ASSERT_EQUAL_FATAL(count, 2 * batch.frame_offsets[k + 1] - from);
+                CU_ASSERT_EQUAL(memcmp(alone.f0, batch.f0 + from, count * sizeof(float)), 0);
+                CU_ASSERT_EQUAL(memcmp(alone.n, batch.n + from, count * sizeof(float)), 0);
+                ck_prosody_free(&alone);
+                ck_sequence_set_free(&one);
+            }
+            if (first_f0 == NULL) {
+                first_f0 = malloc(values * sizeof *first_f0);
+                first_n = malloc(values * sizeof *first_n);
+                CU_ASSERT_PTR_NOT_NULL_FATAL(first_f0);
+                CU_ASSERT_PTR_NOT_NULL_FATAL(first_n);
+                memcpy(first_f0, batch.f0, values * sizeof *first_f0);
+                memcpy(first_n, batch.n, values * sizeof *first_n);
+            } else {
+                CU_ASSERT_EQUAL(memcmp(first_f0, batch.f0, values * sizeof *first_f0), 0);
+                CU_ASSERT_EQUAL(memcmp(first_n, batch.n, values * sizeof *first_n), 0);
+            }
+            ck_prosody_free(&batch);
+            ck_sequence_set_free(&all);
+            ck_model_free(m);
+        }
+        free(first_f0);
+        free(first_n);
+    }
+}
+
 static void test_refusals(void)
 {
     ck_model *m = open_prosody();
@@ -146,6 +207,7 @@ int main(void)
     static const ck_test_case cases[] = {
         {"durations and word times equal the capture", test_durations_and_times},
         {"one call equals each sequence alone", test_batch_invariant},
+        {"F0 and N: alone = in a batch, 1 = 2 threads, default and parity", test_f0n_invariant},
         {"bad speed, voice and circuit", test_refusals},
     };
     return ck_test_run("api_prosody", cases, sizeof cases / sizeof cases[0]);
