@@ -190,6 +190,39 @@ static int check_bf16(ck_executor *ex, ck_error *err)
     return CK_OK;
 }
 
+/* int8 runs only on an int8 dot-product instruction (without one oneDNN 2.6 uses VPMADDUBSW, whose
+ * 16-bit pair sums saturate on u8 x s8 products): the CPU has AVX512-VNNI, AVX-VNNI or AMX-INT8,
+ * every linear's kernel is oneDNN's VNNI or AMX one, and the fixed self-check is finite with cosine
+ * >= 0.999 against the f32 reference. */
+static int check_int8(ck_executor *ex, ck_error *err)
+{
+    const char *dot = ck_cpu_int8_dot();
+    if (dot[0] == '\0') {
+        return ck_fail(err, CK_E_BACKEND, "precision int8: this CPU has no int8 dot product "
+                       "instruction (AVX512-VNNI, AVX-VNNI or AMX-INT8; cpu %s): use precision "
+                       "bf16 or fp32", ck_cpu_features());
+    }
+    for (size_t i = 0; i < ex->program.n_steps; i++) {
+        const char *impl = linear_impl_at(ex, i);
+        if (impl != NULL && strstr(impl, "vnni") == NULL && strstr(impl, "amx") == NULL) {
+            return ck_fail(err, CK_E_BACKEND, "precision int8: oneDNN has no VNNI or AMX int8 "
+                           "matmul here (it chose \"%s\"; the CPU has %s): ONEDNN_MAX_CPU_ISA "
+                           "may cap it; use precision bf16 or fp32", impl, dot);
+        }
+    }
+    double cosine = 0.0;
+    const char *impl = "unknown";
+    int rc = ck_linear_int8_self_check(ex->onednn, &cosine, &impl);
+    if (rc != CK_OK) {
+        return ck_fail(err, rc, "precision int8: self-check matmul failed: %s", ck_status_name(rc));
+    }
+    if (!(cosine >= 0.999)) { /* also NaN */
+        return ck_fail(err, CK_E_BACKEND, "precision int8: self-check 64x768x768 matmul (%s) has "
+                       "cosine %.6f against f32, below 0.999: refusing to run in int8", impl, cosine);
+    }
+    return CK_OK;
+}
+
 static int setup(ck_executor *ex, const ck_weights *w, ck_error *err)
 {
     const ck_circuit *c = ex->circuit;
@@ -230,8 +263,11 @@ static int setup(ck_executor *ex, const ck_weights *w, ck_error *err)
     if (rc == CK_OK && ex->opt.compiled != NULL) {
         rc = init_compiled(ex, err);
     }
-    if (rc == CK_OK && ex->opt.precision != CK_DTYPE_F32) { /* bf16 */
+    if (rc == CK_OK && ex->opt.precision == CK_DTYPE_BF16) {
         rc = check_bf16(ex, err);
+    }
+    if (rc == CK_OK && ex->opt.precision == CK_DTYPE_I8) {
+        rc = check_int8(ex, err);
     }
     ck_parallel_set_threads(threads);
     return rc;
@@ -245,7 +281,7 @@ int ck_executor_init(ck_executor **out, const ck_circuit *c, const ck_weights *w
     }
     *out = NULL;
     if (!ck_op_precision_supported(opt->precision)) {
-        return ck_fail(err, CK_E_ARG, "executor: precision %s: expected f32 or bf16",
+        return ck_fail(err, CK_E_ARG, "executor: precision %s: expected f32, bf16 or i8",
                        ck_dtype_info(opt->precision)->lower);
     }
     if (opt->threads < 1 || opt->max_batch_tokens == 0 || opt->max_seq_len == 0) {

@@ -309,7 +309,7 @@ int ck_program_lower(ck_program *p, const ck_circuit *c, const ck_plan *plan,
         return ck_fail(err, CK_E_ARG, "lower: null program, circuit, plan or weights");
     }
     if (!ck_op_precision_supported(plan->limits.precision)) {
-        return ck_fail(err, CK_E_ARG, "lower: the plan's precision is neither f32 nor bf16");
+        return ck_fail(err, CK_E_ARG, "lower: the plan's precision is not f32, bf16 or i8");
     }
     memset(p, 0, sizeof *p);
     p->steps = calloc(c->n_ops ? c->n_ops : 1, sizeof *p->steps);
@@ -332,8 +332,9 @@ int ck_program_lower(ck_program *p, const ck_circuit *c, const ck_plan *plan,
             s->checkpoint = gelu->checkpoint[0] != '\0' ? gelu->checkpoint : NULL;
         }
     }
-    int rc = plan->limits.precision != CK_DTYPE_F32 ? schedule_copies(p, c, plan, fuse_gelu, err)
-                                                    : CK_OK;
+    /* bf16 copies only: an int8 linear quantizes its f32 input as it stages each tile */
+    int rc = plan->limits.precision == CK_DTYPE_BF16 ? schedule_copies(p, c, plan, fuse_gelu, err)
+                                                     : CK_OK;
     if (rc != CK_OK) {
         ck_program_free(p);
         return rc;
