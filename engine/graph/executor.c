@@ -66,6 +66,15 @@ static int linear_for(ck_executor *ex, ck_step *s, ck_error *err)
             .compute = s->dtype, .dst = dst,
         };
         rc = rc ? rc : ck_linear_init(slot, ex->onednn, &d);
+        if (rc == CK_OK && ex->opt.precision == CK_DTYPE_I8 && s->dtype == CK_DTYPE_BF16 &&
+            strstr(ck_linear_impl(*slot), "bf16") == NULL) {
+            /* an int8 program's bf16 linear on a CPU without native bf16: f32 instead */
+            ck_linear_free(*slot);
+            *slot = NULL;
+            ck_linear_desc f = d;
+            f.compute = CK_DTYPE_F32;
+            rc = ck_linear_init(slot, ex->onednn, &f);
+        }
         free(packed);
         if (rc != CK_OK) {
             return ck_fail(err, rc, "%s: op %zu \"%s\": oneDNN %s matmul writing %s for \"%s\" "
@@ -75,6 +84,7 @@ static int linear_for(ck_executor *ex, ck_step *s, ck_error *err)
         }
     }
     s->args.linear = *slot;
+    s->dtype = ck_linear_compute_dtype(*slot); /* what it computes in (int8 programs: above) */
     return CK_OK;
 }
 
@@ -202,8 +212,9 @@ static int check_int8(ck_executor *ex, ck_error *err)
                        "instruction (AVX512-VNNI, AVX-VNNI or AMX-INT8; cpu %s): use precision "
                        "bf16 or fp32", ck_cpu_features());
     }
-    for (size_t i = 0; i < ex->program.n_steps; i++) {
-        const char *impl = linear_impl_at(ex, i);
+    for (size_t i = 0; i < ex->n_linears; i++) {
+        const char *impl = ck_linear_compute_dtype(ex->linears[i]) == CK_DTYPE_I8
+                               ? ck_linear_impl(ex->linears[i]) : NULL;
         if (impl != NULL && strstr(impl, "vnni") == NULL && strstr(impl, "amx") == NULL) {
             return ck_fail(err, CK_E_BACKEND, "precision int8: oneDNN has no VNNI or AMX int8 "
                            "matmul here (it chose \"%s\"; the CPU has %s): ONEDNN_MAX_CPU_ISA "
@@ -607,6 +618,16 @@ void ck_executor_dispatch_dtypes(const ck_executor *ex, char *buf, size_t cap)
         int n = name == NULL ? 0 : snprintf(buf + used, cap - used, "%s%s=%s", used ? " " : "",
                                             name, ck_dtype_info(ck_executor_op_dtype(ex, (ck_op_kind)k))->lower);
         used += n > 0 ? (size_t)n : 0;
+        /* the other dtypes steps of this kind compute in, in step order (int8 programs: i8+bf16) */
+        unsigned seen = 1u << ck_executor_op_dtype(ex, (ck_op_kind)k);
+        for (size_t i = 0; name != NULL && i < ex->program.n_steps && used < cap; i++) {
+            const ck_step *s = &ex->program.steps[i];
+            if (s->kind == (ck_op_kind)k && !(seen >> s->dtype & 1u)) {
+                seen |= 1u << s->dtype;
+                n = snprintf(buf + used, cap - used, "+%s", ck_dtype_info(s->dtype)->lower);
+                used += n > 0 ? (size_t)n : 0;
+            }
+        }
     }
 }
 
