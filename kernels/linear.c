@@ -407,7 +407,7 @@ done:
     return rc;
 }
 
-/* The int8 weights: W quantized per output channel (ck_quantize_weight_s8) into a temporary
+/* The int8 weights: W quantized per output channel (ck_quantize_weight_f32_i8) into a temporary
  * [N,K] s8 copy, reordered into w_md; the scales, column sums and bias kept for the epilogue. */
 static int build_int8_weights(ck_linear *lin, const float *weight, const float *bias,
                               const dnnl_memory_desc_t *w_md)
@@ -427,7 +427,7 @@ static int build_int8_weights(ck_linear *lin, const float *weight, const float *
     if (bias != NULL) {
         memcpy(lin->bias_f32, bias, lin->out * sizeof *bias);
     }
-    rc = ck_quantize_weight_s8(weight, lin->out, lin->in, q, lin->w_scale, lin->colsum);
+    rc = ck_quantize_weight_f32_i8(weight, lin->out, lin->in, q, lin->w_scale, lin->colsum);
     if (rc != 0) {
         goto done;
     }
@@ -633,10 +633,10 @@ static int forward_int8(ck_linear *lin, int lane, const float *x, size_t x_strid
             j++;
         }
         size_t m = (size_t)TILE_ROWS[j];
-        ck_quantize_rows_u8(x + done * x_stride, x_stride, xq, lin->in, m, lin->in, scale, zero);
+        ck_quantize_rows_f32_u8(x + done * x_stride, x_stride, xq, lin->in, m, lin->in, scale, zero);
         rc = run_tile(lin, lane, j, xq, acc);
         if (rc == 0) {
-            ck_dequantize_rows_s32(acc, lin->out, scale, zero, lin->w_scale, lin->colsum, lin->bias_f32,
+            ck_dequantize_rows_i32_f32(acc, lin->out, scale, zero, lin->w_scale, lin->colsum, lin->bias_f32,
                                    y + done * y_stride, y_stride, m, lin->out);
         }
         for (size_t r = 0; rc == 0 && lin->activation == CK_LINEAR_GELU_TANH && r < m; r++) {

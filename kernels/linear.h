@@ -76,8 +76,8 @@ typedef struct {
                                  linear is made and run with one OpenMP thread per lane, as the
                                  executor does (tests/kernels/test_linear.c).
                                  CK_DTYPE_I8: W quantized here once per output channel (symmetric
-                                 s8, ck_quantize_weight_s8), each tile of x quantized per row
-                                 (asymmetric u8 with the row's zero point, ck_quantize_rows_u8) into
+                                 s8, ck_quantize_weight_f32_i8), each tile of x quantized per row
+                                 (asymmetric u8 with the row's zero point, ck_quantize_rows_f32_u8) into
                                  a per-lane staging buffer, oneDNN's u8 x s8 matmul with s32
                                  accumulation (VNNI or AMX-INT8 where the CPU has them:
                                  ck_linear_impl says which), then y = scales x (acc - zero point

@@ -20,7 +20,7 @@ static inline float round_even(float v)
     return (v + ROUND_MAGIC) - ROUND_MAGIC; /* not folded: -ffp-contract=off, no -ffast-math */
 }
 
-int ck_quantize_weight_s8(const float *w, size_t n_rows, size_t k, int8_t *q, float *scale,
+int ck_quantize_weight_f32_i8(const float *w, size_t n_rows, size_t k, int8_t *q, float *scale,
                           int32_t *colsum)
 {
     if (w == NULL || q == NULL || scale == NULL || colsum == NULL) {
@@ -155,7 +155,7 @@ CK_TARGET_AVX512 static void quantize_rows_avx512(const float *x, size_t x_strid
     }
 }
 
-void ck_quantize_rows_u8(const float *x, size_t x_stride, uint8_t *q, size_t q_stride, size_t rows,
+void ck_quantize_rows_f32_u8(const float *x, size_t x_stride, uint8_t *q, size_t q_stride, size_t rows,
                          size_t k, float *scale, int32_t *zero)
 {
     if (ck_kernels_isa_level() == CK_ISA_AVX512) {
@@ -209,7 +209,7 @@ CK_TARGET_AVX512 static void dequantize_avx512(const int32_t *acc, size_t acc_st
     }
 }
 
-void ck_dequantize_rows_s32(const int32_t *acc, size_t acc_stride, const float *scale,
+void ck_dequantize_rows_i32_f32(const int32_t *acc, size_t acc_stride, const float *scale,
                             const int32_t *zero, const float *w_scale, const int32_t *colsum,
                             const float *bias, float *y, size_t y_stride, size_t rows, size_t n)
 {

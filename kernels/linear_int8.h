@@ -27,7 +27,7 @@
  * w [N,K] row-major f32 (PyTorch Linear layout); q [N,K] row-major; scale, colsum [N].
  * Errors: CK_E_ARG (a null pointer), CK_E_SIZE (K or N == 0, K > CK_INT8_MAX_K),
  * CK_E_NONFINITE (NaN or Inf in w: nothing written). */
-int ck_quantize_weight_s8(const float *w, size_t n_rows, size_t k, int8_t *q, float *scale,
+int ck_quantize_weight_f32_i8(const float *w, size_t n_rows, size_t k, int8_t *q, float *scale,
                           int32_t *colsum);
 
 /* Activation quantization, asymmetric per row (the row's range including 0, mapped onto 0..255):
@@ -38,14 +38,14 @@ int ck_quantize_weight_s8(const float *w, size_t n_rows, size_t k, int8_t *q, fl
  * check reports it) and some q in range; no error. About half the step of a symmetric s8 row.
  * x [T,K] row stride x_stride >= K; q [T,K] row stride q_stride >= K; scale, zero [T]. The caller
  * checks sizes (an internal kernel: linear.c). */
-void ck_quantize_rows_u8(const float *x, size_t x_stride, uint8_t *q, size_t q_stride, size_t rows,
+void ck_quantize_rows_f32_u8(const float *x, size_t x_stride, uint8_t *q, size_t q_stride, size_t rows,
                          size_t k, float *scale, int32_t *zero);
 
 /* y[t,n] = (float)(acc[t,n] - zero[t] colsum[n]) * (scale[t] * w_scale[n]) + bias[n] (bias NULL:
  * no bias), in that order, each operation rounded to f32. acc [T,N] row stride acc_stride; y [T,N]
  * row stride y_stride (acc and y may be the same memory: an s32 row is read before it is written).
  * The caller checks sizes. */
-void ck_dequantize_rows_s32(const int32_t *acc, size_t acc_stride, const float *scale,
+void ck_dequantize_rows_i32_f32(const int32_t *acc, size_t acc_stride, const float *scale,
                             const int32_t *zero, const float *w_scale, const int32_t *colsum,
                             const float *bias, float *y, size_t y_stride, size_t rows, size_t n);
 

@@ -26,16 +26,16 @@ static void test_weight_quantization_by_hand(void)
     int8_t q[6];
     float scale[2];
     int32_t colsum[2];
-    CU_ASSERT_EQUAL_FATAL(ck_quantize_weight_s8(w, 2, 3, q, scale, colsum), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_quantize_weight_f32_i8(w, 2, 3, q, scale, colsum), CK_OK);
     /* 0.5 * 127 = 63.5 -> 64 (ties to even), 0.25 * 127 = 31.75 -> 32 */
     CU_ASSERT(q[0] == 64 && q[1] == -127 && q[2] == 32);
     CU_ASSERT_EQUAL(colsum[0], 64 - 127 + 32);
     CU_ASSERT_EQUAL(scale[0], 1.0f / 127.0f);
     CU_ASSERT(q[3] == 0 && q[4] == 0 && q[5] == 0 && scale[1] == 1.0f && colsum[1] == 0);
     const float bad[2] = {1.0f, NAN};
-    CU_ASSERT_EQUAL(ck_quantize_weight_s8(bad, 1, 2, q, scale, colsum), CK_E_NONFINITE);
-    CU_ASSERT_EQUAL(ck_quantize_weight_s8(w, 0, 3, q, scale, colsum), CK_E_SIZE);
-    CU_ASSERT_EQUAL(ck_quantize_weight_s8(NULL, 2, 3, q, scale, colsum), CK_E_ARG);
+    CU_ASSERT_EQUAL(ck_quantize_weight_f32_i8(bad, 1, 2, q, scale, colsum), CK_E_NONFINITE);
+    CU_ASSERT_EQUAL(ck_quantize_weight_f32_i8(w, 0, 3, q, scale, colsum), CK_E_SIZE);
+    CU_ASSERT_EQUAL(ck_quantize_weight_f32_i8(NULL, 2, 3, q, scale, colsum), CK_E_ARG);
 }
 
 static void test_row_quantization_by_hand(void)
@@ -46,7 +46,7 @@ static void test_row_quantization_by_hand(void)
     uint8_t q[16];
     float scale[4];
     int32_t zero[4];
-    ck_quantize_rows_u8(x, 4, q, 4, 4, 4, scale, zero);
+    ck_quantize_rows_f32_u8(x, 4, q, 4, 4, 4, scale, zero);
     CU_ASSERT_EQUAL(zero[0], 64);
     CU_ASSERT_EQUAL(scale[0], 4.0f / 255.0f);
     CU_ASSERT(q[0] == 0 && q[1] == 64 && q[2] == 96 && q[3] == 255); /* -63.75 -> -64; 31.875 -> 32 */
@@ -88,9 +88,9 @@ static void test_paths_give_pinned_bits(void)
     for (int n = 0; n < N; n++) {
         colsum[n] = n * 97 - 2000;
     }
-    ck_quantize_rows_u8(x, K, q, K, T, K, scale, zero);
-    ck_quantize_rows_u8(x, K, q, K, 1, 45, scale, zero); /* a row whose length has a tail */
-    ck_dequantize_rows_s32(acc, N, scale, zero, ws, colsum, bias, y, N, T, N);
+    ck_quantize_rows_f32_u8(x, K, q, K, T, K, scale, zero);
+    ck_quantize_rows_f32_u8(x, K, q, K, 1, 45, scale, zero); /* a row whose length has a tail */
+    ck_dequantize_rows_i32_f32(acc, N, scale, zero, ws, colsum, bias, y, N, T, N);
     uint64_t h = fnv(1469598103934665603ULL, q, (size_t)T * K);
     h = fnv(h, scale, sizeof scale);
     h = fnv(h, zero, sizeof zero);
