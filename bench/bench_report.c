@@ -24,13 +24,17 @@ void ck_bench_stats(const double *v, int n, double *median, double *min, double 
     *max = s[n - 1];
 }
 
-/* The median of the peak a result is held to: sgemm for fp32, the bf16 matmul for bf16. */
-static double peak_median(const ck_bench_peak *peaks, size_t n_peaks, int threads, int bf16)
+/* The median of the peak a result of `precision` is held to: sgemm for fp32, the bf16 matmul for
+ * bf16, the int8 matmul for int8. */
+static double peak_median(const ck_bench_peak *peaks, size_t n_peaks, int threads, const char *precision)
 {
     for (size_t i = 0; i < n_peaks; i++) {
         if (peaks[i].threads == threads) {
             double med, lo, hi;
-            ck_bench_stats(bf16 ? peaks[i].bf16_gflops : peaks[i].gflops, peaks[i].runs, &med, &lo, &hi);
+            const double *v = strncmp(precision, "bf16", 4) == 0   ? peaks[i].bf16_gflops
+                              : strncmp(precision, "int8", 4) == 0 ? peaks[i].int8_gops
+                                                                   : peaks[i].gflops;
+            ck_bench_stats(v, peaks[i].runs, &med, &lo, &hi);
             return med;
         }
     }
@@ -63,7 +67,7 @@ static row_figures figures(const ck_bench_peak *peaks, size_t n_peaks,
     row_figures f;
     ck_bench_stats(r->tokens_per_s, r->runs, &f.median, &f.min, &f.max);
     f.gflops = f.median * r->mflop_per_token * 1e-3;
-    double peak = peak_median(peaks, n_peaks, r->threads, strncmp(r->precision, "bf16", 4) == 0);
+    double peak = peak_median(peaks, n_peaks, r->threads, r->precision);
     double one = one_thread_median(results, n_results, r);
     f.peak_fraction = peak > 0 ? f.gflops / peak : 0.0;
     f.speedup = one > 0 ? f.median / one : 0.0;
@@ -131,10 +135,16 @@ void ck_bench_write_json(FILE *f, const ck_bench_peak *peaks, size_t n_peaks,
     for (size_t i = 0; i < n_peaks; i++) {
         double med, lo, hi;
         ck_bench_stats(peaks[i].gflops, peaks[i].runs, &med, &lo, &hi);
-        double bmed, blo, bhi;
+        double bmed, blo, bhi, imed, ilo, ihi;
         ck_bench_stats(peaks[i].bf16_gflops, peaks[i].runs, &bmed, &blo, &bhi);
+        ck_bench_stats(peaks[i].int8_gops, peaks[i].runs, &imed, &ilo, &ihi);
         fprintf(f, "%s\n    {\"threads\": %d, \"gflops_median\": %.1f, \"min\": %.1f, \"max\": %.1f, "
-                "\"bf16_matmul_gflops_median\": %.1f}", i ? "," : "", peaks[i].threads, med, lo, hi, bmed);
+                "\"bf16_matmul_gflops_median\": %.1f", i ? "," : "", peaks[i].threads, med, lo, hi, bmed);
+        if (imed > 0) {
+            fprintf(f, ", \"int8_matmul_gops_median\": %.1f, \"int8_min\": %.1f, \"int8_max\": %.1f",
+                    imed, ilo, ihi);
+        }
+        fputc('}', f);
     }
     fprintf(f, "\n  ],\n  \"results\": [");
     for (size_t i = 0; i < n_results; i++) {
@@ -175,23 +185,32 @@ void ck_bench_write_markdown(FILE *f, const ck_bench_peak *peaks, size_t n_peaks
     cpu_model(cpu, sizeof cpu);
     fprintf(f, "CPU: %s; kernels: %s (CK_MAX_CPU_ISA); peak RSS %.1f MiB\n\n", cpu, ck_kernels_isa(),
             (double)peak_rss_kb / 1024.0);
-    int bf16 = 0; /* the bf16 peak is measured only when a bf16 row is asked for */
+    int bf16 = 0, int8 = 0; /* those peaks are measured only when such a row is asked for */
     for (size_t i = 0; i < n_peaks; i++) {
         bf16 = bf16 || (peaks[i].runs > 0 && peaks[i].bf16_gflops[0] > 0);
+        int8 = int8 || (peaks[i].runs > 0 && peaks[i].int8_gops[0] > 0);
     }
-    fprintf(f, "| threads | oneDNN sgemm peak GFLOP/s (median, min-max) |%s\n|---|---|%s\n",
-            bf16 ? " oneDNN bf16 matmul GFLOP/s (median, min-max) |" : "", bf16 ? "---|" : "");
+    fprintf(f, "| threads | oneDNN sgemm peak GFLOP/s (median, min-max) |%s%s\n|---|---|%s%s\n",
+            bf16 ? " oneDNN bf16 matmul GFLOP/s (median, min-max) |" : "",
+            int8 ? " oneDNN u8xs8 int8 matmul GOP/s (median, min-max) |" : "", bf16 ? "---|" : "",
+            int8 ? "---|" : "");
     for (size_t i = 0; i < n_peaks; i++) {
-        double med, lo, hi, bmed, blo, bhi;
+        double med, lo, hi, bmed, blo, bhi, imed, ilo, ihi;
         ck_bench_stats(peaks[i].gflops, peaks[i].runs, &med, &lo, &hi);
         ck_bench_stats(peaks[i].bf16_gflops, peaks[i].runs, &bmed, &blo, &bhi);
+        ck_bench_stats(peaks[i].int8_gops, peaks[i].runs, &imed, &ilo, &ihi);
         fprintf(f, "| %d | %.1f (%.1f-%.1f) |", peaks[i].threads, med, lo, hi);
         if (bf16) {
             fprintf(f, " %.1f (%.1f-%.1f) |", bmed, blo, bhi);
         }
+        if (int8) {
+            fprintf(f, " %.1f (%.1f-%.1f) |", imed, ilo, ihi);
+        }
         fputc('\n', f);
     }
-    fprintf(f, "\nof peak: against the sgemm peak for fp32 rows, the bf16 matmul peak for bf16 rows. "
+    fprintf(f, "\nof peak: against the sgemm peak for fp32 rows, the bf16 matmul peak for bf16 rows, the "
+               "int8 matmul peak for int8 rows (whose GOP/s count every linear and attention product, "
+               "though only q, k, v and FFN-in run int8). "
                "Time per op class: share of the encoder's wall time over the timed runs.\n\n");
     fprintf(f, "| workload | precision | threads | tokens/s median (min-max) | seq/s | GFLOP/s | of peak "
                "| vs 1 thread | linear | attention | layer_norm | embedding | gelu | other |\n"

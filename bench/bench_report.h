@@ -12,7 +12,7 @@
 /* One workload at one thread count: runs of tokens/s, and what a token costs. */
 typedef struct {
     char workload[32];          /* "len36", "len128", "len512", "corpus" */
-    char precision[16];         /* "fp32" or "bf16", "+gen" when a generated library ran */
+    char precision[16];         /* "fp32", "bf16" or "int8", "+gen" when a generated library ran */
     int threads;
     size_t sequences, tokens;   /* per run */
     double mflop_per_token;     /* linears + attention, from the circuit and the lengths */
@@ -26,6 +26,8 @@ typedef struct {
     double gflops[CK_BENCH_MAX_RUNS];      /* oneDNN sgemm 2048x768x2048 */
     double bf16_gflops[CK_BENCH_MAX_RUNS]; /* oneDNN bf16 matmul 2048x768x2048 (AMX here), 0 if
                                               bf16 was not measured */
+    double int8_gops[CK_BENCH_MAX_RUNS];   /* oneDNN u8 x s8 -> s32 matmul 2048x768x2048 (VNNI or
+                                              AMX-INT8), 0 if int8 was not measured */
     int runs;
 } ck_bench_peak;
 

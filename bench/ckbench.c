@@ -35,7 +35,7 @@ typedef struct {
 
 typedef struct {
     int threads[MAX_LIST], n_threads;
-    ck_precision precisions[2];
+    ck_precision precisions[3];
     int n_precisions;
     size_t lengths[MAX_LIST];
     int n_lengths;
@@ -315,10 +315,11 @@ static double sgemm_gflops(int threads)
     return gflops;
 }
 
-/* oneDNN's bf16 matmul primitive (bf16 x and W in its preferred layout, f32 y, its OpenMP team of
- * `threads`) at M=2048, K=768, N=2048, GFLOP/s: the AMX bf16 peak as oneDNN reaches it here. 0 when
+/* oneDNN's matmul primitive on x of src_t and W of wei_t (its preferred layout), y of dst_t, its
+ * OpenMP team of `threads`, at M=2048, K=768, N=2048: G(FL)OP/s (a multiply-add is 2), 0 when
  * oneDNN cannot make it. */
-static double bf16_matmul_gflops(int threads)
+static double matmul_peak(int threads, dnnl_data_type_t src_t, dnnl_data_type_t wei_t,
+                          dnnl_data_type_t dst_t)
 {
     const dnnl_dim_t m = 2048, k = 768, n = 2048;
     dnnl_engine_t eng = NULL;
@@ -333,9 +334,9 @@ static double bf16_matmul_gflops(int threads)
     dnnl_matmul_desc_t desc;
     if (dnnl_engine_create(&eng, dnnl_cpu, 0) == dnnl_success &&
         dnnl_stream_create(&st, eng, dnnl_stream_default_flags) == dnnl_success &&
-        dnnl_memory_desc_init_by_tag(&src_md, 2, sd, dnnl_bf16, dnnl_ab) == dnnl_success &&
-        dnnl_memory_desc_init_by_tag(&wei_md, 2, wd, dnnl_bf16, dnnl_format_tag_any) == dnnl_success &&
-        dnnl_memory_desc_init_by_tag(&dst_md, 2, dd, dnnl_f32, dnnl_ab) == dnnl_success &&
+        dnnl_memory_desc_init_by_tag(&src_md, 2, sd, src_t, dnnl_ab) == dnnl_success &&
+        dnnl_memory_desc_init_by_tag(&wei_md, 2, wd, wei_t, dnnl_format_tag_any) == dnnl_success &&
+        dnnl_memory_desc_init_by_tag(&dst_md, 2, dd, dst_t, dnnl_ab) == dnnl_success &&
         dnnl_matmul_desc_init(&desc, &src_md, &wei_md, NULL, &dst_md) == dnnl_success &&
         dnnl_primitive_desc_create(&pd, &desc, NULL, eng, NULL) == dnnl_success &&
         dnnl_primitive_create(&prim, pd) == dnnl_success &&
@@ -344,9 +345,9 @@ static double bf16_matmul_gflops(int threads)
                            DNNL_MEMORY_ALLOCATE) == dnnl_success &&
         dnnl_memory_create(&dst, &dst_md, eng, DNNL_MEMORY_ALLOCATE) == dnnl_success) {
         void *p = NULL;
-        /* zeros (bf16 0x0000) in x and W: the timing does not depend on the values */
+        /* zeros in x and W: the timing does not depend on the values */
         if (dnnl_memory_get_data_handle(src, &p) == dnnl_success) {
-            memset(p, 0, (size_t)(m * k) * 2);
+            memset(p, 0, dnnl_memory_desc_get_size(&src_md));
         }
         if (dnnl_memory_get_data_handle(wei, &p) == dnnl_success) {
             memset(p, 0, dnnl_memory_desc_get_size(dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0)));
@@ -382,15 +383,28 @@ static double bf16_matmul_gflops(int threads)
     return gflops;
 }
 
+/* The bf16 one (bf16 x and W, f32 y): the AMX or AVX512-BF16 peak as oneDNN reaches it here. */
+static double bf16_matmul_gflops(int threads)
+{
+    return matmul_peak(threads, dnnl_bf16, dnnl_bf16, dnnl_f32);
+}
+
+/* The int8 one (u8 x, s8 W, s32 y: what ckbatch's int8 linears run): the VNNI or AMX-INT8 peak. */
+static double int8_matmul_gops(int threads)
+{
+    return matmul_peak(threads, dnnl_u8, dnnl_s8, dnnl_s32);
+}
+
 static const char usage[] =
     "usage: ckbench [--threads 1,2] [--lengths 36,128,512] [--corpus FILE [--corpus-format F]]\n"
-    "               [--runs N] [--tokens N] [--max-batch-tokens N] [--precision fp32,bf16]\n"
+    "               [--runs N] [--tokens N] [--max-batch-tokens N] [--precision fp32,bf16,int8]\n"
     "               [--json F] [--markdown F] [--compiled LIB]\n"
     "Times the encoder through ck_model_encode_ids (synthetic demo weights; inputs prepared before\n"
     "timing) for each thread count and workload, and oneDNN's sgemm peak in the same run.\n"
     "Defaults: threads 1..the CPUs this process may run on (affinity), lengths 36,128,512, 5 runs,\n"
     "16384 tokens per fixed-length run, batches of 2048 tokens, corpus format text, precision\n"
-    "fp32. With bf16, oneDNN's bf16 matmul peak is measured too and bf16 rows are held to it;\n"
+    "fp32. With bf16 (int8), oneDNN's bf16 (u8 x s8 int8) matmul peak is measured too and bf16\n"
+    "(int8) rows are held to it;\n"
     "every row reports its time per op class. --compiled LIB (from `ckbatch compile` with the\n"
     "same --precision and --max-batch-tokens, one precision) adds a \"+gen\" row per workload run\n"
     "on LIB: in every run each window runs on the interpreter and on LIB back to back (which\n"
@@ -427,12 +441,14 @@ static int parse_options(int argc, char **argv, options *o)
             o->max_batch_tokens = list[0];
         } else if (strcmp(a, "--precision") == 0) {
             o->n_precisions = 0;
-            for (const char *p = v; *p && o->n_precisions < 2;) {
+            for (const char *p = v; *p && o->n_precisions < 3;) {
                 size_t len = strcspn(p, ",");
                 if (len == 4 && strncmp(p, "fp32", 4) == 0) {
                     o->precisions[o->n_precisions++] = CK_PRECISION_FP32;
                 } else if (len == 4 && strncmp(p, "bf16", 4) == 0) {
                     o->precisions[o->n_precisions++] = CK_PRECISION_BF16;
+                } else if (len == 4 && strncmp(p, "int8", 4) == 0) {
+                    o->precisions[o->n_precisions++] = CK_PRECISION_INT8;
                 } else {
                     return -1;
                 }
@@ -466,10 +482,11 @@ static int measure(const options *o, workload *loads, int n_loads, ck_bench_resu
     int32_t *ids = calloc(cap, sizeof *ids);
     size_t *offsets = calloc(cap + 1, sizeof *offsets);
     float *out = calloc(cap * 512, sizeof *out);
-    ck_model *ex[2][MAX_LIST] = {{NULL}};
-    int rc = ids && offsets && out ? 0 : -1, want_bf16 = 0;
+    ck_model *ex[4][MAX_LIST] = {{NULL}};
+    int rc = ids && offsets && out ? 0 : -1, want_bf16 = 0, want_int8 = 0;
     for (int p = 0; p < o->n_precisions; p++) {
         want_bf16 |= o->precisions[p] == CK_PRECISION_BF16;
+        want_int8 |= o->precisions[p] == CK_PRECISION_INT8;
     }
     size_t per_precision = (size_t)o->n_threads * (size_t)n_loads;
     /* variants: each precision interpreted, then (--compiled) the first precision generated */
@@ -507,6 +524,7 @@ static int measure(const options *o, workload *loads, int n_loads, ck_bench_resu
         for (int t = 0; rc == 0 && t < o->n_threads; t++) {
             peaks[t].gflops[peaks[t].runs] = sgemm_gflops(o->threads[t]);
             peaks[t].bf16_gflops[peaks[t].runs] = want_bf16 ? bf16_matmul_gflops(o->threads[t]) : 0.0;
+            peaks[t].int8_gops[peaks[t].runs] = want_int8 ? int8_matmul_gops(o->threads[t]) : 0.0;
             peaks[t].runs++;
             if (o->compiled != NULL) {
                 /* interpreted (variant 0) and generated (variant 1): window by window */

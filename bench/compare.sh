@@ -1,5 +1,5 @@
 #!/bin/sh
-# compare.sh - ckbatch (fp32 and bf16) vs PyTorch (OpenBLAS, padded) vs ONNX Runtime (FP32 and dynamic
+# compare.sh - ckbatch (fp32, bf16 and int8) vs PyTorch (OpenBLAS, padded) vs ONNX Runtime (FP32 and dynamic
 # INT8, padded and equal-length), same synthetic weights, same inputs, one run, and the accuracy of
 # the reduced-precision engines against FP32; it must not build ckbatch (build it first) nor run in
 # ctest.
@@ -48,12 +48,12 @@ $PY export --out "$OUT/encoder.onnx" 2> "$OUT/export.log" || { cat "$OUT/export.
 $PY quantize --model "$OUT/encoder.onnx" --out "$OUT/encoder.int8.onnx"
 
 echo "compare.sh: ckbatch" >&2
-for p in fp32 bf16; do
+for p in fp32 bf16 int8; do
     "$BUILD/engine/ckbatch" -i "$OUT/check.phonemes.txt" -o "$OUT/check.ckbatch.$p.safetensors" \
         -t 1 -q --precision $p
 done
 "$BUILD/bench/ckbench" --threads "$THREADS" --lengths "$LENGTHS" --tokens "$TOKENS" \
-    --corpus "$OUT/corpus.phonemes.txt" --corpus-format phonemes --runs "$RUNS" --precision fp32,bf16 \
+    --corpus "$OUT/corpus.phonemes.txt" --corpus-format phonemes --runs "$RUNS" --precision fp32,bf16,int8 \
     --max-batch-tokens "$BUDGET" --json "$OUT/ckbatch.json" --markdown "$OUT/ckbench.md" > /dev/null
 
 echo "compare.sh: PyTorch" >&2
@@ -66,7 +66,8 @@ node "$HERE/ort_bench.js" --models "fp32=$OUT/encoder.onnx,int8=$OUT/encoder.int
     --check-prefix "$OUT/check.ort" --check-sequences "$CHECK"
 
 $PY agree --workloads "$OUT/workloads.json" --ckbatch "$OUT/check.ckbatch.fp32.safetensors" \
-    --ckbatch-bf16 "$OUT/check.ckbatch.bf16.safetensors" --ort "$OUT/check.ort.fp32.f32" \
+    --ckbatch-bf16 "$OUT/check.ckbatch.bf16.safetensors" --ckbatch-int8 "$OUT/check.ckbatch.int8.safetensors" \
+    --ort "$OUT/check.ort.fp32.f32" \
     --ort-int8 "$OUT/check.ort.int8.f32" --sequences "$CHECK" --json "$OUT/agree.json"
 /usr/bin/python3 "$HERE/report.py" --dir "$OUT" --command "$COMMAND"
 if command -v gnuplot > /dev/null; then

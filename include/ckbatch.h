@@ -155,10 +155,18 @@ typedef enum {
 /* The compute precision of a model (docs/precision.md). Only grows at the end. */
 typedef enum {
     CK_PRECISION_FP32 = 0, /* everything f32 (the default; what parity runs) */
-    CK_PRECISION_BF16 = 1  /* the linears take bf16 inputs and weights and accumulate in f32 (oneDNN
+    CK_PRECISION_BF16 = 1, /* the linears take bf16 inputs and weights and accumulate in f32 (oneDNN
                               on AMX or AVX512-BF16); embedding, attention, LayerNorm, GELU and the
                               residual stream stay f32. Load refuses it (CK_E_BACKEND) on a CPU
                               without native bf16 and when the start-up self-check fails */
+    CK_PRECISION_INT8 = 2  /* the linears in int8: weights s8 per output channel (quantized once at
+                              load), inputs u8 per row with the row's own zero point (quantized as
+                              each tile is staged), s32 accumulation on oneDNN's int8 matmul
+                              (AVX512-VNNI, AVX-VNNI or AMX-INT8), scales, bias and GELU in f32;
+                              attention, LayerNorm, GELU and the residual stream stay f32. Load
+                              refuses it (CK_E_BACKEND) on a CPU without an int8 dot product
+                              instruction and when the start-up self-check fails
+                              (docs/precision.md) */
 } ck_precision;
 
 typedef struct {
@@ -182,8 +190,9 @@ typedef struct {
     ck_cancel_fn cancel;          /* asked before every batch of every call on this model;
                                      NULL (default): never cancelled */
     void *cancel_ctx;
-    ck_precision precision;       /* CK_PRECISION_FP32 (default) or CK_PRECISION_BF16; parity runs
-                                     only fp32 (CK_E_ARG otherwise) */
+    ck_precision precision;       /* CK_PRECISION_FP32 (default), CK_PRECISION_BF16 or
+                                     CK_PRECISION_INT8; parity runs only fp32 (CK_E_ARG
+                                     otherwise) */
     const char *compiled;         /* a library `ckbatch compile` (ck_compile) built for this
                                      circuit, precision, parity and max_batch_tokens, run instead
                                      of the interpreter with the same results; NULL (default): the
@@ -266,9 +275,10 @@ CK_API size_t ck_model_max_tokens(const ck_model *model);
 CK_API size_t ck_model_vocab_rows(const ck_model *model);
 
 /* What the model computes in, for output metadata and reports (say what ran, not what was
- * asked): "fp32" or "bf16" for precision; for dispatch one line
+ * asked): "fp32", "bf16" or "int8" for precision; for dispatch one line
  * "linear=bf16 attention=f32 layer_norm=f32 gelu_new=f32; onednn <version> <impl>[, <impl>...];
- * cpu <features>; kernels <isa>". Both strings are owned by the model; "" for NULL. */
+ * cpu <features>; kernels <isa>" (int8 models: linear=i8, and "; int8 u8 rows x s8 channels, s32,
+ * dot <instruction>" at the end). Both strings are owned by the model; "" for NULL. */
 CK_API const char *ck_model_precision(const ck_model *model);
 CK_API const char *ck_model_dispatch(const ck_model *model);
 

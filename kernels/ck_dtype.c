@@ -10,9 +10,10 @@ static const ck_dtype_traits TRAITS[CK_DTYPE_COUNT] = {
     [CK_DTYPE_F32] = {"F32", "f32", 4, 1},  [CK_DTYPE_F16] = {"F16", "f16", 2, 1},
     [CK_DTYPE_BF16] = {"BF16", "bf16", 2, 1}, [CK_DTYPE_I32] = {"I32", "i32", 4, 0},
     [CK_DTYPE_I64] = {"I64", "i64", 8, 0},  [CK_DTYPE_U8] = {"U8", "u8", 1, 0},
+    [CK_DTYPE_I8] = {"I8", "i8", 1, 0},
     [CK_DTYPE_OTHER] = {"OTHER", "other", 0, 0},
 };
-_Static_assert(CK_DTYPE_COUNT == 7, "a traits row for every dtype");
+_Static_assert(CK_DTYPE_COUNT == 8, "a traits row for every dtype");
 
 const ck_dtype_traits *ck_dtype_info(ck_dtype d)
 {

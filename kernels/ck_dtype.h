@@ -9,7 +9,7 @@
 
 /* Element types. A new one goes just before CK_DTYPE_OTHER, which then moves up (read every switch
  * on ck_dtype first); CK_DTYPE_OTHER and CK_DTYPE_COUNT stay last.
- * CK_DTYPE_OTHER is a type a file may hold (safetensors F64, I8, BOOL, ...) that nothing computes
+ * CK_DTYPE_OTHER is a type a file may hold (safetensors F64, I16, BOOL, ...) that nothing computes
  * with: readable and bounds-checked, never converted. */
 typedef enum {
     CK_DTYPE_F32 = 0,   /* IEEE binary32 */
@@ -18,7 +18,8 @@ typedef enum {
     CK_DTYPE_I32 = 3,
     CK_DTYPE_I64 = 4,
     CK_DTYPE_U8 = 5,    /* raw bytes (e.g. JSON Lines text in an output file) */
-    CK_DTYPE_OTHER = 6,
+    CK_DTYPE_I8 = 6,    /* signed 8-bit integer: the int8 program's column (quantized linears) */
+    CK_DTYPE_OTHER = 7,
     CK_DTYPE_COUNT
 } ck_dtype;
 
@@ -35,14 +36,14 @@ const ck_dtype_traits *ck_dtype_info(ck_dtype d);
 /* The safetensors dtype string of d ("F32", ..., "U8"), "OTHER" for CK_DTYPE_OTHER. */
 const char *ck_dtype_name(ck_dtype d);
 
-/* Bytes per element of d (4, 2, 2, 4, 8, 1), 0 for CK_DTYPE_OTHER. */
+/* Bytes per element of d (4, 2, 2, 4, 8, 1, 1), 0 for CK_DTYPE_OTHER. */
 size_t ck_dtype_size(ck_dtype d);
 
 /* The dtype spelled `lower` ("f32", "bf16", "i32", ...); CK_DTYPE_OTHER when none is. */
 ck_dtype ck_dtype_from_lower(const char *lower);
 
-/* The dtype whose safetensors string is `name` ("F32", "F16", "BF16", "I32", "I64", "U8");
- * CK_DTYPE_OTHER for any other string (F64, I8, BOOL, ...) and for NULL. */
+/* The dtype whose safetensors string is `name` ("F32", "F16", "BF16", "I32", "I64", "U8", "I8");
+ * CK_DTYPE_OTHER for any other string (F64, I16, BOOL, ...) and for NULL. */
 ck_dtype ck_dtype_from_name(const char *name);
 
 /* f32 -> bf16 rounded to nearest even (the conversion of PyTorch's Tensor.to(torch.bfloat16),

@@ -68,6 +68,20 @@ int ck_kernels_amx_bf16(void)
     return v - 1;
 }
 
+const char *ck_cpu_int8_dot(void)
+{
+    unsigned a = 0, b = 0, c = 0, d = 0, a1 = 0, b1 = 0, c1 = 0, d1 = 0;
+    int has7 = __get_cpuid_count(7, 0, &a, &b, &c, &d);
+    int has71 = has7 && a >= 1 && __get_cpuid_count(7, 1, &a1, &b1, &c1, &d1);
+    if (has7 && (d >> 25 & 1) && (d >> 24 & 1)) {
+        return "amx_int8";
+    }
+    if (has7 && (c >> 11 & 1) && (b >> 16 & 1)) {
+        return "avx512_vnni";
+    }
+    return has71 && (a1 >> 4 & 1) ? "avx_vnni" : "";
+}
+
 ck_isa ck_isa_clamp(ck_isa want)
 {
     return want == CK_ISA_AVX512 ? ck_cpu_isa() : CK_ISA_PORTABLE;

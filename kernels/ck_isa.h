@@ -39,6 +39,13 @@ ck_isa ck_kernels_isa_level(void);
  * static; thread-safe (concurrent first calls write the same bytes before the flag is published). */
 const char *ck_cpu_features(void);
 
+/* The CPU's int8 dot-product instruction, the best of "amx_int8" (AMX-INT8 with AMX-TILE, CPUID leaf
+ * 7 EDX bits 25 and 24), "avx512_vnni" (leaf 7 ECX bit 11, with AVX512F) and "avx_vnni" (leaf 7
+ * subleaf 1 EAX bit 4), or "" when it has none (then oneDNN's int8 matmul runs on VPMADDUBSW, whose
+ * 16-bit pair sums can saturate: ckbatch refuses int8 there). Static string, from CPUID alone
+ * (not from ck_cpu_features, whose text the bf16 metadata records). Thread-safe. */
+const char *ck_cpu_int8_dot(void);
+
 /* 1 when the kernels may use AMX-BF16 tiles (ck_attention_head_f32__amx): the CPU has AMX-TILE and
  * AMX-BF16 (CPUID leaf 7 EDX bits 24 and 22) with AVX512BW, AVX512VL and AVX512_BF16 (every CPU
  * with AMX has them), the kernels run AVX-512, CK_MAX_CPU_ISA is neither

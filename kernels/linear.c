@@ -14,6 +14,8 @@
 #include "ck_check.h"
 #include "ck_isa.h"
 #include "ck_memory.h"
+#include "gelu_new.h"
+#include "linear_int8.h"
 
 /* Rows of tile j: CK_LINEAR_TILE_ROWS down to CK_LINEAR_ROW_BLOCK by halves, then single rows (for
  * strided rows and for the remainder of a count that is not a multiple of CK_LINEAR_ROW_BLOCK).
@@ -41,18 +43,28 @@ struct ck_onednn {
     size_t staging_elems;         /* the largest tile (rows x K) any bf16 linear on it needs */
     float **staging_y;            /* [lanes] one BF16_TAIL_ROWS tile of y for padded tails */
     size_t staging_y_elems;
+    uint8_t **staging_u8;         /* [lanes] int8 linears: one tile of x quantized to u8 */
+    size_t staging_u8_elems;
+    int32_t **staging_s32;        /* [lanes] int8 linears: one tile's s32 accumulators */
+    size_t staging_s32_elems;
+    float *row_scale;             /* [lanes * CK_LINEAR_TILE_ROWS] one tile's activation scales */
+    int32_t *row_zero;            /* [lanes * CK_LINEAR_TILE_ROWS] and zero points */
 };
 
 struct ck_linear {
     ck_onednn *ctx;
     size_t in, out;                       /* K, N */
     ck_linear_activation activation;
-    ck_dtype compute;                     /* F32: f32 x and W; BF16: bf16 x and W, f32 accumulation */
+    ck_dtype compute;                     /* F32: f32 x and W; BF16: bf16 x and W, f32 accumulation;
+                                             I8: u8 x (per row) and s8 W (per channel), s32 */
     ck_dtype dst;                         /* y's dtype: F32, or BF16 (bf16 compute only) */
     dnnl_primitive_t prim[TILE_KINDS];    /* matmul of exactly TILE_ROWS[j] dense rows */
     dnnl_memory_t weights;                /* [K,N] in the layout every tile primitive asked for */
     dnnl_memory_t bias;                   /* [1,N] copy, or NULL */
     void *weights_buf, *bias_buf;         /* their ck_large_alloc blocks (ck_memory.h) */
+    float *w_scale;                       /* I8: [N] per-channel weight scales */
+    int32_t *colsum;                      /* I8: [N] sum_k of the quantized weights */
+    float *bias_f32;                      /* I8: [N] the bias for the epilogue, or NULL */
 };
 
 /* Any oneDNN failure is CK_E_BACKEND; the dnnl status itself is not kept (kernels know no messages). */
@@ -83,8 +95,13 @@ int ck_onednn_init(ck_onednn **out, int lanes)
     ctx->scratchpads = calloc((size_t)lanes, sizeof *ctx->scratchpads);
     ctx->staging = calloc((size_t)lanes, sizeof *ctx->staging);
     ctx->staging_y = calloc((size_t)lanes, sizeof *ctx->staging_y);
+    ctx->staging_u8 = calloc((size_t)lanes, sizeof *ctx->staging_u8);
+    ctx->staging_s32 = calloc((size_t)lanes, sizeof *ctx->staging_s32);
+    ctx->row_scale = calloc((size_t)lanes * CK_LINEAR_TILE_ROWS, sizeof *ctx->row_scale);
+    ctx->row_zero = calloc((size_t)lanes * CK_LINEAR_TILE_ROWS, sizeof *ctx->row_zero);
     if (ctx->streams == NULL || ctx->scratchpads == NULL || ctx->staging == NULL ||
-        ctx->staging_y == NULL) {
+        ctx->staging_y == NULL || ctx->staging_u8 == NULL || ctx->staging_s32 == NULL ||
+        ctx->row_scale == NULL || ctx->row_zero == NULL) {
         rc = CK_E_MEMORY;
         goto done;
     }
@@ -128,8 +145,18 @@ void ck_onednn_free(ck_onednn *ctx)
     for (int l = 0; ctx->staging_y != NULL && l < ctx->lanes; l++) {
         ck_large_free(ctx->staging_y[l]);
     }
+    for (int l = 0; ctx->staging_u8 != NULL && l < ctx->lanes; l++) {
+        ck_large_free(ctx->staging_u8[l]);
+    }
+    for (int l = 0; ctx->staging_s32 != NULL && l < ctx->lanes; l++) {
+        ck_large_free(ctx->staging_s32[l]);
+    }
     free(ctx->staging);
     free(ctx->staging_y);
+    free(ctx->staging_u8);
+    free(ctx->staging_s32);
+    free(ctx->row_scale);
+    free(ctx->row_zero);
     if (ctx->engine != NULL) {
         dnnl_engine_destroy(ctx->engine);
     }
@@ -231,13 +258,41 @@ static int check_io(const float *x, size_t x_count, size_t x_stride, const float
     return check_io_sized(x, sizeof *x, x_count, x_stride, y, sizeof *y, y_count, y_stride, rows, in, out);
 }
 
-/* A [rows, cols] descriptor of f32 or bf16 with row stride `stride`. */
+/* oneDNN's type for a ck_dtype (f32, bf16, u8, s8, s32). */
+static dnnl_data_type_t dnnl_type(ck_dtype dtype)
+{
+    switch (dtype) {
+    case CK_DTYPE_BF16:
+        return dnnl_bf16;
+    case CK_DTYPE_U8:
+        return dnnl_u8;
+    case CK_DTYPE_I8:
+        return dnnl_s8;
+    case CK_DTYPE_I32:
+        return dnnl_s32;
+    default:
+        return dnnl_f32;
+    }
+}
+
+/* A [rows, cols] descriptor of `dtype` with row stride `stride`. */
 static dnnl_status_t typed_md(dnnl_memory_desc_t *md, int64_t rows, int64_t cols, int64_t stride,
                               ck_dtype dtype)
 {
     const dnnl_dims_t dims = {rows, cols}, strides = {stride, 1};
-    return dnnl_memory_desc_init_by_strides(md, 2, dims, dtype == CK_DTYPE_BF16 ? dnnl_bf16 : dnnl_f32,
-                                            strides);
+    return dnnl_memory_desc_init_by_strides(md, 2, dims, dnnl_type(dtype), strides);
+}
+
+/* The matmul operands' dtypes of a linear computing in `compute` and writing `dst`: an int8 one
+ * reads u8 x and writes s32 accumulators (its epilogue makes y). */
+static ck_dtype src_dtype(ck_dtype compute)
+{
+    return compute == CK_DTYPE_I8 ? CK_DTYPE_U8 : compute;
+}
+
+static ck_dtype acc_dtype(ck_dtype compute, ck_dtype dst)
+{
+    return compute == CK_DTYPE_I8 ? CK_DTYPE_I32 : dst;
 }
 
 /* A [rows, cols] f32 descriptor with row stride `stride`. */
@@ -249,7 +304,7 @@ static dnnl_status_t plain_md(dnnl_memory_desc_t *md, int64_t rows, int64_t cols
 /* Copies the user buffer described by src_md into new memory of layout dst_md, placed by
  * ck_large_alloc (2 MiB pages for the large weights: ck_memory.h) in *buf, which the caller frees
  * after destroying *dst (also on error). */
-static int copy_into(ck_onednn *ctx, const dnnl_memory_desc_t *src_md, const float *src,
+static int copy_into(ck_onednn *ctx, const dnnl_memory_desc_t *src_md, const void *src,
                      const dnnl_memory_desc_t *dst_md, dnnl_memory_t *dst, void **buf)
 {
     int rc = 0;
@@ -313,9 +368,9 @@ static int build_tile(ck_linear *lin, int j, const dnnl_primitive_attr_t attr, i
     dnnl_memory_desc_t src_md, dst_md, w_any, b_md;
     dnnl_matmul_desc_t desc;
     dnnl_primitive_desc_t pd = NULL;
-    const dnnl_data_type_t wt = lin->compute == CK_DTYPE_BF16 ? dnnl_bf16 : dnnl_f32;
-    DNNL_TRY(typed_md(&src_md, m, k, k, lin->compute));
-    DNNL_TRY(typed_md(&dst_md, m, n, n, lin->dst));
+    const dnnl_data_type_t wt = dnnl_type(lin->compute);
+    DNNL_TRY(typed_md(&src_md, m, k, k, src_dtype(lin->compute)));
+    DNNL_TRY(typed_md(&dst_md, m, n, n, acc_dtype(lin->compute, lin->dst)));
     DNNL_TRY(plain_md(&b_md, 1, n, n));
     DNNL_TRY(dnnl_memory_desc_init_by_tag(&w_any, 2, wdims, wt, dnnl_format_tag_any));
     DNNL_TRY(dnnl_matmul_desc_init(&desc, &src_md, &w_any, with_bias ? &b_md : NULL, &dst_md));
@@ -337,10 +392,49 @@ static int build_tile(ck_linear *lin, int j, const dnnl_primitive_attr_t attr, i
         rc = reserve_lane_buffers(lin->ctx, (void **)lin->ctx->staging_y, &lin->ctx->staging_y_elems,
                                   (size_t)m * lin->out, sizeof(float));
     }
+    if (rc == 0 && lin->compute == CK_DTYPE_I8) {
+        rc = reserve_lane_buffers(lin->ctx, (void **)lin->ctx->staging_u8, &lin->ctx->staging_u8_elems,
+                                  (size_t)m * lin->in, sizeof(uint8_t));
+    }
+    if (rc == 0 && lin->compute == CK_DTYPE_I8) {
+        rc = reserve_lane_buffers(lin->ctx, (void **)lin->ctx->staging_s32,
+                                  &lin->ctx->staging_s32_elems, (size_t)m * lin->out, sizeof(int32_t));
+    }
 done:
     if (pd != NULL) {
         dnnl_primitive_desc_destroy(pd);
     }
+    return rc;
+}
+
+/* The int8 weights: W quantized per output channel (ck_quantize_weight_f32_i8) into a temporary
+ * [N,K] s8 copy, reordered into w_md; the scales, column sums and bias kept for the epilogue. */
+static int build_int8_weights(ck_linear *lin, const float *weight, const float *bias,
+                              const dnnl_memory_desc_t *w_md)
+{
+    int rc = 0;
+    const int64_t k = (int64_t)lin->in, n = (int64_t)lin->out;
+    const dnnl_dims_t wdims = {k, n}, wstrides = {1, k};
+    dnnl_memory_desc_t w_user;
+    int8_t *q = malloc(lin->in * lin->out);
+    lin->w_scale = malloc(lin->out * sizeof *lin->w_scale);
+    lin->colsum = malloc(lin->out * sizeof *lin->colsum);
+    lin->bias_f32 = bias != NULL ? malloc(lin->out * sizeof *lin->bias_f32) : NULL;
+    if (q == NULL || lin->w_scale == NULL || lin->colsum == NULL || (bias != NULL && lin->bias_f32 == NULL)) {
+        rc = CK_E_MEMORY;
+        goto done;
+    }
+    if (bias != NULL) {
+        memcpy(lin->bias_f32, bias, lin->out * sizeof *bias);
+    }
+    rc = ck_quantize_weight_f32_i8(weight, lin->out, lin->in, q, lin->w_scale, lin->colsum);
+    if (rc != 0) {
+        goto done;
+    }
+    DNNL_TRY(dnnl_memory_desc_init_by_strides(&w_user, 2, wdims, dnnl_s8, wstrides));
+    rc = copy_into(lin->ctx, &w_user, q, w_md, &lin->weights, &lin->weights_buf);
+done:
+    free(q);
     return rc;
 }
 
@@ -353,14 +447,19 @@ static int build(ck_linear *lin, const float *weight, const float *bias)
     const int64_t k = (int64_t)lin->in, n = (int64_t)lin->out;
     const dnnl_dims_t wdims = {k, n}, wstrides = {1, k};
     dnnl_memory_desc_t w_md, w_tile, w_user, b_md;
-    rc = make_attr(lin->activation, &attr);
+    int int8 = lin->compute == CK_DTYPE_I8; /* bias and activation in its own epilogue */
+    rc = make_attr(int8 ? CK_LINEAR_PLAIN : lin->activation, &attr);
     for (int j = 0; rc == 0 && j < TILE_KINDS; j++) {
-        rc = build_tile(lin, j, attr, bias != NULL, j == 0 ? &w_md : &w_tile);
+        rc = build_tile(lin, j, attr, bias != NULL && !int8, j == 0 ? &w_md : &w_tile);
         if (rc == 0 && j > 0 && !dnnl_memory_desc_equal(&w_md, &w_tile)) {
             rc = CK_E_BACKEND; /* tiles would need different weight layouts */
         }
     }
     if (rc != 0) {
+        goto done;
+    }
+    if (int8) {
+        rc = build_int8_weights(lin, weight, bias, &w_md);
         goto done;
     }
     DNNL_TRY(plain_md(&b_md, 1, n, n));
@@ -391,11 +490,14 @@ int ck_linear_init(ck_linear **out, ck_onednn *ctx, const ck_linear_desc *d)
     ck_linear_activation activation = d->activation;
     ck_dtype compute = d->compute, dst = d->dst;
     if (ctx == NULL || (activation != CK_LINEAR_PLAIN && activation != CK_LINEAR_GELU_TANH) ||
-        (compute != CK_DTYPE_F32 && compute != CK_DTYPE_BF16) ||
+        (compute != CK_DTYPE_F32 && compute != CK_DTYPE_BF16 && compute != CK_DTYPE_I8) ||
         !(dst == CK_DTYPE_F32 || (dst == CK_DTYPE_BF16 && compute == CK_DTYPE_BF16))) {
         return CK_E_ARG;
     }
     int rc = check_weights(weight, weight_count, bias, bias_count, in_features, out_features);
+    if (rc == 0 && compute == CK_DTYPE_I8 && in_features > CK_INT8_MAX_K) {
+        rc = CK_E_SIZE;
+    }
     if (rc != 0) {
         return rc;
     }
@@ -436,6 +538,9 @@ void ck_linear_free(ck_linear *lin)
     }
     ck_large_free(lin->weights_buf);
     ck_large_free(lin->bias_buf);
+    free(lin->w_scale);
+    free(lin->colsum);
+    free(lin->bias_f32);
     free(lin);
 }
 
@@ -447,8 +552,8 @@ static int run_tile(const ck_linear *lin, int lane, int j, const void *x, void *
     dnnl_memory_desc_t src_md, dst_md;
     dnnl_memory_t src = NULL, dst = NULL;
     const ck_onednn *ctx = lin->ctx;
-    DNNL_TRY(typed_md(&src_md, m, (int64_t)lin->in, (int64_t)lin->in, lin->compute));
-    DNNL_TRY(typed_md(&dst_md, m, (int64_t)lin->out, (int64_t)lin->out, lin->dst));
+    DNNL_TRY(typed_md(&src_md, m, (int64_t)lin->in, (int64_t)lin->in, src_dtype(lin->compute)));
+    DNNL_TRY(typed_md(&dst_md, m, (int64_t)lin->out, (int64_t)lin->out, acc_dtype(lin->compute, lin->dst)));
     DNNL_TRY(dnnl_memory_create(&src, &src_md, ctx->engine, (void *)(uintptr_t)x)); /* read only */
     DNNL_TRY(dnnl_memory_create(&dst, &dst_md, ctx->engine, y));
     dnnl_exec_arg_t args[5] = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, lin->weights},
@@ -510,6 +615,39 @@ static int forward_bf16(ck_linear *lin, int lane, const float *x, const uint16_t
     return rc;
 }
 
+/* The int8 forward: tiles of 256 rows down to 16, then single rows (any tile gives a row the same
+ * bits: its products are exact integers). Each tile of x is quantized per row into the lane's u8
+ * staging, multiplied into its s32 staging, and dequantized (+ bias) into y; GELU after, in place. */
+static int forward_int8(ck_linear *lin, int lane, const float *x, size_t x_stride, float *y,
+                        size_t y_stride, size_t rows)
+{
+    ck_onednn *ctx = lin->ctx;
+    uint8_t *xq = ctx->staging_u8[lane];
+    int32_t *acc = ctx->staging_s32[lane];
+    float *scale = ctx->row_scale + (size_t)lane * CK_LINEAR_TILE_ROWS;
+    int32_t *zero = ctx->row_zero + (size_t)lane * CK_LINEAR_TILE_ROWS;
+    int rc = 0;
+    for (size_t done = 0; rc == 0 && done < rows;) {
+        int j = 0;
+        while ((size_t)TILE_ROWS[j] > rows - done) {
+            j++;
+        }
+        size_t m = (size_t)TILE_ROWS[j];
+        ck_quantize_rows_f32_u8(x + done * x_stride, x_stride, xq, lin->in, m, lin->in, scale, zero);
+        rc = run_tile(lin, lane, j, xq, acc);
+        if (rc == 0) {
+            ck_dequantize_rows_i32_f32(acc, lin->out, scale, zero, lin->w_scale, lin->colsum, lin->bias_f32,
+                                   y + done * y_stride, y_stride, m, lin->out);
+        }
+        for (size_t r = 0; rc == 0 && lin->activation == CK_LINEAR_GELU_TANH && r < m; r++) {
+            float *yr = y + (done + r) * y_stride;
+            rc = ck_gelu_new_f32(yr, lin->out, yr, lin->out, lin->out);
+        }
+        done += m;
+    }
+    return rc;
+}
+
 int ck_linear_forward_f32(ck_linear *lin, int lane, const float *x, size_t x_count,
                           size_t x_stride, float *y, size_t y_count, size_t y_stride, size_t rows)
 {
@@ -525,6 +663,9 @@ int ck_linear_forward_f32(ck_linear *lin, int lane, const float *x, size_t x_cou
     int rc = check_io(x, x_count, x_stride, y, y_count, y_stride, rows, lin->in, lin->out);
     if (rc == 0 && lin->compute == CK_DTYPE_BF16) {
         return forward_bf16(lin, lane, x, NULL, x_stride, y, y_stride, rows);
+    }
+    if (rc == 0 && lin->compute == CK_DTYPE_I8) {
+        return forward_int8(lin, lane, x, x_stride, y, y_stride, rows);
     }
     int dense = x_stride == lin->in && y_stride == lin->out;
     for (size_t done = 0; rc == 0 && done < rows;) {
@@ -634,7 +775,8 @@ static float splitmix_uniform(uint64_t *state)
     return (float)((double)(z >> 40) / 8388608.0 - 1.0);
 }
 
-int ck_linear_bf16_self_check(ck_onednn *ctx, double *cosine, const char **impl)
+/* The fixed 64x768x768 linear in `compute` against the f32 reference loop. */
+static int self_check(ck_onednn *ctx, ck_dtype compute, double *cosine, const char **impl)
 {
     enum { M = 64, K = 768, N = 768 };
     float *x = malloc(sizeof(float) * (M * K + K * N + 2 * M * N));
@@ -648,7 +790,7 @@ int ck_linear_bf16_self_check(ck_onednn *ctx, double *cosine, const char **impl)
         x[i] = splitmix_uniform(&state);
     }
     const ck_linear_desc d = {.weight = w, .weight_count = (size_t)K * N, .in_features = K,
-                              .out_features = N, .compute = CK_DTYPE_BF16};
+                              .out_features = N, .compute = compute};
     int rc = ck_linear_init(&lin, ctx, &d);
     rc = rc ? rc : ck_linear_forward_f32(lin, 0, x, (size_t)M * K, K, y, (size_t)M * N, N, M);
     rc = rc ? rc : ck_linear_ref_f32(x, (size_t)M * K, K, w, (size_t)K * N, NULL, 0, ref,
@@ -666,4 +808,14 @@ int ck_linear_bf16_self_check(ck_onednn *ctx, double *cosine, const char **impl)
     ck_linear_free(lin);
     free(x);
     return rc;
+}
+
+int ck_linear_bf16_self_check(ck_onednn *ctx, double *cosine, const char **impl)
+{
+    return self_check(ctx, CK_DTYPE_BF16, cosine, impl);
+}
+
+int ck_linear_int8_self_check(ck_onednn *ctx, double *cosine, const char **impl)
+{
+    return self_check(ctx, CK_DTYPE_I8, cosine, impl);
 }

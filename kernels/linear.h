@@ -74,7 +74,17 @@ typedef struct {
                                  accumulated in f32, bias added and the activation applied in f32.
                                  A bf16 row's bits also depend only on that row of x when the
                                  linear is made and run with one OpenMP thread per lane, as the
-                                 executor does (tests/kernels/test_linear.c) */
+                                 executor does (tests/kernels/test_linear.c).
+                                 CK_DTYPE_I8: W quantized here once per output channel (symmetric
+                                 s8, ck_quantize_weight_f32_i8), each tile of x quantized per row
+                                 (asymmetric u8 with the row's zero point, ck_quantize_rows_f32_u8) into
+                                 a per-lane staging buffer, oneDNN's u8 x s8 matmul with s32
+                                 accumulation (VNNI or AMX-INT8 where the CPU has them:
+                                 ck_linear_impl says which), then y = scales x (acc - zero point
+                                 compensation) + bias in f32 and the activation (ck_gelu_new_f32)
+                                 after (linear_int8.h). Integer products are exact, so a row's
+                                 bits depend only on that row of x, whichever tile or thread
+                                 count. K <= CK_INT8_MAX_K; dst f32 only */
     ck_dtype dst;             /* y's dtype: CK_DTYPE_F32, or bf16 with compute bf16: bias
                                  and activation in f32 as there, then each y rounded to bf16 by
                                  oneDNN (round to nearest even; AVX512-BF16's conversion treats a
@@ -86,7 +96,7 @@ typedef struct {
  * memory: the caller's buffers are not referenced after this returns.
  * Errors (*out NULL on error): CK_E_ARG (out, ctx, d or weight null; an unknown activation or
  * compute dtype; dst bf16 without compute bf16), CK_E_SIZE (K or N == 0, N*K overflow or beyond
- * int64, weight_count < N*K, bias_count < N), CK_E_NONFINITE (NaN/Inf in weight or bias),
+ * int64, weight_count < N*K, bias_count < N, K > CK_INT8_MAX_K for int8), CK_E_NONFINITE (NaN/Inf in weight or bias),
  * CK_E_MEMORY, CK_E_BACKEND (also: the tile primitives want different weight layouts). */
 int ck_linear_init(ck_linear **out, ck_onednn *ctx, const ck_linear_desc *d);
 
@@ -138,6 +148,10 @@ int ck_linear_forward_f32(ck_linear *lin, int lane, const float *x, size_t x_cou
  * Errors: CK_E_BACKEND (oneDNN), CK_E_MEMORY. A finite result with cosine < 0.9999 is not an error
  * here: the executor refuses to run bf16 on it. */
 int ck_linear_bf16_self_check(ck_onednn *ctx, double *cosine, const char **impl);
+
+/* The same fixed linear in int8 (ck_linear_desc compute CK_DTYPE_I8) against the f32 reference:
+ * the int8 start-up self-check (the executor refuses int8 below cosine 0.999). Errors as there. */
+int ck_linear_int8_self_check(ck_onednn *ctx, double *cosine, const char **impl);
 
 /* Releases the primitives and the weight copies; accepts NULL and half-built objects. */
 void ck_linear_free(ck_linear *lin);

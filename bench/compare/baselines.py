@@ -149,6 +149,7 @@ def read_check(path, offsets, seqs):
 # (engine, its check features' argument, reference engine, reference's argument); the FP32 row of
 # ORT against ckbatch gives the scale: what two FP32 engines differ by.
 ACCURACY = [("ckbatch bf16", "ckbatch_bf16", "ckbatch fp32", "ckbatch"),
+            ("ckbatch int8", "ckbatch_int8", "ckbatch fp32", "ckbatch"),
             ("ORT INT8", "ort_int8", "ORT FP32", "ort"),
             ("ORT INT8", "ort_int8", "ckbatch fp32", "ckbatch"),
             ("ORT FP32", "ort", "ckbatch fp32", "ckbatch")]
@@ -162,7 +163,8 @@ def cmd_agree(a):
     ids, mask = common.padded(seqs, range(len(seqs)))
     with torch.inference_mode():
         torch_out = common.Encoder().eval()(torch.from_numpy(ids), torch.from_numpy(mask)).numpy()
-    got = {k: read_check(getattr(a, k), offsets, seqs) for k in ("ckbatch", "ckbatch_bf16", "ort", "ort_int8")}
+    got = {k: read_check(getattr(a, k), offsets, seqs)
+           for k in ("ckbatch", "ckbatch_bf16", "ckbatch_int8", "ort", "ort_int8")}
     ck = got["ckbatch"]
     diffs = {"pytorch": float(np.abs(unpad(torch_out, seqs) - ck).max()),
              "onnxruntime": float(np.abs(got["ort"] - ck).max())}
@@ -203,6 +205,7 @@ def main():
     s.add_argument("--workloads", required=True)
     s.add_argument("--ckbatch", required=True, help="ckbatch fp32 features (safetensors)")
     s.add_argument("--ckbatch-bf16", required=True, help="ckbatch --precision bf16 features")
+    s.add_argument("--ckbatch-int8", required=True, help="ckbatch --precision int8 features")
     s.add_argument("--ort", required=True, help="ORT FP32: raw f32 [B,T_max,O] of the check batch")
     s.add_argument("--ort-int8", required=True, help="ORT INT8, the same form")
     s.add_argument("--sequences", type=int, required=True, help="the corpus's first N, one padded batch")

@@ -19,6 +19,7 @@ COLUMNS = [("ckbatch", "ckbatch", "fp32", "packed", "ckbatch (packed)"),
            ("ort_padded", "onnxruntime", "fp32", "padded", "ORT (padded)"),
            ("ort_equal", "onnxruntime", "fp32", "equal", "ORT (equal lengths, no padding)"),
            ("ckbatch_bf16", "ckbatch", "bf16", "packed", "ckbatch bf16 (packed)"),
+           ("ckbatch_int8", "ckbatch", "int8", "packed", "ckbatch int8 (packed)"),
            ("ort_int8_padded", "onnxruntime", "int8", "padded", "ORT INT8 (padded)"),
            ("ort_int8_equal", "onnxruntime", "int8", "equal", "ORT INT8 (equal lengths)")]
 FP32 = [c for c in COLUMNS if c[2] == "fp32"]
@@ -29,6 +30,9 @@ REDUCED_RATIOS = [("ckbatch_bf16", "ckbatch", "bf16 / ckbatch FP32"),
                   ("ckbatch_bf16", "ort_equal", "bf16 / ORT FP32 equal"),
                   ("ckbatch_bf16", "ort_int8_padded", "bf16 / ORT INT8 padded"),
                   ("ckbatch_bf16", "ort_int8_equal", "bf16 / ORT INT8 equal"),
+                  ("ckbatch_int8", "ckbatch_bf16", "int8 / ckbatch bf16"),
+                  ("ckbatch_int8", "ort_int8_padded", "int8 / ORT INT8 padded"),
+                  ("ckbatch_int8", "ort_int8_equal", "int8 / ORT INT8 equal"),
                   ("ort_int8_padded", "ort_padded", "ORT INT8 / ORT FP32 padded")]
 
 
@@ -94,7 +98,8 @@ def markdown(doc, table):
                    + " | " + " | ".join(f"{ratio(cell, c[0]):.2f}x" for c in FP32[1:]) + " |")
     reduced = [c for c in COLUMNS if c[2] != "fp32"]
     out += ["", "Reduced precision: ckbatch `--precision bf16` (linears on oneDNN's bf16 matmul, the rest "
-            "f32) and ORT on the dynamically quantized INT8 model (`baselines.py quantize`), timed in the "
+            "f32), ckbatch `--precision int8` (q, k, v and FFN-in on oneDNN's u8 x s8 matmul, the other "
+            "linears bf16, the rest f32) and ORT on the dynamically quantized INT8 model (`baselines.py quantize`), timed in the "
             "same run as the FP32 engines above.", "",
             "| workload | threads | " + " | ".join(c[4] for c in reduced) + " | "
             + " | ".join(label for _, _, label in REDUCED_RATIOS) + " |",

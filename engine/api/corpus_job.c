@@ -41,9 +41,9 @@ void ck_corpus_options_identity(const ck_corpus_params *o, const ck_model *m, ch
              o->skip_bad_lines ? "skip" : "stop", ck_corpus_layer_name(o->layer),
              m->parity, config, m->circuit_path ? m->circuit_path : "embedded", g2p);
     /* bf16 changes the bits; fp32 leaves the string as it always was (older records resume) */
-    if (m->params.precision == CK_PRECISION_BF16) {
+    if (m->params.precision != CK_PRECISION_FP32) {
         size_t used = strlen(buf);
-        snprintf(buf + used, cap - used, " precision=bf16");
+        snprintf(buf + used, cap - used, " precision=%s", ck_model_precision(m));
     }
 }
 
@@ -61,8 +61,8 @@ int ck_corpus_meta_each(const ck_corpus_params *opt, const ck_model *m, const ck
     if (rc == CK_OK) rc = put(ctx, "source", is_stdin ? "<stdin>" : opt->input, err);
     if (rc == CK_OK && g2p != NULL) rc = put(ctx, "g2p", g2p, err);
     /* fp32 files keep today's bytes: no precision key means fp32 (docs/precision.md) */
-    if (rc == CK_OK && m->params.precision == CK_PRECISION_BF16) {
-        rc = put(ctx, "precision", "bf16", err);
+    if (rc == CK_OK && m->params.precision != CK_PRECISION_FP32) {
+        rc = put(ctx, "precision", ck_model_precision(m), err);
         if (rc == CK_OK) rc = put(ctx, "dispatch", m->dispatch, err);
     }
     /* interpreted files keep today's bytes: no backend key means the interpreter */

@@ -170,6 +170,11 @@ static void describe_dispatch(ck_model *m)
     ck_executor_dispatch_dtypes(m->executor, dtypes, sizeof dtypes);
     snprintf(m->dispatch, sizeof m->dispatch, "%s; onednn %s %s; cpu %s; kernels %s", dtypes,
              ck_onednn_version(), impls, ck_cpu_features(), ck_kernels_isa());
+    if (m->params.precision == CK_PRECISION_INT8) { /* the quantization and the instruction */
+        size_t used = strlen(m->dispatch);
+        snprintf(m->dispatch + used, sizeof m->dispatch - used, "; int8 u8 rows x s8 channels, "
+                 "s32, dot %s", ck_cpu_int8_dot());
+    }
 }
 
 /* Loads params.compiled for this circuit, precision, fusion and batch size (codegen.h checks its
@@ -227,6 +232,12 @@ static int prepare(ck_model *m, ck_error *err)
         return ck_fail(err, CK_E_ARG, "max_batch_tokens %zu: must be at least the longest "
                        "sequence, %zu", p->max_batch_tokens, max_seq);
     }
+    /* int8 is the encoder's precision (issue 32): the token side and speech stay fp32 or bf16 */
+    if (p->precision == CK_PRECISION_INT8 &&
+        (m->circuit.durations_buffer >= 0 || m->circuit.max_frames_scale > 0)) {
+        return ck_fail(err, CK_E_ARG, "model: precision int8 is the encoder's only: the circuit %s "
+                       "computes durations or frames; use precision fp32 or bf16", m->circuit.path);
+    }
     /* parity: one worker, so the scheduler and oneDNN's OpenMP team both run on one thread */
     ck_executor_options eo = {
         .threads = m->workers,
@@ -267,13 +278,19 @@ static int open_model(ck_model **out, const ck_model_params *params, size_t xray
         return ck_fail(err, CK_E_ARG, "model: threads %d: expected 0 (the available CPUs) or more",
                        params->threads);
     }
-    if (params->precision != CK_PRECISION_FP32 && params->precision != CK_PRECISION_BF16) {
-        return ck_fail(err, CK_E_ARG, "model: precision %d: expected CK_PRECISION_FP32 or "
-                       "CK_PRECISION_BF16", (int)params->precision);
+    if (params->precision != CK_PRECISION_FP32 && params->precision != CK_PRECISION_BF16 &&
+        params->precision != CK_PRECISION_INT8) {
+        return ck_fail(err, CK_E_ARG, "model: precision %d: expected CK_PRECISION_FP32, "
+                       "CK_PRECISION_BF16 or CK_PRECISION_INT8", (int)params->precision);
     }
     if (params->parity && params->precision != CK_PRECISION_FP32 && xray_longest == 0) {
         return ck_fail(err, CK_E_ARG, "model: parity runs fp32 only (the X-Ray contract): precision "
-                       "bf16 and parity cannot be combined");
+                       "%s and parity cannot be combined",
+                       params->precision == CK_PRECISION_INT8 ? "int8" : "bf16");
+    }
+    if (params->precision == CK_PRECISION_INT8 && params->compiled != NULL) {
+        return ck_fail(err, CK_E_ARG, "model: precision int8 runs through the interpreter only: "
+                       "generated libraries are fp32 and bf16");
     }
     ck_model *m = calloc(1, sizeof *m);
     if (m == NULL) {
@@ -298,8 +315,9 @@ static int open_model(ck_model **out, const ck_model_params *params, size_t xray
     }
     ck_log(params->log, params->log_ctx, CK_LOG_INFO, "weights: %s", ck_weights_identity(m->weights));
     describe_dispatch(m);
-    if (params->precision == CK_PRECISION_BF16) {
-        ck_log(params->log, params->log_ctx, CK_LOG_INFO, "precision: bf16 (%s)", m->dispatch);
+    if (params->precision != CK_PRECISION_FP32) {
+        ck_log(params->log, params->log_ctx, CK_LOG_INFO, "precision: %s (%s)",
+               ck_model_precision(m), m->dispatch);
     }
     if (m->library.table != NULL) {
         ck_log(params->log, params->log_ctx, CK_LOG_INFO, "backend: generated %s (sha256 %.16s..., "
@@ -384,7 +402,12 @@ const char *ck_model_library_key(const ck_model *m)
 
 const char *ck_model_precision(const ck_model *m)
 {
-    return m == NULL ? "" : m->params.precision == CK_PRECISION_BF16 ? "bf16" : "fp32";
+    if (m == NULL) {
+        return "";
+    }
+    return m->params.precision == CK_PRECISION_BF16   ? "bf16"
+           : m->params.precision == CK_PRECISION_INT8 ? "int8"
+                                                      : "fp32";
 }
 
 const char *ck_model_dispatch(const ck_model *m)

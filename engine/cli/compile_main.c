@@ -42,6 +42,10 @@ static int parse_option(int ch, const char *arg, ck_compile_params *p, int *quie
     case 'c': p->circuit = arg; return 0;
     case 'o': p->out_dir = arg; return 0;
     case 'p':
+        if (strcmp(arg, "int8") == 0) {
+            return usage_error("%s", "--precision int8: generated libraries are fp32 and bf16 only; "
+                               "run int8 through the interpreter (docs/precision.md)");
+        }
         if (strcmp(arg, "fp32") != 0 && strcmp(arg, "bf16") != 0) {
             return usage_error("--precision %s: expected fp32 or bf16", arg);
         }

@@ -92,10 +92,11 @@ static const char *const usage_text[] = {
     "      --speed S             prosody: speaking rate, a number > 0 (default 1): durations are\n"
     "                            the predicted ones / S\n"
     "      --max-batch-tokens N  tokens per packed batch (default 2048, at least 512)\n"
-    "      --precision P         fp32 (default) or bf16: the linears in bf16 with f32 accumulation\n"
-    "                            (oneDNN on AMX or AVX512-BF16; refused on a CPU without them),\n"
-    "                            the rest in f32; recorded in the output metadata with what ran\n"
-    "                            (docs/precision.md); not with --parity\n"
+    "      --precision P         fp32 (default), bf16 or int8: the linears in bf16 with f32\n"
+    "                            accumulation (oneDNN on AMX or AVX512-BF16), or in int8 (u8 rows\n"
+    "                            x s8 channels, s32 accumulation, on VNNI or AMX-INT8); refused on\n"
+    "                            a CPU without them; the rest in f32; recorded in the output\n"
+    "                            metadata with what ran (docs/precision.md); not with --parity\n"
     "      --compiled L          run the library `ckbatch compile` built (L = DIR/NAME.so, made\n"
     "                            with the same --circuit, --precision, --parity and\n"
     "                            --max-batch-tokens) instead of the interpreter: same features;\n"
@@ -275,10 +276,12 @@ static int apply_option(int ch, const char *arg, ck_cli_options *o)
     case OPT_CONFIG: m->config = arg; return 0;
     case OPT_COMPILED: m->compiled = arg; return 0;
     case OPT_PRECISION:
-        if (strcmp(arg, "fp32") != 0 && strcmp(arg, "bf16") != 0) {
-            return usage_error("--precision %s: expected fp32 or bf16", arg);
+        if (strcmp(arg, "fp32") != 0 && strcmp(arg, "bf16") != 0 && strcmp(arg, "int8") != 0) {
+            return usage_error("--precision %s: expected fp32, bf16 or int8", arg);
         }
-        m->precision = strcmp(arg, "bf16") == 0 ? CK_PRECISION_BF16 : CK_PRECISION_FP32;
+        m->precision = strcmp(arg, "bf16") == 0   ? CK_PRECISION_BF16
+                       : strcmp(arg, "int8") == 0 ? CK_PRECISION_INT8
+                                                  : CK_PRECISION_FP32;
         return 0;
     case OPT_G2P:
         if (strcmp(arg, "misaki") != 0 && strcmp(arg, "espeak") != 0) {
@@ -474,7 +477,8 @@ int ck_cli_parse(int argc, char **argv, ck_cli_options *o)
         o->progress = 0; /* the terminal default yields to -q; an explicit --progress does not */
     }
     if (o->model.parity && o->model.precision != CK_PRECISION_FP32) {
-        return usage_error("%s", "--precision bf16 and --parity cannot be combined: parity runs fp32");
+        return usage_error("--precision %s and --parity cannot be combined: parity runs fp32",
+                           o->model.precision == CK_PRECISION_INT8 ? "int8" : "bf16");
     }
     if (o->xray.oracle != NULL && o->model.config != NULL) {
         return usage_error("%s", "--config is for corpus runs: X-Ray cases carry their ids");

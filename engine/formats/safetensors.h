@@ -16,7 +16,7 @@
 #define CK_ST_MAX_RANK 8
 
 /* Element types are ck_dtype (kernels/ck_dtype.h). U8 carries raw bytes (e.g. JSON Lines text).
- * CK_DTYPE_OTHER is any other dtype the format defines (F64, I8, I16, U16, U32, U64, BOOL,
+ * CK_DTYPE_OTHER is any other dtype the format defines (F64, I16, U16, U32, U64, BOOL,
  * F8_E4M3, F8_E5M2): readable and bounds-checked, never converted, not writable. */
 
 /* One tensor of an open file. `data` points into the read-only mapping (NOT necessarily aligned
@@ -83,7 +83,7 @@ int ck_st_to_f32(const ck_st_tensor *t, float *out, size_t out_count, ck_error *
  * from `spool` starting at byte `spool_offset` (the writer seeks there and reads exactly that many). */
 typedef struct {
     const char *name;
-    ck_dtype dtype;  /* CK_DTYPE_F32 .. CK_DTYPE_U8; CK_DTYPE_OTHER is rejected */
+    ck_dtype dtype;  /* CK_DTYPE_F32 .. CK_DTYPE_I8; CK_DTYPE_OTHER is rejected */
     size_t rank;
     size_t shape[CK_ST_MAX_RANK];
     const void *data;

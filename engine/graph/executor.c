@@ -75,6 +75,15 @@ static int linear_for(ck_executor *ex, ck_step *s, ck_error *err)
             .compute = s->dtype, .dst = dst,
         };
         rc = rc ? rc : ck_linear_init(slot, ex->onednn, &d);
+        if (rc == CK_OK && ex->opt.precision == CK_DTYPE_I8 && s->dtype == CK_DTYPE_BF16 &&
+            strstr(ck_linear_impl(*slot), "bf16") == NULL) {
+            /* an int8 program's bf16 linear on a CPU without native bf16: f32 instead */
+            ck_linear_free(*slot);
+            *slot = NULL;
+            ck_linear_desc f = d;
+            f.compute = CK_DTYPE_F32;
+            rc = ck_linear_init(slot, ex->onednn, &f);
+        }
         free(packed);
         if (rc != CK_OK) {
             return ck_fail(err, rc, "%s: op %zu \"%s\": oneDNN %s matmul writing %s for \"%s\" "
@@ -84,6 +93,7 @@ static int linear_for(ck_executor *ex, ck_step *s, ck_error *err)
         }
     }
     s->args.linear = *slot;
+    s->dtype = ck_linear_compute_dtype(*slot); /* what it computes in (int8 programs: above) */
     return CK_OK;
 }
 
@@ -231,6 +241,40 @@ static int frame_limits(ck_executor *ex, ck_error *err)
     return CK_OK;
 }
 
+/* int8 runs only on an int8 dot-product instruction (without one oneDNN 2.6 uses VPMADDUBSW, whose
+ * 16-bit pair sums saturate on u8 x s8 products): the CPU has AVX512-VNNI, AVX-VNNI or AMX-INT8,
+ * every linear's kernel is oneDNN's VNNI or AMX one, and the fixed self-check is finite with cosine
+ * >= 0.999 against the f32 reference. */
+static int check_int8(ck_executor *ex, ck_error *err)
+{
+    const char *dot = ck_cpu_int8_dot();
+    if (dot[0] == '\0') {
+        return ck_fail(err, CK_E_BACKEND, "precision int8: this CPU has no int8 dot product "
+                       "instruction (AVX512-VNNI, AVX-VNNI or AMX-INT8; cpu %s): use precision "
+                       "bf16 or fp32", ck_cpu_features());
+    }
+    for (size_t i = 0; i < ex->n_linears; i++) {
+        const char *impl = ck_linear_compute_dtype(ex->linears[i]) == CK_DTYPE_I8
+                               ? ck_linear_impl(ex->linears[i]) : NULL;
+        if (impl != NULL && strstr(impl, "vnni") == NULL && strstr(impl, "amx") == NULL) {
+            return ck_fail(err, CK_E_BACKEND, "precision int8: oneDNN has no VNNI or AMX int8 "
+                           "matmul here (it chose \"%s\"; the CPU has %s): ONEDNN_MAX_CPU_ISA "
+                           "may cap it; use precision bf16 or fp32", impl, dot);
+        }
+    }
+    double cosine = 0.0;
+    const char *impl = "unknown";
+    int rc = ck_linear_int8_self_check(ex->onednn, &cosine, &impl);
+    if (rc != CK_OK) {
+        return ck_fail(err, rc, "precision int8: self-check matmul failed: %s", ck_status_name(rc));
+    }
+    if (!(cosine >= 0.999)) { /* also NaN */
+        return ck_fail(err, CK_E_BACKEND, "precision int8: self-check 64x768x768 matmul (%s) has "
+                       "cosine %.6f against f32, below 0.999: refusing to run in int8", impl, cosine);
+    }
+    return CK_OK;
+}
+
 static int setup(ck_executor *ex, const ck_weights *w, ck_error *err)
 {
     const ck_circuit *c = ex->circuit;
@@ -272,8 +316,11 @@ static int setup(ck_executor *ex, const ck_weights *w, ck_error *err)
     if (rc == CK_OK && ex->opt.compiled != NULL) {
         rc = init_compiled(ex, err);
     }
-    if (rc == CK_OK && ex->opt.precision != CK_DTYPE_F32) { /* bf16 */
+    if (rc == CK_OK && ex->opt.precision == CK_DTYPE_BF16) {
         rc = check_bf16(ex, err);
+    }
+    if (rc == CK_OK && ex->opt.precision == CK_DTYPE_I8) {
+        rc = check_int8(ex, err);
     }
     ck_parallel_set_threads(threads);
     return rc;
@@ -294,7 +341,7 @@ int ck_executor_init_frames(ck_executor **out, const ck_circuit *c, const ck_wei
     }
     *out = NULL;
     if (!ck_op_precision_supported(opt->precision)) {
-        return ck_fail(err, CK_E_ARG, "executor: precision %s: expected f32 or bf16",
+        return ck_fail(err, CK_E_ARG, "executor: precision %s: expected f32, bf16 or i8",
                        ck_dtype_info(opt->precision)->lower);
     }
     if (opt->threads < 1 || opt->max_batch_tokens == 0 || opt->max_seq_len == 0) {
@@ -803,6 +850,16 @@ void ck_executor_dispatch_dtypes(const ck_executor *ex, char *buf, size_t cap)
         int n = name == NULL ? 0 : snprintf(buf + used, cap - used, "%s%s=%s", used ? " " : "",
                                             name, ck_dtype_info(ck_executor_op_dtype(ex, (ck_op_kind)k))->lower);
         used += n > 0 ? (size_t)n : 0;
+        /* the other dtypes steps of this kind compute in, in step order (int8 programs: i8+bf16) */
+        unsigned seen = 1u << ck_executor_op_dtype(ex, (ck_op_kind)k);
+        for (size_t i = 0; name != NULL && i < ex->program.n_steps && used < cap; i++) {
+            const ck_step *s = &ex->program.steps[i];
+            if (s->kind == (ck_op_kind)k && !(seen >> s->dtype & 1u)) {
+                seen |= 1u << s->dtype;
+                n = snprintf(buf + used, cap - used, "+%s", ck_dtype_info(s->dtype)->lower);
+                used += n > 0 ? (size_t)n : 0;
+            }
+        }
     }
 }
 

@@ -575,7 +575,8 @@ const ck_op_def ck_op_defs[] = {
         /* one step function: the dtype is the oneDNN matmul's (ck_step.args.linear, made per
          * step.linear_slot), the I/O form the step's copies */
         .run = {[CK_DTYPE_F32] = {ROW_STEP(ck_step_linear), CK_DTYPE_F32, NULL},
-                [CK_DTYPE_BF16] = {ROW_STEP(ck_step_linear), CK_DTYPE_BF16, NULL}},
+                [CK_DTYPE_BF16] = {ROW_STEP(ck_step_linear), CK_DTYPE_BF16, NULL},
+                [CK_DTYPE_I8] = {ROW_STEP(ck_step_linear), CK_DTYPE_I8, NULL}},
         .op_class = CK_OP_CLASS_LINEAR, .dispatch_name = "linear",
         .fuses_next = "gelu_new", .uses_linear = 1, .weights_copied_at_init = 1,
         .flops = linear_flops,
@@ -871,7 +872,9 @@ void ck_op_in_place_kinds(char *buf, size_t cap)
 
 ck_dtype ck_precision_dtype(ck_precision precision)
 {
-    return precision == CK_PRECISION_BF16 ? CK_DTYPE_BF16 : CK_DTYPE_F32;
+    return precision == CK_PRECISION_BF16   ? CK_DTYPE_BF16
+           : precision == CK_PRECISION_INT8 ? CK_DTYPE_I8
+                                            : CK_DTYPE_F32;
 }
 
 int ck_op_precision_supported(ck_dtype precision)

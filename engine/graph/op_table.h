@@ -164,8 +164,8 @@ double ck_circuit_flops_per_token(const ck_circuit *c, size_t seq_len);
 /* "the kinds a, b" whose rows allow in place, into buf[cap] (for messages). */
 void ck_op_in_place_kinds(char *buf, size_t cap);
 
-/* The program dtype of a public precision: the bf16 column for CK_PRECISION_BF16, else
- * CK_DTYPE_F32 (callers reject other values first). The one mapping the api, X-Ray and the
+/* The program dtype of a public precision: the bf16 column for CK_PRECISION_BF16, the i8 one for
+ * CK_PRECISION_INT8, else CK_DTYPE_F32 (callers reject other values first). The one mapping the api, X-Ray and the
  * compiler use. */
 ck_dtype ck_precision_dtype(ck_precision precision);
 

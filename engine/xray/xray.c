@@ -13,6 +13,9 @@
 /* circuits/kokoro_phoneme_encoder.bf16_budget.json, embedded by cmake/EmbedFile.cmake (NUL-terminated) */
 extern const unsigned char ck_xray_bf16_budget_bytes[];
 #define ck_xray_bf16_budget_json ((const char *)ck_xray_bf16_budget_bytes)
+/* circuits/kokoro_phoneme_encoder.int8_budget.json, embedded the same way */
+extern const unsigned char ck_xray_int8_budget_bytes[];
+#define ck_xray_int8_budget_json ((const char *)ck_xray_int8_budget_bytes)
 
 static const char build_flags[] = "compiler " __VERSION__
 #ifdef __OPTIMIZE__
@@ -68,7 +71,8 @@ static const cJSON *dtype_item(const ck_xray_profile *p, const cJSON *obj)
 static int per_dtype(const cJSON *obj)
 {
     return cJSON_GetObjectItemCaseSensitive(obj, "F32") != NULL ||
-           cJSON_GetObjectItemCaseSensitive(obj, "BF16") != NULL;
+           cJSON_GetObjectItemCaseSensitive(obj, "BF16") != NULL ||
+           cJSON_GetObjectItemCaseSensitive(obj, "I8") != NULL;
 }
 
 static int read_overrides(ck_xray_profile *p, const cJSON *cps, const char *path, ck_error *err)
@@ -141,7 +145,7 @@ int ck_xray_profile_load(ck_xray_profile *p, const char *path, ck_dtype dtype, c
         return ck_fail(err, CK_E_ARG, "profile: null");
     }
     memset(p, 0, sizeof *p);
-    if (dtype != CK_DTYPE_F32 && dtype != CK_DTYPE_BF16) {
+    if (dtype != CK_DTYPE_F32 && dtype != CK_DTYPE_BF16 && dtype != CK_DTYPE_I8) {
         return ck_fail(err, CK_E_ARG, "profile: no budgets for dtype %s", ck_dtype_name(dtype));
     }
     p->dtype = dtype;
@@ -150,6 +154,9 @@ int ck_xray_profile_load(ck_xray_profile *p, const char *path, ck_dtype dtype, c
     if (dtype == CK_DTYPE_BF16) {
         /* the published bf16 budget is the default a file's own keys refine */
         rc = parse_text(p, ck_xray_bf16_budget_json, "kokoro_phoneme_encoder.bf16_budget.json", err);
+    }
+    if (dtype == CK_DTYPE_I8) { /* the same for int8 */
+        rc = parse_text(p, ck_xray_int8_budget_json, "kokoro_phoneme_encoder.int8_budget.json", err);
     }
     if (rc == CK_OK && path != NULL) {
         char *text = NULL;

@@ -87,13 +87,14 @@ const char *ck_xray_build_flags(void);
 /* The default FP32 contract (docs/parity.md): cosine >= 0.99999, RMSE, relative RMSE, max abs <= 2e-5. */
 ck_xray_budget ck_xray_default_budget(void);
 
-/* Loads the budgets of `dtype` (CK_DTYPE_F32 or CK_DTYPE_BF16) from a profile: a JSON object
+/* Loads the budgets of `dtype` (CK_DTYPE_F32, CK_DTYPE_BF16 or CK_DTYPE_I8) from a profile: a JSON object
  * {"dtypes": {"F32": B, "BF16": B}, "checkpoints": {"id": B | {"F32": B, "BF16": B}, ...}} with
  * B = {"cosine_min", "rmse", "rel_rmse", "max_abs"} (numbers; a missing key keeps the default; a bare
  * B under "checkpoints" is an F32 budget), or a capture manifest holding that object under
  * "thresholds". Defaults, and the whole profile when path is NULL: for F32 the FP32 contract
  * (ck_xray_default_budget); for BF16 the published bf16 budget
- * (circuits/kokoro_phoneme_encoder.bf16_budget.json, embedded; docs/precision.md).
+ * (circuits/kokoro_phoneme_encoder.bf16_budget.json, embedded; docs/precision.md); for I8 (key
+ * "I8") the published int8 budget (circuits/kokoro_phoneme_encoder.int8_budget.json, embedded).
  * Errors: CK_E_IO, CK_E_FORMAT (bad JSON, a non-number; message names the file and key), CK_E_MEMORY,
  * CK_E_ARG (another dtype). */
 int ck_xray_profile_load(ck_xray_profile *p, const char *path, ck_dtype dtype, ck_error *err);
@@ -178,7 +179,8 @@ typedef struct {
     void *log_ctx;
     ck_dtype precision;      /* CK_DTYPE_F32 (0): the parity run; CK_DTYPE_BF16: the same cases
                                 on one thread with bf16 linears, against the FP32 oracle under the
-                                bf16 budget (docs/precision.md) */
+                                bf16 budget (docs/precision.md); CK_DTYPE_I8: the same with int8
+                                linears under the int8 budget */
 } ck_xray_run_options;
 
 /* A parity run in two steps around the model it runs on: open (oracle and cases), then run. */

@@ -42,9 +42,11 @@ static int compare(const char *candidate, const char *oracle_path, const char *p
         rc = ck_st_open(&oracle, oracle_path, err);
     }
     if (rc == CK_OK) {
-        /* a bf16 run's capture says so: it is held to the bf16 budget */
+        /* a bf16 (int8) run's capture says so: it is held to the bf16 (int8) budget */
         const char *prec = ck_st_metadata(cand, "precision");
-        ck_dtype dtype = prec != NULL && strcmp(prec, "bf16") == 0 ? CK_DTYPE_BF16 : CK_DTYPE_F32;
+        ck_dtype dtype = prec != NULL && strcmp(prec, "bf16") == 0   ? CK_DTYPE_BF16
+                         : prec != NULL && strcmp(prec, "int8") == 0 ? CK_DTYPE_I8
+                                                                      : CK_DTYPE_F32;
         rc = ck_xray_profile_load(&profile, profile_path, dtype, err);
     }
     if (rc == CK_OK) {

@@ -169,6 +169,9 @@ int ck_xray_session_open(ck_xray_session **out, const ck_xray_run_options *opt, 
         ck_log(opt->log, opt->log_ctx, CK_LOG_INFO, "X-Ray bf16: 1 thread, unfused kernels, bf16 "
                "linears (and attention heads where the CPU has AMX), against the FP32 oracle under "
                "the bf16 budget");
+    } else if (opt->precision == CK_DTYPE_I8) {
+        ck_log(opt->log, opt->log_ctx, CK_LOG_INFO, "X-Ray int8: 1 thread, unfused kernels, int8 "
+               "linears (u8 rows x s8 channels), against the FP32 oracle under the int8 budget");
     } else {
         ck_log(opt->log, opt->log_ctx, CK_LOG_INFO,
                "parity mode: 1 thread (scheduler and oneDNN), deterministic kernels");
@@ -313,9 +316,9 @@ static int write_capture(xrun *x, ck_error *err)
         }
     }
     if (rc == CK_OK) {
-        int bf16 = x->opt->precision == CK_DTYPE_BF16;
+        int bf16 = x->opt->precision == CK_DTYPE_BF16, int8 = x->opt->precision == CK_DTYPE_I8;
         ck_st_meta meta[2] = {{"engine_version", CK_VERSION},
-                              {bf16 ? "precision" : "parity", bf16 ? "bf16" : "1"}};
+                              {bf16 || int8 ? "precision" : "parity", bf16 ? "bf16" : int8 ? "int8" : "1"}};
         rc = ck_st_write(x->opt->capture_out, e, n, meta, 2, err);
     }
     for (size_t i = 0; keep != NULL && i < 2 * x->n_cases; i++) {

@@ -72,7 +72,7 @@ _RUN_LAYERS = {**_LAYERS, "prosody": 2}            # run: a prosody file too (Mo
 _FORMATS = {"phonemes": 0, "ids": 1, "text": 2}
 _ON_ERROR = {"stop": 0, "skip": 1}
 # precision -> the ck_model_params setting it needs; a mode the C library gains is one entry here
-_PRECISIONS = {"fp32": 0, None: 0, "bf16": 1}  # CK_PRECISION_FP32, CK_PRECISION_BF16
+_PRECISIONS = {"fp32": 0, None: 0, "bf16": 1, "int8": 2}  # CK_PRECISION_FP32, _BF16, _INT8
 _DROPPED = re.compile(r"^(?:warning: )?<lines>:(\d+): (?:column|element) (\d+): ")
 
 
@@ -192,7 +192,10 @@ class Model:
         config: Kokoro config.json path (its vocab and dims), or None.
         precision: "fp32" (None means the same) or "bf16": the linears in bf16 with f32
             accumulation on AMX or AVX512-BF16, the rest in f32 (docs/precision.md); on a CPU
-            without native bf16 loading raises ckbatch.Error (CK_E_BACKEND). Not with parity.
+            without native bf16 loading raises ckbatch.Error (CK_E_BACKEND). "int8": q, k, v
+            and the FFN in on oneDNN's int8 matmul (u8 rows x s8 channels, VNNI or AMX-INT8), the
+            other linears in bf16; raises CK_E_BACKEND without an int8 dot instruction. Not with
+            parity.
         threads: compute threads; 0: every CPU this process may run on.
         parity: one thread and the unfused kernels (bit-reproducible X-Ray contract).
         compiled: a library from `ckbatch compile` (same circuit, precision, parity and
@@ -211,7 +214,7 @@ class Model:
                  compiled=None, *, max_batch_tokens=2048, seed=20261129, circuit=None,
                  weights_manifest=None):
         if precision not in _PRECISIONS:
-            raise _usage(f"precision {precision!r}: expected 'fp32' or 'bf16'")
+            raise _usage(f"precision {precision!r}: expected 'fp32', 'bf16' or 'int8'")
         self.precision = "fp32" if precision is None else precision
         self._m = _ckbatch.Model(weights=weights, config=config, threads=operator.index(threads),
                                  parity=bool(parity), max_batch_tokens=max_batch_tokens,

@@ -100,7 +100,7 @@ def test_precision():
     with pytest.raises(ckbatch.UsageError) as e:
         ckbatch.Model(precision="fp16")
     assert e.value.code == ckbatch.CK_E_ARG
-    assert e.value.message == "precision 'fp16': expected 'fp32' or 'bf16'"
+    assert e.value.message == "precision 'fp16': expected 'fp32', 'bf16' or 'int8'"
     with pytest.raises(ckbatch.UsageError) as e:
         ckbatch.Model(precision="bf16", parity=True)
     assert e.value.message.startswith("model: parity runs fp32 only")
@@ -117,6 +117,31 @@ def test_precision():
     cos = float((xb * xf).sum() / ((xb * xb).sum() * (xf * xf).sum()) ** 0.5)
     rel = float((((xb - xf) ** 2).sum() / (xf * xf).sum()) ** 0.5)
     assert cos >= 0.9999 and 1e-4 < rel <= 0.01
+
+
+def _int8_dot():
+    flags = open("/proc/cpuinfo").read().split()
+    return "avx512_vnni" in flags or "avx_vnni" in flags or "amx_int8" in flags
+
+
+def test_precision_int8():
+    with pytest.raises(ckbatch.UsageError) as e:
+        ckbatch.Model(precision="int8", parity=True)
+    assert e.value.message.startswith("model: parity runs fp32 only")
+    assert "precision int8 and parity" in e.value.message
+    if not _int8_dot():
+        with pytest.raises(ckbatch.Error) as e:
+            ckbatch.Model(precision="int8")
+        assert "no int8 dot product" in e.value.message
+        return
+    lines = ["ði sˈʌn ɪz wˈɔɹm, ði skˈI ɪz blˈu.", "hˈɛlO"]
+    with ckbatch.Model(precision="int8", threads=1) as q, ckbatch.Model(threads=1) as f:
+        assert q.precision == "int8"
+        xq = q.encode_phonemes(lines).features
+        xf = f.encode_phonemes(lines).features
+    cos = ((xq * xf).sum(axis=1) / ((xq * xq).sum(axis=1) * (xf * xf).sum(axis=1)) ** 0.5).min()
+    rel = float((((xq - xf) ** 2).sum() / (xf * xf).sum()) ** 0.5)
+    assert cos >= 0.9995 and 1e-3 < rel <= 0.015
 
 
 def test_compiled_without_manifest():

@@ -597,7 +597,7 @@ static void test_precision_and_op_seconds(void)
     p.precision = (ck_precision)7;
     err = (ck_error){0};
     CU_ASSERT_EQUAL(ck_model_load(&bad, &p, &err), CK_E_ARG);
-    CU_ASSERT_STRING_EQUAL(err.message, "model: precision 7: expected CK_PRECISION_FP32 or CK_PRECISION_BF16");
+    CU_ASSERT_STRING_EQUAL(err.message, "model: precision 7: expected CK_PRECISION_FP32, CK_PRECISION_BF16 or CK_PRECISION_INT8");
     CU_ASSERT_STRING_EQUAL(ck_model_precision(NULL), "");
 }
 

@@ -268,7 +268,7 @@ static void test_usage_errors(void)
                                              "combined: parity runs fp32"), 1);
     snprintf(args, sizeof args, "--precision fp16 -i %s -o %s", ck_cli_tmp("in.txt"), ck_cli_tmp("u.st"));
     CU_ASSERT_EQUAL(run_with("", args), 2);
-    CU_ASSERT_EQUAL(ck_cli_stderr_lines_with("ckbatch: --precision fp16: expected fp32 or bf16"), 1);
+    CU_ASSERT_EQUAL(ck_cli_stderr_lines_with("ckbatch: --precision fp16: expected fp32, bf16 or int8"), 1);
 }
 
 /* X-Ray in bf16: every pinned case against the FP32 capture, under the published bf16 budget. */

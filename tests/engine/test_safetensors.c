@@ -304,7 +304,7 @@ static void test_missing_file_is_io(void)
 static void test_read_hand_made(void)
 {
     const char *json = "{\"__metadata__\":{\"format\":\"pt\"},"
-                       "\"b\":{\"dtype\":\"I8\",\"shape\":[2,2],\"data_offsets\":[4,8]},"
+                       "\"b\":{\"dtype\":\"BOOL\",\"shape\":[2,2],\"data_offsets\":[4,8]},"
                        "\"a\":{\"dtype\":\"BF16\",\"shape\":[2],\"data_offsets\":[0,4]},"
                        "\"e\":{\"dtype\":\"F32\",\"shape\":[0,3],\"data_offsets\":[8,8]}}";
     const char *path = raw_file(strlen(json), json, 8);
