@@ -8,93 +8,12 @@
 #include <unistd.h>
 
 #include "cli_test.h"
+#include "cli_precision.h"
 #include "ckbatch.h"
-
-/* Lines of different lengths (3 to 400 symbols), so batches mix short and long rows. */
-static const char *const LINES[] = {
-    "ði sˈʌn ɪz wˈɔɹm, ði skˈI ɪz blˈu.",
-    "hˈɛlO",
-    "ɐ",
-    "wˈʌn tˈu θɹˈi fˈɔɹ fˈIv sˈɪks sˈɛvən ˈAt nˈIn tˈɛn",
-    "ðɪs ɪz ɐ lˈɔŋɡəɹ sˈɛntəns, wˌɪʧ hˈæz mˈɔɹ tˈOkənz ɪn ɪt ðæn ðə ˈʌðəɹz.",
-};
-
-static void write_lines(const char *path, int long_line)
-{
-    FILE *f = fopen(path, "wb");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    for (size_t i = 0; i < sizeof LINES / sizeof LINES[0]; i++) {
-        fprintf(f, "%s\n", LINES[i]);
-    }
-    if (long_line) {
-        for (int r = 0; r < 10; r++) {
-            fputs("ði sˈʌn ɪz wˈɔɹm, ði skˈI ɪz blˈu. ", f); /* 10 x 37 symbols, one line */
-        }
-        fputs("\n", f);
-    }
-    fclose(f);
-}
-
-static int run_with(const char *prefix, const char *args)
-{
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd, "%s %s -q --no-progress %s 2>%s", prefix, ck_cli_binary(), args,
-             ck_cli_tmp("stderr"));
-    int st = system(cmd);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-/* The CPU flags /proc/cpuinfo lists include `flag` (1) or not (0). */
-static int cpu_has(const char *flag)
-{
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    char line[8192];
-    int found = 0;
-    while (f != NULL && !found && fgets(line, sizeof line, f) != NULL) {
-        if (strncmp(line, "flags", 5) == 0) {
-            char *at = line;
-            size_t n = strlen(flag);
-            while (!found && (at = strstr(at, flag)) != NULL) {
-                found = (at[-1] == ' ' || at[-1] == '\t') && (at[n] == ' ' || at[n] == '\n');
-                at += n;
-            }
-        }
-    }
-    if (f != NULL) {
-        fclose(f);
-    }
-    return found;
-}
 
 static int native_bf16(void)
 {
-    return cpu_has("amx_bf16") || cpu_has("avx512_bf16");
-}
-
-/* The features tensor of `path` as a malloc'd copy ([rows, 512] f32), *rows set; NULL if absent. */
-static float *features_of(const char *path, size_t *rows, char **precision, char **dispatch)
-{
-    ck_features_file *f = NULL;
-    ck_error err = {0};
-    if (ck_features_open(&f, path, &err) != CK_OK) {
-        return NULL;
-    }
-    const ck_tensor_view *t = ck_features_tensor(f, "features");
-    float *copy = t != NULL ? malloc(t->bytes) : NULL;
-    if (copy != NULL) {
-        memcpy(copy, t->data, t->bytes);
-        *rows = t->shape[0];
-    }
-    if (precision != NULL) {
-        const char *p = ck_features_metadata(f, "precision");
-        *precision = p != NULL ? strdup(p) : NULL;
-    }
-    if (dispatch != NULL) {
-        const char *d = ck_features_metadata(f, "dispatch");
-        *dispatch = d != NULL ? strdup(d) : NULL;
-    }
-    ck_features_close(f);
-    return copy;
+    return ck_cli_cpu_has("amx_bf16") || ck_cli_cpu_has("avx512_bf16");
 }
 
 /* bf16: the whole file at 1 and 3 threads and at two batch sizes gives the same bytes; the first
@@ -105,10 +24,10 @@ static void test_bf16_invariance(void)
         CU_PASS("no native bf16 on this CPU: the refusal test covers it");
         return;
     }
-    write_lines(ck_cli_tmp("in.txt"), 1);
+    ck_cli_write_precision_lines(ck_cli_tmp("in.txt"), 1);
     FILE *one = fopen(ck_cli_tmp("one.txt"), "wb");
     CU_ASSERT_PTR_NOT_NULL_FATAL(one);
-    fprintf(one, "%s\n", LINES[0]);
+    fprintf(one, "%s\n", CK_PRECISION_LINES[0]);
     fclose(one);
     static const char *const opts[] = {"-t 1 --max-batch-tokens 512", "-t 3 --max-batch-tokens 4096",
                                        "-t 2"};
@@ -118,9 +37,9 @@ static void test_bf16_invariance(void)
         char args[1024];
         snprintf(args, sizeof args, "--precision bf16 %s -i %s -o %s", opts[i], ck_cli_tmp("in.txt"),
                  ck_cli_tmp("b.st"));
-        CU_ASSERT_EQUAL_FATAL(run_with("", args), 0);
+        CU_ASSERT_EQUAL_FATAL(ck_cli_run_with("", args), 0);
         size_t rows = 0;
-        float *x = features_of(ck_cli_tmp("b.st"), &rows, NULL, NULL);
+        float *x = ck_cli_features_of(ck_cli_tmp("b.st"), &rows, NULL, NULL);
         CU_ASSERT_PTR_NOT_NULL_FATAL(x);
         if (ref == NULL) {
             ref = x;
@@ -134,9 +53,9 @@ static void test_bf16_invariance(void)
     char args[1024];
     snprintf(args, sizeof args, "--precision bf16 -t 2 -i %s -o %s", ck_cli_tmp("one.txt"),
              ck_cli_tmp("one.st"));
-    CU_ASSERT_EQUAL_FATAL(run_with("", args), 0);
+    CU_ASSERT_EQUAL_FATAL(ck_cli_run_with("", args), 0);
     size_t rows = 0;
-    float *alone = features_of(ck_cli_tmp("one.st"), &rows, NULL, NULL);
+    float *alone = ck_cli_features_of(ck_cli_tmp("one.st"), &rows, NULL, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(alone);
     CU_ASSERT_EQUAL(rows, 36); /* 34 symbols + 2 boundaries */
     CU_ASSERT_EQUAL(memcmp(alone, ref, rows * 512 * sizeof(float)), 0);
@@ -152,17 +71,17 @@ static void test_bf16_is_bf16_and_says_so(void)
         CU_PASS("no native bf16 on this CPU");
         return;
     }
-    write_lines(ck_cli_tmp("in.txt"), 0);
+    ck_cli_write_precision_lines(ck_cli_tmp("in.txt"), 0);
     char args[1024];
     snprintf(args, sizeof args, "--precision bf16 -i %s -o %s", ck_cli_tmp("in.txt"),
              ck_cli_tmp("b.st"));
-    CU_ASSERT_EQUAL_FATAL(run_with("", args), 0);
+    CU_ASSERT_EQUAL_FATAL(ck_cli_run_with("", args), 0);
     snprintf(args, sizeof args, "-i %s -o %s", ck_cli_tmp("in.txt"), ck_cli_tmp("f.st"));
-    CU_ASSERT_EQUAL_FATAL(run_with("", args), 0);
+    CU_ASSERT_EQUAL_FATAL(ck_cli_run_with("", args), 0);
     size_t rb = 0, rf = 0;
     char *precision = NULL, *dispatch = NULL, *fp_precision = NULL, *fp_dispatch = NULL;
-    float *b = features_of(ck_cli_tmp("b.st"), &rb, &precision, &dispatch);
-    float *f = features_of(ck_cli_tmp("f.st"), &rf, &fp_precision, &fp_dispatch);
+    float *b = ck_cli_features_of(ck_cli_tmp("b.st"), &rb, &precision, &dispatch);
+    float *f = ck_cli_features_of(ck_cli_tmp("f.st"), &rf, &fp_precision, &fp_dispatch);
     CU_ASSERT_PTR_NOT_NULL_FATAL(b);
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     CU_ASSERT_EQUAL_FATAL(rb, rf);
@@ -181,18 +100,18 @@ static void test_bf16_is_bf16_and_says_so(void)
     CU_ASSERT_STRING_EQUAL(precision, "bf16");
     CU_ASSERT_PTR_NOT_NULL_FATAL(dispatch);
     /* the heads run on AMX tiles where the CPU has them (ck_attention_head_f32__amx) */
-    const char *want = cpu_has("amx_bf16") ? "linear=bf16 attention=bf16 layer_norm=f32 gelu_new=f32; onednn "
+    const char *want = ck_cli_cpu_has("amx_bf16") ? "linear=bf16 attention=bf16 layer_norm=f32 gelu_new=f32; onednn "
                                            : "linear=bf16 attention=f32 layer_norm=f32 gelu_new=f32; onednn ";
     CU_ASSERT_EQUAL(strncmp(dispatch, want, strlen(want)), 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(dispatch, cpu_has("amx_bf16") ? "amx_bf16" : "avx512_core_bf16"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(dispatch, ck_cli_cpu_has("amx_bf16") ? "amx_bf16" : "avx512_core_bf16"));
     /* CK_MAX_CPU_ISA=avx512 turns AMX off in the native kernels: the heads run in f32, the
      * linears stay bf16, the file says so, and the features stay inside the budget */
     snprintf(args, sizeof args, "--precision bf16 -i %s -o %s", ck_cli_tmp("in.txt"),
              ck_cli_tmp("b2.st"));
-    CU_ASSERT_EQUAL_FATAL(run_with("CK_MAX_CPU_ISA=avx512", args), 0);
+    CU_ASSERT_EQUAL_FATAL(ck_cli_run_with("CK_MAX_CPU_ISA=avx512", args), 0);
     size_t r2 = 0;
     char *dispatch2 = NULL;
-    float *b2 = features_of(ck_cli_tmp("b2.st"), &r2, NULL, &dispatch2);
+    float *b2 = ck_cli_features_of(ck_cli_tmp("b2.st"), &r2, NULL, &dispatch2);
     CU_ASSERT_PTR_NOT_NULL_FATAL(b2);
     CU_ASSERT_PTR_NOT_NULL_FATAL(dispatch2);
     CU_ASSERT_EQUAL(strncmp(dispatch2, "linear=bf16 attention=f32 ", 26), 0);
@@ -207,7 +126,7 @@ static void test_bf16_is_bf16_and_says_so(void)
     CU_ASSERT(sqrt(diff2 / ff) <= 0.01);
     fprintf(stderr, "    bf16 vs fp32: cosine %.7f, relative RMSE %.3f%% (heads %s); heads in f32: "
             "cosine %.7f, relative RMSE %.3f%%\n", cosine, 100 * rel_rmse,
-            cpu_has("amx_bf16") ? "bf16" : "f32", dot2 / sqrt(bb2 * ff), 100 * sqrt(diff2 / ff));
+            ck_cli_cpu_has("amx_bf16") ? "bf16" : "f32", dot2 / sqrt(bb2 * ff), 100 * sqrt(diff2 / ff));
     free(b2);
     free(dispatch2);
     /* fp32 files keep the metadata they always had: no precision or dispatch key */
@@ -223,33 +142,33 @@ static void test_bf16_is_bf16_and_says_so(void)
  * naming what is missing, and writes nothing; fp32 still runs there. */
 static void test_bf16_refuses_without_native(void)
 {
-    write_lines(ck_cli_tmp("in.txt"), 0);
+    ck_cli_write_precision_lines(ck_cli_tmp("in.txt"), 0);
     char args[1024];
     snprintf(args, sizeof args, "--precision bf16 -i %s -o %s", ck_cli_tmp("in.txt"),
              ck_cli_tmp("r.st"));
-    CU_ASSERT_EQUAL(run_with("ONEDNN_MAX_CPU_ISA=AVX512_CORE", args), 1);
+    CU_ASSERT_EQUAL(ck_cli_run_with("ONEDNN_MAX_CPU_ISA=AVX512_CORE", args), 1);
     CU_ASSERT_EQUAL(ck_cli_stderr_lines_with("ckbatch: error: precision bf16: oneDNN has no native "
                                              "bf16 matmul here (it chose \""), 1);
     CU_ASSERT_EQUAL(ck_cli_stderr_lines_with("lacks AVX512-BF16 and AMX-BF16; use precision fp32"), 1);
     CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("r.st")));
     CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("r.st.partial")));
     snprintf(args, sizeof args, "-i %s -o %s", ck_cli_tmp("in.txt"), ck_cli_tmp("r.st"));
-    CU_ASSERT_EQUAL(run_with("ONEDNN_MAX_CPU_ISA=AVX512_CORE", args), 0);
+    CU_ASSERT_EQUAL(ck_cli_run_with("ONEDNN_MAX_CPU_ISA=AVX512_CORE", args), 0);
 }
 
 /* fp32 sets fpmath mode strict on every primitive: an inherited ONEDNN_DEFAULT_FPMATH_MODE=BF16
  * changes no bit. */
 static void test_fp32_strict_under_fpmath_env(void)
 {
-    write_lines(ck_cli_tmp("in.txt"), 1);
+    ck_cli_write_precision_lines(ck_cli_tmp("in.txt"), 1);
     char args[1024];
     snprintf(args, sizeof args, "-i %s -o %s", ck_cli_tmp("in.txt"), ck_cli_tmp("s1.st"));
-    CU_ASSERT_EQUAL_FATAL(run_with("", args), 0);
+    CU_ASSERT_EQUAL_FATAL(ck_cli_run_with("", args), 0);
     snprintf(args, sizeof args, "-i %s -o %s", ck_cli_tmp("in.txt"), ck_cli_tmp("s2.st"));
-    CU_ASSERT_EQUAL_FATAL(run_with("ONEDNN_DEFAULT_FPMATH_MODE=BF16", args), 0);
+    CU_ASSERT_EQUAL_FATAL(ck_cli_run_with("ONEDNN_DEFAULT_FPMATH_MODE=BF16", args), 0);
     size_t r1 = 0, r2 = 0;
-    float *a = features_of(ck_cli_tmp("s1.st"), &r1, NULL, NULL);
-    float *b = features_of(ck_cli_tmp("s2.st"), &r2, NULL, NULL);
+    float *a = ck_cli_features_of(ck_cli_tmp("s1.st"), &r1, NULL, NULL);
+    float *b = ck_cli_features_of(ck_cli_tmp("s2.st"), &r2, NULL, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
     CU_ASSERT_PTR_NOT_NULL_FATAL(b);
     CU_ASSERT_EQUAL_FATAL(r1, r2);
@@ -263,11 +182,11 @@ static void test_usage_errors(void)
     char args[1024];
     snprintf(args, sizeof args, "--precision bf16 --parity -i %s -o %s", ck_cli_tmp("in.txt"),
              ck_cli_tmp("u.st"));
-    CU_ASSERT_EQUAL(run_with("", args), 2);
+    CU_ASSERT_EQUAL(ck_cli_run_with("", args), 2);
     CU_ASSERT_EQUAL(ck_cli_stderr_lines_with("ckbatch: --precision bf16 and --parity cannot be "
                                              "combined: parity runs fp32"), 1);
     snprintf(args, sizeof args, "--precision fp16 -i %s -o %s", ck_cli_tmp("in.txt"), ck_cli_tmp("u.st"));
-    CU_ASSERT_EQUAL(run_with("", args), 2);
+    CU_ASSERT_EQUAL(ck_cli_run_with("", args), 2);
     CU_ASSERT_EQUAL(ck_cli_stderr_lines_with("ckbatch: --precision fp16: expected fp32, bf16 or int8"), 1);
 }
 
