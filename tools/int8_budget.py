@@ -45,9 +45,10 @@ def main(paths):
             b["rel_rmse"] = min(b["rel_rmse"], p["rel_rmse"])
         cps[cp] = {"I8": {k: float(f"{v:.10g}") for k, v in b.items()}}
     out = {
-        "about": "X-Ray budget of --precision int8 (q, k, v and FFN-in in int8; projection, attention "
-                 "dense, FFN-out and 768->512 in bf16) against the FP32 pinned capture, per checkpoint: "
-                 "2x the worst error measured over every pinned case (tools/int8_budget.py), held at "
+        "about": "X-Ray budget of --precision int8 (q, k, v and FFN-in in int8; attention dense and FFN-out "
+                 "in bf16; the 128->768 projection and the 768->512 features in f32) against the FP32 "
+                 "pinned capture, per checkpoint: 2x the worst error measured over every pinned case, "
+                 "AMX and AVX512-VNNI runs (tools/int8_budget.py), held at "
                  "the features to cosine >= 0.9995 and relative RMSE <= 1.5%. docs/precision.md.",
         "dtypes": {"I8": {"cosine_min": 0.9995, "rmse": 0.1, "rel_rmse": 0.015, "max_abs": 0.2}},
         "checkpoints": cps,

@@ -193,12 +193,26 @@ static int schedule_copies(ck_program *p, const ck_circuit *c, const ck_plan *pl
 
 /* ---- int8 programs: which linears quantize ---- */
 
+/* Steps of p whose first weight slot is bound to the tensor `w` (a repeated layer's linears share
+ * theirs: ALBERT's 12 layers are one set of weights). */
+static size_t weight_uses(const ck_program *p, const ck_tensor *w)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < p->n_steps; i++) {
+        n += p->steps[i].kind == CK_OP_LINEAR && p->steps[i].w[0] == w;
+    }
+    return n;
+}
+
 /* In an int8 program a linear runs in int8 where its output is damped before it reaches the
  * residual stream: read only by attention (q, k, v: through the softmax and the average over keys)
- * or by its GELU, fused or not (the FFN in). The others (the projection, the attention dense, the FFN out,
- * the 768->512) write the residual stream or the features directly; they run in bf16, which the
- * executor turns into f32 on a CPU without native bf16. Measured on every pinned case
- * (docs/precision.md): all linears in int8 gives the features 2.3% relative RMSE, this choice 1.4%. */
+ * or by its GELU, fused or not (the FFN in). The others write the residual stream or the features
+ * directly. Those of a repeated layer (the attention dense, the FFN out) run in bf16, which the
+ * executor turns into f32 on a CPU without native bf16; those whose weights serve one step only
+ * (the 128->768 projection and the 768->512 features: 0.7% of the encoder's MACs) run in f32.
+ * Measured on every pinned case (docs/precision.md): all linears in int8 gives the features 2.3%
+ * relative RMSE; q, k, v, FFN-in in int8 and the rest in bf16 1.51% (solo3 on AMX); with the two
+ * single-use projections in f32 1.28%. */
 static void choose_int8_linears(ck_program *p, const ck_circuit *c)
 {
     for (size_t i = 0; i < p->n_steps; i++) {
@@ -206,7 +220,7 @@ static void choose_int8_linears(ck_program *p, const ck_circuit *c)
         if (s->kind == CK_OP_LINEAR && s->dtype == CK_DTYPE_I8 && !s->fused_gelu &&
             !only_read_by(p, c, i, s->out, CK_OP_ATTENTION, 3) &&
             !only_read_by(p, c, i, s->out, CK_OP_GELU_NEW, 1)) { /* unfused runs (X-Ray) */
-            s->dtype = CK_DTYPE_BF16;
+            s->dtype = weight_uses(p, s->w[0]) > 1 ? CK_DTYPE_BF16 : CK_DTYPE_F32;
         }
     }
 }

@@ -9,92 +9,13 @@
 #include <unistd.h>
 
 #include "cli_test.h"
+#include "cli_precision.h"
 #include "ckbatch.h"
-
-/* Lines of different lengths (1 to 400 symbols), so batches mix short and long rows. */
-static const char *const LINES[] = {
-    "ði sˈʌn ɪz wˈɔɹm, ði skˈI ɪz blˈu.",
-    "hˈɛlO",
-    "ɐ",
-    "wˈʌn tˈu θɹˈi fˈɔɹ fˈIv sˈɪks sˈɛvən ˈAt nˈIn tˈɛn",
-    "ðɪs ɪz ɐ lˈɔŋɡəɹ sˈɛntəns, wˌɪʧ hˈæz mˈɔɹ tˈOkənz ɪn ɪt ðæn ðə ˈʌðəɹz.",
-};
-
-static void write_lines(const char *path)
-{
-    FILE *f = fopen(path, "wb");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    for (size_t i = 0; i < sizeof LINES / sizeof LINES[0]; i++) {
-        fprintf(f, "%s\n", LINES[i]);
-    }
-    for (int r = 0; r < 10; r++) {
-        fputs("ði sˈʌn ɪz wˈɔɹm, ði skˈI ɪz blˈu. ", f); /* 10 x 37 symbols, one line */
-    }
-    fputs("\n", f);
-    fclose(f);
-}
-
-static int run_with(const char *prefix, const char *args)
-{
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd, "%s %s -q --no-progress %s 2>%s", prefix, ck_cli_binary(), args,
-             ck_cli_tmp("stderr"));
-    int st = system(cmd);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-/* The CPU flags /proc/cpuinfo lists include `flag` (1) or not (0). */
-static int cpu_has(const char *flag)
-{
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    char line[8192];
-    int found = 0;
-    while (f != NULL && !found && fgets(line, sizeof line, f) != NULL) {
-        if (strncmp(line, "flags", 5) == 0) {
-            char *at = line;
-            size_t n = strlen(flag);
-            while (!found && (at = strstr(at, flag)) != NULL) {
-                found = (at[-1] == ' ' || at[-1] == '\t') && (at[n] == ' ' || at[n] == '\n');
-                at += n;
-            }
-        }
-    }
-    if (f != NULL) {
-        fclose(f);
-    }
-    return found;
-}
 
 /* An int8 dot product instruction: what ckbatch's int8 needs. */
 static int has_int8_dot(void)
 {
-    return cpu_has("avx512_vnni") || cpu_has("avx_vnni") || cpu_has("amx_int8");
-}
-
-/* The features tensor of `path` as a malloc'd copy ([rows, 512] f32), *rows set; NULL if absent. */
-static float *features_of(const char *path, size_t *rows, char **precision, char **dispatch)
-{
-    ck_features_file *f = NULL;
-    ck_error err = {0};
-    if (ck_features_open(&f, path, &err) != CK_OK) {
-        return NULL;
-    }
-    const ck_tensor_view *t = ck_features_tensor(f, "features");
-    float *copy = t != NULL ? malloc(t->bytes) : NULL;
-    if (copy != NULL) {
-        memcpy(copy, t->data, t->bytes);
-        *rows = t->shape[0];
-    }
-    if (precision != NULL) {
-        const char *p = ck_features_metadata(f, "precision");
-        *precision = p != NULL ? strdup(p) : NULL;
-    }
-    if (dispatch != NULL) {
-        const char *d = ck_features_metadata(f, "dispatch");
-        *dispatch = d != NULL ? strdup(d) : NULL;
-    }
-    ck_features_close(f);
-    return copy;
+    return ck_cli_cpu_has("avx512_vnni") || ck_cli_cpu_has("avx_vnni") || ck_cli_cpu_has("amx_int8");
 }
 
 /* The whole file at 1 and 2 threads and at two batch sizes gives the same bytes; the first line run
@@ -105,10 +26,10 @@ static void test_int8_invariance(void)
         CU_PASS("no int8 dot product on this CPU: the refusal test covers it");
         return;
     }
-    write_lines(ck_cli_tmp("in.txt"));
+    ck_cli_write_precision_lines(ck_cli_tmp("in.txt"), 1);
     FILE *one = fopen(ck_cli_tmp("one.txt"), "wb");
     CU_ASSERT_PTR_NOT_NULL_FATAL(one);
-    fprintf(one, "%s\n", LINES[0]);
+    fprintf(one, "%s\n", CK_PRECISION_LINES[0]);
     fclose(one);
     static const char *const opts[] = {"-t 1 --max-batch-tokens 512", "-t 2 --max-batch-tokens 4096",
                                        "-t 2"};
@@ -118,9 +39,9 @@ static void test_int8_invariance(void)
         char args[1024];
         snprintf(args, sizeof args, "--precision int8 %s -i %s -o %s", opts[i], ck_cli_tmp("in.txt"),
                  ck_cli_tmp("q.st"));
-        CU_ASSERT_EQUAL_FATAL(run_with("", args), 0);
+        CU_ASSERT_EQUAL_FATAL(ck_cli_run_with("", args), 0);
         size_t rows = 0;
-        float *x = features_of(ck_cli_tmp("q.st"), &rows, NULL, NULL);
+        float *x = ck_cli_features_of(ck_cli_tmp("q.st"), &rows, NULL, NULL);
         CU_ASSERT_PTR_NOT_NULL_FATAL(x);
         if (ref == NULL) {
             ref = x;
@@ -135,9 +56,9 @@ static void test_int8_invariance(void)
         char args[1024];
         snprintf(args, sizeof args, "--precision int8 -t %d -i %s -o %s", t, ck_cli_tmp("one.txt"),
                  ck_cli_tmp("one.st"));
-        CU_ASSERT_EQUAL_FATAL(run_with("", args), 0);
+        CU_ASSERT_EQUAL_FATAL(ck_cli_run_with("", args), 0);
         size_t rows = 0;
-        float *alone = features_of(ck_cli_tmp("one.st"), &rows, NULL, NULL);
+        float *alone = ck_cli_features_of(ck_cli_tmp("one.st"), &rows, NULL, NULL);
         CU_ASSERT_PTR_NOT_NULL_FATAL(alone);
         CU_ASSERT_EQUAL(rows, 36); /* 34 symbols + 2 boundaries */
         CU_ASSERT_EQUAL(memcmp(alone, ref, rows * 512 * sizeof(float)), 0);
@@ -154,16 +75,16 @@ static void test_int8_accuracy_and_metadata(void)
         CU_PASS("no int8 dot product on this CPU");
         return;
     }
-    write_lines(ck_cli_tmp("in.txt"));
+    ck_cli_write_precision_lines(ck_cli_tmp("in.txt"), 1);
     char args[1024];
     snprintf(args, sizeof args, "--precision int8 -i %s -o %s", ck_cli_tmp("in.txt"), ck_cli_tmp("q.st"));
-    CU_ASSERT_EQUAL_FATAL(run_with("", args), 0);
+    CU_ASSERT_EQUAL_FATAL(ck_cli_run_with("", args), 0);
     snprintf(args, sizeof args, "-i %s -o %s", ck_cli_tmp("in.txt"), ck_cli_tmp("f.st"));
-    CU_ASSERT_EQUAL_FATAL(run_with("", args), 0);
+    CU_ASSERT_EQUAL_FATAL(ck_cli_run_with("", args), 0);
     size_t rq = 0, rf = 0;
     char *precision = NULL, *dispatch = NULL;
-    float *q = features_of(ck_cli_tmp("q.st"), &rq, &precision, &dispatch);
-    float *f = features_of(ck_cli_tmp("f.st"), &rf, NULL, NULL);
+    float *q = ck_cli_features_of(ck_cli_tmp("q.st"), &rq, &precision, &dispatch);
+    float *f = ck_cli_features_of(ck_cli_tmp("f.st"), &rf, NULL, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(q);
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     CU_ASSERT_EQUAL_FATAL(rq, rf);
@@ -190,8 +111,10 @@ static void test_int8_accuracy_and_metadata(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(precision);
     CU_ASSERT_STRING_EQUAL(precision, "int8");
     CU_ASSERT_PTR_NOT_NULL_FATAL(dispatch);
-    /* the projection (the first linear) runs bf16 where the CPU has it natively, else f32 */
-    const char *want = cpu_has("avx512_bf16") || cpu_has("amx_bf16") ? "linear=bf16+i8 " : "linear=f32+i8 ";
+    /* the projection (the first linear) runs f32, q then int8; the attention dense bf16 where the
+     * CPU has it natively, else f32 */
+    const char *want = ck_cli_cpu_has("avx512_bf16") || ck_cli_cpu_has("amx_bf16") ? "linear=f32+i8+bf16 "
+                                                                                 : "linear=f32+i8 ";
     CU_ASSERT_EQUAL(strncmp(dispatch, want, strlen(want)), 0);
     CU_ASSERT(strstr(dispatch, "vnni") != NULL || strstr(dispatch, "amx") != NULL);
     CU_ASSERT_PTR_NOT_NULL(strstr(dispatch, "; int8 u8 rows x s8 channels, s32, dot "));
@@ -205,10 +128,10 @@ static void test_int8_accuracy_and_metadata(void)
  * oneDNN chose, and writes nothing. */
 static void test_int8_refuses_without_vnni(void)
 {
-    write_lines(ck_cli_tmp("in.txt"));
+    ck_cli_write_precision_lines(ck_cli_tmp("in.txt"), 1);
     char args[1024];
     snprintf(args, sizeof args, "--precision int8 -i %s -o %s", ck_cli_tmp("in.txt"), ck_cli_tmp("r.st"));
-    CU_ASSERT_EQUAL(run_with("ONEDNN_MAX_CPU_ISA=AVX512_CORE", args), 1);
+    CU_ASSERT_EQUAL(ck_cli_run_with("ONEDNN_MAX_CPU_ISA=AVX512_CORE", args), 1);
     CU_ASSERT_EQUAL(ck_cli_stderr_lines_with(has_int8_dot()
                                                  ? "ckbatch: error: precision int8: oneDNN has no VNNI or AMX int8 matmul here"
                                                  : "ckbatch: error: precision int8: this CPU has no int8 dot product"),
@@ -222,7 +145,7 @@ static void test_int8_usage_errors(void)
     char args[1024];
     snprintf(args, sizeof args, "--precision int8 --parity -i %s -o %s", ck_cli_tmp("in.txt"),
              ck_cli_tmp("u.st"));
-    CU_ASSERT_EQUAL(run_with("", args), 2);
+    CU_ASSERT_EQUAL(ck_cli_run_with("", args), 2);
     CU_ASSERT_EQUAL(ck_cli_stderr_lines_with("ckbatch: --precision int8 and --parity cannot be "
                                              "combined: parity runs fp32"), 1);
     snprintf(args, sizeof args, "compile --precision int8 -o %s", ck_cli_tmp("lib"));
