@@ -646,7 +646,7 @@ const ck_op_def ck_op_defs[] = {
         .check = check_conv1d, .scratch = conv1d_scratch, .split = CK_SPLIT_ROWS,
         .rows = CK_ROWS_OWN, /* check_conv1d: 'same' keeps the rows, a stride divides them */
         /* bf16: the f32 im2col rows of a larger tile, rounded by its bf16 linear as it stages
-         * them (f32 accumulation); on the token side of a speech circuit f32 (ck_op_precision_at) */
+         * them (f32 accumulation); f32 on a speech circuit's token side (ck_op_precision_at) */
         .run = {[CK_DTYPE_F32] = {F32_STEP(ck_step_conv1d)},
                 [CK_DTYPE_BF16] = {ck_step_conv1d_bf16, "ck_step_conv1d_bf16", NULL, NULL,
                                    CK_DTYPE_BF16, NULL}},

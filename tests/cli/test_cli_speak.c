@@ -5,8 +5,8 @@
  * range and word count; the same seed gives the same bytes, another seed other bytes; a line's file
  * in directory mode is the same bytes at --threads 1 and 2 and beside other lines; a line without
  * phonemes gets a record and no file; bad --sample-format, --seed, --noise-scale and an unwritable
- * OUT are refused with nothing written; --precision bf16 speaks, its LIST/INFO naming what ran bf16,
- * and is refused where oneDNN has no native bf16. */
+ * OUT are refused with nothing written; --precision bf16 speaks, its LIST/INFO naming what ran
+ * bf16, and is refused where oneDNN has no native bf16. */
 #include <math.h>
 #include <stdint.h>
 #include <sys/wait.h>

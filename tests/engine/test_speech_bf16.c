@@ -1,8 +1,9 @@
 /* test_speech_bf16.c - circuits/kokoro_speech.json at precision bf16 against fp32 on the embedded
  * synthetic weights (docs/precision.md, "Speech"): the token side stays f32, so the durations are
- * the fp32 ones exactly; the frame side's conv1d, conv_transpose and LSTM input GEMMs run bf16, held
- * to the published budget (F0, the waveform's signal-to-error ratio, the log-spectral distance);
- * and the program's steps say which op classes ran bf16. A CPU without native bf16 refuses. */
+ * the fp32 ones exactly; the frame side's conv1d, conv_transpose and LSTM input GEMMs run bf16,
+ * held to the published budget (F0, the waveform's signal-to-error ratio, the log-spectral
+ * distance); and the dispatch says which speech classes ran bf16. A CPU without native bf16
+ * refuses. */
 #include <math.h>
 #include <stdint.h>
 
@@ -210,6 +211,15 @@ static void test_bf16_within_budget(void)
         return;
     }
     CU_ASSERT_EQUAL_FATAL(rc, CK_OK);
+    char fd[512], bd[512];
+    ck_executor_dispatch_dtypes(fp, fd, sizeof fd);
+    ck_executor_dispatch_dtypes(bf, bd, sizeof bd);
+    CU_ASSERT_STRING_EQUAL(bd, "linear=f32+bf16 attention=f32 layer_norm=f32 gelu_new=f32; speech "
+                           "token_side=f32 conv1d=bf16 conv_transpose=bf16 lstm_input=bf16 "
+                           "lstm_recurrence=f32 other=f32");
+    CU_ASSERT_STRING_EQUAL(fd, "linear=f32 attention=f32 layer_norm=f32 gelu_new=f32; speech "
+                           "token_side=f32 conv1d=f32 conv_transpose=f32 lstm_input=f32 "
+                           "lstm_recurrence=f32 other=f32");
     for (size_t k = 0; k < N_CASES; k++) {
         speech_out a = {0}, b = {0}, c = {0};
         speak(&f, fp, k, NULL, &a);
