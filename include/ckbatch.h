@@ -278,7 +278,9 @@ CK_API size_t ck_model_vocab_rows(const ck_model *model);
  * asked): "fp32", "bf16" or "int8" for precision; for dispatch one line
  * "linear=bf16 attention=f32 layer_norm=f32 gelu_new=f32; onednn <version> <impl>[, <impl>...];
  * cpu <features>; kernels <isa>" (int8 models: linear=i8, and "; int8 u8 rows x s8 channels, s32,
- * dot <instruction>" at the end). Both strings are owned by the model; "" for NULL. */
+ * dot <instruction>" at the end; a speech circuit adds after the op kinds "; speech token_side=f32
+ * conv1d=bf16 conv_transpose=bf16 lstm_input=bf16 lstm_recurrence=f32 other=f32", the dtypes per
+ * speech class, docs/precision.md "Speech"). Both strings are owned by the model; "" for NULL. */
 CK_API const char *ck_model_precision(const ck_model *model);
 CK_API const char *ck_model_dispatch(const ck_model *model);
 

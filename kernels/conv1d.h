@@ -17,6 +17,11 @@
 /* Rows of one im2col tile the engine's conv1d step builds per worker (its scratch: TILE * K * Cin). */
 #define CK_CONV1D_TILE_ROWS 64
 
+/* Rows of one im2col tile of a bf16 conv step (precision bf16, frame side): the bf16 linear runs
+ * only 256- and 128-row tiles (linear.h: fewer rows are padded to 128), so a 64-row tile would
+ * waste half its products; 256 rows keep the f32 tile and its bf16 staging copy in L2. */
+#define CK_CONV1D_TILE_ROWS_BF16 256
+
 /* packed [Cout, K*Cin] from w [Cout, Cin, K] (torch Conv1d weight, the folded weight norm):
  * packed[o, j*Cin + c] = w[o, c, j]. A copy, exact.
  * Errors, before any write: CK_E_ARG (null, overlap), CK_E_SIZE (a dim 0, overflow, a count short). */

@@ -235,10 +235,10 @@ static int conv1d_rows(void *ctx, size_t first, size_t count, int worker)
     size_t width = s->linear_in_cols, cin = width / s->taps, out = s->cols;
     const float *x = at(c->b, s->in[0]);
     float *y = at(c->b, s->out);
+    const size_t tile = c->bf16 ? CK_CONV1D_TILE_ROWS_BF16 : CK_CONV1D_TILE_ROWS;
     int rc = CK_OK;
-    for (size_t row = first; rc == CK_OK && row < first + count; row += CK_CONV1D_TILE_ROWS) {
-        size_t n = first + count - row < CK_CONV1D_TILE_ROWS ? first + count - row
-                                                             : CK_CONV1D_TILE_ROWS;
+    for (size_t row = first; rc == CK_OK && row < first + count; row += tile) {
+        size_t n = first + count - row < tile ? first + count - row : tile;
         /* dilation 0: args without the generator's fields (generated code): 'same' */
         rc = s->dilation == 0 || (s->out_offsets == NULL && s->dilation == 1 && s->stride == 1 &&
                                   s->padding == (s->taps - 1) / 2)
@@ -459,12 +459,22 @@ int ck_step_duration(const ck_step_batch *b, const ck_step_args *s)
     return ck_parallel_for(b->n_seqs, b->threads, duration_seqs, &ctx);
 }
 
-int ck_step_conv1d(const ck_step_batch *b, const ck_step_args *s)
+static int conv1d_run(const ck_step_batch *b, const ck_step_args *s, int bf16)
 {
-    step_ctx ctx = {b, s, 0};
+    step_ctx ctx = {b, s, bf16};
     /* out's rows: the batch's, or a strided conv's fewer */
     size_t rows = s->out_offsets != NULL ? s->out_offsets[b->n_seqs] : b->tokens;
     return ck_parallel_for(rows, b->threads, conv1d_rows, &ctx);
+}
+
+int ck_step_conv1d(const ck_step_batch *b, const ck_step_args *s)
+{
+    return conv1d_run(b, s, 0);
+}
+
+int ck_step_conv1d_bf16(const ck_step_batch *b, const ck_step_args *s)
+{
+    return conv1d_run(b, s, 1);
 }
 
 /* ---- row-local runs ---- */
@@ -929,6 +939,9 @@ static int conv_transpose_col2im_rows(void *ctx, size_t first, size_t count, int
     const ck_arena *scratch = &b->scratch[worker];
     const size_t st = s->stride, k = s->taps, p = s->padding, ch = s->cols, width = k * ch;
     const size_t cin = s->linear_in_cols, end = first + count;
+    /* input frames a tile covers: bf16, so that the GEMM's rows (the tile's plus k / st + 2 that
+     * overlap it) fill one 256-row tile of the bf16 linear */
+    const size_t tile = c->bf16 ? CK_CONV1D_TILE_ROWS_BF16 - k / st - 2 : CK_CONV1D_TILE_ROWS;
     const float *x = at(b, s->in[0]);
     float *y = at(b, s->out), *z = scratch->base;
     int rc = CK_OK;
@@ -936,8 +949,8 @@ static int conv_transpose_col2im_rows(void *ctx, size_t first, size_t count, int
          rc == CK_OK && q < b->n_seqs && st * b->offsets[q] < end; q++) {
         size_t len = b->offsets[q + 1] - b->offsets[q], base = st * b->offsets[q];
         size_t lo = first > base ? first - base : 0, hi = end < base + st * len ? end - base : st * len;
-        for (size_t o0 = lo; rc == CK_OK && o0 < hi; o0 += CK_CONV1D_TILE_ROWS * st) {
-            size_t o1 = hi - o0 < CK_CONV1D_TILE_ROWS * st ? hi : o0 + CK_CONV1D_TILE_ROWS * st;
+        for (size_t o0 = lo; rc == CK_OK && o0 < hi; o0 += tile * st) {
+            size_t o1 = hi - o0 < tile * st ? hi : o0 + tile * st;
             size_t q0 = o0 + p, q1 = o1 - 1 + p;
             size_t l0 = q0 + 1 > k ? (q0 + 1 - k + st - 1) / st : 0;
             size_t l1 = q1 / st < len - 1 ? q1 / st : len - 1, n = l1 + 1 - l0;
@@ -957,5 +970,11 @@ static int conv_transpose_col2im_rows(void *ctx, size_t first, size_t count, int
 int ck_step_conv_transpose1d_col2im(const ck_step_batch *b, const ck_step_args *s)
 {
     step_ctx ctx = {b, s, 0};
+    return ck_parallel_for(s->stride * b->tokens, b->threads, conv_transpose_col2im_rows, &ctx);
+}
+
+int ck_step_conv_transpose1d_col2im_bf16(const ck_step_batch *b, const ck_step_args *s)
+{
+    step_ctx ctx = {b, s, 1};
     return ck_parallel_for(s->stride * b->tokens, b->threads, conv_transpose_col2im_rows, &ctx);
 }

@@ -100,6 +100,10 @@ int ck_step_leaky_relu(const ck_step_batch *b, const ck_step_args *s);
  * and out's offsets s->out_offsets; ck_linear_forward_f32); x is never read across a sequence's
  * ends. */
 int ck_step_conv1d(const ck_step_batch *b, const ck_step_args *s);
+/* ck_step_conv1d for a bf16 linear (s->linear computes in bf16, precision bf16): im2col tiles of
+ * CK_CONV1D_TILE_ROWS_BF16 rows, which the linear rounds to bf16 as it stages them (f32
+ * accumulation); the scratch is one such tile. */
+int ck_step_conv1d_bf16(const ck_step_batch *b, const ck_step_args *s);
 /* The plain embedding lookup (ck_embedding_f32): in[0] ids (i32), w[0] the table of w_rows[0] rows. */
 int ck_step_embedding_table(const ck_step_batch *b, const ck_step_args *s);
 /* Rows followed by their sequence's style (ck_concat_style_f32): out [T, C + D] from in[0] [T, C]
@@ -144,6 +148,9 @@ int ck_step_adain_snake(const ck_step_batch *b, const ck_step_args *s);
  * reads (its linear of the packed Wt [K C, Cin]) into the worker's scratch, then
  * ck_conv_transpose1d_col2im_tile_f32; out [stride R, C]. */
 int ck_step_conv_transpose1d_col2im(const ck_step_batch *b, const ck_step_args *s);
+/* The same for a bf16 linear: tiles of CK_CONV1D_TILE_ROWS_BF16 - K / stride - 2 input frames, so
+ * a tile's GEMM rows fill one 256-row bf16 tile; col2im and the bias stay f32. */
+int ck_step_conv_transpose1d_col2im_bf16(const ck_step_batch *b, const ck_step_args *s);
 
 /* ---- frame-rate steps: b is the batch of the step's first input's rows (tokens, or frames
  * times K: tokens and offsets then count those rows), as the executor passes it ---- */

@@ -165,7 +165,7 @@ static void log_memory(const ck_model *m)
  * of the linears, the CPU's features and the native kernels' ISA (ck_model_dispatch). */
 static void describe_dispatch(ck_model *m)
 {
-    char impls[256], dtypes[96];
+    char impls[256], dtypes[256];
     ck_executor_linear_impls(m->executor, impls, sizeof impls);
     ck_executor_dispatch_dtypes(m->executor, dtypes, sizeof dtypes);
     snprintf(m->dispatch, sizeof m->dispatch, "%s; onednn %s %s; cpu %s; kernels %s", dtypes,

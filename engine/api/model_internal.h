@@ -30,7 +30,7 @@ struct ck_model {
     ck_kokoro_config config;    /* params.config, zeroed when none */
     int has_config;
     ck_model_dims dims;         /* of the circuit the weights matched */
-    char dispatch[512];         /* ck_model_dispatch: what each op class ran on */
+    char dispatch[768];         /* ck_model_dispatch: what each op class ran on */
     ck_compiled_library library;/* params.compiled, loaded and verified; zeroed when interpreted */
 };
 

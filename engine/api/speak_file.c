@@ -161,17 +161,21 @@ static int has_wav_suffix(const char *s)
 }
 
 /* The LIST/INFO comment: weights, voice (spec, sha256 as the voice layer loads it is not exposed:
- * the spec and row rule), speed, seed, noise scale, precision. */
+ * the spec and row rule), speed, seed, noise scale, precision; beyond fp32 also the dispatch (what
+ * each op class computed in: ck_model_dispatch), so fp32 files keep their bytes. */
 static void make_comment(const ck_model *m, const ck_speak_params *p, char *buf, size_t n)
 {
-    snprintf(buf, n,
+    int used = snprintf(buf, n,
              "weights=%s voice=%s voice_row=phonemes-1 speed=%.17g seed=%llu noise_scale=%.9g "
              "precision=%s sample_rate=%d",
              m->synthetic_weights ? "synthetic (NOT Kokoro's: the audio is not speech)"
                                   : (m->params.weights ? m->params.weights : "?"),
              p->speak.voice ? p->speak.voice : ck_model_default_voice(m), p->speak.speed,
              (unsigned long long)p->speak.seed, (double)p->speak.noise_scale,
-             m->params.precision == CK_PRECISION_FP32 ? "fp32" : "bf16", CK_SPEECH_SAMPLE_RATE);
+             ck_model_precision(m), CK_SPEECH_SAMPLE_RATE);
+    if (m->params.precision != CK_PRECISION_FP32 && used > 0 && (size_t)used < n) {
+        snprintf(buf + used, n - (size_t)used, " dispatch=%s", ck_model_dispatch(m));
+    }
 }
 
 int ck_model_speak_file(ck_model *m, const ck_speak_params *p, ck_speak_summary *sum,
@@ -189,7 +193,7 @@ int ck_model_speak_file(ck_model *m, const ck_speak_params *p, ck_speak_summary 
     c.p = p;
     c.sum = sum;
     c.one_file = has_wav_suffix(p->output);
-    char comment[1024], version[64];
+    char comment[2048], version[64];
     make_comment(m, p, comment, sizeof comment);
     snprintf(version, sizeof version, "ckbatch %s", ck_version());
     c.info[0] = (ck_wav_info){"ISFT", version};

@@ -188,13 +188,16 @@ static int native_bf16(const char *impl)
     return strstr(impl, "bf16") != NULL;
 }
 
-/* bf16 runs only where it is native and sane: every linear's kernel is a bf16 one, and the fixed
- * self-check is finite with cosine >= 0.9999 against the f32 reference. */
+/* bf16 runs only where it is native and sane: every bf16 linear's kernel is a bf16 one (a speech
+ * circuit's token side and its fc layers stay f32: ck_op_precision_at), and the fixed self-check
+ * is finite with cosine >= 0.9999 against the f32 reference. */
 static int check_bf16(ck_executor *ex, ck_error *err)
 {
     for (size_t i = 0; i < ex->program.n_steps; i++) {
         const char *impl = linear_impl_at(ex, i);
-        if (impl != NULL && !native_bf16(impl)) {
+        int bf16 = ex->opt.compiled != NULL || /* generated: every linear bf16 */
+                   (i < ex->n_linears && ck_linear_compute_dtype(ex->linears[i]) == CK_DTYPE_BF16);
+        if (impl != NULL && bf16 && !native_bf16(impl)) {
             return ck_fail(err, CK_E_BACKEND, "precision bf16: oneDNN has no native bf16 matmul here "
                            "(it chose \"%s\", which emulates bf16 and runs slower than fp32): the CPU "
                            "(or ONEDNN_MAX_CPU_ISA) lacks AVX512-BF16 and AMX-BF16; use precision fp32",
@@ -841,6 +844,62 @@ double ck_executor_class_seconds(const ck_executor *ex, ck_op_class op_class)
     return t;
 }
 
+/* ---- the speech part of the dispatch ---- */
+
+enum { SPEECH_TOKENS, SPEECH_CONV1D, SPEECH_CONV_T, SPEECH_LSTM_IN, SPEECH_LSTM, SPEECH_OTHER,
+       SPEECH_CLASSES };
+static const char *const SPEECH_CLASS[SPEECH_CLASSES] = {
+    "token_side", "conv1d", "conv_transpose", "lstm_input", "lstm_recurrence", "other"};
+
+/* Step i's class in a speech program whose duration op is step d: the token side up to d, then
+ * the GEMM-backed ops (an LSTM input GEMM is a linear whose output an lstm_recurrence reads), the
+ * recurrence, and the rest (norms, Snake, the source, STFT/iSTFT, the residual stream). */
+static int speech_class(const ck_program *p, size_t i, size_t d)
+{
+    const ck_step *s = &p->steps[i];
+    if (i <= d) {
+        return SPEECH_TOKENS;
+    }
+    if (s->kind == CK_OP_LINEAR) {
+        for (size_t k = i + 1; k < p->n_steps; k++) {
+            if (p->steps[k].kind == CK_OP_LSTM_RECURRENCE &&
+                (p->steps[k].in[0] == s->out || p->steps[k].in[1] == s->out)) {
+                return SPEECH_LSTM_IN;
+            }
+        }
+    }
+    return s->kind == CK_OP_CONV1D                   ? SPEECH_CONV1D
+           : s->kind == CK_OP_CONV_TRANSPOSE1D_COL2IM ? SPEECH_CONV_T
+           : s->kind == CK_OP_LSTM_RECURRENCE        ? SPEECH_LSTM
+                                                     : SPEECH_OTHER;
+}
+
+/* "; speech token_side=f32 conv1d=bf16 ...": per class of a program with a duration op, the
+ * dtypes its steps compute in (f32 first); nothing for a program without one (the encoder). */
+static void speech_dispatch(const ck_executor *ex, char *buf, size_t cap)
+{
+    const ck_program *p = &ex->program;
+    size_t d = 0, used = 0;
+    while (d < p->n_steps && p->steps[d].kind != CK_OP_DURATION) {
+        d++;
+    }
+    unsigned seen[SPEECH_CLASSES] = {0};
+    for (size_t i = 0; d < p->n_steps && i < p->n_steps; i++) {
+        seen[speech_class(p, i, d)] |= 1u << p->steps[i].dtype;
+    }
+    for (int k = 0; k < SPEECH_CLASSES && used < cap; k++) {
+        int n = seen[k] ? snprintf(buf + used, cap - used, "%s%s=", k ? " " : "; speech ",
+                                   SPEECH_CLASS[k]) : 0;
+        used += n > 0 ? (size_t)n : 0;
+        for (int t = 0, first = 1; t < CK_DTYPE_COUNT && used < cap; t++) {
+            n = seen[k] >> t & 1u ? snprintf(buf + used, cap - used, "%s%s", first ? "" : "+",
+                                             ck_dtype_info((ck_dtype)t)->lower) : 0;
+            first = first && n <= 0;
+            used += n > 0 ? (size_t)n : 0;
+        }
+    }
+}
+
 void ck_executor_dispatch_dtypes(const ck_executor *ex, char *buf, size_t cap)
 {
     size_t used = 0;
@@ -860,6 +919,9 @@ void ck_executor_dispatch_dtypes(const ck_executor *ex, char *buf, size_t cap)
                 used += n > 0 ? (size_t)n : 0;
             }
         }
+    }
+    if (used < cap) {
+        speech_dispatch(ex, buf + used, cap - used);
     }
 }
 

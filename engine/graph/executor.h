@@ -161,8 +161,10 @@ double ck_executor_class_seconds(const ck_executor *ex, ck_op_class op_class);
 
 /* "linear=bf16 attention=f32 layer_norm=f32 gelu_new=f32": NAME=ck_executor_op_dtype for each kind
  * whose row has a dispatch_name, in kind order, then "+DTYPE" for each other dtype a step of that
- * kind computes in (an int8 program: "linear=bf16+i8"), into buf[cap] (NUL-terminated,
- * truncated). */
+ * kind computes in (an int8 program: "linear=bf16+i8"); for a program with a duration op (speech)
+ * then "; speech token_side=f32 conv1d=bf16 conv_transpose=bf16 lstm_input=bf16
+ * lstm_recurrence=f32 other=f32": the dtypes of its steps per class, the token side being every
+ * step up to the duration op. Into buf[cap] (NUL-terminated, truncated). */
 void ck_executor_dispatch_dtypes(const ck_executor *ex, char *buf, size_t cap);
 
 /* Wall seconds ex spent running ops of `kind` (a linear fused with its gelu_new counts as linear)

@@ -460,9 +460,9 @@ static int conv1d_scratch(const ck_circuit *c, const ck_op *op, size_t max_seq_l
                           size_t *floats)
 {
     const ck_weight_ref *w = &c->weights[op->weights[CK_LIN_WEIGHT]];
+    const size_t tile = dtype == CK_DTYPE_BF16 ? CK_CONV1D_TILE_ROWS_BF16 : CK_CONV1D_TILE_ROWS;
     (void)max_seq_len;
-    (void)dtype;
-    *floats = CK_CONV1D_TILE_ROWS * w->shape[1] * w->shape[2]; /* dims <= 2^24 each: no overflow */
+    *floats = tile * w->shape[1] * w->shape[2]; /* dims <= 2^24 each: no overflow */
     return CK_OK;
 }
 
@@ -486,8 +486,10 @@ static int conv_transpose_scratch(const ck_circuit *c, const ck_op *op, size_t m
 {
     const ck_weight_ref *w = &c->weights[op->weights[CK_LIN_WEIGHT]];
     (void)max_len;
-    (void)dtype;
-    *floats = (CK_CONV1D_TILE_ROWS + w->shape[2] / op->stride + 2) * w->shape[1] * w->shape[2];
+    /* bf16: the tile's input frames and those overlapping it fill one bf16 tile (steps.c) */
+    *floats = (dtype == CK_DTYPE_BF16 ? CK_CONV1D_TILE_ROWS_BF16
+                                      : CK_CONV1D_TILE_ROWS + w->shape[2] / op->stride + 2) *
+              w->shape[1] * w->shape[2];
     return CK_OK;
 }
 
@@ -643,8 +645,11 @@ const ck_op_def ck_op_defs[] = {
                    {NULL, CK_PARAM_FLOAT, 0, NULL}},
         .check = check_conv1d, .scratch = conv1d_scratch, .split = CK_SPLIT_ROWS,
         .rows = CK_ROWS_OWN, /* check_conv1d: 'same' keeps the rows, a stride divides them */
-        /* f32 under every precision: the im2col rows are f32, its linear an f32 matmul */
-        .run = {[CK_DTYPE_F32] = {F32_STEP(ck_step_conv1d)}},
+        /* bf16: the f32 im2col rows of a larger tile, rounded by its bf16 linear as it stages
+         * them (f32 accumulation); f32 on a speech circuit's token side (ck_op_precision_at) */
+        .run = {[CK_DTYPE_F32] = {F32_STEP(ck_step_conv1d)},
+                [CK_DTYPE_BF16] = {ck_step_conv1d_bf16, "ck_step_conv1d_bf16", NULL, NULL,
+                                   CK_DTYPE_BF16, NULL}},
         .op_class = CK_OP_CLASS_OTHER,
         .uses_linear = 1, .weights_copied_at_init = 1, .flops = conv1d_flops,
         .optional_weight = "bias",
@@ -794,7 +799,11 @@ const ck_op_def ck_op_defs[] = {
                    {NULL, CK_PARAM_FLOAT, 0, NULL}},
         .check = check_conv_transpose_col2im, .scratch = conv_transpose_scratch,
         .split = CK_SPLIT_ROWS,
-        .run = {[CK_DTYPE_F32] = {F32_STEP(ck_step_conv_transpose1d_col2im)}},
+        /* bf16: its GEMM (the linear of the packed Wt) in bf16; col2im and the bias f32 */
+        .run = {[CK_DTYPE_F32] = {F32_STEP(ck_step_conv_transpose1d_col2im)},
+                [CK_DTYPE_BF16] = {ck_step_conv_transpose1d_col2im_bf16,
+                                   "ck_step_conv_transpose1d_col2im_bf16", NULL, NULL,
+                                   CK_DTYPE_BF16, NULL}},
         .op_class = CK_OP_CLASS_OTHER, .rows = CK_ROWS_OWN, .uses_linear = 1,
         .flops = conv_transpose_flops,
     },
@@ -829,6 +838,16 @@ const ck_op_variant *ck_op_variant_of(const ck_op *op, ck_dtype precision, int a
     }
     const ck_op_variant *v = &def->run[precision];
     return v->fn != NULL && (v->usable == NULL || v->usable(op, amx_bf16)) ? v : &def->run[CK_DTYPE_F32];
+}
+
+ck_dtype ck_op_precision_at(const ck_circuit *c, size_t i, ck_dtype precision)
+{
+    for (size_t k = i; precision != CK_DTYPE_F32 && k < c->n_ops; k++) {
+        if (c->ops[k].kind == CK_OP_DURATION) {
+            return CK_DTYPE_F32; /* op i is on the token side */
+        }
+    }
+    return precision;
 }
 
 ck_dtype ck_op_dtype(ck_op_kind kind, ck_dtype precision)

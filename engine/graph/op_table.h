@@ -150,6 +150,12 @@ const ck_op_def *ck_op_def_of(ck_op_kind kind);
  * picks each step's function with it (ck_plan_limits precision, amx_bf16). */
 const ck_op_variant *ck_op_variant_of(const ck_op *op, ck_dtype precision, int amx_bf16);
 
+/* The precision op i of c is lowered (and its scratch sized) for in a program of `precision`: f32
+ * for an op at or before c's duration op (the token side of a speech circuit: text encoder,
+ * duration encoder, LSTMs and duration head, so a bf16 run predicts the fp32 durations bit for
+ * bit), else `precision`. A circuit without a duration op (the encoder) keeps `precision`. */
+ck_dtype ck_op_precision_at(const ck_circuit *c, size_t i, ck_dtype precision);
+
 /* The dtype an op of `kind` computes in under `precision` where its variant is usable (the AMX
  * heads need AMX-BF16: ck_op_variant_of says per op). */
 ck_dtype ck_op_dtype(ck_op_kind kind, ck_dtype precision);

@@ -92,7 +92,8 @@ static int scratch_floats(const ck_circuit *c, const ck_plan_limits *limits, siz
     *floats = 0;
     for (size_t i = 0; i < c->n_ops; i++) {
         const ck_op_def *def = ck_op_def_of(c->ops[i].kind);
-        const ck_op_variant *v = ck_op_variant_of(&c->ops[i], limits->precision, limits->amx_bf16);
+        const ck_dtype precision = ck_op_precision_at(c, i, limits->precision);
+        const ck_op_variant *v = ck_op_variant_of(&c->ops[i], precision, limits->amx_bf16);
         size_t need = 0;
         if (def != NULL && def->scratch != NULL && v != NULL) {
             /* a frame op's longest sequence: the plan's max frames */

@@ -34,7 +34,8 @@ static void lower_op(ck_step *s, const ck_circuit *c, const ck_plan *plan,
     const ck_op_def *def = &ck_op_defs[op->kind];
     memset(s, 0, sizeof *s);
     s->def = def;
-    s->variant = ck_op_variant_of(op, plan->limits.precision, plan->limits.amx_bf16);
+    s->variant = ck_op_variant_of(op, ck_op_precision_at(c, i, plan->limits.precision),
+                                  plan->limits.amx_bf16);
     s->kind = op->kind;
     s->dtype = s->variant->computes;
     s->op = i;
@@ -180,7 +181,7 @@ static int schedule_copies(ck_program *p, const ck_circuit *c, const ck_plan *pl
         copy_of[b] = CK_NO_COPY;
     }
     for (size_t i = 0; i < p->n_steps; i++) {
-        if (p->steps[i].kind == CK_OP_LINEAR) {
+        if (p->steps[i].kind == CK_OP_LINEAR && p->steps[i].dtype == CK_DTYPE_BF16) {
             copy_linear_input(p, c, plan, i, copy_of);
         }
     }

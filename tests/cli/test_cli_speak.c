@@ -5,7 +5,8 @@
  * range and word count; the same seed gives the same bytes, another seed other bytes; a line's file
  * in directory mode is the same bytes at --threads 1 and 2 and beside other lines; a line without
  * phonemes gets a record and no file; bad --sample-format, --seed, --noise-scale and an unwritable
- * OUT are refused with nothing written. */
+ * OUT are refused with nothing written; --precision bf16 speaks, its LIST/INFO naming what ran
+ * bf16, and is refused where oneDNN has no native bf16. */
 #include <math.h>
 #include <stdint.h>
 #include <sys/wait.h>
@@ -198,12 +199,67 @@ static void test_refusals(void)
     CU_ASSERT(!ck_cli_exists(ck_cli_tmp("m.wav.jsonl")));
 }
 
+/* 1 when the n bytes at b hold the string s. */
+static int has_text(const unsigned char *b, size_t n, const char *s)
+{
+    size_t k = strlen(s);
+    for (size_t i = 0; b != NULL && i + k <= n; i++) {
+        if (memcmp(b + i, s, k) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* --precision bf16 speaks (it was refused on every CPU): the same samples as fp32, and the WAV's
+ * LIST/INFO says bf16 and what ran bf16 per speech class; fp32's says fp32 and no dispatch. A CPU
+ * without native bf16 (or oneDNN capped below it) refuses as the encoder does, writing nothing. */
+static void test_bf16(void)
+{
+    ck_cli_write_file(ck_cli_tmp("b4.txt"), "\xc3\xb0i\n");
+    char args[1024], cmd[4096];
+    snprintf(args, sizeof args, "--noise-scale 0 --precision bf16 -i %s -o %s",
+             ck_cli_tmp("b4.txt"), ck_cli_tmp("b.wav"));
+    int rc = run(args);
+    if (rc == 1 && ck_cli_stderr_has("precision bf16: oneDNN has no native bf16 matmul")) {
+        fprintf(stderr, "\n    bf16 refused on this CPU");
+        CU_ASSERT(!ck_cli_exists(ck_cli_tmp("b.wav")));
+        return;
+    }
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    snprintf(args, sizeof args, "--noise-scale 0 -i %s -o %s", ck_cli_tmp("b4.txt"),
+             ck_cli_tmp("bf.wav"));
+    CU_ASSERT_EQUAL_FATAL(run(args), 0);
+    size_t nb = 0, nf = 0, db = 0, df = 0;
+    unsigned char *b = slurp(ck_cli_tmp("b.wav"), &nb), *f = slurp(ck_cli_tmp("bf.wav"), &nf);
+    CU_ASSERT_FATAL(b != NULL && f != NULL);
+    CU_ASSERT(wav_data(b, nb, &db) != NULL && wav_data(f, nf, &df) != NULL);
+    CU_ASSERT_EQUAL(db, 4200 * 2);
+    CU_ASSERT_EQUAL(df, 4200 * 2);
+    CU_ASSERT(has_text(b, nb, "precision=bf16 sample_rate=24000 dispatch=linear=f32+bf16 "));
+    CU_ASSERT(has_text(b, nb, "; speech token_side=f32 conv1d=bf16 conv_transpose=bf16 "
+                              "lstm_input=bf16 lstm_recurrence=f32 other=f32; onednn "));
+    CU_ASSERT(has_text(f, nf, "precision=fp32 sample_rate=24000"));
+    CU_ASSERT(!has_text(f, nf, "dispatch="));
+    free(b);
+    free(f);
+    /* oneDNN capped below bf16: refused, nothing written */
+    snprintf(cmd, sizeof cmd, "ONEDNN_MAX_CPU_ISA=AVX512_CORE %s speak -q -f phonemes --voice "
+             "synthetic --precision bf16 -i %s -o %s 2>%s/stderr", ck_cli_binary(),
+             ck_cli_tmp("b4.txt"), ck_cli_tmp("capped.wav"), ck_cli_work);
+    int st = system(cmd);
+    CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 1);
+    CU_ASSERT(ck_cli_stderr_has("precision bf16: oneDNN has no native bf16 matmul"));
+    CU_ASSERT(!ck_cli_exists(ck_cli_tmp("capped.wav")));
+}
+
 int main(void)
 {
     static const ck_test_case cases[] = {
         {"speech4: WAV header, samples equal the API's", test_header_and_samples},
         {"seed, threads and batch mates", test_seed_threads_batch},
         {"bad options and paths write nothing", test_refusals},
+        {"--precision bf16 speaks and says what ran bf16; capped oneDNN refuses", test_bf16},
     };
     return ck_cli_main("cli_speak", cases, sizeof cases / sizeof cases[0]);
 }

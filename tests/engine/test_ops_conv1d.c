@@ -1,9 +1,10 @@
 /* test_ops_conv1d.c - the conv1d op end to end in the interpreter: the circuit checks its weight
  * [out,in,K] (K odd), lowers it to its step with a packed linear, and a run computes torch's Conv1d
- * ('same' padding per sequence) on what the linear before it wrote; a sequence alone gives its bits
- * in the batch, at 1 and 2 threads. */
+ * ('same' padding per sequence) on what the linear before it wrote, in fp32 and bf16; a sequence
+ * alone gives its bits in the batch, at 1 and 2 threads. */
 #include <math.h>
 
+#include "ck_dtype.h"
 #include "ck_test.h"
 #include "circuit_default.h"
 #include "executor.h"
@@ -82,9 +83,33 @@ static void capture(void *ctx, const char *checkpoint, const float *data, size_t
     k->tokens = tokens;
 }
 
-/* Lowered to its own step (f32 under both precisions); a captured run gives relu = the formula of
- * what the projection wrote, bit for bit; without capture the row-local run gives the same
- * features. */
+/* bf16(x) as f32 (round to nearest even): what a bf16 linear multiplies. */
+static double bf16_of(float x, ck_dtype precision)
+{
+    return precision == CK_DTYPE_BF16 ? (double)ck_bf16_to_f32(ck_bf16_from_f32(x)) : (double)x;
+}
+
+/* An executor at `precision`; bf16 on a CPU without native bf16 is refused (CK_E_BACKEND, the
+ * encoder's message): then NULL. */
+static ck_executor *make(const ck_circuit *c, const ck_weights *w, int threads, int fuse,
+                         ck_dtype precision)
+{
+    ck_executor *ex = NULL;
+    ck_error err = {0};
+    ck_executor_options o = {threads, 32, 16, fuse, precision, NULL};
+    int rc = ck_executor_init(&ex, c, w, &o, &err);
+    if (rc == CK_E_BACKEND && precision == CK_DTYPE_BF16) {
+        CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "precision bf16"));
+        fprintf(stderr, "\n    bf16 refused here: %s", err.message);
+        return NULL;
+    }
+    CU_ASSERT_EQUAL_FATAL(rc, CK_OK);
+    return ex;
+}
+
+/* Lowered to its own step (bf16: its bf16 variant, 256-row im2col tiles rounded by its bf16
+ * linear); a captured run gives relu = the formula of what the projection wrote (bf16: on the
+ * bf16-rounded operands), and without capture the same features. */
 static void test_runs_the_formula(void)
 {
     ck_circuit c = {0};
@@ -93,17 +118,24 @@ static void test_runs_the_formula(void)
     CU_ASSERT_EQUAL_FATAL(parse(&c, "KW", "conv", &err), CK_OK);
     CU_ASSERT_EQUAL_FATAL(ck_circuit_synthetic_weights(&w, &c, 5, &err), CK_OK);
     const ck_op_variant *v = ck_op_variant_of(&c.ops[2], CK_DTYPE_BF16, 1);
-    CU_ASSERT_PTR_EQUAL(v->fn, ck_step_conv1d);
+    CU_ASSERT_PTR_EQUAL(v->fn, ck_step_conv1d_bf16);
     CU_ASSERT_PTR_EQUAL(v->rows, NULL);
-    CU_ASSERT_EQUAL(v->computes, CK_DTYPE_F32);
+    CU_ASSERT_EQUAL(v->computes, CK_DTYPE_BF16);
+    CU_ASSERT_PTR_EQUAL(ck_op_variant_of(&c.ops[2], CK_DTYPE_F32, 1)->fn, ck_step_conv1d);
+    /* no duration op: every op at the program's precision */
+    CU_ASSERT_EQUAL(ck_op_precision_at(&c, 2, CK_DTYPE_BF16), CK_DTYPE_BF16);
     const int32_t ids[9] = {0, 3, 4, 0, 0, 1, 2, 9, 0};
     const size_t offsets[3] = {0, 4, 9};
     float plain[9 * 4], with_capture[9 * 4];
     captured k = {{0}, {0}, 0};
-    for (int fuse = 0; fuse <= 1; fuse++) {
-        ck_executor *ex = NULL;
-        ck_executor_options o = {2, 32, 16, fuse, CK_DTYPE_F32, NULL};
-        CU_ASSERT_EQUAL_FATAL(ck_executor_init(&ex, &c, w, &o, &err), CK_OK);
+    for (int run = 0; run < 4; run++) {
+        const int fuse = run & 1;
+        const ck_dtype precision = run < 2 ? CK_DTYPE_F32 : CK_DTYPE_BF16;
+        ck_executor *ex = make(&c, w, 2, fuse, precision);
+        if (ex == NULL) {
+            continue;
+        }
+        CU_ASSERT_EQUAL(ck_executor_op_dtype(ex, CK_OP_CONV1D), precision);
         CU_ASSERT_EQUAL(ck_executor_run(ex, ids, offsets, 2, c.features_buffer, with_capture, 36,
                                         capture, &k, &err), CK_OK);
         CU_ASSERT_EQUAL(ck_executor_run(ex, ids, offsets, 2, c.features_buffer, plain, 36, NULL,
@@ -123,14 +155,15 @@ static void test_runs_the_formula(void)
                             continue;
                         }
                         for (size_t i = 0; i < 8; i++) {
-                            acc += (double)cw[(o * 8 + i) * 5 + j] *
-                                   (double)k.projection[(src - 2) * 8 + i];
+                            acc += bf16_of(cw[(o * 8 + i) * 5 + j], precision) *
+                                   bf16_of(k.projection[(src - 2) * 8 + i], precision);
                         }
                     }
                     worst = fmax(worst, fabs(acc - (double)k.relu[t * 8 + o]));
                 }
             }
         }
+        /* the same products either way (bf16 ones are exact in f32): only the f32 sum's order */
         CU_ASSERT(worst < 1e-5);
         ck_executor_free(ex);
     }
@@ -138,8 +171,9 @@ static void test_runs_the_formula(void)
     ck_circuit_free(&c);
 }
 
-/* Each sequence's features alone equal its rows in the batch, at 1 and 2 threads: the padding is per
- * sequence and a row's bits are its own im2col row's. */
+/* Each sequence's features alone equal its rows in the batch, at 1 and 2 threads, in fp32 and bf16:
+ * the padding is per sequence and a row's bits are its own im2col row's (bf16: the linear's 256-
+ * and 128-row tiles give a row the same bits, linear.h). */
 static void test_batch_invariant(void)
 {
     ck_circuit c = {0};
@@ -150,10 +184,12 @@ static void test_batch_invariant(void)
     const int32_t ids[12] = {1, 3, 4, 5, 0, 1, 2, 9, 8, 7, 2, 1};
     const size_t offsets[4] = {0, 4, 5, 12};
     float batch[12 * 4], alone[12 * 4];
-    for (int threads = 1; threads <= 2; threads++) {
-        ck_executor *ex = NULL;
-        ck_executor_options o = {threads, 32, 16, 1, CK_DTYPE_F32, NULL};
-        CU_ASSERT_EQUAL_FATAL(ck_executor_init(&ex, &c, w, &o, &err), CK_OK);
+    for (int run = 0; run < 4; run++) {
+        const int threads = 1 + (run & 1);
+        ck_executor *ex = make(&c, w, threads, 1, run < 2 ? CK_DTYPE_F32 : CK_DTYPE_BF16);
+        if (ex == NULL) {
+            continue;
+        }
         CU_ASSERT_EQUAL(ck_executor_run(ex, ids, offsets, 3, c.features_buffer, batch, 48, NULL,
                                         NULL, &err), CK_OK);
         for (size_t q = 0; q < 3; q++) {
