@@ -39,6 +39,11 @@ static void test_error_over_range(void)
             (double)at, far, (double)at_far);
     CU_ASSERT_TRUE(worst <= 1.5e-7);
     CU_ASSERT_TRUE(far <= 1.5e-7);
+    /* past the exact reduction (j * P1, j * P2 round; u * 2/pi rounds so |r| slightly exceeds pi/4):
+     * measured 1.04e-6 from 1e5 */
+    double beyond = sweep(1e5, 1e5 + 1024.0, 1.0 / 128.0, &at_far);
+    fprintf(stderr, "    %.3g at u = %.9g near 1e5\n", beyond, (double)at_far);
+    CU_ASSERT_TRUE(beyond <= 2e-6);
 }
 
 static void test_edge_arguments(void)
