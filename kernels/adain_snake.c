@@ -9,8 +9,8 @@
 /* Instantiated per ISA below (the frame loop's channel loop vectorizes; every lane and the remainder do
  * the same IEEE operations, so both paths give the same bits). */
 CK_ALWAYS_INLINE void adain_snake_block(const float *x, size_t x_stride, const float *gamma, const float *beta,
-                              const float *alpha, float *y, size_t y_stride, size_t n, size_t c0, size_t nb,
-                              double eps)
+                                        const float *alpha, float *y, size_t y_stride, size_t n, size_t c0,
+                                        size_t nb, double eps)
 {
     double mean[CK_INSTANCE_BLOCK], scale[CK_INSTANCE_BLOCK];
     ck_instance_stats(x, x_stride, gamma, n, c0, nb, eps, mean, scale);
