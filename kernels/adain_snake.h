@@ -11,7 +11,7 @@
  * activation is read twice for the statistics and written once:
  *   t[f,c] = fl((1 + gamma[s,c]) (x[f,c] - mean) / sqrt(var + eps) + beta[s,c])      (AdaIN1d, as
  *            ck_adain_instance_norm_f32: statistics over the sequence's frames in double, ck_instance_stats.h)
- *   y[f,c] = fl(t + sin(alpha[c] t)^2 / alpha[c])                                     (Snake, as ck_snake_f32)
+ *   y[f,c] = ck_snake1_f32(t, alpha[c]) = fl(t + fl(fl(1/alpha[c]) sin^2(fl(alpha[c] t))))  (Snake, as ck_snake_f32)
  * t is rounded to FP32 before the Snake as torch's two ops round it, so y is bit for bit
  * ck_adain_instance_norm_f32 followed by ck_snake_f32 (the test checks it).
  * x, y [R, C] row strides x_stride, y_stride (>= C), y == x (same stride) allowed; gamma, beta [S, C]

@@ -11,9 +11,11 @@
  * [1, C, 1] parameters alpha1.j / alpha2.j flattened to [C]. Elementwise: no sequence boundaries, and any
  * split of the row range gives the same bits.
  * x, y [R, C] row strides x_stride, y_stride (>= C), y == x (same stride) allowed; alpha [C], non-zero.
- * Numerics: alpha x, sin (libm, double), the square, the division and the sum are evaluated in double
- * and rounded to FP32 once (torch rounds alpha x to float first, which moves its result by up to half an
- * ulp of x).
+ * Numerics: torch's float32 chain, y = fl(x + fl(fl(1 / alpha) * sin^2(fl(alpha x)))), with sin^2 from
+ * ck_sin2_f32 (kernels/ck_sin.h: Cephes polynomial, within 1.5e-7 of sin^2 in double; no libm), so
+ * within 1.5e-7 / alpha + an ulp of y of the formula in double. Vectorized (SSE2, or AVX-512 where
+ * ck_kernels_isa() says so); every element gets the bits of the scalar ck_snake1_f32 whatever the ISA,
+ * the row range or the element's place in a vector.
  * Errors, before the first write (y untouched):
  *   CK_E_ARG       null pointer (when the range is not empty), a zero alpha, y overlapping alpha or
  *                  partially overlapping x;
