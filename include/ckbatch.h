@@ -489,8 +489,8 @@ typedef int (*ck_speak_fn)(void *user, const ck_speech_line *line, ck_error *err
  * (ck_speech_circuit_path, loaded with ck_model_params.circuit, at the model's precision): batches
  * of similar lengths under opt->max_batch_frames and max_batch_tokens (from windows of about four
  * budgets of consecutive sequences, so the audio held waiting for its turn stays bounded), the
- * voice row of each chunk's phoneme count, the counter noise keyed by (opt->seed, line, chunk). Each line's audio (its chunks joined) and
- * word times go to fn, in order; a line's bits do not depend on the batch or the thread count.
+ * voice row of each chunk's phoneme count, the counter noise keyed by (opt->seed, line, chunk).
+ * Each line's audio (its chunks joined) and word times go to fn, in order; a line's bits do not depend on the batch or the thread count.
  * opt NULL: the defaults (ck_speak_options_init). Errors: CK_E_ARG (null model, seqs or fn, a
  * speed that is not finite and > 0, a circuit without an "audio" or "durations" output: named),
  * CK_E_RANGE (noise_scale negative or not finite), ck_voice_check's errors, CK_E_SIZE,

@@ -311,7 +311,8 @@ static int speech_emit(const ck_sequence_set *seqs, size_t first, size_t count, 
 
 /* One window: consecutive sequences from `first` whose estimates sum to about
  * SPEECH_WINDOW_BUDGETS budgets (at least one), sorted longest first and cut into batches under
- * the budget and max_batch_tokens, run, then handed over in order. *count gets the window's size. */
+ * the budget and max_batch_tokens, run, then handed over in order. *count gets the window's
+ * size. */
 static int speech_window(ck_model *m, const ck_sequence_set *seqs, const ck_voice *v,
                          const ck_speak_options *o, size_t first, size_t budget, size_t limit,
                          speech_scratch *s, speech_acc *acc, ck_speak_fn fn, void *user,

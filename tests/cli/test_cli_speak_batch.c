@@ -2,8 +2,8 @@
  * embedded synthetic weights, voice "synthetic", seed 7 with the noise on: five short lines of
  * different lengths give the same WAV bytes (s16 and f32) and the same sidecar one line at a time
  * (--max-batch-frames 1) at one thread as all in one batch (1000000) at two, and the other way
- * round, and as the default budget; the data chunk holds the pinned 106,200 samples; --max-batch-frames 0, negative,
- * non-numeric or missing is a usage error (exit 2) with nothing written; --help names it. */
+ * round, and as the default budget; the data chunk holds the pinned 106,200 samples;
+ * --max-batch-frames 0, negative, non-numeric or missing is a usage error (exit 2) with nothing written; --help names it. */
 #include <stdint.h>
 #include <sys/wait.h>
 
@@ -17,7 +17,8 @@ static const char k_lines[] =
     "\xc3\xb0\xc9\x99 d\xcb\x88\xc9\x94\xc9\xa1 \xc9\xb9\xcb\x88\xc3\xa6n h\xcb\x88Om \xc3\xa6nd "
     "sl\xcb\x88\xc9\x9bpt f\xc9\x94\xc9\xb9 \xc9\x99 l\xcb\x88\xc9\x94\xc5\x8b t\xcb\x88Im.\n"
     "\xcb\x88" "A.\n"
-    "w\xcb\x88\xca\x8cn t\xcb\x88u \xce\xb8\xc9\xb9\xcb\x88i f\xcb\x88\xc9\x94\xc9\xb9 f\xcb\x88Iv.\n";
+    "w\xcb\x88\xca\x8cn t\xcb\x88u \xce\xb8\xc9\xb9\xcb\x88i "
+    "f\xcb\x88\xc9\x94\xc9\xb9 f\xcb\x88Iv.\n";
 
 #define K_SAMPLES 106200u
 

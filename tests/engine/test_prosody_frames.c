@@ -307,8 +307,8 @@ static void test_batch_invariant(void)
 
 /* The frame limit refuses a batch (CK_E_SIZE naming the sequence and max_batch_frames) and a
  * single over-long sequence before any frame op runs, out untouched; so does a run's own limit
- * under the plan's (ck_executor_set_max_frames: exact at one frame short; 0 restores); forced durations of the wrong
- * count (CK_E_ARG) or below 1 (CK_E_RANGE) are refused; the output must hold the frame rows. */
+ * under the plan's (ck_executor_set_max_frames: exact at one frame short; 0 restores); forced
+ * durations of the wrong count (CK_E_ARG) or below 1 (CK_E_RANGE) are refused; the output must hold the frame rows. */
 static void test_frame_limits(void)
 {
     fixture f;
