@@ -61,8 +61,9 @@ if [ "$what" = threads ] || [ "$what" = all ]; then
     cmp -s "$dir/t1.wav" "$dir/t2.wav" && same=yes || same=NO
     a=$(median < "$dir/t1.txt")
     b=$(median < "$dir/t2.txt")
-    echo "threads: 1: $(tr '\n' ' ' < "$dir/t1.txt")-> median $a s; 2: $(tr '\n' ' ' < "$dir/t2.txt")" \
-         "-> median $b s; ratio $(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.2f", a / b}')x;" \
+    echo "threads: 1: $(tr '\n' ' ' < "$dir/t1.txt")-> median $a s;" \
+         "2: $(tr '\n' ' ' < "$dir/t2.txt")-> median $b s;" \
+         "ratio $(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.2f", a / b}')x;" \
          "same bytes: $same"
     echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
 fi
