@@ -21,7 +21,9 @@ threads=${THREADS:-2}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 maxlen=${MAXLEN:-40}
-short() { awk -v m="$maxlen" 'length($0) <= m && length($0) > 0' "$corpus" | head -n "$1"; }
+short() { # no `| head`: under pipefail its early close would kill the script (SIGPIPE)
+    awk -v m="$maxlen" -v n="$1" 'length($0) <= m && length($0) > 0 && k < n {print; k++}' "$corpus"
+}
 short "$lines" > "$dir/in.txt"
 echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(nproc) cpus"
 echo "load at start: $(cut -d' ' -f1-3 /proc/loadavg); $lines lines of $corpus (<= $maxlen bytes)"
