@@ -451,9 +451,17 @@ typedef struct {
     uint64_t seed;       /* key of the generator's counter noise with (line, chunk, sample): the
                             same seed gives the same bits alone, in any batch, at any thread count */
     float noise_scale;   /* scale of the source noise, finite and >= 0 (Kokoro 1; 0 removes it) */
+    size_t max_batch_frames; /* frames (40 per second of audio) one batch may hold: lines are
+                            sorted by length into batches whose estimated frames (3 per token /
+                            speed, before the durations exist) fit it, and a batch whose real
+                            durations exceed it is split in halves and run again; a line alone
+                            always runs, up to the model's planned limit (8 frames per token of
+                            max_batch_tokens). 0 (default): 1024 x the model's threads. 1: one
+                            line at a time. Changes no bit of the audio or the word times */
 } ck_speak_options;
 
-/* Sets o to the defaults: voice NULL, speed 1, seed 0, noise_scale 1. Accepts NULL. */
+/* Sets o to the defaults: voice NULL, speed 1, seed 0, noise_scale 1, max_batch_frames 0.
+ * Accepts NULL. */
 CK_API void ck_speak_options_init(ck_speak_options *o);
 
 /* One line's speech as ck_model_speak hands it over; every pointer valid only during the call. */
@@ -481,9 +489,10 @@ typedef int (*ck_speak_fn)(void *user, const ck_speech_line *line, ck_error *err
 /* Speaks the sequences of `seqs` (from ck_model_tokenize: a line longer than 510 phonemes is
  * already split into chunks, as Kokoro's pipeline splits it) through the model's speech circuit
  * (ck_speech_circuit_path, loaded with ck_model_params.circuit, at the model's precision): batches
- * of consecutive sequences up to max_batch_tokens, the voice row of each chunk's phoneme count,
- * the counter noise keyed by (opt->seed, line, chunk). Each line's audio (its chunks joined) and
- * word times go to fn, in order; a line's bits do not depend on the batch or the thread count.
+ * of similar lengths under opt->max_batch_frames and max_batch_tokens (from windows of about four
+ * budgets of consecutive sequences, so the audio held waiting for its turn stays bounded), the
+ * voice row of each chunk's phoneme count, the counter noise keyed by (opt->seed, line, chunk).
+ * Each line's audio (its chunks joined) and word times go to fn, in order; a line's bits do not depend on the batch or the thread count.
  * opt NULL: the defaults (ck_speak_options_init). Errors: CK_E_ARG (null model, seqs or fn, a
  * speed that is not finite and > 0, a circuit without an "audio" or "durations" output: named),
  * CK_E_RANGE (noise_scale negative or not finite), ck_voice_check's errors, CK_E_SIZE,

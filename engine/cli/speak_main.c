@@ -13,7 +13,8 @@
 static const char k_usage[] =
     "usage: ckbatch speak [--weights F] [--voice V] [--speed S] [--seed N] [--noise-scale X]\n"
     "                     [--sample-format s16|f32] [-f text|phonemes|ids] [--lang en-us|en-gb]\n"
-    "                     [--threads N] [--precision fp32|bf16] [-q] -i INPUT -o OUT\n"
+    "                     [--threads N] [--precision fp32|bf16] [--max-batch-frames N] [-q]\n"
+    "                     -i INPUT -o OUT\n"
     "\n"
     "Speaks every line of INPUT with Kokoro-82M (circuits/kokoro_speech.json) at 24,000 Hz.\n"
     "  OUT ending in .wav  one file, every line's audio in input order (a line's chunks joined\n"
@@ -31,6 +32,9 @@ static const char k_usage[] =
     "  --noise-scale X     >= 0 (default 1, Kokoro's; 0 removes the noise)\n"
     "  --sample-format F   s16 (16-bit PCM, default; clipped samples counted) or f32 (IEEE float)\n"
     "  -f, --lang          input format (default text here) and its language (default en-us)\n"
+    "  --max-batch-frames N  frames (40 a second) one batch may hold, >= 1 (default 1024 x\n"
+    "                      threads; 1: one line at a time); lines of similar length share a\n"
+    "                      batch; changes no byte of the output\n"
     "  -q                  errors only\n"
     "Each WAV's LIST/INFO and the sidecar name the weights, voice, speed, seed, noise scale,\n"
     "precision and engine version. Exit codes: 0 written, 1 error (nothing published for the\n"
@@ -141,6 +145,12 @@ static int parse(int argc, char **argv, ck_model_params *mp, ck_speak_params *sp
                 return ck_cli_usage_error("speak: --precision %s: expected fp32 or bf16", v);
             }
             mp->precision = strcmp(v, "bf16") == 0 ? CK_PRECISION_BF16 : CK_PRECISION_FP32;
+        } else if (strcmp(a, "--max-batch-frames") == 0) {
+            if (ck_cli_parse_size(v, 1, SIZE_MAX, &u) != 0) {
+                return ck_cli_usage_error("speak: --max-batch-frames %s: expected an integer >= 1",
+                                          v);
+            }
+            sp->speak.max_batch_frames = (size_t)u;
         } else if (strcmp(a, "-i") == 0 || strcmp(a, "--input") == 0) {
             sp->input = v;
         } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {

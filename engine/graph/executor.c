@@ -446,7 +446,7 @@ static int set_frames(ck_executor *ex, ck_error *err)
 {
     const ck_circuit *c = ex->circuit;
     int32_t *dur = ck_exec_buffer(ex, c->durations_buffer);
-    const size_t max = ex->plan.max_frames;
+    const size_t max = ex->limit_frames != 0 ? ex->limit_frames : ex->plan.max_frames;
     if (ex->forced != NULL && ex->forced_count != ex->tokens) {
         return ck_fail(err, CK_E_ARG, "batch: %zu tokens, but the forced durations hold %zu",
                        ex->tokens, ex->forced_count);
@@ -725,6 +725,24 @@ int ck_executor_set_durations(ck_executor *ex, const int32_t *durations, size_t 
     ex->forced = durations;
     ex->forced_count = count;
     return CK_OK;
+}
+
+int ck_executor_set_max_frames(ck_executor *ex, size_t max_frames, ck_error *err)
+{
+    if (ex == NULL) {
+        return ck_fail(err, CK_E_ARG, "max frames: null executor");
+    }
+    if (max_frames > ex->plan.max_frames) {
+        return ck_fail(err, CK_E_RANGE, "max frames %zu: above the plan's %zu", max_frames,
+                       ex->plan.max_frames);
+    }
+    ex->limit_frames = max_frames;
+    return CK_OK;
+}
+
+size_t ck_executor_plan_max_frames(const ck_executor *ex)
+{
+    return ex != NULL ? ex->plan.max_frames : 0;
 }
 
 static int noise_scale_ok(float scale)

@@ -59,6 +59,18 @@ int ck_executor_init_frames(ck_executor **out, const ck_circuit *c, const ck_wei
                             const ck_executor_options *opt, size_t max_batch_frames,
                             ck_error *err);
 
+/* The frames F the next runs' batches may hold (until set again), at most the plan's
+ * (ck_executor_plan_max_frames); 0: the plan's (the default). A run whose durations sum to more
+ * fails CK_E_SIZE after the duration op, before any frame-rate op runs, naming the sequence: a
+ * caller splits the batch and runs it again (ck_model_speak). Lets a caller keep a batch's frame
+ * rows, and so the arena pages it touches, under a budget without planning a smaller arena.
+ * Errors: CK_E_ARG (null ex), CK_E_RANGE (above the plan's max_frames; 0 without frames dims). */
+int ck_executor_set_max_frames(ck_executor *ex, size_t max_frames, ck_error *err);
+
+/* The plan's max_frames: F of the largest batch the frame-row buffers are planned for
+ * (ck_executor_init_frames); 0 for a circuit without frames dims or a null ex. */
+size_t ck_executor_plan_max_frames(const ck_executor *ex);
+
 /* The per-sequence inputs of the next runs (until set again): style [rows, cols] (row s for the
  * batch's sequence s; Kokoro: the voice row's predictor half, 128 wide) and speed [rows] or NULL,
  * caller-owned, read by concat_style and ada_layer_norm steps (interpreter only: the generated

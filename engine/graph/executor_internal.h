@@ -43,6 +43,7 @@ struct ck_executor {
     ck_step_batch frame_batch[CK_FRAME_DIMS_MAX]; /* per slot: the batch over those rows */
     size_t frames;              /* F of the batch being run, once its durations are known */
     size_t max_frames;          /* the plan's max_frames (ck_executor_init_frames) */
+    size_t limit_frames;        /* ck_executor_set_max_frames: a run's F limit (0: the plan's) */
     int frames_ready;           /* 1 once this run's frame offsets are set */
     double op_seconds[CK_OP_KIND_COUNT + 1]; /* wall time per op kind since init or reset; the last
                                                 slot: filling inputs, the finite check, copy-out */

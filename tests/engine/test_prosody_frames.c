@@ -306,8 +306,9 @@ static void test_batch_invariant(void)
 }
 
 /* The frame limit refuses a batch (CK_E_SIZE naming the sequence and max_batch_frames) and a
- * single over-long sequence before any frame op runs, out untouched; forced durations of the wrong
- * count (CK_E_ARG) or below 1 (CK_E_RANGE) are refused; the output must hold the frame rows. */
+ * single over-long sequence before any frame op runs, out untouched; so does a run's own limit
+ * under the plan's (ck_executor_set_max_frames: exact at one frame short; 0 restores); forced
+ * durations of the wrong count (CK_E_ARG) or below 1 (CK_E_RANGE) are refused; the output must hold the frame rows. */
 static void test_frame_limits(void)
 {
     fixture f;
@@ -339,6 +340,23 @@ static void test_frame_limits(void)
     size_t rows = 0;
     CU_ASSERT_PTR_NOT_NULL(ck_executor_output_rows(ex, f.c.f0_buffer, &rows));
     CU_ASSERT_EQUAL(rows, 2 * f.tokens[2]);
+    /* a run's limit under the plan's (ck_model_speak's batch budget): one frame short refuses the
+     * batch, 0 gives the plan's back; above the plan's is refused */
+    CU_ASSERT_EQUAL(ck_executor_plan_max_frames(ex), 30);
+    CU_ASSERT_EQUAL(ck_executor_set_max_frames(ex, 31, &err), CK_E_RANGE);
+    CU_ASSERT_EQUAL(ck_executor_set_max_frames(ex, f.tokens[2] - 1, &err), CK_OK);
+    ck_error_clear(&err);
+    CU_ASSERT_EQUAL(ck_executor_run(ex, f.ids[2], one, 1, f.c.f0_buffer, NULL, 0, NULL, NULL,
+                                    &err), CK_E_SIZE);
+    char named[64];
+    snprintf(named, sizeof named, "max_batch_frames %zu", f.tokens[2] - 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, named));
+    CU_ASSERT_EQUAL(ck_executor_set_max_frames(ex, f.tokens[2], &err), CK_OK);
+    CU_ASSERT_EQUAL(ck_executor_run(ex, f.ids[2], one, 1, f.c.f0_buffer, NULL, 0, NULL, NULL,
+                                    &err), CK_OK);
+    CU_ASSERT_EQUAL(ck_executor_set_max_frames(ex, 0, &err), CK_OK);
+    CU_ASSERT_EQUAL(ck_executor_set_max_frames(NULL, 0, &err), CK_E_ARG);
+    CU_ASSERT_EQUAL(ck_executor_plan_max_frames(NULL), 0);
     /* out too small for the 2F rows: CK_E_SIZE, out untouched */
     out[0] = 12345.0f;
     CU_ASSERT_EQUAL(ck_executor_run(ex, f.ids[2], one, 1, f.c.f0_buffer, out, 2 * f.tokens[2] - 1,
