@@ -490,6 +490,23 @@ typedef int (*ck_speak_fn)(void *user, const ck_speech_line *line, ck_error *err
 CK_API int ck_model_speak(ck_model *model, const ck_sequence_set *seqs,
                           const ck_speak_options *opt, ck_speak_fn fn, void *user, ck_error *err);
 
+/* Where a ck_model_speak_file run stands, as its progress callback sees it. */
+typedef struct {
+    size_t lines;            /* lines of the input */
+    size_t lines_done;       /* lines recorded in the sidecar so far (spoken, without phonemes or
+                                skipped), in input order: lines[0, lines_done) are done */
+    double audio_seconds;    /* audio written so far: samples / 24000 */
+    double seconds;          /* wall seconds since the call started */
+    double real_time_factor; /* seconds / audio_seconds (below 1: faster than real time); 0 before
+                                any audio */
+    int final;               /* 1 in the last call: every line done, or the run stopped on an
+                                error */
+} ck_speak_progress;
+
+/* Called on the calling thread after a line is recorded, at most once per progress_interval
+ * seconds, and once more with final = 1 when the call ends. */
+typedef void (*ck_speak_progress_fn)(void *ctx, const ck_speak_progress *progress);
+
 /* What ck_model_speak_file writes (`ckbatch speak`, docs/speak.md). */
 typedef struct {
     const char *input;        /* corpus file: one line per utterance (lines.format) */
@@ -499,6 +516,9 @@ typedef struct {
     int sample_format_f32;    /* 0: 16-bit PCM (clipped samples counted), 1: IEEE float 32 */
     ck_speak_options speak;
     ck_lines_params lines;
+    ck_speak_progress_fn progress; /* NULL (default): none */
+    void *progress_ctx;
+    double progress_interval;      /* seconds between progress calls at most (0: after every line) */
 } ck_speak_params;
 
 typedef struct {

@@ -23,8 +23,33 @@ typedef struct {
     ck_wav *wav;               /* one_file: the open file */
     ck_atomic_file side;
     size_t next_line;          /* lines before it are recorded */
+    size_t n_lines;
     ck_speak_summary *sum;
+    struct timespec t0;        /* when the call started */
+    double last_progress;      /* seconds since t0 of the last progress call */
 } speak_ctx;
+
+static double seconds_since(const struct timespec *t0)
+{
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double)(t1.tv_sec - t0->tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0->tv_nsec);
+}
+
+/* The progress callback, at most once per progress_interval (always when final). */
+static void report(speak_ctx *c, int final)
+{
+    const ck_speak_params *p = c->p;
+    double now = seconds_since(&c->t0);
+    if (p->progress == NULL || (!final && now - c->last_progress < p->progress_interval)) {
+        return;
+    }
+    c->last_progress = now;
+    double audio = (double)c->sum->samples / CK_SPEECH_SAMPLE_RATE;
+    ck_speak_progress g = {c->n_lines, c->next_line, audio, now, audio > 0 ? now / audio : 0.0,
+                           final};
+    p->progress(p->progress_ctx, &g);
+}
 
 /* text as a JSON string (UTF-8 kept; ", \ and controls escaped). */
 static void json_str(FILE *f, const char *s, size_t n)
@@ -55,9 +80,10 @@ static void json_time(FILE *f, double t)
 /* Records the lines before `upto` that gave no sequence (no phonemes): a record, no audio. */
 static void record_skipped(speak_ctx *c, size_t upto)
 {
-    for (; c->next_line < upto; c->next_line++) {
-        fprintf(c->side.f, "{\"line\":%zu,\"error\":\"no phonemes\"}\n", c->next_line);
+    while (c->next_line < upto) {
+        fprintf(c->side.f, "{\"line\":%zu,\"error\":\"no phonemes\"}\n", c->next_line++);
         c->sum->lines_skipped++;
+        report(c, 0);
     }
 }
 
@@ -118,6 +144,7 @@ static int write_line(speak_ctx *c, const ck_speech_line *l, ck_error *err)
     }
     fputs("]}\n", f);
     c->next_line = l->line + 1;
+    report(c, 0);
     return CK_OK;
 }
 
@@ -183,9 +210,8 @@ int ck_model_speak_file(ck_model *m, const ck_speak_params *p, ck_speak_summary 
     if (m == NULL || p == NULL || p->input == NULL || p->output == NULL || p->output[0] == '\0') {
         return ck_fail(err, CK_E_ARG, "speak: null model, params, input or output");
     }
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
     speak_ctx c = {0};
+    clock_gettime(CLOCK_MONOTONIC, &c.t0);
     c.p = p;
     c.sum = sum;
     c.one_file = has_wav_suffix(p->output);
@@ -206,6 +232,7 @@ int ck_model_speak_file(ck_model *m, const ck_speak_params *p, ck_speak_summary 
                                          err)
                      : rc;
     c.seqs = &set;
+    c.n_lines = n_lines;
     /* a file name beside the output, or the directory: made only now, after the checks */
     char *side_path = malloc(strlen(p->output) + 32);
     if (rc == CK_OK && side_path == NULL) {
@@ -234,8 +261,8 @@ int ck_model_speak_file(ck_model *m, const ck_speak_params *p, ck_speak_summary 
         ck_wav_abort(c.wav);
         ck_atomic_abort(&c.side);
     }
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    sum->seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    report(&c, 1);
+    sum->seconds = seconds_since(&c.t0);
     ck_sequence_set_free(&set);
     free(side_path);
     free(lines);

@@ -31,7 +31,7 @@ static const char k_usage[] =
     "  --noise-scale X     >= 0 (default 1, Kokoro's; 0 removes the noise)\n"
     "  --sample-format F   s16 (16-bit PCM, default; clipped samples counted) or f32 (IEEE float)\n"
     "  -f, --lang          input format (default text here) and its language (default en-us)\n"
-    "  -q                  errors only\n"
+    "  -q                  errors only (no progress line, no summary)\n"
     "Each WAV's LIST/INFO and the sidecar name the weights, voice, speed, seed, noise scale,\n"
     "precision and engine version. Exit codes: 0 written, 1 error (nothing published for the\n"
     "failing file), 2 usage, 128+N stopped by signal N.\n";
@@ -70,6 +70,18 @@ static void log_stderr(void *ctx, ck_log_level level, const char *msg)
     if (!*quiet || level == CK_LOG_WARNING) {
         fprintf(stderr, "ckbatch: %s\n", msg);
     }
+}
+
+/* The progress line, "\r"-rewritten at most every 0.5 s: lines done, audio written, real-time
+ * factor; the final call ends the line. */
+static void progress_stderr(void *ctx, const ck_speak_progress *g)
+{
+    (void)ctx;
+    fprintf(stderr, "\rckbatch: speak: line %zu of %zu (%5.1f%%), %.2f s of audio, real-time factor "
+            "%.3f%s", g->lines_done, g->lines,
+            g->lines > 0 ? 100.0 * (double)g->lines_done / (double)g->lines : 100.0,
+            g->audio_seconds, g->real_time_factor, g->final ? "\n" : "   ");
+    fflush(stderr);
 }
 
 /* Parses argv into model and speak params: 0, 2 (usage error printed) or -1 (--help printed). */
@@ -173,6 +185,8 @@ int ck_speak_main(int argc, char **argv)
     mp.log = sp.lines.log = log_stderr;
     mp.log_ctx = sp.lines.log_ctx = &quiet;
     mp.cancel = stop_requested;
+    sp.progress = quiet ? NULL : progress_stderr;
+    sp.progress_interval = 0.5;
     signal(SIGINT, on_stop);
     signal(SIGTERM, on_stop);
     if (mp.weights == NULL && !quiet) {
