@@ -528,9 +528,13 @@ typedef struct {
 } ck_speak_summary;
 
 /* Reads params->input, speaks every line through ck_model_speak and writes the WAVs (RIFF, 24,000 Hz
- * mono, LIST/INFO: ISFT "ckbatch VERSION", ICMT "weights=... voice=... speed=... seed=...
- * noise_scale=... precision=...") and the JSON-lines sidecar (per line: line, file or start/end
- * sample, samples, words with phonemes, start, end in seconds; null for a time Kokoro gives none).
+ * mono, LIST/INFO: ISFT "ckbatch VERSION", ICMT "weights=... voice=... voice_sha256=HEX
+ * voice_row=clamp(phonemes-1,0,509) speed=... seed=... noise_scale=... precision=...
+ * sample_rate=24000", voice_sha256 the SHA-256 of the [510, 256] f32 pack used, after mixing) and
+ * the JSON-lines sidecar: first a settings record {"settings":true, ...} (the same identity, the
+ * sample format and the input's SHA-256; readers of line records skip it), then per line: line,
+ * file or start/end sample, samples, words with phonemes, start, end in seconds (null for a time
+ * Kokoro gives none).
  * Every file appears complete or not at all (written to a temporary name, renamed). Errors:
  * CK_E_ARG (null, a bad option: as ck_model_speak), CK_E_IO (input unreadable, output not
  * writable: nothing written), ck_model_tokenize's and ck_model_speak's errors. */

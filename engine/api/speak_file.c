@@ -11,9 +11,12 @@
 
 #include "file.h"
 #include "model_internal.h"
+#include "prosody.h"
+#include "sha256.h"
 #include "wav.h"
 
 #define SPEAK_MAX_INPUT ((size_t)1 << 30)
+#define SPEAK_VOICE_ROW "clamp(phonemes-1,0,509)" /* ck_voice_row: Kokoro's pack[len(ps) - 1] */
 
 typedef struct {
     const ck_speak_params *p;
@@ -187,18 +190,63 @@ static int has_wav_suffix(const char *s)
     return n >= 4 && strcmp(s + n - 4, ".wav") == 0;
 }
 
-/* The LIST/INFO comment: weights, voice (spec, sha256 as the voice layer loads it is not exposed:
- * the spec and row rule), speed, seed, noise scale, precision. */
-static void make_comment(const ck_model *m, const ck_speak_params *p, char *buf, size_t n)
+static const char *precision_name(ck_precision p)
 {
-    snprintf(buf, n,
-             "weights=%s voice=%s voice_row=phonemes-1 speed=%.17g seed=%llu noise_scale=%.9g "
-             "precision=%s sample_rate=%d",
-             m->synthetic_weights ? "synthetic (NOT Kokoro's: the audio is not speech)"
-                                  : (m->params.weights ? m->params.weights : "?"),
-             p->speak.voice ? p->speak.voice : ck_model_default_voice(m), p->speak.speed,
-             (unsigned long long)p->speak.seed, (double)p->speak.noise_scale,
-             m->params.precision == CK_PRECISION_FP32 ? "fp32" : "bf16", CK_SPEECH_SAMPLE_RATE);
+    return p == CK_PRECISION_FP32 ? "fp32" : p == CK_PRECISION_BF16 ? "bf16" : "int8";
+}
+
+/* What the files were made with, the same in every WAV (LIST/INFO ICMT) and in the sidecar's first
+ * record: weights, the voice spec as resolved and the SHA-256 of the [510, 256] f32 pack actually
+ * used (a mix after mixing), the row rule, speed, seed, noise scale, precision, sample format and
+ * the input's SHA-256. */
+typedef struct {
+    char comment[2048];
+    char *settings; /* the sidecar's first record: one JSON object, no '\n' (malloc'd) */
+} speak_identity;
+
+static int make_identity(const ck_model *m, const ck_speak_params *p, const char *text,
+                         size_t bytes, speak_identity *id, ck_error *err)
+{
+    ck_voice *v = NULL;
+    unsigned char digest[32];
+    char voice_sha[65], input_sha[65];
+    int rc = ck_prosody_open_voice(m, p->speak.voice, p->speak.speed, &v, err);
+    if (rc == CK_OK && ck_sha256(text, bytes, digest) != CK_OK) {
+        rc = ck_fail(err, CK_E_BACKEND, "speak: SHA-256 of the input failed");
+    }
+    if (rc != CK_OK) {
+        ck_voice_free(v);
+        return rc;
+    }
+    ck_sha256_hex(digest, input_sha);
+    ck_sha256_hex(v->sha256, voice_sha);
+    const char *weights = m->synthetic_weights ? "synthetic (NOT Kokoro's: the audio is not speech)"
+                          : m->params.weights ? m->params.weights : "?";
+    const char *precision = precision_name(m->params.precision);
+    const char *format = p->sample_format_f32 ? "f32" : "s16";
+    snprintf(id->comment, sizeof id->comment,
+             "weights=%s voice=%s voice_sha256=%s voice_row=%s speed=%.17g seed=%llu "
+             "noise_scale=%.9g precision=%s sample_rate=%d", weights, v->spec, voice_sha,
+             SPEAK_VOICE_ROW, p->speak.speed, (unsigned long long)p->speak.seed,
+             (double)p->speak.noise_scale, precision, CK_SPEECH_SAMPLE_RATE);
+    size_t len = 0;
+    FILE *f = open_memstream(&id->settings, &len);
+    if (f == NULL) {
+        ck_voice_free(v);
+        return ck_fail(err, CK_E_MEMORY, "speak: cannot allocate");
+    }
+    fprintf(f, "{\"settings\":true,\"engine\":\"ckbatch %s\",\"weights\":", ck_version());
+    json_str(f, weights, strlen(weights));
+    fputs(",\"voice\":", f);
+    json_str(f, v->spec, strlen(v->spec));
+    fprintf(f, ",\"voice_sha256\":\"%s\",\"voice_row\":\"%s\",\"speed\":%.17g,\"seed\":%llu,"
+            "\"noise_scale\":%.9g,\"precision\":\"%s\",\"sample_rate\":%d,\"sample_format\":\"%s\","
+            "\"input_sha256\":\"%s\"}", voice_sha, SPEAK_VOICE_ROW, p->speak.speed,
+            (unsigned long long)p->speak.seed, (double)p->speak.noise_scale, precision,
+            CK_SPEECH_SAMPLE_RATE, format, input_sha);
+    ck_voice_free(v);
+    return fclose(f) == 0 && id->settings != NULL
+               ? CK_OK : ck_fail(err, CK_E_MEMORY, "speak: cannot allocate");
 }
 
 int ck_model_speak_file(ck_model *m, const ck_speak_params *p, ck_speak_summary *sum,
@@ -215,14 +263,15 @@ int ck_model_speak_file(ck_model *m, const ck_speak_params *p, ck_speak_summary 
     c.p = p;
     c.sum = sum;
     c.one_file = has_wav_suffix(p->output);
-    char comment[1024], version[64];
-    make_comment(m, p, comment, sizeof comment);
+    char version[64];
+    speak_identity id = {0};
     snprintf(version, sizeof version, "ckbatch %s", ck_version());
     c.info[0] = (ck_wav_info){"ISFT", version};
-    c.info[1] = (ck_wav_info){"ICMT", comment};
+    c.info[1] = (ck_wav_info){"ICMT", id.comment};
     char *text = NULL;
     size_t bytes = 0, n_lines = 0;
     int rc = ck_file_read_all(p->input, "speak input", SPEAK_MAX_INPUT, &text, &bytes, err);
+    rc = rc == CK_OK ? make_identity(m, p, text, bytes, &id, err) : rc;
     char **lines = rc == CK_OK ? split_lines(text, &n_lines) : NULL;
     if (rc == CK_OK && lines == NULL) {
         rc = ck_fail(err, CK_E_MEMORY, "speak: cannot allocate");
@@ -246,6 +295,9 @@ int ck_model_speak_file(ck_model *m, const ck_speak_params *p, ck_speak_summary 
         sprintf(side_path, c.one_file ? "%s.jsonl" : "%s/timestamps.jsonl", p->output);
         rc = ck_atomic_open(&c.side, side_path, NULL, err);
     }
+    if (rc == CK_OK) {
+        fprintf(c.side.f, "%s\n", id.settings);
+    }
     if (rc == CK_OK && c.one_file) {
         rc = ck_wav_open(&c.wav, p->output, p->sample_format_f32 ? CK_WAV_F32 : CK_WAV_S16,
                          CK_SPEECH_SAMPLE_RATE, c.info, 2, err);
@@ -265,6 +317,7 @@ int ck_model_speak_file(ck_model *m, const ck_speak_params *p, ck_speak_summary 
     sum->seconds = seconds_since(&c.t0);
     ck_sequence_set_free(&set);
     free(side_path);
+    free(id.settings);
     free(lines);
     free(text);
     return rc;

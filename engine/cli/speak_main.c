@@ -32,8 +32,9 @@ static const char k_usage[] =
     "  --sample-format F   s16 (16-bit PCM, default; clipped samples counted) or f32 (IEEE float)\n"
     "  -f, --lang          input format (default text here) and its language (default en-us)\n"
     "  -q                  errors only (no progress line, no summary)\n"
-    "Each WAV's LIST/INFO and the sidecar name the weights, voice, speed, seed, noise scale,\n"
-    "precision and engine version. Exit codes: 0 written, 1 error (nothing published for the\n"
+    "Each WAV's LIST/INFO and the sidecar's first record ({\"settings\":true,...}) name the\n"
+    "weights, voice and the SHA-256 of its pack as used, speed, seed, noise scale, precision and\n"
+    "engine version. Exit codes: 0 written, 1 error (nothing published for the\n"
     "failing file), 2 usage, 128+N stopped by signal N.\n";
 
 static volatile sig_atomic_t speak_stop;

@@ -1,0 +1,117 @@
+/* test_cli_speak_durable.c - what a corpus run has, `ckbatch speak` has too (docs/speak.md), on the
+ * embedded synthetic weights: the voice's identity (the SHA-256 of the mixed [510, 256] f32 pack of
+ * two packs written here, computed here with sha256sum, equals the one in the WAV's ICMT and in the
+ * sidecar's settings record). */
+#include <math.h>
+#include <stdint.h>
+#include <sys/wait.h>
+
+#include "cli_test.h"
+#include "ckbatch.h"
+
+#define PACK_FLOATS (510 * 256)
+
+/* `ckbatch speak -q -f phonemes ARGS`, stderr to work/stderr; the exit status. */
+static int speak(const char *args)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "%s speak -q -f phonemes %s 2>%s/stderr", ck_cli_binary(), args,
+             ck_cli_work);
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The whole file into a malloc'd NUL-terminated buffer; *n its size. */
+static char *slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    *n = 0;
+    if (f == NULL) {
+        return NULL;
+    }
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)len + 1);
+    *n = b ? fread(b, 1, (size_t)len, f) : 0;
+    if (b != NULL) {
+        b[*n] = '\0';
+    }
+    fclose(f);
+    return b;
+}
+
+static void write_floats(const char *path, const float *x, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    CU_ASSERT_FATAL(f != NULL && fwrite(x, sizeof *x, n, f) == n);
+    fclose(f);
+}
+
+/* sha256sum's 64 hex digits of the file at path into hex[65] ("" on failure). */
+static void sha256sum(const char *path, char hex[65])
+{
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "sha256sum %s", path);
+    FILE *p = popen(cmd, "r");
+    hex[0] = '\0';
+    if (p != NULL && fscanf(p, "%64s", hex) != 1) {
+        hex[0] = '\0';
+    }
+    if (p != NULL) {
+        pclose(p);
+    }
+    CU_ASSERT_EQUAL(strlen(hex), 64);
+}
+
+static void test_voice_identity(void)
+{
+    static float a[PACK_FLOATS], b[PACK_FLOATS], mix[PACK_FLOATS];
+    for (size_t i = 0; i < PACK_FLOATS; i++) {
+        a[i] = 0.05f * sinf(0.01f * (float)i);
+        b[i] = 0.03f * cosf(0.02f * (float)i);
+        /* docs/voices.md: sum(w_i pack_i) / sum(w_i) per element in double, rounded to f32 once */
+        mix[i] = (float)((1.0 * (double)a[i] + 3.0 * (double)b[i]) / 4.0);
+    }
+    write_floats(ck_cli_tmp("a.bin"), a, PACK_FLOATS);
+    write_floats(ck_cli_tmp("b.bin"), b, PACK_FLOATS);
+    write_floats(ck_cli_tmp("mix.bin"), mix, PACK_FLOATS);
+    char want[65], expect[160];
+    sha256sum(ck_cli_tmp("mix.bin"), want);
+    ck_cli_write_file(ck_cli_tmp("id.txt"), "\xc3\xb0i\n");
+    char args[2048];
+    snprintf(args, sizeof args, "--voice %s:1,%s:3 -i %s -o %s", ck_cli_tmp("a.bin"),
+             ck_cli_tmp("b.bin"), ck_cli_tmp("id.txt"), ck_cli_tmp("id.wav"));
+    CU_ASSERT_EQUAL_FATAL(speak(args), 0);
+    size_t n = 0;
+    char *wav = slurp(ck_cli_tmp("id.wav"), &n);
+    CU_ASSERT_FATAL(wav != NULL && n > 44);
+    /* LIST/INFO ICMT: a NUL-terminated text chunk, as audio tools write it */
+    const char *icmt = NULL;
+    for (size_t i = 12; icmt == NULL && i + 8 < n; i++) {
+        icmt = memcmp(wav + i, "ICMT", 4) == 0 ? wav + i + 8 : NULL;
+    }
+    CU_ASSERT_FATAL(icmt != NULL);
+    snprintf(expect, sizeof expect, " voice_sha256=%s voice_row=clamp(phonemes-1,0,509) ", want);
+    CU_ASSERT_PTR_NOT_NULL(strstr(icmt, expect));
+    free(wav);
+    char *side = slurp(ck_cli_tmp("id.wav.jsonl"), &n);
+    CU_ASSERT_FATAL(side != NULL);
+    /* the first record says what made the file; the line records follow */
+    CU_ASSERT_EQUAL(strncmp(side, "{\"settings\":true,", 17), 0);
+    snprintf(expect, sizeof expect, "\"voice_sha256\":\"%s\",", want);
+    const char *at = strstr(side, expect);
+    CU_ASSERT(at != NULL && at < strchr(side, '\n'));
+    sha256sum(ck_cli_tmp("id.txt"), want);
+    snprintf(expect, sizeof expect, "\"input_sha256\":\"%s\"}\n{\"line\":0,", want);
+    CU_ASSERT_PTR_NOT_NULL(strstr(side, expect));
+    free(side);
+}
+
+int main(void)
+{
+    static const ck_test_case cases[] = {
+        {"the mixed voice's SHA-256 in the WAV and the sidecar", test_voice_identity},
+    };
+    return ck_cli_main("cli_speak_durable", cases, sizeof cases / sizeof cases[0]);
+}
