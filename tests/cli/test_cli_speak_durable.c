@@ -1,7 +1,8 @@
 /* test_cli_speak_durable.c - what a corpus run has, `ckbatch speak` has too (docs/speak.md), on the
  * embedded synthetic weights: the voice's identity (the SHA-256 of the mixed [510, 256] f32 pack of
  * two packs written here, computed here with sha256sum, equals the one in the WAV's ICMT and in the
- * sidecar's settings record). */
+ * sidecar's settings record); a safetensors file holding every group but "decoder" is refused
+ * naming the group, nothing written. */
 #include <math.h>
 #include <stdint.h>
 #include <sys/wait.h>
@@ -108,10 +109,46 @@ static void test_voice_identity(void)
     free(side);
 }
 
+/* A safetensors file of one F32 [1] tensor in each of the four groups before "decoder": enough
+ * for the loader to find them, and no decoder tensor. */
+static void write_no_decoder(const char *path)
+{
+    static const char header[] =
+        "{\"bert.x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+        "\"bert_encoder.x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]},"
+        "\"predictor.x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[8,12]},"
+        "\"text_encoder.x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[12,16]}}";
+    unsigned char size[8] = {0}, data[16] = {0};
+    size_t n = sizeof header - 1;
+    for (int i = 0; i < 8; i++) {
+        size[i] = (unsigned char)(n >> (8 * i));
+    }
+    FILE *f = fopen(path, "wb");
+    CU_ASSERT_FATAL(f != NULL);
+    CU_ASSERT(fwrite(size, 1, 8, f) == 8 && fwrite(header, 1, n, f) == n
+              && fwrite(data, 1, sizeof data, f) == sizeof data);
+    fclose(f);
+}
+
+static void test_no_decoder_group(void)
+{
+    write_no_decoder(ck_cli_tmp("nodec.safetensors"));
+    ck_cli_write_file(ck_cli_tmp("nd.txt"), "\xc3\xb0i\n");
+    char args[2048];
+    snprintf(args, sizeof args, "--weights %s -i %s -o %s", ck_cli_tmp("nodec.safetensors"),
+             ck_cli_tmp("nd.txt"), ck_cli_tmp("nd.wav"));
+    CU_ASSERT_EQUAL(speak(args), 1);
+    CU_ASSERT(ck_cli_stderr_has("nodec.safetensors: group \"decoder\" missing: the circuit "));
+    CU_ASSERT(ck_cli_stderr_has("needs its tensors (\"decoder."));
+    CU_ASSERT(!ck_cli_exists(ck_cli_tmp("nd.wav")));
+    CU_ASSERT(!ck_cli_exists(ck_cli_tmp("nd.wav.jsonl")));
+}
+
 int main(void)
 {
     static const ck_test_case cases[] = {
         {"the mixed voice's SHA-256 in the WAV and the sidecar", test_voice_identity},
+        {"weights without the decoder group: refused, naming it", test_no_decoder_group},
     };
     return ck_cli_main("cli_speak_durable", cases, sizeof cases / sizeof cases[0]);
 }
