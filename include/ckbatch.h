@@ -519,12 +519,18 @@ typedef struct {
     ck_speak_progress_fn progress; /* NULL (default): none */
     void *progress_ctx;
     double progress_interval;      /* seconds between progress calls at most (0: after every line) */
+    int skip_bad_lines;            /* 1: a line the reader rejects (CK_E_INPUT: a symbol or id
+                                      refused, over the line-length limit) gets a record {"line":N,
+                                      "error":"INPUT:N+1: ..."} and no audio, warned through
+                                      lines.log, and the run goes on; 0 (default): the first one
+                                      is the error, nothing written */
 } ck_speak_params;
 
 typedef struct {
     size_t lines, lines_skipped;   /* lines written; lines that gave no phonemes (no file) */
     uint64_t samples, clipped;     /* samples written (24 kHz), s16 samples clipped */
     double seconds;                /* wall time of the call */
+    size_t lines_failed;           /* skip_bad_lines: lines the reader rejected (no file) */
 } ck_speak_summary;
 
 /* Reads params->input, speaks every line through ck_model_speak and writes the WAVs (RIFF, 24,000 Hz

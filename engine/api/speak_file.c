@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "ck_log.h"
 #include "file.h"
 #include "model_internal.h"
 #include "prosody.h"
@@ -27,6 +28,7 @@ typedef struct {
     ck_atomic_file side;
     size_t next_line;          /* lines before it are recorded */
     size_t n_lines;
+    char **why;                /* [n_lines] skip_bad_lines: the reader's message for a bad line */
     ck_speak_summary *sum;
     struct timespec t0;        /* when the call started */
     double last_progress;      /* seconds since t0 of the last progress call */
@@ -80,14 +82,30 @@ static void json_time(FILE *f, double t)
     }
 }
 
-/* Records the lines before `upto` that gave no sequence (no phonemes): a record, no audio. */
+/* Records the lines before `upto` that gave no sequence, a bad line (skip_bad_lines) or one
+ * without phonemes: a record, no audio. */
 static void record_skipped(speak_ctx *c, size_t upto)
 {
     while (c->next_line < upto) {
-        fprintf(c->side.f, "{\"line\":%zu,\"error\":\"no phonemes\"}\n", c->next_line++);
-        c->sum->lines_skipped++;
+        size_t line = c->next_line++;
+        const char *why = c->why != NULL ? c->why[line] : NULL;
+        const char *text = why != NULL ? why : "no phonemes";
+        fprintf(c->side.f, "{\"line\":%zu,\"error\":", line);
+        json_str(c->side.f, text, strlen(text));
+        fputs("}\n", c->side.f);
+        c->sum->lines_failed += why != NULL;
+        c->sum->lines_skipped += why == NULL;
         report(c, 0);
     }
+}
+
+/* skip_bad_lines: keeps the reader's message of a bad line for its record, and warns. */
+static int on_bad_line(void *ctx, size_t line, const char *message, ck_error *err)
+{
+    speak_ctx *c = ctx;
+    c->why[line] = strdup(message);
+    ck_log(c->p->lines.log, c->p->lines.log_ctx, CK_LOG_WARNING, "skipped: %s", message);
+    return c->why[line] != NULL ? CK_OK : ck_fail(err, CK_E_MEMORY, "speak: cannot allocate");
 }
 
 static int write_line(speak_ctx *c, const ck_speech_line *l, ck_error *err)
@@ -241,9 +259,10 @@ static int make_identity(const ck_model *m, const ck_speak_params *p, const char
     json_str(f, v->spec, strlen(v->spec));
     fprintf(f, ",\"voice_sha256\":\"%s\",\"voice_row\":\"%s\",\"speed\":%.17g,\"seed\":%llu,"
             "\"noise_scale\":%.9g,\"precision\":\"%s\",\"sample_rate\":%d,\"sample_format\":\"%s\","
-            "\"input_sha256\":\"%s\"}", voice_sha, SPEAK_VOICE_ROW, p->speak.speed,
-            (unsigned long long)p->speak.seed, (double)p->speak.noise_scale, precision,
-            CK_SPEECH_SAMPLE_RATE, format, input_sha);
+            "\"on_error\":\"%s\",\"input_sha256\":\"%s\"}", voice_sha, SPEAK_VOICE_ROW,
+            p->speak.speed, (unsigned long long)p->speak.seed, (double)p->speak.noise_scale,
+            precision, CK_SPEECH_SAMPLE_RATE, format, p->skip_bad_lines ? "skip" : "stop",
+            input_sha);
     ck_voice_free(v);
     return fclose(f) == 0 && id->settings != NULL
                ? CK_OK : ck_fail(err, CK_E_MEMORY, "speak: cannot allocate");
@@ -277,8 +296,12 @@ int ck_model_speak_file(ck_model *m, const ck_speak_params *p, ck_speak_summary 
         rc = ck_fail(err, CK_E_MEMORY, "speak: cannot allocate");
     }
     ck_sequence_set set = {0};
-    rc = rc == CK_OK ? ck_model_tokenize(m, (const char *const *)lines, n_lines, &p->lines, &set,
-                                         err)
+    c.why = rc == CK_OK && p->skip_bad_lines ? calloc(n_lines + 1, sizeof *c.why) : NULL;
+    if (rc == CK_OK && p->skip_bad_lines && c.why == NULL) {
+        rc = ck_fail(err, CK_E_MEMORY, "speak: cannot allocate");
+    }
+    rc = rc == CK_OK ? ck_model_tokenize_named(m, (const char *const *)lines, n_lines, &p->lines,
+                                               p->input, c.why ? on_bad_line : NULL, &c, &set, err)
                      : rc;
     c.seqs = &set;
     c.n_lines = n_lines;
@@ -318,6 +341,10 @@ int ck_model_speak_file(ck_model *m, const ck_speak_params *p, ck_speak_summary 
     ck_sequence_set_free(&set);
     free(side_path);
     free(id.settings);
+    for (size_t i = 0; c.why != NULL && i < n_lines; i++) {
+        free(c.why[i]);
+    }
+    free(c.why);
     free(lines);
     free(text);
     return rc;

@@ -13,7 +13,8 @@
 static const char k_usage[] =
     "usage: ckbatch speak [--weights F] [--voice V] [--speed S] [--seed N] [--noise-scale X]\n"
     "                     [--sample-format s16|f32] [-f text|phonemes|ids] [--lang en-us|en-gb]\n"
-    "                     [--threads N] [--precision fp32|bf16] [-q] -i INPUT -o OUT\n"
+    "                     [--threads N] [--precision fp32|bf16] [--on-error stop|skip] [-q]\n"
+    "                     -i INPUT -o OUT\n"
     "\n"
     "Speaks every line of INPUT with Kokoro-82M (circuits/kokoro_speech.json) at 24,000 Hz.\n"
     "  OUT ending in .wav  one file, every line's audio in input order (a line's chunks joined\n"
@@ -31,11 +32,17 @@ static const char k_usage[] =
     "  --noise-scale X     >= 0 (default 1, Kokoro's; 0 removes the noise)\n"
     "  --sample-format F   s16 (16-bit PCM, default; clipped samples counted) or f32 (IEEE float)\n"
     "  -f, --lang          input format (default text here) and its language (default en-us)\n"
+    "  --on-error P        stop (default): a line the reader rejects (a symbol or id refused,\n"
+    "                      too long) ends the run, nothing written; skip: the line gets a record\n"
+    "                      {\"line\":N,\"error\":...} and no audio, is warned, and the run goes on\n"
     "  -q                  errors only (no progress line, no summary)\n"
     "Each WAV's LIST/INFO and the sidecar's first record ({\"settings\":true,...}) name the\n"
     "weights, voice and the SHA-256 of its pack as used, speed, seed, noise scale, precision and\n"
     "engine version. Exit codes: 0 written, 1 error (nothing published for the\n"
-    "failing file), 2 usage, 128+N stopped by signal N.\n";
+    "failing file), 2 usage, 4 written with lines skipped (--on-error skip), 128+N stopped by\n"
+    "signal N.\n";
+
+enum { EXIT_SKIPPED = 4 }; /* written, but some lines skipped (--on-error skip) */
 
 static volatile sig_atomic_t speak_stop;
 
@@ -154,6 +161,11 @@ static int parse(int argc, char **argv, ck_model_params *mp, ck_speak_params *sp
                 return ck_cli_usage_error("speak: --precision %s: expected fp32 or bf16", v);
             }
             mp->precision = strcmp(v, "bf16") == 0 ? CK_PRECISION_BF16 : CK_PRECISION_FP32;
+        } else if (strcmp(a, "--on-error") == 0) {
+            if (strcmp(v, "stop") != 0 && strcmp(v, "skip") != 0) {
+                return ck_cli_usage_error("speak: --on-error %s: expected stop or skip", v);
+            }
+            sp->skip_bad_lines = strcmp(v, "skip") == 0;
         } else if (strcmp(a, "-i") == 0 || strcmp(a, "--input") == 0) {
             sp->input = v;
         } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
@@ -212,9 +224,9 @@ int ck_speak_main(int argc, char **argv)
     if (!quiet) {
         double audio = (double)sum.samples / CK_SPEECH_SAMPLE_RATE;
         fprintf(stderr, "ckbatch: speak: %zu lines, %.2f s of audio in %.2f s (real-time factor "
-                "%.3f), %zu lines without phonemes, %llu samples clipped -> %s\n", sum.lines, audio,
-                sum.seconds, audio > 0 ? sum.seconds / audio : 0.0, sum.lines_skipped,
-                (unsigned long long)sum.clipped, sp.output);
+                "%.3f), %zu lines without phonemes, %zu bad lines skipped, %llu samples clipped -> "
+                "%s\n", sum.lines, audio, sum.seconds, audio > 0 ? sum.seconds / audio : 0.0,
+                sum.lines_skipped, sum.lines_failed, (unsigned long long)sum.clipped, sp.output);
     }
-    return EXIT_SUCCESS;
+    return sum.lines_failed > 0 ? EXIT_SKIPPED : EXIT_SUCCESS;
 }

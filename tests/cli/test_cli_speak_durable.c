@@ -2,7 +2,9 @@
  * embedded synthetic weights: the voice's identity (the SHA-256 of the mixed [510, 256] f32 pack of
  * two packs written here, computed here with sha256sum, equals the one in the WAV's ICMT and in the
  * sidecar's settings record); a safetensors file holding every group but "decoder" is refused
- * naming the group, nothing written. */
+ * naming the group, nothing written; --on-error stop ends at a bad line with nothing written,
+ * skip records it (the reader's message, naming the input and line) without a file, speaks the
+ * others and exits 4. */
 #include <math.h>
 #include <stdint.h>
 #include <sys/wait.h>
@@ -144,11 +146,49 @@ static void test_no_decoder_group(void)
     CU_ASSERT(!ck_cli_exists(ck_cli_tmp("nd.wav.jsonl")));
 }
 
+static void test_on_error(void)
+{
+    /* ids: line 2 holds an id outside the vocabulary, line 3 is blank */
+    ck_cli_write_file(ck_cli_tmp("ids.txt"), "[50, 83]\n[9999]\n\n[43, 102]\n");
+    char args[2048];
+    snprintf(args, sizeof args, "-f ids -i %s -o %s", ck_cli_tmp("ids.txt"), ck_cli_tmp("stop"));
+    CU_ASSERT_EQUAL(speak(args), 1);
+    CU_ASSERT(ck_cli_stderr_has("ids.txt:2: element 1: id 9999 out of range 1..177"));
+    CU_ASSERT(!ck_cli_exists(ck_cli_tmp("stop")));
+    snprintf(args, sizeof args, "-f ids --on-error stop -i %s -o %s", ck_cli_tmp("ids.txt"),
+             ck_cli_tmp("stop"));
+    CU_ASSERT_EQUAL(speak(args), 1);
+    CU_ASSERT(!ck_cli_exists(ck_cli_tmp("stop")));
+    snprintf(args, sizeof args, "-f ids --on-error skip -i %s -o %s", ck_cli_tmp("ids.txt"),
+             ck_cli_tmp("skip"));
+    CU_ASSERT_EQUAL(speak(args), 4);
+    CU_ASSERT(ck_cli_stderr_has("skipped: "));
+    CU_ASSERT(ck_cli_exists(ck_cli_tmp("skip/000000.wav")));
+    CU_ASSERT(!ck_cli_exists(ck_cli_tmp("skip/000001.wav")));
+    CU_ASSERT(!ck_cli_exists(ck_cli_tmp("skip/000002.wav")));
+    CU_ASSERT(ck_cli_exists(ck_cli_tmp("skip/000003.wav")));
+    size_t n = 0;
+    char *side = slurp(ck_cli_tmp("skip/timestamps.jsonl"), &n), want[1024];
+    CU_ASSERT_FATAL(side != NULL);
+    snprintf(want, sizeof want, "\"on_error\":\"skip\",");
+    CU_ASSERT_PTR_NOT_NULL(strstr(side, want));
+    snprintf(want, sizeof want, "\n{\"line\":1,\"error\":\"%s:2: element 1: id 9999 out of range "
+             "1..177\"}\n{\"line\":2,\"error\":\"no phonemes\"}\n{\"line\":3,\"file\":\"000003.wav\",",
+             ck_cli_tmp("ids.txt"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(side, want));
+    free(side);
+    snprintf(args, sizeof args, "--on-error retry -i %s -o %s", ck_cli_tmp("ids.txt"),
+             ck_cli_tmp("bad"));
+    CU_ASSERT_EQUAL(speak(args), 2);
+    CU_ASSERT(!ck_cli_exists(ck_cli_tmp("bad")));
+}
+
 int main(void)
 {
     static const ck_test_case cases[] = {
         {"the mixed voice's SHA-256 in the WAV and the sidecar", test_voice_identity},
         {"weights without the decoder group: refused, naming it", test_no_decoder_group},
+        {"--on-error stop and skip", test_on_error},
     };
     return ck_cli_main("cli_speak_durable", cases, sizeof cases / sizeof cases[0]);
 }
