@@ -495,7 +495,8 @@ typedef struct {
     size_t lines;            /* lines of the input */
     size_t lines_done;       /* lines recorded in the sidecar so far (spoken, without phonemes or
                                 skipped), in input order: lines[0, lines_done) are done */
-    double audio_seconds;    /* audio written so far: samples / 24000 */
+    double audio_seconds;    /* audio this call wrote so far: samples / 24000 (resumed lines
+                                not counted) */
     double seconds;          /* wall seconds since the call started */
     double real_time_factor; /* seconds / audio_seconds (below 1: faster than real time); 0 before
                                 any audio */
@@ -524,6 +525,12 @@ typedef struct {
                                       "error":"INPUT:N+1: ..."} and no audio, warned through
                                       lines.log, and the run goes on; 0 (default): the first one
                                       is the error, nothing written */
+    int resume;                    /* 1 (directory output only, else CK_E_ARG): continue the run
+                                      that left OUT/timestamps.jsonl.partial (or a finished
+                                      OUT/timestamps.jsonl): a line with a record whose WAV exists
+                                      is not spoken again; the result is byte for byte an
+                                      uninterrupted run's. Its settings record must equal this
+                                      run's (CK_E_STATE naming the key); none: every line spoken */
 } ck_speak_params;
 
 typedef struct {
@@ -531,6 +538,8 @@ typedef struct {
     uint64_t samples, clipped;     /* samples written (24 kHz), s16 samples clipped */
     double seconds;                /* wall time of the call */
     size_t lines_failed;           /* skip_bad_lines: lines the reader rejected (no file) */
+    size_t lines_resumed;          /* resume: lines with a WAV an earlier run wrote (not in
+                                      lines, samples, clipped) */
 } ck_speak_summary;
 
 /* Reads params->input, speaks every line through ck_model_speak and writes the WAVs (RIFF, 24,000 Hz
@@ -541,9 +550,13 @@ typedef struct {
  * sample format and the input's SHA-256; readers of line records skip it), then per line: line,
  * file or start/end sample, samples, words with phonemes, start, end in seconds (null for a time
  * Kokoro gives none).
- * Every file appears complete or not at all (written to a temporary name, renamed). Errors:
- * CK_E_ARG (null, a bad option: as ck_model_speak), CK_E_IO (input unreadable, output not
- * writable: nothing written), ck_model_tokenize's and ck_model_speak's errors. */
+ * Every file appears complete or not at all (written to a temporary name, renamed); a directory
+ * output also keeps the journal OUTPUT/timestamps.jsonl.partial while it runs, left with the WAVs
+ * done when the call fails (what resume continues). Errors: CK_E_ARG (null, a bad option: as
+ * ck_model_speak; resume with a .wav output), CK_E_IO (input unreadable, output not writable:
+ * nothing written), CK_E_STATE (resume over records of other settings: the key named),
+ * CK_E_FORMAT (a journal record that is not one of this input's lines), ck_model_tokenize's
+ * (CK_E_INPUT naming params->input and the 1-based line) and ck_model_speak's errors. */
 CK_API int ck_model_speak_file(ck_model *model, const ck_speak_params *params,
                                ck_speak_summary *summary, ck_error *err);
 

@@ -14,7 +14,7 @@ static const char k_usage[] =
     "usage: ckbatch speak [--weights F] [--voice V] [--speed S] [--seed N] [--noise-scale X]\n"
     "                     [--sample-format s16|f32] [-f text|phonemes|ids] [--lang en-us|en-gb]\n"
     "                     [--threads N] [--precision fp32|bf16] [--on-error stop|skip] [-q]\n"
-    "                     -i INPUT -o OUT\n"
+    "                     [--resume] -i INPUT -o OUT\n"
     "\n"
     "Speaks every line of INPUT with Kokoro-82M (circuits/kokoro_speech.json) at 24,000 Hz.\n"
     "  OUT ending in .wav  one file, every line's audio in input order (a line's chunks joined\n"
@@ -35,14 +35,19 @@ static const char k_usage[] =
     "  --on-error P        stop (default): a line the reader rejects (a symbol or id refused,\n"
     "                      too long) ends the run, nothing written; skip: the line gets a record\n"
     "                      {\"line\":N,\"error\":...} and no audio, is warned, and the run goes on\n"
+    "  --resume            directory OUT: continue a run that was stopped (its WAVs and\n"
+    "                      OUT/timestamps.jsonl.partial): a line with a record and its WAV is not\n"
+    "                      spoken again; the result is byte for byte an uninterrupted run's. The\n"
+    "                      input and every option but --threads must be the same\n"
     "  -q                  errors only (no progress line, no summary)\n"
     "Each WAV's LIST/INFO and the sidecar's first record ({\"settings\":true,...}) name the\n"
     "weights, voice and the SHA-256 of its pack as used, speed, seed, noise scale, precision and\n"
     "engine version. Exit codes: 0 written, 1 error (nothing published for the\n"
-    "failing file), 2 usage, 4 written with lines skipped (--on-error skip), 128+N stopped by\n"
-    "signal N.\n";
+    "failing file; a directory keeps what --resume needs), 2 usage, 3 --resume refused (another\n"
+    "run's records: the message names the setting), 4 written with lines skipped (--on-error\n"
+    "skip), 128+N stopped by signal N.\n";
 
-enum { EXIT_SKIPPED = 4 }; /* written, but some lines skipped (--on-error skip) */
+enum { EXIT_STATE = 3, EXIT_SKIPPED = 4 }; /* as the encoder's 3; 4: written, lines skipped */
 
 static volatile sig_atomic_t speak_stop;
 
@@ -103,6 +108,10 @@ static int parse(int argc, char **argv, ck_model_params *mp, ck_speak_params *sp
         }
         if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
             *quiet = 1;
+            continue;
+        }
+        if (strcmp(a, "--resume") == 0) {
+            sp->resume = 1;
             continue;
         }
         if (v == NULL) {
@@ -177,6 +186,11 @@ static int parse(int argc, char **argv, ck_model_params *mp, ck_speak_params *sp
     if (sp->input == NULL || sp->output == NULL) {
         return ck_cli_usage_error("speak: %s", "-i INPUT and -o OUT are required");
     }
+    size_t n = strlen(sp->output);
+    if (sp->resume && n >= 4 && strcmp(sp->output + n - 4, ".wav") == 0) {
+        return ck_cli_usage_error("speak: --resume needs a directory OUT, not %s (one WAV is "
+                                  "written whole)", sp->output);
+    }
     return 0;
 }
 
@@ -217,6 +231,11 @@ int ck_speak_main(int argc, char **argv)
         fprintf(stderr, "ckbatch: speak: stopped by signal %d: %s\n", (int)speak_stop, err.message);
         return 128 + (int)speak_stop;
     }
+    if (rc == CK_E_STATE) {
+        fprintf(stderr, "ckbatch: speak: %s\nckbatch: speak: --resume continues only the run that "
+                "wrote the records: run it again without --resume to start over\n", err.message);
+        return EXIT_STATE;
+    }
     if (rc != CK_OK) {
         fprintf(stderr, "ckbatch: speak: %s\n", err.message);
         return EXIT_FAILURE;
@@ -224,9 +243,10 @@ int ck_speak_main(int argc, char **argv)
     if (!quiet) {
         double audio = (double)sum.samples / CK_SPEECH_SAMPLE_RATE;
         fprintf(stderr, "ckbatch: speak: %zu lines, %.2f s of audio in %.2f s (real-time factor "
-                "%.3f), %zu lines without phonemes, %zu bad lines skipped, %llu samples clipped -> "
-                "%s\n", sum.lines, audio, sum.seconds, audio > 0 ? sum.seconds / audio : 0.0,
-                sum.lines_skipped, sum.lines_failed, (unsigned long long)sum.clipped, sp.output);
+                "%.3f), %zu lines without phonemes, %zu bad lines skipped, %zu lines resumed, %llu samples "
+                "clipped -> %s\n", sum.lines, audio, sum.seconds,
+                audio > 0 ? sum.seconds / audio : 0.0, sum.lines_skipped, sum.lines_failed,
+                sum.lines_resumed, (unsigned long long)sum.clipped, sp.output);
     }
     return sum.lines_failed > 0 ? EXIT_SKIPPED : EXIT_SUCCESS;
 }

@@ -4,9 +4,12 @@
  * sidecar's settings record); a safetensors file holding every group but "decoder" is refused
  * naming the group, nothing written; --on-error stop ends at a bad line with nothing written,
  * skip records it (the reader's message, naming the input and line) without a file, speaks the
- * others and exits 4. */
+ * others and exits 4; --resume after a "kill" (a WAV deleted, the journal cut inside a record)
+ * speaks only the lines without a record and WAV and ends byte for byte as the uninterrupted run,
+ * and is refused (exit 3, naming the key) when a setting changed. */
 #include <math.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "cli_test.h"
@@ -183,12 +186,71 @@ static void test_on_error(void)
     CU_ASSERT(!ck_cli_exists(ck_cli_tmp("bad")));
 }
 
+static ino_t inode(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? st.st_ino : 0;
+}
+
+static void test_resume(void)
+{
+    /* ði / a blank line / ði ˈAs / həlˈO */
+    ck_cli_write_file(ck_cli_tmp("res.txt"),
+                      "\xc3\xb0i\n\n\xc3\xb0i \xcb\x88" "As\nh\xc9\x99l\xcb\x88O\n");
+    char args[2048], cmd[2048];
+    snprintf(args, sizeof args, "--voice synthetic -i %s -o %s", ck_cli_tmp("res.txt"),
+             ck_cli_tmp("whole"));
+    CU_ASSERT_EQUAL_FATAL(speak(args), 0);
+    CU_ASSERT(!ck_cli_exists(ck_cli_tmp("whole/timestamps.jsonl.partial")));
+    snprintf(cmd, sizeof cmd, "cp -r %s %s", ck_cli_tmp("whole"), ck_cli_tmp("cut"));
+    CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+    /* a run killed while writing line 2's record: lines 0 and 1 recorded, the journal cut inside
+     * line 2's record, line 2's WAV gone; line 3's WAV there without a record */
+    size_t n = 0;
+    char *side = slurp(ck_cli_tmp("whole/timestamps.jsonl"), &n);
+    CU_ASSERT_FATAL(side != NULL);
+    const char *rec2 = strstr(side, "\n{\"line\":2,");
+    CU_ASSERT_FATAL(rec2 != NULL);
+    FILE *f = fopen(ck_cli_tmp("cut/timestamps.jsonl.partial"), "wb");
+    CU_ASSERT_FATAL(f != NULL);
+    fwrite(side, 1, (size_t)(rec2 - side) + 20, f);
+    fclose(f);
+    free(side);
+    CU_ASSERT_EQUAL(remove(ck_cli_tmp("cut/timestamps.jsonl")), 0);
+    CU_ASSERT_EQUAL(remove(ck_cli_tmp("cut/000002.wav")), 0);
+    ino_t line0 = inode(ck_cli_tmp("cut/000000.wav"));
+    /* another seed: refused, naming it, nothing changed */
+    snprintf(args, sizeof args, "--voice synthetic --seed 7 --resume -i %s -o %s",
+             ck_cli_tmp("res.txt"), ck_cli_tmp("cut"));
+    CU_ASSERT_EQUAL(speak(args), 3);
+    CU_ASSERT(ck_cli_stderr_has("timestamps.jsonl.partial: written with other settings: \"seed\" "
+                                "differs"));
+    CU_ASSERT(ck_cli_exists(ck_cli_tmp("cut/timestamps.jsonl.partial")));
+    snprintf(args, sizeof args, "--voice synthetic --resume -i %s -o %s", ck_cli_tmp("res.txt"),
+             ck_cli_tmp("cut"));
+    CU_ASSERT_EQUAL_FATAL(speak(args), 0);
+    CU_ASSERT_EQUAL(inode(ck_cli_tmp("cut/000000.wav")), line0); /* not spoken again */
+    const char *files[] = {"000000.wav", "000002.wav", "000003.wav", "timestamps.jsonl"};
+    for (size_t i = 0; i < 4; i++) {
+        char a[64], b[64];
+        snprintf(a, sizeof a, "whole/%s", files[i]);
+        snprintf(b, sizeof b, "cut/%s", files[i]);
+        CU_ASSERT(ck_cli_same_bytes(ck_cli_tmp(a), ck_cli_tmp(b)));
+    }
+    CU_ASSERT(!ck_cli_exists(ck_cli_tmp("cut/timestamps.jsonl.partial")));
+    CU_ASSERT(!ck_cli_exists(ck_cli_tmp("cut/000001.wav")));
+    snprintf(args, sizeof args, "--resume -i %s -o %s", ck_cli_tmp("res.txt"),
+             ck_cli_tmp("one.wav"));
+    CU_ASSERT_EQUAL(speak(args), 2);
+}
+
 int main(void)
 {
     static const ck_test_case cases[] = {
         {"the mixed voice's SHA-256 in the WAV and the sidecar", test_voice_identity},
         {"weights without the decoder group: refused, naming it", test_no_decoder_group},
         {"--on-error stop and skip", test_on_error},
+        {"--resume: byte for byte the uninterrupted run", test_resume},
     };
     return ck_cli_main("cli_speak_durable", cases, sizeof cases / sizeof cases[0]);
 }
