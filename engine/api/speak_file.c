@@ -116,10 +116,9 @@ static int record_end(speak_ctx *c, FILE *f, size_t line, ck_error *err)
     free(c->j.rec[line]);
     c->j.rec[line] = c->buf;
     c->buf = NULL;
-    if (fputs(c->j.rec[line], c->j.f) < 0 || fflush(c->j.f) != 0 || fdatasync(fileno(c->j.f)) != 0) {
-        return ck_file_io_failed(c->j.path, "writing", err);
-    }
-    return CK_OK;
+    int ok = fputs(c->j.rec[line], c->j.f) >= 0 && fflush(c->j.f) == 0
+             && fdatasync(fileno(c->j.f)) == 0;
+    return ok ? CK_OK : ck_file_io_failed(c->j.path, "writing", err);
 }
 
 /* A record an earlier run left (resume), counted as what it records. */
@@ -414,8 +413,8 @@ static int resume_load(speak_ctx *c, const char *settings, char **lines, ck_erro
     for (size_t i = 0; i < c->n_lines; i++) {
         done += c->j.rec[i] != NULL;
     }
-    ck_log(c->p->lines.log, c->p->lines.log_ctx, CK_LOG_INFO, "resume: %zu of %zu lines done%s%s",
-           done, c->n_lines, from ? " in " : " (no earlier records in ", from ? from : "the output)");
+    ck_log(c->p->lines.log, c->p->lines.log_ctx, CK_LOG_INFO, "resume: %zu of %zu lines done %s",
+           done, c->n_lines, from ? from : "(no earlier records in the output)");
     free(text);
     return rc;
 }

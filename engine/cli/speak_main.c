@@ -34,7 +34,7 @@ static const char k_usage[] =
     "  -f, --lang          input format (default text here) and its language (default en-us)\n"
     "  --on-error P        stop (default): a line the reader rejects (a symbol or id refused,\n"
     "                      too long) ends the run, nothing written; skip: the line gets a record\n"
-    "                      {\"line\":N,\"error\":...} and no audio, is warned, and the run goes on\n"
+    "                      {\"line\":N,\"error\":...} and no audio, is warned, the run goes on\n"
     "  --resume            directory OUT: continue a run that was stopped (its WAVs and\n"
     "                      OUT/timestamps.jsonl.partial): a line with a record and its WAV is not\n"
     "                      spoken again; the result is byte for byte an uninterrupted run's. The\n"
@@ -90,8 +90,8 @@ static void log_stderr(void *ctx, ck_log_level level, const char *msg)
 static void progress_stderr(void *ctx, const ck_speak_progress *g)
 {
     (void)ctx;
-    fprintf(stderr, "\rckbatch: speak: line %zu of %zu (%5.1f%%), %.2f s of audio, real-time factor "
-            "%.3f%s", g->lines_done, g->lines,
+    fprintf(stderr, "\rckbatch: speak: line %zu of %zu (%5.1f%%), %.2f s of audio, real-time "
+            "factor %.3f%s", g->lines_done, g->lines,
             g->lines > 0 ? 100.0 * (double)g->lines_done / (double)g->lines : 100.0,
             g->audio_seconds, g->real_time_factor, g->final ? "\n" : "   ");
     fflush(stderr);
@@ -243,8 +243,8 @@ int ck_speak_main(int argc, char **argv)
     if (!quiet) {
         double audio = (double)sum.samples / CK_SPEECH_SAMPLE_RATE;
         fprintf(stderr, "ckbatch: speak: %zu lines, %.2f s of audio in %.2f s (real-time factor "
-                "%.3f), %zu lines without phonemes, %zu bad lines skipped, %zu lines resumed, %llu samples "
-                "clipped -> %s\n", sum.lines, audio, sum.seconds,
+                "%.3f), %zu lines without phonemes, %zu bad lines skipped, %zu lines resumed, "
+                "%llu samples clipped -> %s\n", sum.lines, audio, sum.seconds,
                 audio > 0 ? sum.seconds / audio : 0.0, sum.lines_skipped, sum.lines_failed,
                 sum.lines_resumed, (unsigned long long)sum.clipped, sp.output);
     }

@@ -176,8 +176,8 @@ static void test_on_error(void)
     snprintf(want, sizeof want, "\"on_error\":\"skip\",");
     CU_ASSERT_PTR_NOT_NULL(strstr(side, want));
     snprintf(want, sizeof want, "\n{\"line\":1,\"error\":\"%s:2: element 1: id 9999 out of range "
-             "1..177\"}\n{\"line\":2,\"error\":\"no phonemes\"}\n{\"line\":3,\"file\":\"000003.wav\",",
-             ck_cli_tmp("ids.txt"));
+             "1..177\"}\n{\"line\":2,\"error\":\"no phonemes\"}\n"
+             "{\"line\":3,\"file\":\"000003.wav\",", ck_cli_tmp("ids.txt"));
     CU_ASSERT_PTR_NOT_NULL(strstr(side, want));
     free(side);
     snprintf(args, sizeof args, "--on-error retry -i %s -o %s", ck_cli_tmp("ids.txt"),
