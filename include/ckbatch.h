@@ -501,6 +501,24 @@ typedef int (*ck_speak_fn)(void *user, const ck_speech_line *line, ck_error *err
 CK_API int ck_model_speak(ck_model *model, const ck_sequence_set *seqs,
                           const ck_speak_options *opt, ck_speak_fn fn, void *user, ck_error *err);
 
+/* Where a ck_model_speak_file run stands, as its progress callback sees it. */
+typedef struct {
+    size_t lines;            /* lines of the input */
+    size_t lines_done;       /* lines recorded in the sidecar so far (spoken, without phonemes or
+                                skipped), in input order: lines[0, lines_done) are done */
+    double audio_seconds;    /* audio this call wrote so far: samples / 24000 (resumed lines
+                                not counted) */
+    double seconds;          /* wall seconds since the call started */
+    double real_time_factor; /* seconds / audio_seconds (below 1: faster than real time); 0 before
+                                any audio */
+    int final;               /* 1 in the last call: every line done, or the run stopped on an
+                                error */
+} ck_speak_progress;
+
+/* Called on the calling thread after a line is recorded, at most once per progress_interval
+ * seconds, and once more with final = 1 when the call ends. */
+typedef void (*ck_speak_progress_fn)(void *ctx, const ck_speak_progress *progress);
+
 /* What ck_model_speak_file writes (`ckbatch speak`, docs/speak.md). */
 typedef struct {
     const char *input;        /* corpus file: one line per utterance (lines.format) */
@@ -510,21 +528,46 @@ typedef struct {
     int sample_format_f32;    /* 0: 16-bit PCM (clipped samples counted), 1: IEEE float 32 */
     ck_speak_options speak;
     ck_lines_params lines;
+    ck_speak_progress_fn progress; /* NULL (default): none */
+    void *progress_ctx;
+    double progress_interval;      /* seconds between progress calls at most (0: after every line) */
+    int skip_bad_lines;            /* 1: a line the reader rejects (CK_E_INPUT: a symbol or id
+                                      refused, over the line-length limit) gets a record {"line":N,
+                                      "error":"INPUT:N+1: ..."} and no audio, warned through
+                                      lines.log, and the run goes on; 0 (default): the first one
+                                      is the error, nothing written */
+    int resume;                    /* 1 (directory output only, else CK_E_ARG): continue the run
+                                      that left OUT/timestamps.jsonl.partial (or a finished
+                                      OUT/timestamps.jsonl): a line with a record whose WAV exists
+                                      is not spoken again; the result is byte for byte an
+                                      uninterrupted run's. Its settings record must equal this
+                                      run's (CK_E_STATE naming the key); none: every line spoken */
 } ck_speak_params;
 
 typedef struct {
     size_t lines, lines_skipped;   /* lines written; lines that gave no phonemes (no file) */
     uint64_t samples, clipped;     /* samples written (24 kHz), s16 samples clipped */
     double seconds;                /* wall time of the call */
+    size_t lines_failed;           /* skip_bad_lines: lines the reader rejected (no file) */
+    size_t lines_resumed;          /* resume: lines with a WAV an earlier run wrote (not in
+                                      lines, samples, clipped) */
 } ck_speak_summary;
 
 /* Reads params->input, speaks every line through ck_model_speak and writes the WAVs (RIFF, 24,000 Hz
- * mono, LIST/INFO: ISFT "ckbatch VERSION", ICMT "weights=... voice=... speed=... seed=...
- * noise_scale=... precision=...") and the JSON-lines sidecar (per line: line, file or start/end
- * sample, samples, words with phonemes, start, end in seconds; null for a time Kokoro gives none).
- * Every file appears complete or not at all (written to a temporary name, renamed). Errors:
- * CK_E_ARG (null, a bad option: as ck_model_speak), CK_E_IO (input unreadable, output not
- * writable: nothing written), ck_model_tokenize's and ck_model_speak's errors. */
+ * mono, LIST/INFO: ISFT "ckbatch VERSION", ICMT "weights=... voice=... voice_sha256=HEX
+ * voice_row=clamp(phonemes-1,0,509) speed=... seed=... noise_scale=... precision=...
+ * sample_rate=24000", voice_sha256 the SHA-256 of the [510, 256] f32 pack used, after mixing) and
+ * the JSON-lines sidecar: first a settings record {"settings":true, ...} (the same identity, the
+ * sample format and the input's SHA-256; readers of line records skip it), then per line: line,
+ * file or start/end sample, samples, words with phonemes, start, end in seconds (null for a time
+ * Kokoro gives none).
+ * Every file appears complete or not at all (written to a temporary name, renamed); a directory
+ * output also keeps the journal OUTPUT/timestamps.jsonl.partial while it runs, left with the WAVs
+ * done when the call fails (what resume continues). Errors: CK_E_ARG (null, a bad option: as
+ * ck_model_speak; resume with a .wav output), CK_E_IO (input unreadable, output not writable:
+ * nothing written), CK_E_STATE (resume over records of other settings: the key named),
+ * CK_E_FORMAT (a journal record that is not one of this input's lines), ck_model_tokenize's
+ * (CK_E_INPUT naming params->input and the 1-based line) and ck_model_speak's errors. */
 CK_API int ck_model_speak_file(ck_model *model, const ck_speak_params *params,
                                ck_speak_summary *summary, ck_error *err);
 

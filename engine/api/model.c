@@ -604,6 +604,32 @@ static int append_sequences(ck_sequence_set *out, size_t *cap, size_t *id_cap, c
 int ck_model_tokenize(const ck_model *m, const char *const *lines, size_t n_lines,
                       const ck_lines_params *params, ck_sequence_set *out, ck_error *err)
 {
+    return ck_model_tokenize_named(m, lines, n_lines, params, "<lines>", NULL, NULL, out, err);
+}
+
+/* One line through the reader: its sequences appended to out, or (CK_E_INPUT with on_bad) the
+ * line handed to on_bad. */
+static int tokenize_line(ck_reader *r, const char *line, size_t i, ck_bad_line_fn on_bad,
+                         void *ctx, ck_sequence_set *out, size_t *cap, size_t *id_cap,
+                         ck_error *err)
+{
+    ck_sequence *seqs = NULL;
+    size_t n = 0;
+    ck_error line_err = {0};
+    int got = ck_reader_line(r, line, strlen(line), &seqs, &n, on_bad ? &line_err : err);
+    int rc = got == 1 ? append_sequences(out, cap, id_cap, seqs, n, err) : got;
+    ck_sequences_free(seqs, n);
+    if (on_bad != NULL && got < 0) {
+        rc = got == CK_E_INPUT ? on_bad(ctx, i, line_err.message, err)
+                               : ck_fail(err, got, "%s", line_err.message);
+    }
+    return rc;
+}
+
+int ck_model_tokenize_named(const ck_model *m, const char *const *lines, size_t n_lines,
+                            const ck_lines_params *params, const char *name, ck_bad_line_fn on_bad,
+                            void *ctx, ck_sequence_set *out, ck_error *err)
+{
     if (out != NULL) {
         memset(out, 0, sizeof *out);
     }
@@ -625,16 +651,12 @@ int ck_model_tokenize(const ck_model *m, const char *const *lines, size_t n_line
                             warn_to_log, &sink, m->has_config ? m->config.vocab : NULL,
                             m->dims.word_rows, p.g2p, p.lexicon_dir};
     ck_reader *r = NULL;
-    rc = ck_reader_open_lines(&r, "<lines>", &ro, err);
+    rc = ck_reader_open_lines(&r, name, &ro, err);
     if (rc == CK_OK && (out->offsets = calloc(1, sizeof *out->offsets)) == NULL) {
         rc = ck_fail(err, CK_E_MEMORY, "tokenize: cannot allocate");
     }
     for (size_t i = 0; rc == CK_OK && i < n_lines; i++) {
-        ck_sequence *seqs = NULL;
-        size_t n = 0;
-        int got = ck_reader_line(r, lines[i], strlen(lines[i]), &seqs, &n, err);
-        rc = got == 1 ? append_sequences(out, &cap, &id_cap, seqs, n, err) : got;
-        ck_sequences_free(seqs, n);
+        rc = tokenize_line(r, lines[i], i, on_bad, ctx, out, &cap, &id_cap, err);
     }
     ck_reader_close(r);
     if (rc != CK_OK) {

@@ -55,4 +55,14 @@ int ck_model_check_cancel(const ck_model *m, const char *what, size_t done, ck_e
  * at most 510. */
 size_t ck_model_max_phonemes(const ck_model *m);
 
+/* A line the reader rejected (CK_E_INPUT; message "NAME:N: column C: what"), line 0-based: return
+ * CK_OK to go on without it, or the code to stop with (an error set in err). */
+typedef int (*ck_bad_line_fn)(void *ctx, size_t line, const char *message, ck_error *err);
+
+/* ck_model_tokenize, its messages naming `name` (ck_model_tokenize: "<lines>"), each bad line
+ * handed to on_bad when it is not NULL (NULL: the first one is the error). */
+int ck_model_tokenize_named(const ck_model *m, const char *const *lines, size_t n_lines,
+                            const ck_lines_params *params, const char *name, ck_bad_line_fn on_bad,
+                            void *ctx, ck_sequence_set *out, ck_error *err);
+
 #endif

@@ -8,12 +8,27 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "ck_log.h"
 #include "file.h"
 #include "model_internal.h"
+#include "prosody.h"
+#include "sha256.h"
 #include "wav.h"
 
 #define SPEAK_MAX_INPUT ((size_t)1 << 30)
+#define SPEAK_VOICE_ROW "clamp(phonemes-1,0,509)" /* ck_voice_row: Kokoro's pack[len(ps) - 1] */
+
+/* Directory output's journal, OUT/timestamps.jsonl.partial: the settings record, then each line's
+ * record in the order they were made, flushed and fdatasynced after the line's WAV was published
+ * (so a record names a complete file), what `resume` continues from; the sidecar itself is
+ * written in line order at the end, and the journal removed. */
+typedef struct {
+    FILE *f;           /* open while the run writes */
+    char *path;
+    char **rec;        /* [n_lines] each recorded line's record, its '\n' included */
+} speak_journal;
 
 typedef struct {
     const ck_speak_params *p;
@@ -21,10 +36,40 @@ typedef struct {
     ck_wav_info info[2];
     int one_file;
     ck_wav *wav;               /* one_file: the open file */
-    ck_atomic_file side;
+    ck_atomic_file side;       /* the sidecar (directory: opened at the end) */
+    char *side_path;
+    speak_journal j;           /* directory only */
+    char *buf;                 /* the record being made (directory), and its length */
+    size_t buf_len;
     size_t next_line;          /* lines before it are recorded */
+    size_t n_lines;
+    char **why;                /* [n_lines] skip_bad_lines: the reader's message for a bad line */
     ck_speak_summary *sum;
+    struct timespec t0;        /* when the call started */
+    double last_progress;      /* seconds since t0 of the last progress call */
 } speak_ctx;
+
+static double seconds_since(const struct timespec *t0)
+{
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double)(t1.tv_sec - t0->tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0->tv_nsec);
+}
+
+/* The progress callback, at most once per progress_interval (always when final). */
+static void report(speak_ctx *c, int final)
+{
+    const ck_speak_params *p = c->p;
+    double now = seconds_since(&c->t0);
+    if (p->progress == NULL || (!final && now - c->last_progress < p->progress_interval)) {
+        return;
+    }
+    c->last_progress = now;
+    double audio = (double)c->sum->samples / CK_SPEECH_SAMPLE_RATE;
+    ck_speak_progress g = {c->n_lines, c->next_line, audio, now, audio > 0 ? now / audio : 0.0,
+                           final};
+    p->progress(p->progress_ctx, &g);
+}
 
 /* text as a JSON string (UTF-8 kept; ", \ and controls escaped). */
 static void json_str(FILE *f, const char *s, size_t n)
@@ -52,20 +97,87 @@ static void json_time(FILE *f, double t)
     }
 }
 
-/* Records the lines before `upto` that gave no sequence (no phonemes): a record, no audio. */
-static void record_skipped(speak_ctx *c, size_t upto)
+/* Where a record is written: the sidecar (one file), or a buffer for the journal (directory). */
+static FILE *record_begin(speak_ctx *c)
 {
-    for (; c->next_line < upto; c->next_line++) {
-        fprintf(c->side.f, "{\"line\":%zu,\"error\":\"no phonemes\"}\n", c->next_line);
-        c->sum->lines_skipped++;
+    c->buf = NULL;
+    return c->one_file ? c->side.f : open_memstream(&c->buf, &c->buf_len);
+}
+
+/* Directory: the record made since record_begin goes to rec[line] and the journal, durably. */
+static int record_end(speak_ctx *c, FILE *f, size_t line, ck_error *err)
+{
+    if (c->one_file) {
+        return CK_OK;
     }
+    if (fclose(f) != 0 || c->buf == NULL) {
+        return ck_fail(err, CK_E_MEMORY, "speak: cannot allocate");
+    }
+    free(c->j.rec[line]);
+    c->j.rec[line] = c->buf;
+    c->buf = NULL;
+    int ok = fputs(c->j.rec[line], c->j.f) >= 0 && fflush(c->j.f) == 0
+             && fdatasync(fileno(c->j.f)) == 0;
+    return ok ? CK_OK : ck_file_io_failed(c->j.path, "writing", err);
+}
+
+/* A record an earlier run left (resume), counted as what it records. */
+static void count_resumed(speak_ctx *c, const char *rec)
+{
+    if (strstr(rec, ",\"file\":\"") != NULL) {
+        c->sum->lines_resumed++;
+    } else if (strstr(rec, ",\"error\":\"no phonemes\"}") != NULL) {
+        c->sum->lines_skipped++;
+    } else {
+        c->sum->lines_failed++;
+    }
+}
+
+/* Records the lines before `upto` that gave no sequence: done by an earlier run (resume), a bad
+ * line (skip_bad_lines) or one without phonemes: a record, no audio. */
+static int record_skipped(speak_ctx *c, size_t upto, ck_error *err)
+{
+    int rc = CK_OK;
+    while (rc == CK_OK && c->next_line < upto) {
+        size_t line = c->next_line++;
+        if (c->j.rec != NULL && c->j.rec[line] != NULL) {
+            count_resumed(c, c->j.rec[line]);
+            report(c, 0);
+            continue;
+        }
+        const char *why = c->why != NULL ? c->why[line] : NULL;
+        const char *text = why != NULL ? why : "no phonemes";
+        FILE *f = record_begin(c);
+        if (f == NULL) {
+            return ck_fail(err, CK_E_MEMORY, "speak: cannot allocate");
+        }
+        fprintf(f, "{\"line\":%zu,\"error\":", line);
+        json_str(f, text, strlen(text));
+        fputs("}\n", f);
+        rc = record_end(c, f, line, err);
+        c->sum->lines_failed += why != NULL;
+        c->sum->lines_skipped += why == NULL;
+        report(c, 0);
+    }
+    return rc;
+}
+
+/* skip_bad_lines: keeps the reader's message of a bad line for its record, and warns. */
+static int on_bad_line(void *ctx, size_t line, const char *message, ck_error *err)
+{
+    speak_ctx *c = ctx;
+    c->why[line] = strdup(message);
+    ck_log(c->p->lines.log, c->p->lines.log_ctx, CK_LOG_WARNING, "skipped: %s", message);
+    return c->why[line] != NULL ? CK_OK : ck_fail(err, CK_E_MEMORY, "speak: cannot allocate");
 }
 
 static int write_line(speak_ctx *c, const ck_speech_line *l, ck_error *err)
 {
-    record_skipped(c, l->line);
+    int rc = record_skipped(c, l->line, err);
+    if (rc != CK_OK) {
+        return rc;
+    }
     uint64_t start = c->one_file ? ck_wav_frames(c->wav) : 0, clipped = 0;
-    int rc = CK_OK;
     char name[64] = "";
     if (c->one_file) {
         rc = ck_wav_append(c->wav, l->audio, l->samples, &clipped, err);
@@ -94,7 +206,10 @@ static int write_line(speak_ctx *c, const ck_speech_line *l, ck_error *err)
     c->sum->lines++;
     c->sum->samples += l->samples;
     c->sum->clipped += clipped;
-    FILE *f = c->side.f;
+    FILE *f = record_begin(c);
+    if (f == NULL) {
+        return ck_fail(err, CK_E_MEMORY, "speak: cannot allocate");
+    }
     fprintf(f, "{\"line\":%zu,", l->line);
     if (c->one_file) {
         fprintf(f, "\"start_sample\":%llu,\"end_sample\":%llu,", (unsigned long long)start,
@@ -118,7 +233,9 @@ static int write_line(speak_ctx *c, const ck_speech_line *l, ck_error *err)
     }
     fputs("]}\n", f);
     c->next_line = l->line + 1;
-    return CK_OK;
+    rc = record_end(c, f, l->line, err);
+    report(c, 0);
+    return rc;
 }
 
 static int on_line(void *user, const ck_speech_line *l, ck_error *err)
@@ -160,22 +277,257 @@ static int has_wav_suffix(const char *s)
     return n >= 4 && strcmp(s + n - 4, ".wav") == 0;
 }
 
-/* The LIST/INFO comment: weights, voice (spec, sha256 as the voice layer loads it is not exposed:
- * the spec and row rule), speed, seed, noise scale, precision; beyond fp32 also the dispatch (what
- * each op class computed in: ck_model_dispatch), so fp32 files keep their bytes. */
-static void make_comment(const ck_model *m, const ck_speak_params *p, char *buf, size_t n)
+static const char *precision_name(ck_precision p)
 {
-    int used = snprintf(buf, n,
-             "weights=%s voice=%s voice_row=phonemes-1 speed=%.17g seed=%llu noise_scale=%.9g "
-             "precision=%s sample_rate=%d",
-             m->synthetic_weights ? "synthetic (NOT Kokoro's: the audio is not speech)"
-                                  : (m->params.weights ? m->params.weights : "?"),
-             p->speak.voice ? p->speak.voice : ck_model_default_voice(m), p->speak.speed,
-             (unsigned long long)p->speak.seed, (double)p->speak.noise_scale,
-             ck_model_precision(m), CK_SPEECH_SAMPLE_RATE);
-    if (m->params.precision != CK_PRECISION_FP32 && used > 0 && (size_t)used < n) {
-        snprintf(buf + used, n - (size_t)used, " dispatch=%s", ck_model_dispatch(m));
+    return p == CK_PRECISION_FP32 ? "fp32" : p == CK_PRECISION_BF16 ? "bf16" : "int8";
+}
+
+/* What the files were made with, the same in every WAV (LIST/INFO ICMT) and in the sidecar's first
+ * record: weights, the voice spec as resolved and the SHA-256 of the [510, 256] f32 pack actually
+ * used (a mix after mixing), the row rule, speed, seed, noise scale, precision, sample format and
+ * the input's SHA-256. */
+typedef struct {
+    char comment[2048];
+    char *settings; /* the sidecar's first record: one JSON object, no '\n' (malloc'd) */
+} speak_identity;
+
+static int make_identity(const ck_model *m, const ck_speak_params *p, const char *text,
+                         size_t bytes, speak_identity *id, ck_error *err)
+{
+    ck_voice *v = NULL;
+    unsigned char digest[32];
+    char voice_sha[65], input_sha[65];
+    int rc = ck_prosody_open_voice(m, p->speak.voice, p->speak.speed, &v, err);
+    if (rc == CK_OK && ck_sha256(text, bytes, digest) != CK_OK) {
+        rc = ck_fail(err, CK_E_BACKEND, "speak: SHA-256 of the input failed");
     }
+    if (rc != CK_OK) {
+        ck_voice_free(v);
+        return rc;
+    }
+    ck_sha256_hex(digest, input_sha);
+    ck_sha256_hex(v->sha256, voice_sha);
+    const char *weights = m->synthetic_weights ? "synthetic (NOT Kokoro's: the audio is not speech)"
+                          : m->params.weights ? m->params.weights : "?";
+    const char *precision = precision_name(m->params.precision);
+    const char *format = p->sample_format_f32 ? "f32" : "s16";
+    int used = snprintf(id->comment, sizeof id->comment,
+             "weights=%s voice=%s voice_sha256=%s voice_row=%s speed=%.17g seed=%llu "
+             "noise_scale=%.9g precision=%s sample_rate=%d", weights, v->spec, voice_sha,
+             SPEAK_VOICE_ROW, p->speak.speed, (unsigned long long)p->speak.seed,
+             (double)p->speak.noise_scale, precision, CK_SPEECH_SAMPLE_RATE);
+    /* beyond fp32 also the dispatch (what each op class computed in: ck_model_dispatch) */
+    if (m->params.precision != CK_PRECISION_FP32 && used > 0 && (size_t)used < sizeof id->comment) {
+        snprintf(id->comment + used, sizeof id->comment - (size_t)used, " dispatch=%s",
+                 ck_model_dispatch(m));
+    }
+    size_t len = 0;
+    FILE *f = open_memstream(&id->settings, &len);
+    if (f == NULL) {
+        ck_voice_free(v);
+        return ck_fail(err, CK_E_MEMORY, "speak: cannot allocate");
+    }
+    fprintf(f, "{\"settings\":true,\"engine\":\"ckbatch %s\",\"weights\":", ck_version());
+    json_str(f, weights, strlen(weights));
+    fputs(",\"voice\":", f);
+    json_str(f, v->spec, strlen(v->spec));
+    fprintf(f, ",\"voice_sha256\":\"%s\",\"voice_row\":\"%s\",\"speed\":%.17g,\"seed\":%llu,"
+            "\"noise_scale\":%.9g,\"precision\":\"%s\",\"sample_rate\":%d,\"sample_format\":\"%s\","
+            "\"on_error\":\"%s\",\"input_sha256\":\"%s\"}", voice_sha, SPEAK_VOICE_ROW,
+            p->speak.speed, (unsigned long long)p->speak.seed, (double)p->speak.noise_scale,
+            precision, CK_SPEECH_SAMPLE_RATE, format, p->skip_bad_lines ? "skip" : "stop",
+            input_sha);
+    ck_voice_free(v);
+    return fclose(f) == 0 && id->settings != NULL
+               ? CK_OK : ck_fail(err, CK_E_MEMORY, "speak: cannot allocate");
+}
+
+/* resume: the settings record differs from this run's; names the first key whose value differs. */
+static int settings_differ(const char *from, const char *old, const char *now, ck_error *err)
+{
+    size_t i = 0, k, q;
+    while (old[i] != '\0' && old[i] == now[i]) {
+        i++;
+    }
+    for (k = i; k > 0 && !(now[k - 1] == '"' && now[k] == ':'); k--) {
+    }
+    for (q = k > 1 ? k - 1 : 0; q > 0 && now[q - 1] != '"'; q--) {
+    }
+    int len = k > q ? (int)(k - 1 - q) : 0;
+    return ck_fail(err, CK_E_STATE, "%s: written with other settings: \"%.*s\" differs (the "
+                   "input, weights, voice or an option changed)", from, len, now + q);
+}
+
+/* resume: one record of the earlier run. Kept (and the line not spoken again) unless it names a
+ * WAV that is gone. */
+static int resume_record(speak_ctx *c, const char *from, char *s, const char *nl, char **lines,
+                         ck_error *err)
+{
+    static char empty[] = "";
+    unsigned long long line = 0;
+    int at = 0;
+    if (sscanf(s, "{\"line\":%llu,%n", &line, &at) != 1 || at == 0 || line >= c->n_lines) {
+        return ck_fail(err, CK_E_FORMAT, "%s: \"%.40s\" is not a record of a line of this input "
+                       "(edited?)", from, s);
+    }
+    const char *file = strstr(s, ",\"file\":\"");
+    if (file != NULL && file < nl) {
+        size_t n = strlen(c->p->output) + 32;
+        char *path = malloc(n);
+        if (path == NULL) {
+            return ck_fail(err, CK_E_MEMORY, "speak: cannot allocate");
+        }
+        snprintf(path, n, "%s/%.10s", c->p->output, file + 9);
+        int gone = access(path, F_OK) != 0;
+        free(path);
+        if (gone) {
+            return CK_OK;
+        }
+    }
+    char *rec = malloc((size_t)(nl - s) + 2);
+    if (rec == NULL) {
+        return ck_fail(err, CK_E_MEMORY, "speak: cannot allocate");
+    }
+    memcpy(rec, s, (size_t)(nl - s) + 1);
+    rec[nl - s + 1] = '\0';
+    free(c->j.rec[line]);
+    c->j.rec[line] = rec;
+    lines[line] = empty; /* read as a blank line: no sequence, no warning */
+    return CK_OK;
+}
+
+/* resume: reads the journal (else a finished sidecar) of an earlier run into j.rec; its settings
+ * record must equal this run's. A last line without '\n' (cut by a kill) is ignored. */
+static int resume_load(speak_ctx *c, const char *settings, char **lines, ck_error *err)
+{
+    const char *from = access(c->j.path, F_OK) == 0 ? c->j.path
+                       : access(c->side_path, F_OK) == 0 ? c->side_path : NULL;
+    char *text = NULL, *nl = NULL;
+    int rc = from != NULL ? ck_file_read_all(from, "speak journal", SPEAK_MAX_INPUT * 4, &text,
+                                             NULL, err)
+                          : CK_OK;
+    if (rc == CK_OK && text != NULL && (nl = strchr(text, '\n')) != NULL) {
+        *nl = '\0';
+        rc = strcmp(text, settings) == 0 ? CK_OK : settings_differ(from, text, settings, err);
+    }
+    for (char *s = nl + 1; rc == CK_OK && nl != NULL && (nl = strchr(s, '\n')) != NULL;
+         s = nl + 1) {
+        rc = resume_record(c, from, s, nl, lines, err);
+    }
+    size_t done = 0;
+    for (size_t i = 0; i < c->n_lines; i++) {
+        done += c->j.rec[i] != NULL;
+    }
+    ck_log(c->p->lines.log, c->p->lines.log_ctx, CK_LOG_INFO, "resume: %zu of %zu lines done %s",
+           done, c->n_lines, from ? from : "(no earlier records in the output)");
+    free(text);
+    return rc;
+}
+
+/* Directory: the journal, with the settings and the records an earlier run left. */
+static int journal_open(speak_ctx *c, const char *settings, ck_error *err)
+{
+    c->j.f = fopen(c->j.path, "wb");
+    if (c->j.f == NULL) {
+        return ck_fail(err, CK_E_IO, "%s: cannot create: %s", c->j.path, strerror(errno));
+    }
+    fprintf(c->j.f, "%s\n", settings);
+    for (size_t i = 0; i < c->n_lines; i++) {
+        fputs(c->j.rec[i] != NULL ? c->j.rec[i] : "", c->j.f);
+    }
+    return fflush(c->j.f) == 0 && fdatasync(fileno(c->j.f)) == 0
+               ? CK_OK : ck_file_io_failed(c->j.path, "writing", err);
+}
+
+/* Directory, every line recorded: the sidecar in line order, then the journal removed. */
+static int journal_finish(speak_ctx *c, const char *settings, ck_error *err)
+{
+    int rc = ck_atomic_open(&c->side, c->side_path, NULL, err);
+    if (rc == CK_OK) {
+        fprintf(c->side.f, "%s\n", settings);
+        for (size_t i = 0; i < c->n_lines; i++) {
+            fputs(c->j.rec[i], c->side.f);
+        }
+        rc = ck_atomic_commit(&c->side, err);
+    }
+    if (rc == CK_OK) {
+        fclose(c->j.f);
+        c->j.f = NULL;
+        unlink(c->j.path);
+    }
+    return rc;
+}
+
+/* The outputs' paths, and in directory mode the records (resumed ones read) and the directory. */
+static int open_outputs(speak_ctx *c, const speak_identity *id, char **lines, ck_error *err)
+{
+    const ck_speak_params *p = c->p;
+    size_t n = strlen(p->output) + 32;
+    c->side_path = malloc(n);
+    c->j.path = malloc(n);
+    c->j.rec = c->one_file ? NULL : calloc(c->n_lines + 1, sizeof *c->j.rec);
+    if (c->side_path == NULL || c->j.path == NULL || (!c->one_file && c->j.rec == NULL)) {
+        return ck_fail(err, CK_E_MEMORY, "speak: cannot allocate");
+    }
+    snprintf(c->side_path, n, c->one_file ? "%s.jsonl" : "%s/timestamps.jsonl", p->output);
+    snprintf(c->j.path, n, "%s.partial", c->side_path);
+    if (p->resume && c->one_file) {
+        return ck_fail(err, CK_E_ARG, "speak: resume needs a directory output, not %s (one WAV is "
+                       "written whole)", p->output);
+    }
+    return p->resume ? resume_load(c, id->settings, lines, err) : CK_OK;
+}
+
+/* Makes the directory or the single WAV, and the sidecar or the journal: after every check. */
+static int create_outputs(speak_ctx *c, const speak_identity *id, ck_error *err)
+{
+    const ck_speak_params *p = c->p;
+    if (c->one_file) {
+        int rc = ck_atomic_open(&c->side, c->side_path, NULL, err);
+        if (rc == CK_OK) {
+            fprintf(c->side.f, "%s\n", id->settings);
+        }
+        return rc == CK_OK ? ck_wav_open(&c->wav, p->output, p->sample_format_f32 ? CK_WAV_F32
+                                                                                : CK_WAV_S16,
+                                         CK_SPEECH_SAMPLE_RATE, c->info, 2, err)
+                           : rc;
+    }
+    if (mkdir(p->output, 0777) != 0 && errno != EEXIST) {
+        return ck_fail(err, CK_E_IO, "%s: cannot create the output directory: %s", p->output,
+                       strerror(errno));
+    }
+    return journal_open(c, id->settings, err);
+}
+
+/* Completes the files (CK_OK so far), or removes what cannot be resumed (a directory's journal and
+ * WAVs stay for resume). */
+static int close_outputs(speak_ctx *c, const speak_identity *id, int rc, ck_error *err)
+{
+    if (rc == CK_OK) {
+        rc = record_skipped(c, c->n_lines, err);
+    }
+    if (rc == CK_OK && c->one_file) {
+        rc = ck_wav_close(c->wav, err);
+        c->wav = NULL;
+        rc = rc == CK_OK ? ck_atomic_commit(&c->side, err) : rc;
+    } else if (rc == CK_OK) {
+        rc = journal_finish(c, id->settings, err);
+    }
+    if (rc != CK_OK) {
+        ck_wav_abort(c->wav);
+        ck_atomic_abort(&c->side);
+    }
+    if (c->j.f != NULL) {
+        fclose(c->j.f);
+    }
+    for (size_t i = 0; c->j.rec != NULL && i < c->n_lines; i++) {
+        free(c->j.rec[i]);
+    }
+    free(c->j.rec);
+    free(c->j.path);
+    free(c->side_path);
+    free(c->buf);
+    return rc;
 }
 
 int ck_model_speak_file(ck_model *m, const ck_speak_params *p, ck_speak_summary *sum,
@@ -187,61 +539,43 @@ int ck_model_speak_file(ck_model *m, const ck_speak_params *p, ck_speak_summary 
     if (m == NULL || p == NULL || p->input == NULL || p->output == NULL || p->output[0] == '\0') {
         return ck_fail(err, CK_E_ARG, "speak: null model, params, input or output");
     }
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
     speak_ctx c = {0};
+    clock_gettime(CLOCK_MONOTONIC, &c.t0);
     c.p = p;
     c.sum = sum;
     c.one_file = has_wav_suffix(p->output);
-    char comment[2048], version[64];
-    make_comment(m, p, comment, sizeof comment);
+    char version[64];
+    speak_identity id = {0};
     snprintf(version, sizeof version, "ckbatch %s", ck_version());
     c.info[0] = (ck_wav_info){"ISFT", version};
-    c.info[1] = (ck_wav_info){"ICMT", comment};
+    c.info[1] = (ck_wav_info){"ICMT", id.comment};
     char *text = NULL;
     size_t bytes = 0, n_lines = 0;
     int rc = ck_file_read_all(p->input, "speak input", SPEAK_MAX_INPUT, &text, &bytes, err);
+    rc = rc == CK_OK ? make_identity(m, p, text, bytes, &id, err) : rc;
     char **lines = rc == CK_OK ? split_lines(text, &n_lines) : NULL;
-    if (rc == CK_OK && lines == NULL) {
+    c.why = rc == CK_OK && p->skip_bad_lines ? calloc(n_lines + 1, sizeof *c.why) : NULL;
+    if (rc == CK_OK && (lines == NULL || (p->skip_bad_lines && c.why == NULL))) {
         rc = ck_fail(err, CK_E_MEMORY, "speak: cannot allocate");
     }
+    c.n_lines = n_lines;
+    rc = rc == CK_OK ? open_outputs(&c, &id, lines, err) : rc;
     ck_sequence_set set = {0};
-    rc = rc == CK_OK ? ck_model_tokenize(m, (const char *const *)lines, n_lines, &p->lines, &set,
-                                         err)
-                     : rc;
     c.seqs = &set;
-    /* a file name beside the output, or the directory: made only now, after the checks */
-    char *side_path = malloc(strlen(p->output) + 32);
-    if (rc == CK_OK && side_path == NULL) {
-        rc = ck_fail(err, CK_E_MEMORY, "speak: cannot allocate");
-    }
-    if (rc == CK_OK && !c.one_file && mkdir(p->output, 0777) != 0 && errno != EEXIST) {
-        rc = ck_fail(err, CK_E_IO, "%s: cannot create the output directory: %s", p->output,
-                     strerror(errno));
-    }
-    if (rc == CK_OK) {
-        sprintf(side_path, c.one_file ? "%s.jsonl" : "%s/timestamps.jsonl", p->output);
-        rc = ck_atomic_open(&c.side, side_path, NULL, err);
-    }
-    if (rc == CK_OK && c.one_file) {
-        rc = ck_wav_open(&c.wav, p->output, p->sample_format_f32 ? CK_WAV_F32 : CK_WAV_S16,
-                         CK_SPEECH_SAMPLE_RATE, c.info, 2, err);
-    }
+    rc = rc == CK_OK ? ck_model_tokenize_named(m, (const char *const *)lines, n_lines, &p->lines,
+                                               p->input, c.why ? on_bad_line : NULL, &c, &set, err)
+                     : rc;
+    rc = rc == CK_OK ? create_outputs(&c, &id, err) : rc;
     rc = rc == CK_OK ? ck_model_speak(m, &set, &p->speak, on_line, &c, err) : rc;
-    if (rc == CK_OK) {
-        record_skipped(&c, n_lines);
-        rc = c.one_file ? ck_wav_close(c.wav, err) : CK_OK;
-        c.wav = NULL;
-        rc = rc == CK_OK ? ck_atomic_commit(&c.side, err) : rc;
-    }
-    if (rc != CK_OK) {
-        ck_wav_abort(c.wav);
-        ck_atomic_abort(&c.side);
-    }
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    sum->seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    rc = close_outputs(&c, &id, rc, err);
+    report(&c, 1);
+    sum->seconds = seconds_since(&c.t0);
     ck_sequence_set_free(&set);
-    free(side_path);
+    free(id.settings);
+    for (size_t i = 0; c.why != NULL && i < n_lines; i++) {
+        free(c.why[i]);
+    }
+    free(c.why);
     free(lines);
     free(text);
     return rc;

@@ -13,8 +13,8 @@
 static const char k_usage[] =
     "usage: ckbatch speak [--weights F] [--voice V] [--speed S] [--seed N] [--noise-scale X]\n"
     "                     [--sample-format s16|f32] [-f text|phonemes|ids] [--lang en-us|en-gb]\n"
-    "                     [--threads N] [--precision fp32|bf16] [--max-batch-frames N] [-q]\n"
-    "                     -i INPUT -o OUT\n"
+    "                     [--threads N] [--precision fp32|bf16] [--max-batch-frames N]\n"
+    "                     [--on-error stop|skip] [--resume] [-q] -i INPUT -o OUT\n"
     "\n"
     "Speaks every line of INPUT with Kokoro-82M (circuits/kokoro_speech.json) at 24,000 Hz.\n"
     "  OUT ending in .wav  one file, every line's audio in input order (a line's chunks joined\n"
@@ -35,10 +35,22 @@ static const char k_usage[] =
     "  --max-batch-frames N  frames (40 a second) one batch may hold, >= 1 (default 1024 x\n"
     "                      threads; 1: one line at a time); lines of similar length share a\n"
     "                      batch; changes no byte of the output\n"
-    "  -q                  errors only\n"
-    "Each WAV's LIST/INFO and the sidecar name the weights, voice, speed, seed, noise scale,\n"
-    "precision and engine version. Exit codes: 0 written, 1 error (nothing published for the\n"
-    "failing file), 2 usage, 128+N stopped by signal N.\n";
+    "  --on-error P        stop (default): a line the reader rejects (a symbol or id refused,\n"
+    "                      too long) ends the run, nothing written; skip: the line gets a record\n"
+    "                      {\"line\":N,\"error\":...} and no audio, is warned, the run goes on\n"
+    "  --resume            directory OUT: continue a run that was stopped (its WAVs and\n"
+    "                      OUT/timestamps.jsonl.partial): a line with a record and its WAV is not\n"
+    "                      spoken again; the result is byte for byte an uninterrupted run's. The\n"
+    "                      input and every option but --threads must be the same\n"
+    "  -q                  errors only (no progress line, no summary)\n"
+    "Each WAV's LIST/INFO and the sidecar's first record ({\"settings\":true,...}) name the\n"
+    "weights, voice and the SHA-256 of its pack as used, speed, seed, noise scale, precision and\n"
+    "engine version. Exit codes: 0 written, 1 error (nothing published for the\n"
+    "failing file; a directory keeps what --resume needs), 2 usage, 3 --resume refused (another\n"
+    "run's records: the message names the setting), 4 written with lines skipped (--on-error\n"
+    "skip), 128+N stopped by signal N.\n";
+
+enum { EXIT_STATE = 3, EXIT_SKIPPED = 4 }; /* as the encoder's 3; 4: written, lines skipped */
 
 static volatile sig_atomic_t speak_stop;
 
@@ -76,6 +88,18 @@ static void log_stderr(void *ctx, ck_log_level level, const char *msg)
     }
 }
 
+/* The progress line, "\r"-rewritten at most every 0.5 s: lines done, audio written, real-time
+ * factor; the final call ends the line. */
+static void progress_stderr(void *ctx, const ck_speak_progress *g)
+{
+    (void)ctx;
+    fprintf(stderr, "\rckbatch: speak: line %zu of %zu (%5.1f%%), %.2f s of audio, real-time "
+            "factor %.3f%s", g->lines_done, g->lines,
+            g->lines > 0 ? 100.0 * (double)g->lines_done / (double)g->lines : 100.0,
+            g->audio_seconds, g->real_time_factor, g->final ? "\n" : "   ");
+    fflush(stderr);
+}
+
 /* Parses argv into model and speak params: 0, 2 (usage error printed) or -1 (--help printed). */
 static int parse(int argc, char **argv, ck_model_params *mp, ck_speak_params *sp, int *quiet)
 {
@@ -87,6 +111,10 @@ static int parse(int argc, char **argv, ck_model_params *mp, ck_speak_params *sp
         }
         if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
             *quiet = 1;
+            continue;
+        }
+        if (strcmp(a, "--resume") == 0) {
+            sp->resume = 1;
             continue;
         }
         if (v == NULL) {
@@ -151,6 +179,11 @@ static int parse(int argc, char **argv, ck_model_params *mp, ck_speak_params *sp
                                           v);
             }
             sp->speak.max_batch_frames = (size_t)u;
+        } else if (strcmp(a, "--on-error") == 0) {
+            if (strcmp(v, "stop") != 0 && strcmp(v, "skip") != 0) {
+                return ck_cli_usage_error("speak: --on-error %s: expected stop or skip", v);
+            }
+            sp->skip_bad_lines = strcmp(v, "skip") == 0;
         } else if (strcmp(a, "-i") == 0 || strcmp(a, "--input") == 0) {
             sp->input = v;
         } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
@@ -161,6 +194,11 @@ static int parse(int argc, char **argv, ck_model_params *mp, ck_speak_params *sp
     }
     if (sp->input == NULL || sp->output == NULL) {
         return ck_cli_usage_error("speak: %s", "-i INPUT and -o OUT are required");
+    }
+    size_t n = strlen(sp->output);
+    if (sp->resume && n >= 4 && strcmp(sp->output + n - 4, ".wav") == 0) {
+        return ck_cli_usage_error("speak: --resume needs a directory OUT, not %s (one WAV is "
+                                  "written whole)", sp->output);
     }
     return 0;
 }
@@ -183,6 +221,8 @@ int ck_speak_main(int argc, char **argv)
     mp.log = sp.lines.log = log_stderr;
     mp.log_ctx = sp.lines.log_ctx = &quiet;
     mp.cancel = stop_requested;
+    sp.progress = quiet ? NULL : progress_stderr;
+    sp.progress_interval = 0.5;
     signal(SIGINT, on_stop);
     signal(SIGTERM, on_stop);
     if (mp.weights == NULL && !quiet) {
@@ -200,6 +240,11 @@ int ck_speak_main(int argc, char **argv)
         fprintf(stderr, "ckbatch: speak: stopped by signal %d: %s\n", (int)speak_stop, err.message);
         return 128 + (int)speak_stop;
     }
+    if (rc == CK_E_STATE) {
+        fprintf(stderr, "ckbatch: speak: %s\nckbatch: speak: --resume continues only the run that "
+                "wrote the records: run it again without --resume to start over\n", err.message);
+        return EXIT_STATE;
+    }
     if (rc != CK_OK) {
         fprintf(stderr, "ckbatch: speak: %s\n", err.message);
         return EXIT_FAILURE;
@@ -207,9 +252,10 @@ int ck_speak_main(int argc, char **argv)
     if (!quiet) {
         double audio = (double)sum.samples / CK_SPEECH_SAMPLE_RATE;
         fprintf(stderr, "ckbatch: speak: %zu lines, %.2f s of audio in %.2f s (real-time factor "
-                "%.3f), %zu lines without phonemes, %llu samples clipped -> %s\n", sum.lines, audio,
-                sum.seconds, audio > 0 ? sum.seconds / audio : 0.0, sum.lines_skipped,
-                (unsigned long long)sum.clipped, sp.output);
+                "%.3f), %zu lines without phonemes, %zu bad lines skipped, %zu lines resumed, "
+                "%llu samples clipped -> %s\n", sum.lines, audio, sum.seconds,
+                audio > 0 ? sum.seconds / audio : 0.0, sum.lines_skipped, sum.lines_failed,
+                sum.lines_resumed, (unsigned long long)sum.clipped, sp.output);
     }
-    return EXIT_SUCCESS;
+    return sum.lines_failed > 0 ? EXIT_SKIPPED : EXIT_SUCCESS;
 }
