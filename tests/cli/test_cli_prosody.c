@@ -6,7 +6,7 @@
  * file) for every bad form; resume after SIGKILL, shards merged, --on-error skip and a changed
  * --speed under resume keep working for this layer (byte-identical files, f0 and n included); the
  * file's f0 and n (F32 [2F]) are ck_model_prosody's bits for the same lines, at 1 and 2 threads,
- * and a line alone gives the bits of its slice of a batch. */
+ * and a line alone gives the bits of its slice of a batch; the tokens-only circuit writes neither. */
 #include <math.h>
 #include <sys/wait.h>
 
@@ -252,6 +252,18 @@ static void test_curves_equal_the_api(void)
     ck_prosody_free(&api);
     ck_sequence_set_free(&set);
     ck_model_free(m);
+    /* a circuit without "f0"/"n" outputs: the same durations, neither tensor */
+    char extra[4200];
+    snprintf(extra, sizeof extra, "--voice synthetic --speed 1.3 --circuit %s",
+             ck_test_path("circuits/kokoro_prosody_tokens.json"));
+    ck_features_file *tokens = run_one("cvt", text, extra);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tokens);
+    CU_ASSERT_PTR_NULL(ck_features_tensor(tokens, "f0"));
+    CU_ASSERT_PTR_NULL(ck_features_tensor(tokens, "n"));
+    const ck_tensor_view *d = ck_features_tensor(one, "durations");
+    CU_ASSERT_TRUE(same_slice(tokens, one, "durations", 0, d->bytes));
+    CU_ASSERT_TRUE(same_slice(tokens, one, "frame_offsets", 0, frames->bytes));
+    ck_features_close(tokens);
     ck_features_close(one);
     ck_features_close(two);
 }
