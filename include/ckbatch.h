@@ -578,8 +578,11 @@ typedef struct {
     const char *output;         /* safetensors path: features F32 [T, cols], offsets I64 [S + 1],
                                    sequences and skipped U8 (JSON Lines); written under a temporary
                                    name and renamed when complete. Layer prosody: durations I32
-                                   [T], offsets, frame_offsets I64 [S + 1], and records with
-                                   "frames" and "words" (start and end seconds, docs/prosody.md) */
+                                   [T], offsets, frame_offsets I64 [S + 1], f0 and n F32 [2F] (F0
+                                   and N, 2 values per frame, F = frame_offsets[S]; absent for a
+                                   circuit without "f0"/"n" outputs: the bits ck_model_prosody
+                                   gives), and records with "frames" and "words" (start and end
+                                   seconds, docs/prosody.md) */
     ck_input_format format;
     const char *lang;           /* text: "en-us" (default) or "en-gb" */
     ck_layer layer;             /* default CK_LAYER_FEATURES */

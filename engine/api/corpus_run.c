@@ -43,6 +43,10 @@ typedef struct {
     float *style, *speeds;      /* prosody: [window_cap, 128] and [window_cap], one batch's inputs */
     int32_t *durations;         /* prosody: [window_tokens] the window's frames, input order */
     ck_output_word *words;      /* prosody: [CK_READER_MAX_PHONEMES] one sequence's words */
+    int curves;                 /* prosody: the circuit gives F0 and N (both buffers) */
+    float *f0, *n;              /* prosody curves: [curve_cap] the window's F0 and N, batch order */
+    size_t curve_cap, curve_used; /* values allocated and filled in f0 and n */
+    size_t *curve_at;           /* [window_cap] where sequence i's curves start in f0 and n */
     int32_t *batch_ids;         /* [max_batch_tokens] */
     size_t *batch_offsets;      /* [window_cap + 1] */
     ck_corpus_summary *summary;
@@ -100,10 +104,12 @@ static int alloc_buffers(session *s, ck_error *err)
         s->speeds = calloc(s->window_cap, sizeof *s->speeds);
         s->durations = calloc(s->window_tokens, sizeof *s->durations);
         s->words = calloc(CK_READER_MAX_PHONEMES, sizeof *s->words);
+        s->curve_at = calloc(s->window_cap, sizeof *s->curve_at);
+        s->curves = s->model->circuit.f0_buffer >= 0 && s->model->circuit.n_buffer >= 0;
     }
     if (!s->window || !s->lengths || !s->order || !s->seq_ids || !s->row_of || !s->spans ||
         !s->batch_offsets || !s->batch_ids ||
-        (prosody && (!s->style || !s->speeds || !s->durations || !s->words))) {
+        (prosody && (!s->style || !s->speeds || !s->durations || !s->words || !s->curve_at))) {
         return ck_fail(err, CK_E_MEMORY, "encode: out of memory for a window of %zu tokens",
                        s->window_tokens);
     }
@@ -273,7 +279,7 @@ static int open_output(session *s, int streamed, ck_error *err)
                             : opt->layer == CK_LAYER_HIDDEN ? "hidden" : "features";
     rc = ck_output_open(&s->output, s->out_path, rows_name, s->cols, &id, mode, &s->mark, err);
     if (rc == CK_OK && opt->layer == CK_LAYER_PROSODY) {
-        rc = ck_output_set_durations(s->output, err);
+        rc = ck_output_set_durations(s->output, s->curves, err);
     }
     if (rc == CK_OK && ck_output_replaced_record(s->output)) {
         note(s, "an interrupted run's progress (%s.partial*) was discarded: this run starts from the "
@@ -373,9 +379,55 @@ static int open_io(session *s, ck_error *err)
     return rc == CK_OK && opt->shard_count > 0 ? shard_meta(s, err) : rc;
 }
 
+/* Keeps the F0 and N curves of batch b (the executor's frame-rate outputs: 2 values per frame,
+ * the members back to back in batch order) in the window's curve buffers, noting where each
+ * member's start: a sequence's place among the window's frames is known only once every batch of
+ * the window ran. Memory grows with the window, never with the corpus. */
+static int keep_batch_curves(session *s, const size_t *members, size_t count, ck_error *err)
+{
+    size_t want = 0;
+    for (size_t j = 0; j < count; j++) {
+        const int32_t *d = s->durations + s->row_of[members[j]];
+        for (size_t t = 0; t < s->window[members[j]].n_ids; t++) {
+            want += 2 * (size_t)d[t];
+        }
+    }
+    size_t f0_rows = 0, n_rows = 0;
+    const float *f0 = ck_executor_output_rows(s->model->executor, s->model->circuit.f0_buffer,
+                                              &f0_rows);
+    const float *n = ck_executor_output_rows(s->model->executor, s->model->circuit.n_buffer,
+                                             &n_rows);
+    if (f0 == NULL || n == NULL || f0_rows != want || n_rows != want) {
+        return ck_fail(err, CK_E_BACKEND, "prosody: %zu F0 and %zu N values for a batch of %zu "
+                       "frames (2 per frame expected)", f0_rows, n_rows, want / 2);
+    }
+    if (s->curve_used + want > s->curve_cap) {
+        size_t cap = 2 * (s->curve_used + want);
+        float *a = realloc(s->f0, cap * sizeof *a);
+        s->f0 = a != NULL ? a : s->f0;
+        float *b = a != NULL ? realloc(s->n, cap * sizeof *b) : NULL;
+        s->n = b != NULL ? b : s->n;
+        if (a == NULL || b == NULL) {
+            return ck_fail(err, CK_E_MEMORY, "prosody: cannot hold %zu curve values", cap);
+        }
+        s->curve_cap = cap;
+    }
+    memcpy(s->f0 + s->curve_used, f0, want * sizeof *f0);
+    memcpy(s->n + s->curve_used, n, want * sizeof *n);
+    for (size_t j = 0, at = s->curve_used; j < count; j++) {
+        s->curve_at[members[j]] = at;
+        const int32_t *d = s->durations + s->row_of[members[j]];
+        for (size_t t = 0; t < s->window[members[j]].n_ids; t++) {
+            at += 2 * (size_t)d[t];
+        }
+    }
+    s->curve_used += want;
+    return CK_OK;
+}
+
 /* Writes the rows of batch b (left in the arena by the executor) straight to where each of its
  * sequences lies in the output: row_of[i] rows past the rows already appended. A prosody run also
- * keeps the window's durations (int32 bits), for the word times of its records. */
+ * keeps the window's durations (int32 bits), for the word times of its records, and its curves. */
 static int put_batch_rows(session *s, const size_t *members, size_t count, ck_error *err)
 {
     const float *rows = ck_executor_rows(s->model->executor, s->output_buffer, NULL);
@@ -388,7 +440,7 @@ static int put_batch_rows(session *s, const size_t *members, size_t count, ck_er
             memcpy(s->durations + s->row_of[members[j]], mine, n * sizeof *s->durations);
         }
     }
-    return rc;
+    return rc == CK_OK && s->curves ? keep_batch_curves(s, members, count, err) : rc;
 }
 
 /* Runs one packed batch: a prosody run first hands the executor each member's style row and the
@@ -429,8 +481,10 @@ static int append_sequence(session *s, size_t i, ck_error *err)
     int rc = ck_prosody_words(q->phonemes, d, q->n_ids, s->words, CK_READER_MAX_PHONEMES, &n_words,
                               err);
     n_words = n_words < CK_READER_MAX_PHONEMES ? n_words : CK_READER_MAX_PHONEMES;
+    const float *f0 = s->curves ? s->f0 + s->curve_at[i] : NULL;
+    const float *n = s->curves ? s->n + s->curve_at[i] : NULL;
     return rc == CK_OK ? ck_output_append_timed(s->output, q->n_ids, q->line, q->chunk, q->chunks,
-                                                q->phonemes, frames, s->words, n_words, err)
+                                                q->phonemes, frames, s->words, n_words, f0, n, err)
                        : rc;
 }
 
@@ -470,6 +524,7 @@ static int flush_window(session *s, ck_output_mark next, ck_error *err)
     s->n_window = 0;
     s->window_used = 0;
     s->window_rows_put = 0;
+    s->curve_used = 0;
     rc = rc == CK_OK ? ck_output_commit(s->output, next, err) : rc;
     s->committed_bytes = s->window_bytes_end;
     progress(s, 0);
@@ -621,6 +676,9 @@ static void release(session *s)
     free(s->speeds);
     free(s->durations);
     free(s->words);
+    free(s->curve_at);
+    free(s->f0);
+    free(s->n);
     ck_voice_free(s->voice);
     free(s->weights_sha);
     free(s->shard_path);

@@ -34,6 +34,7 @@ typedef struct {
     const char *input_sha256, *options, *isa;   /* owned by desc */
     const ck_st_tensor *rows, *offsets, *seqs, *skipped;
     const ck_st_tensor *frame_offsets; /* a durations file's (layer prosody); NULL otherwise */
+    const ck_st_tensor *f0, *n;        /* a durations file's curves, F32 [2F]; NULL when absent */
 } shard;
 
 /* Unsigned integer field `key` of the description; 0 when absent or not one. */
@@ -91,16 +92,28 @@ static int parse_desc(shard *sh, ck_error *err)
     return CK_OK;
 }
 
+/* A curve of a durations file: F32 [2 frames], or absent (NULL). 1 when t is either. */
+static int curve_ok(const ck_st_tensor *t, uint64_t frames)
+{
+    return t == NULL || (t->dtype == CK_DTYPE_F32 && t->rank == 1 && t->elements == 2 * frames);
+}
+
 /* A durations file's (layer prosody) rows and frame offsets: durations I32 [T], frame_offsets
- * I64 [S + 1] from 0. 1 when sh's tensors are those. */
+ * I64 [S + 1] from 0, and f0 and n F32 [2F] (F the last frame offset) both or neither. 1 when
+ * sh's tensors are those. */
 static int durations_file(shard *sh)
 {
     sh->frame_offsets = ck_st_find(sh->st, "frame_offsets");
+    sh->f0 = ck_st_find(sh->st, "f0");
+    sh->n = ck_st_find(sh->st, "n");
     const ck_st_tensor *f = sh->frame_offsets;
-    return sh->rows != NULL && strcmp(sh->rows->name, "durations") == 0 &&
-           sh->rows->dtype == CK_DTYPE_I32 && sh->rows->rank == 1 && f != NULL &&
-           f->dtype == CK_DTYPE_I64 && f->rank == 1 && sh->offsets != NULL &&
-           f->elements == sh->offsets->elements && ck_le(f->data, 8) == 0;
+    int ok = sh->rows != NULL && strcmp(sh->rows->name, "durations") == 0 &&
+             sh->rows->dtype == CK_DTYPE_I32 && sh->rows->rank == 1 && f != NULL &&
+             f->dtype == CK_DTYPE_I64 && f->rank == 1 && sh->offsets != NULL &&
+             f->elements == sh->offsets->elements && ck_le(f->data, 8) == 0;
+    uint64_t frames = ok ? ck_le((const unsigned char *)f->data + 8 * (f->elements - 1), 8) : 0;
+    return ok && (sh->f0 == NULL) == (sh->n == NULL) && curve_ok(sh->f0, frames) &&
+           curve_ok(sh->n, frames);
 }
 
 /* The tensors of a features file (four; five for durations), and offsets consistent with the
@@ -120,7 +133,8 @@ static int find_tensors(shard *sh, ck_error *err)
         sh->offsets->elements == 0 || sh->seqs == NULL || sh->seqs->dtype != CK_DTYPE_U8 ||
         sh->skipped == NULL || sh->skipped->dtype != CK_DTYPE_U8) {
         return ck_fail(err, CK_E_FORMAT, "%s: not a features file: expected features (or hidden) "
-                       "F32 [T, cols] (or durations I32 [T] and frame_offsets I64 [S + 1]), "
+                       "F32 [T, cols] (or durations I32 [T], frame_offsets I64 [S + 1], f0 and "
+                       "n F32 [2 frames] or neither), "
                        "offsets I64 [S + 1], sequences and skipped U8", sh->path);
     }
     const unsigned char *o = sh->offsets->data;
@@ -262,6 +276,10 @@ static int check_same(const shard *s, const shard *r, ck_error *err)
                        "[T, %zu]", who(s, a), s->rows->name, s->rows->shape[1], who(r, b),
                        r->rows->name, r->rows->shape[1]);
     }
+    if ((s->f0 != NULL) != (r->f0 != NULL)) {
+        return ck_fail(err, CK_E_ARG, "merge: %s %s the tensors \"f0\" and \"n\", %s %s", who(s, a),
+                       s->f0 != NULL ? "holds" : "lacks", who(r, b), r->f0 != NULL ? "does" : "does not");
+    }
     return CK_OK;
 }
 
@@ -327,24 +345,25 @@ static size_t count_lines(const void *bytes, size_t n)
 static int write_merged(const char *output, const shard *s, size_t n, FILE *const tmp[2],
                         ck_merge_summary *sum, ck_error *err)
 {
-    size_t n_meta = 0, total[4] = {0};
-    int durations = s[0].frame_offsets != NULL;
+    size_t n_meta = 0, total[6] = {0};
+    int durations = s[0].frame_offsets != NULL, curves = s[0].f0 != NULL;
     ck_st_meta *meta = calloc(ck_st_metadata_count(s[0].st) + 1, sizeof *meta);
-    ck_st_segment *seg = calloc(3 * n + 1, sizeof *seg);
+    ck_st_segment *seg = calloc(5 * n + 1, sizeof *seg);
     int rc = meta != NULL && seg != NULL ? CK_OK : ck_fail(err, CK_E_MEMORY, "merge: out of memory");
     for (size_t i = 0; rc == CK_OK && i < ck_st_metadata_count(s[0].st); i++) {
         ck_st_metadata_at(s[0].st, i, &meta[n_meta].key, &meta[n_meta].value);
         n_meta += strcmp(meta[n_meta].key, SHARD_KEY) != 0;
     }
     for (size_t k = 0; rc == CK_OK && k < n; k++) {
-        const ck_st_tensor *t[3] = {s[k].rows, s[k].seqs, s[k].skipped};
-        for (size_t j = 0; j < 3; j++) {
+        const ck_st_tensor *t[5] = {s[k].rows, s[k].seqs, s[k].skipped, s[k].f0, s[k].n};
+        for (size_t j = 0; j < (curves ? 5u : 3u); j++) {
             seg[j * n + k] = (ck_st_segment){s[k].fd, ck_st_file_offset(s[k].st, t[j]), t[j]->bytes};
         }
         total[0] += s[k].rows->shape[0];
         total[1] += s[k].offsets->elements - 1;
         total[2] += s[k].seqs->bytes;
         total[3] += s[k].skipped->bytes;
+        total[4] += curves ? s[k].f0->elements : 0;
         sum->skipped_lines += count_lines(s[k].skipped->data, s[k].skipped->bytes);
     }
     if (rc == CK_OK && (write_shifted(tmp[0], s, n, 0) != CK_OK ||
@@ -355,20 +374,35 @@ static int write_merged(const char *output, const shard *s, size_t n, FILE *cons
     if (rc == CK_OK) {
         ck_st_segment offs = {fileno(tmp[0]), 0, (total[1] + 1) * 8};
         ck_st_segment frames = {fileno(tmp[1]), 0, (total[1] + 1) * 8};
-        ck_st_entry e[5] = {
-            {.name = s[0].rows->name, .dtype = s[0].rows->dtype, .rank = s[0].rows->rank,
-             .shape = {total[0], s[0].rows->shape[1]}},
-            {.name = "offsets", .dtype = CK_DTYPE_I64, .rank = 1, .shape = {total[1] + 1}},
-            {.name = "frame_offsets", .dtype = CK_DTYPE_I64, .rank = 1, .shape = {total[1] + 1}},
-            {.name = "sequences", .dtype = CK_DTYPE_U8, .rank = 1, .shape = {total[2]}},
-            {.name = "skipped", .dtype = CK_DTYPE_U8, .rank = 1, .shape = {total[3]}},
-        };
-        ck_st_segments segs[5] = {{seg, n}, {&offs, 1}, {&frames, 1}, {seg + n, n}, {seg + 2 * n, n}};
-        if (!durations) { /* features and hidden: the four tensors they always had */
-            e[2] = e[3], e[3] = e[4];
-            segs[2] = segs[3], segs[3] = segs[4];
+        /* the tensors in the order a whole run writes them (ck_output_finish): features and
+         * hidden have four; durations adds frame_offsets, and f0 and n when the shards hold them */
+        ck_st_entry e[7];
+        ck_st_segments segs[7];
+        size_t m = 0;
+        e[m] = (ck_st_entry){.name = s[0].rows->name, .dtype = s[0].rows->dtype,
+                             .rank = s[0].rows->rank, .shape = {total[0], s[0].rows->shape[1]}};
+        segs[m++] = (ck_st_segments){seg, n};
+        e[m] = (ck_st_entry){.name = "offsets", .dtype = CK_DTYPE_I64, .rank = 1,
+                             .shape = {total[1] + 1}};
+        segs[m++] = (ck_st_segments){&offs, 1};
+        if (durations) {
+            e[m] = (ck_st_entry){.name = "frame_offsets", .dtype = CK_DTYPE_I64, .rank = 1,
+                                 .shape = {total[1] + 1}};
+            segs[m++] = (ck_st_segments){&frames, 1};
         }
-        rc = ck_st_write_segments(output, e, segs, durations ? 5 : 4, meta, n_meta, err);
+        if (curves) {
+            e[m] = (ck_st_entry){.name = "f0", .dtype = CK_DTYPE_F32, .rank = 1, .shape = {total[4]}};
+            segs[m++] = (ck_st_segments){seg + 3 * n, n};
+            e[m] = (ck_st_entry){.name = "n", .dtype = CK_DTYPE_F32, .rank = 1, .shape = {total[4]}};
+            segs[m++] = (ck_st_segments){seg + 4 * n, n};
+        }
+        e[m] = (ck_st_entry){.name = "sequences", .dtype = CK_DTYPE_U8, .rank = 1,
+                             .shape = {total[2]}};
+        segs[m++] = (ck_st_segments){seg + n, n};
+        e[m] = (ck_st_entry){.name = "skipped", .dtype = CK_DTYPE_U8, .rank = 1,
+                             .shape = {total[3]}};
+        segs[m++] = (ck_st_segments){seg + 2 * n, n};
+        rc = ck_st_write_segments(output, e, segs, m, meta, n_meta, err);
         sum->tokens = total[0];
         sum->sequences = total[1];
     }

@@ -20,9 +20,11 @@
 #include "safetensors.h"
 
 const char *const ck_output_journal_suffix[CK_J_COUNT] = {".partial", ".partial.seqs",
-                                                          ".partial.skipped", ".partial.offsets"};
+                                                          ".partial.skipped", ".partial.offsets",
+                                                          ".partial.f0", ".partial.n"};
 const char *const ck_output_journal_field[CK_J_COUNT] = {"rows_bytes", "seqs_bytes",
-                                                         "skipped_bytes", "offsets_bytes"};
+                                                         "skipped_bytes", "offsets_bytes",
+                                                         "f0_bytes", "n_bytes"};
 
 static int alloc_output(ck_output **out, const char *path, const char *rows_name, size_t cols)
 {
@@ -313,13 +315,24 @@ int ck_output_put_rows(ck_output *o, size_t ahead, const void *rows, size_t toke
     return CK_OK;
 }
 
-int ck_output_set_durations(ck_output *o, ck_error *err)
+int ck_output_set_durations(ck_output *o, int curves, ck_error *err)
 {
     if (o->cols != 1) {
         return ck_fail(err, CK_E_ARG, "%s: a durations output has one int32 per token, not %zu "
                        "values", o->path, o->cols);
     }
     o->durations = 1;
+    o->curves = curves != 0;
+    return CK_OK;
+}
+
+/* Appends values[count] (f32 little-endian, as the host holds them) to curve journal j. */
+static int put_curve(ck_output *o, size_t j, const float *values, size_t count, ck_error *err)
+{
+    if (count > 0 && fwrite(values, sizeof *values, count, o->j[j].f) != count) {
+        return journal_failed(o, CK_E_IO, j, err);
+    }
+    o->j[j].bytes += count * sizeof *values;
     return CK_OK;
 }
 
@@ -362,16 +375,29 @@ int ck_output_append(ck_output *o, const float *rows, size_t tokens, size_t line
 
 int ck_output_append_timed(ck_output *o, size_t tokens, size_t line, size_t chunk, size_t chunks,
                            const char *phonemes, unsigned long long frames,
-                           const ck_output_word *words, size_t n_words, ck_error *err)
+                           const ck_output_word *words, size_t n_words, const float *f0,
+                           const float *n, ck_error *err)
 {
     if (!o->durations) {
         return ck_fail(err, CK_E_ARG, "%s: timed records belong to a durations output", o->path);
+    }
+    if (o->curves && frames > 0 && (f0 == NULL || n == NULL)) {
+        return ck_fail(err, CK_E_ARG, "%s: line %zu: null f0 or n for %llu frames", o->path, line,
+                       frames);
     }
     char *record = ck_output_timed_line(line, chunk, chunks, tokens, phonemes, frames, words,
                                         n_words);
     if (record == NULL) {
         return ck_fail(err, CK_E_ARG, "%s: line %zu: a word outside its phoneme string (or out of "
                        "memory)", o->path, line);
+    }
+    /* the curves first: a failed write leaves the record unappended, and the commit that would
+     * name the curve bytes never comes */
+    int rc = o->curves ? put_curve(o, CK_J_F0, f0, 2 * (size_t)frames, err) : CK_OK;
+    rc = rc == CK_OK && o->curves ? put_curve(o, CK_J_N, n, 2 * (size_t)frames, err) : rc;
+    if (rc != CK_OK) {
+        free(record);
+        return rc;
     }
     return append_record(o, NULL, tokens, line, record, err);
 }
@@ -427,7 +453,7 @@ static uint64_t le_at(const unsigned char *p, int bytes)
 /* frame_offsets of a durations output into tmp: 0, then after each sequence the running sum of
  * its int32 durations, read back from the offsets and rows journals in pieces (nothing per
  * sequence held in memory). 0, or -1 with errno set. */
-static int write_frame_offsets(const ck_output *o, FILE *tmp)
+static int write_frame_offsets(const ck_output *o, FILE *tmp, uint64_t *total)
 {
     enum { PIECE = 1024 };
     unsigned char offs[8 * PIECE], rows[4 * PIECE], b[8];
@@ -457,6 +483,7 @@ static int write_frame_offsets(const ck_output *o, FILE *tmp)
             }
         }
     }
+    *total = frames;
     return fflush(tmp) == 0 ? 0 : -1;
 }
 
@@ -475,7 +502,8 @@ int ck_output_finish(ck_output *o, ck_error *err)
     meta[o->n_meta] = (ck_st_meta){"sequences_format", "jsonl"};
     meta[o->n_meta + 1] = (ck_st_meta){"skipped_format", "jsonl"};
     FILE *frames = o->durations ? tmpfile() : NULL;
-    if (o->durations && (frames == NULL || write_frame_offsets(o, frames) != 0)) {
+    uint64_t total_frames = 0;
+    if (o->durations && (frames == NULL || write_frame_offsets(o, frames, &total_frames) != 0)) {
         int e = errno;
         if (frames != NULL) {
             fclose(frames);
@@ -483,23 +511,35 @@ int ck_output_finish(ck_output *o, ck_error *err)
         return ck_fail(err, CK_E_IO, "%s: writing frame_offsets to a temporary file failed: %s",
                        o->path, strerror(e));
     }
+    for (size_t j = CK_J_F0; o->curves && j <= CK_J_N; j++) {
+        if (o->j[j].bytes != 8 * total_frames) { /* 2 f32 values per frame */
+            fclose(frames);
+            return ck_fail(err, CK_E_FORMAT, "%s: %s holds %zu bytes, not 2 values for each of "
+                           "the %llu frames", o->path, o->j[j].path, o->j[j].bytes,
+                           (unsigned long long)total_frames);
+        }
+    }
     ck_st_entry rows = o->durations
                            ? spooled(o->rows_name, CK_DTYPE_I32, &o->j[CK_J_ROWS], o->tokens, 0)
                            : spooled(o->rows_name, CK_DTYPE_F32, &o->j[CK_J_ROWS], o->tokens, o->cols);
     ck_st_entry frame_offsets = {.name = "frame_offsets", .dtype = CK_DTYPE_I64, .rank = 1,
                                  .shape = {o->n_seqs + 1}, .spool = frames};
-    ck_st_entry entries[5] = {
-        rows,
-        spooled("offsets", CK_DTYPE_I64, &o->j[CK_J_OFFSETS], o->n_seqs + 1, 0),
-        frame_offsets,
-        spooled("sequences", CK_DTYPE_U8, &o->j[CK_J_SEQS], o->j[CK_J_SEQS].bytes, 0),
-        spooled("skipped", CK_DTYPE_U8, &o->j[CK_J_SKIPPED], o->j[CK_J_SKIPPED].bytes, 0),
-    };
-    if (!o->durations) { /* features and hidden: the four tensors they always had */
-        entries[2] = entries[3];
-        entries[3] = entries[4];
+    /* features and hidden: the four tensors they always had; durations adds frame_offsets, and
+     * f0 and n when the circuit gives them */
+    ck_st_entry entries[7];
+    size_t n = 0;
+    entries[n++] = rows;
+    entries[n++] = spooled("offsets", CK_DTYPE_I64, &o->j[CK_J_OFFSETS], o->n_seqs + 1, 0);
+    if (o->durations) {
+        entries[n++] = frame_offsets;
     }
-    int rc = ck_st_write(o->path, entries, o->durations ? 5 : 4, meta, o->n_meta + 2, err);
+    if (o->curves) {
+        entries[n++] = spooled("f0", CK_DTYPE_F32, &o->j[CK_J_F0], 2 * total_frames, 0);
+        entries[n++] = spooled("n", CK_DTYPE_F32, &o->j[CK_J_N], 2 * total_frames, 0);
+    }
+    entries[n++] = spooled("sequences", CK_DTYPE_U8, &o->j[CK_J_SEQS], o->j[CK_J_SEQS].bytes, 0);
+    entries[n++] = spooled("skipped", CK_DTYPE_U8, &o->j[CK_J_SKIPPED], o->j[CK_J_SKIPPED].bytes, 0);
+    int rc = ck_st_write(o->path, entries, n, meta, o->n_meta + 2, err);
     if (frames != NULL) {
         fclose(frames);
     }

@@ -14,6 +14,9 @@
  * frame_offsets[s] .. frame_offsets[s+1], the running sum of its durations, computed from the
  * journals when the file is written); its records add "frames":F and "words":[{"phonemes":"...",
  * "start":s,"end":e}, ...] (seconds; null where Kokoro gives no time) (ck_output_append_timed).
+ * When the circuit gives F0 and N (ck_output_set_durations with curves), f0 and n F32 [2F] follow
+ * frame_offsets (F the total frames; sequence s is values 2 frame_offsets[s] .. 2 frame_offsets[s+1]
+ * of each, appended with its record by ck_output_append_timed).
  *   skipped    U8 [bytes]    JSON Lines: {"line":L,"error":"..."} per skipped input line, in line order
  *   __metadata__             the ck_output_meta entries, "sequences_format":"jsonl",
  *                            "skipped_format":"jsonl"
@@ -23,14 +26,18 @@
  *   PATH.partial.seqs     the bytes of "sequences", appended
  *   PATH.partial.skipped  the bytes of "skipped", appended
  *   PATH.partial.offsets  the bytes of "offsets" (i64 little-endian, starting with 0), appended
+ *   PATH.partial.f0, .n   the bytes of "f0" and "n" (f32 little-endian), appended; empty for an
+ *                         output without curves
  *   PATH.partial.lock     held (flock) by the one run writing PATH; a second run is refused
  *   PATH.partial.json     progress record (bounded: sizes, not contents), replaced atomically
- *                         (temp + fsync + rename) at each commit: {"version":4, "identity":{...},
+ *                         (temp + fsync + rename) at each commit: {"version":5, "identity":{...},
  *                         "cols", "sequences", "tokens", "next_line", "next_chunk",
  *                         "chunked_lines_before", "dropped_symbols_before", "rows_bytes",
- *                         "seqs_bytes", "skipped_bytes", "offsets_bytes", "rows_sha256",
- *                         "seqs_sha256", "skipped_sha256", "offsets_sha256", "record_sha256" (of
- *                         the record printed without this field: an edited mark is refused)}
+ *                         "seqs_bytes", "skipped_bytes", "offsets_bytes", "f0_bytes", "n_bytes",
+ *                         "rows_sha256", "seqs_sha256", "skipped_sha256", "offsets_sha256",
+ *                         "f0_sha256", "n_sha256", "record_sha256" (of the record printed
+ *                         without this field: an edited mark is refused)}. A record of another
+ *                         version (4: no f0/n journals) is refused: start again without resume.
  * Only what a record names is committed: a resumed run truncates every journal to its recorded size
  * and checks the SHA-256 of what is left (a same-length edit of a committed byte is refused).
  * An unresumable output (stdin) writes the journals but never a record. */
@@ -111,10 +118,11 @@ int ck_output_append(ck_output *o, const float *rows, size_t tokens, size_t line
                      size_t chunks, const char *phonemes, ck_error *err);
 
 /* Makes o a durations output (see the top of this file): its rows are int32 frames per token,
- * one per token (cols must be 1), written as I32 [T] with frame_offsets beside offsets. Call it
- * right after ck_output_open, before anything is appended (a resumed output included: the
- * journals are the same bytes either way). Errors: CK_E_ARG (cols not 1). */
-int ck_output_set_durations(ck_output *o, ck_error *err);
+ * one per token (cols must be 1), written as I32 [T] with frame_offsets beside offsets; with
+ * curves 1 also f0 and n F32 [2F] (2 values per frame). Call it right after ck_output_open,
+ * before anything is appended (a resumed output included: the journals are the same bytes either
+ * way). Errors: CK_E_ARG (cols not 1). */
+int ck_output_set_durations(ck_output *o, int curves, ck_error *err);
 
 /* One word of a durations output's record: bytes [start_byte, start_byte + bytes) of the
  * sequence's phoneme string, and its times (has_time 0: none, written as null). */
@@ -126,11 +134,14 @@ typedef struct {
 
 /* ck_output_append with rows NULL (put before) for a durations output: the record also holds
  * "frames" (the sum of the sequence's durations) and "words" (words[n_words], their phonemes cut
- * from `phonemes`). Errors: as ck_output_append; CK_E_ARG (not a durations output, a word
- * outside the phoneme string). */
+ * from `phonemes`); an output with curves appends f0[2 frames] and n[2 frames] (f32, the
+ * sequence's F0 and N curves; ignored, may be NULL, without curves). Errors: as ck_output_append;
+ * CK_E_ARG (not a durations output, a word outside the phoneme string, f0 or n NULL with curves
+ * and frames > 0). */
 int ck_output_append_timed(ck_output *o, size_t tokens, size_t line, size_t chunk, size_t chunks,
                            const char *phonemes, unsigned long long frames,
-                           const ck_output_word *words, size_t n_words, ck_error *err);
+                           const ck_output_word *words, size_t n_words, const float *f0,
+                           const float *n, ck_error *err);
 
 /* Records a skipped line and why (a line of the "skipped" tensor). Call it in line order, before the
  * commit whose mark passes the line. Not durable until ck_output_commit.
@@ -161,7 +172,8 @@ int ck_output_meta(ck_output *o, const char *key, const char *value, ck_error *e
  * CK_E_BACKEND. */
 int ck_output_commit(ck_output *o, ck_output_mark next, ck_error *err);
 
-/* Writes the final file atomically and removes the partial state. Errors: CK_E_IO, CK_E_MEMORY;
+/* Writes the final file atomically and removes the partial state. Errors: CK_E_IO, CK_E_MEMORY,
+ * CK_E_FORMAT (an output with curves whose f0 or n journal is not 2 values per frame);
  * on error no file at path changes and the partial state of the last commit stays. */
 int ck_output_finish(ck_output *o, ck_error *err);
 

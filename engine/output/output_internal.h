@@ -13,7 +13,7 @@
 #define CK_OUTPUT_MAX_META 24 /* text + misaki + --config + a shard entry use 15 */
 
 /* The append-only partial files beside the output, in this order (see output.h for their bytes). */
-enum { CK_J_ROWS, CK_J_SEQS, CK_J_SKIPPED, CK_J_OFFSETS, CK_J_COUNT };
+enum { CK_J_ROWS, CK_J_SEQS, CK_J_SKIPPED, CK_J_OFFSETS, CK_J_F0, CK_J_N, CK_J_COUNT };
 
 typedef struct {
     char *path;
@@ -36,6 +36,7 @@ struct ck_output {
                                owned) */
     size_t cols;
     int durations;          /* 1: rows are int32 frames per token, I32 [T] + frame_offsets */
+    int curves;             /* 1: a durations output that also holds f0 and n, F32 [2F] each */
     ck_output_mode mode;        /* RESUME only when continued from a record */
     int replaced_record;        /* a FRESH open found an interrupted run's record and replaced it */
     size_t n_seqs, tokens, commits, skipped;

@@ -14,7 +14,8 @@
 #include "json.h"
 #include "output_internal.h"
 
-#define CK_RECORD_VERSION 4 /* 4: the record's own SHA-256 ("record_sha256") */
+#define CK_RECORD_VERSION 5 /* 4: the record's own SHA-256 ("record_sha256"); 5: the f0 and n
+                              * journals of a prosody run */
 #define CK_RECORD_MAX_BYTES (1u << 20) /* a record holds sizes and the identity, never contents */
 
 cJSON *ck_output_identity_json(const ck_output_identity *id)
@@ -43,7 +44,7 @@ static const char *const COUNT_FIELDS[] = {"cols", "sequences", "tokens", "next_
 
 /* The record's field for the SHA-256 (64 lowercase hex) of each journal's committed bytes. */
 static const char *const SHA_FIELDS[CK_J_COUNT] = {"rows_sha256", "seqs_sha256", "skipped_sha256",
-                                                   "offsets_sha256"};
+                                                   "offsets_sha256", "f0_sha256", "n_sha256"};
 
 int ck_output_begin_hashes(ck_output *o, ck_error *err)
 {
@@ -306,6 +307,11 @@ static int check_sizes(const ck_output *o, const record *rec, ck_error *err)
         return ck_fail(err, CK_E_FORMAT, "%s: field \"offsets_bytes\": %zu is not (sequences + 1) "
                        "x 8", o->record_path, rec->bytes[CK_J_OFFSETS]);
     }
+    if (rec->bytes[CK_J_F0] != rec->bytes[CK_J_N] || rec->bytes[CK_J_F0] % 8 != 0) {
+        return ck_fail(err, CK_E_FORMAT, "%s: fields \"f0_bytes\" and \"n_bytes\": %zu and %zu are "
+                       "not the same whole number of frames (8 bytes each)", o->record_path,
+                       rec->bytes[CK_J_F0], rec->bytes[CK_J_N]);
+    }
     if (rec->counts[R_NEXT_LINE] == 0) {
         return ck_fail(err, CK_E_FORMAT, "%s: field \"next_line\": must be at least 1",
                        o->record_path);
@@ -354,8 +360,13 @@ int ck_output_record_read(const char *path, int version, int missing_ok, cJSON *
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, "version");
     if (!cJSON_IsObject(j)) {
         rc = ck_fail(err, CK_E_FORMAT, "%s: not a JSON object", path);
-    } else if (!cJSON_IsNumber(v) || v->valuedouble != version) {
+    } else if (!cJSON_IsNumber(v)) {
         rc = ck_fail(err, CK_E_FORMAT, "%s: field \"version\": expected %d", path, version);
+    } else if (v->valuedouble != version) {
+        /* an older ckbatch's record describes other journals: it cannot be continued */
+        rc = ck_fail(err, CK_E_FORMAT, "%s: field \"version\": progress record version %g, this "
+                     "ckbatch reads version %d only (written by another ckbatch version): start "
+                     "again without --resume", path, v->valuedouble, version);
     } else {
         rc = check_record_digest(path, j, err);
     }

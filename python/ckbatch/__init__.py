@@ -382,8 +382,8 @@ class Prosody:
         skipped: list of Skipped.
         metadata: dict of the file's metadata (voice, voice_sha256, speed, ...).
         f0, n: float32 [2 * frame_offsets[-1]]: F0 and N curves, 2 values per frame (sequence i
-            is values 2 frame_offsets[i]:2 frame_offsets[i+1]); None when not computed (a file
-            from load holds none yet).
+            is values 2 frame_offsets[i]:2 frame_offsets[i+1]); None when not computed (a
+            circuit without "f0"/"n" outputs, such as kokoro_prosody_tokens.json).
 
     ``len(p)`` is the number of sequences; ``p[i]`` gives sequence i's durations (a view).
     """
@@ -444,7 +444,13 @@ def _load_prosody(f, path, meta, skipped):
         return None if v is None else float(v)
     words = [[Word(w["phonemes"], seconds(w["start"]), seconds(w["end"]))
               for w in r.get("words", [])] for r in records]
-    return Prosody(durations, offsets, frames, seqs, words, skipped, meta)
+    f0, n = _ckbatch.tensor(f, "f0"), _ckbatch.tensor(f, "n")
+    want = 2 * int(frames[-1]) if len(frames) else 0
+    if (f0 is None) != (n is None) or any(c is not None and (c.dtype != np.float32 or c.shape != (want,))
+                                          for c in (f0, n)):
+        raise Error(_ckbatch.CK_E_FORMAT, "CK_E_FORMAT", f"{path}: not a ckbatch prosody file "
+                    f"(f0 and n F32 [{want}] both, or neither)")
+    return Prosody(durations, offsets, frames, seqs, words, skipped, meta, f0, n)
 
 
 def _jsonl(arr):
@@ -456,7 +462,7 @@ def _jsonl(arr):
 
 def load(path):
     """Reads a ckbatch features file (what Model.run and the CLI write) into Features (a prosody
-    file into Prosody, its durations, offsets and frame_offsets mapped the same way), memory-
+    file into Prosody, its durations, offsets, frame_offsets, f0 and n mapped the same way), memory-
     mapped: ``features`` and ``offsets`` are read-only views of the file's pages (the mapping
     stays open while any of them lives; ``.copy()`` for a writable array). No safetensors package
     is needed. Raises ckbatch.Error (CK_E_IO, CK_E_FORMAT) for a missing or malformed file.

@@ -132,6 +132,9 @@ def test_model_prosody_equals_the_file(prosody_model, tmp_path):
     assert p.offsets.tolist() == f.offsets.tolist()
     assert p.frame_offsets.tolist() == f.frame_offsets.tolist()
     assert p.words == f.words
+    # the file's F0 and N (2 values per frame) are Model.prosody's bits
+    assert f.f0.dtype == np.float32 and f.f0.shape == (2 * f.frame_offsets[-1],)
+    assert f.f0.tobytes() == p.f0.tobytes() and f.n.tobytes() == p.n.tobytes()
     assert [s.line for s in p.sequences] == [0, 2, 3]
     want = json.load(open(MANIFEST, encoding="utf-8"))["cases"]["speech20"]["pred_dur"]
     assert p[0].tolist() == want

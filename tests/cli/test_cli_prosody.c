@@ -4,7 +4,9 @@
  * the capture's pred_dur, frame_offsets their sums, and the word times of speech20 the values worked
  * out by hand in test_prosody_words.c; --voice and --speed refused as usage errors (exit 2, no
  * file) for every bad form; resume after SIGKILL, shards merged, --on-error skip and a changed
- * --speed under resume keep working for this layer. */
+ * --speed under resume keep working for this layer (byte-identical files, f0 and n included); the
+ * file's f0 and n (F32 [2F]) are ck_model_prosody's bits for the same lines, at 1 and 2 threads,
+ * and a line alone gives the bits of its slice of a batch; the tokens-only circuit writes neither. */
 #include <math.h>
 #include <sys/wait.h>
 
@@ -175,6 +177,97 @@ static void test_bad_voice_and_speed(void)
     CU_ASSERT_TRUE(ck_cli_stderr_has("--voice and --speed need --layer prosody"));
 }
 
+/* The f0 and n of file f: F32 [2F], F the last frame offset; both present. */
+static void check_curve_shapes(const ck_features_file *f)
+{
+    const ck_tensor_view *frames = ck_features_tensor(f, "frame_offsets");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(frames);
+    long long total = int_at(frames, frames->elements - 1);
+    CU_ASSERT_FATAL(total > 0);
+    const char *names[] = {"f0", "n"};
+    for (int c = 0; c < 2; c++) {
+        const ck_tensor_view *t = ck_features_tensor(f, names[c]);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+        CU_ASSERT_STRING_EQUAL(t->dtype, "F32");
+        CU_ASSERT_EQUAL(t->rank, 1);
+        CU_ASSERT_EQUAL(t->elements, (size_t)(2 * total));
+        CU_ASSERT_EQUAL(t->bytes, (size_t)(8 * total));
+    }
+}
+
+/* Tensor `name` of a and the bytes [from, from + bytes) of tensor `name` of b are the same. */
+static int same_slice(const ck_features_file *a, const ck_features_file *b, const char *name,
+                      size_t from, size_t bytes)
+{
+    const ck_tensor_view *x = ck_features_tensor(a, name), *y = ck_features_tensor(b, name);
+    return x != NULL && y != NULL && x->bytes == bytes && from + bytes <= y->bytes &&
+           memcmp(x->data, (const char *)y->data + from, bytes) == 0;
+}
+
+/* Three lines (speech20, speech8, speech4 of the capture) at speed 1.3: the file's f0 and n are the
+ * bits of ck_model_prosody on the same lines, at 1 and 2 threads; each line run alone gives the
+ * bits of its slice of the three-line file. */
+static void test_curves_equal_the_api(void)
+{
+    static const char *const lines[] = {"ði dˈɔɡ ɹˈæn hˈOm.", "ði ˈAs", "ði"};
+    char text[256];
+    snprintf(text, sizeof text, "%s\n%s\n%s\n", lines[0], lines[1], lines[2]);
+    ck_features_file *one = run_one("cv1", text, "--voice synthetic --speed 1.3 -t 1");
+    ck_features_file *two = run_one("cv2", text, "--voice synthetic --speed 1.3 -t 2");
+    CU_ASSERT_FATAL(one != NULL && two != NULL);
+    check_curve_shapes(one);
+    const ck_tensor_view *f0 = ck_features_tensor(one, "f0"), *n = ck_features_tensor(one, "n");
+    CU_ASSERT_TRUE(same_slice(two, one, "f0", 0, f0->bytes));
+    CU_ASSERT_TRUE(same_slice(two, one, "n", 0, n->bytes));
+    /* the API on the same lines */
+    ck_model_params p = ck_model_default_params();
+    p.circuit = ck_prosody_circuit_path();
+    p.threads = 2;
+    ck_model *m = NULL;
+    ck_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(ck_model_load(&m, &p, &err), CK_OK);
+    ck_lines_params lp = ck_lines_default_params();
+    ck_sequence_set set;
+    CU_ASSERT_EQUAL_FATAL(ck_model_tokenize(m, lines, 3, &lp, &set, &err), CK_OK);
+    ck_prosody api;
+    CU_ASSERT_EQUAL_FATAL(ck_model_prosody(m, &set, "synthetic", 1.3, &api, &err), CK_OK);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(api.f0);
+    CU_ASSERT_EQUAL_FATAL(f0->elements, 2 * api.frame_offsets[3]);
+    CU_ASSERT_EQUAL(memcmp(f0->data, api.f0, f0->bytes), 0);
+    CU_ASSERT_EQUAL(memcmp(n->data, api.n, n->bytes), 0);
+    /* each line alone: its slice of the batch */
+    const ck_tensor_view *frames = ck_features_tensor(one, "frame_offsets");
+    for (size_t k = 0; k < 3; k++) {
+        char name[16], line[64];
+        snprintf(name, sizeof name, "cva%zu", k);
+        snprintf(line, sizeof line, "%s\n", lines[k]);
+        ck_features_file *alone = run_one(name, line, "--voice synthetic --speed 1.3 -t 2");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(alone);
+        check_curve_shapes(alone);
+        size_t from = 8 * (size_t)int_at(frames, k), to = 8 * (size_t)int_at(frames, k + 1);
+        CU_ASSERT_TRUE(same_slice(alone, one, "f0", from, to - from));
+        CU_ASSERT_TRUE(same_slice(alone, one, "n", from, to - from));
+        ck_features_close(alone);
+    }
+    ck_prosody_free(&api);
+    ck_sequence_set_free(&set);
+    ck_model_free(m);
+    /* a circuit without "f0"/"n" outputs: the same durations, neither tensor */
+    char extra[4200];
+    snprintf(extra, sizeof extra, "--voice synthetic --speed 1.3 --circuit %s",
+             ck_test_path("circuits/kokoro_prosody_tokens.json"));
+    ck_features_file *tokens = run_one("cvt", text, extra);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tokens);
+    CU_ASSERT_PTR_NULL(ck_features_tensor(tokens, "f0"));
+    CU_ASSERT_PTR_NULL(ck_features_tensor(tokens, "n"));
+    const ck_tensor_view *d = ck_features_tensor(one, "durations");
+    CU_ASSERT_TRUE(same_slice(tokens, one, "durations", 0, d->bytes));
+    CU_ASSERT_TRUE(same_slice(tokens, one, "frame_offsets", 0, frames->bytes));
+    ck_features_close(tokens);
+    ck_features_close(one);
+    ck_features_close(two);
+}
+
 /* Short phoneme lines: enough for several windows at --max-batch-tokens 512 (a window is 4
  * batches), line `bad` (0: none) a line with nothing in the vocabulary. */
 static void write_corpus(const char *path, int n, int bad)
@@ -213,6 +306,7 @@ static void test_resume_shards_and_skip(void)
     free(skipped);
     CU_ASSERT_EQUAL(ck_features_tensor(f, "offsets")->elements, 150);
     CU_ASSERT_EQUAL(ck_features_tensor(f, "frame_offsets")->elements, 150);
+    check_curve_shapes(f);
     ck_features_close(f);
     /* killed after its first commit; a resume under another speed is refused (its durations
      * would differ); resumed at another thread count: the same bytes */
@@ -245,6 +339,7 @@ int main(void)
         {"durations equal the capture's pred_dur", test_durations_equal_capture},
         {"word times of speech20", test_word_times},
         {"bad --voice and --speed are usage errors", test_bad_voice_and_speed},
+        {"f0 and n equal the API's, alone and in a batch", test_curves_equal_the_api},
         {"resume, shards and skip", test_resume_shards_and_skip},
     };
     return ck_cli_main("cli_prosody", cases, sizeof cases / sizeof cases[0]);

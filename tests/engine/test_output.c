@@ -3,7 +3,10 @@
  * size whatever the number of sequences and skipped lines, resume keeps only what was committed,
  * rows put out of order land in input order, damaged journals or a skip after the mark are
  * rejected naming the field, a same-length edit of any committed journal byte is refused naming the
- * file, resume without a record starts fresh and an unresumable output writes no record. */
+ * file, resume without a record starts fresh and an unresumable output writes no record; a
+ * progress record of version 4 (before the f0/n journals) is refused with "start again without
+ * --resume"; a durations output's f0 and n curves survive a resume in order, and finish refuses
+ * curves that are not 2 values per frame of the durations. */
 #include <cjson/cJSON.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -603,6 +606,121 @@ static void test_commit_rejects_skip_after_mark(void)
     ck_output_free(o);
 }
 
+/* A version 4 record (an older ckbatch's: no f0/n journals) cannot be continued: refused with
+ * CK_E_FORMAT, its version named, the way out said. */
+static void test_resume_refuses_an_old_record_version(void)
+{
+    char record[400], text[4096];
+    const char *path = tmp("v4.st");
+    commit_ten(path);
+    snprintf(record, sizeof record, "%s.partial.json", path);
+    FILE *f = fopen(record, "r+b");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    char *at = strstr(text, "\"version\":5,");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+    at[10] = '4';
+    CU_ASSERT_EQUAL(fseek(f, 0, SEEK_SET), 0);
+    CU_ASSERT_EQUAL(fwrite(text, 1, n, f), n);
+    fclose(f);
+    ck_output_mark mark;
+    ck_error err = {0};
+    ck_output *o = NULL;
+    CU_ASSERT_EQUAL(ck_output_open(&o, path, "features", COLS, &IDENTITY, 1, &mark, &err),
+                    CK_E_FORMAT);
+    CU_ASSERT_PTR_NULL(o);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "progress record version 4, this ckbatch reads "
+                                  "version 5 only"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "start again without --resume"));
+    o = open_out(path, 0, &mark);
+    ck_output_discard(o);
+    ck_output_free(o);
+}
+
+/* Appends sequence i of a durations output with curves: durations {1 + i, 2} (frames 3 + i),
+ * f0 value v = 100 i + v and n value -v for v < 2 x frames, unless `frames` overrides the count
+ * given to append (a caller's mistake finish must catch). */
+static int append_curved(ck_output *o, size_t i, unsigned long long frames)
+{
+    int32_t d[2] = {(int32_t)(1 + i), 2};
+    float f0[16], n[16];
+    for (size_t v = 0; v < 16; v++) {
+        f0[v] = (float)(100 * i + v);
+        n[v] = -(float)v;
+    }
+    ck_error err = {0};
+    int rc = ck_output_put_rows(o, 0, d, 2, &err);
+    rc = rc == CK_OK ? ck_output_append_timed(o, 2, i + 1, 0, 1, "ab", frames, NULL, 0, f0, n,
+                                              &err)
+                     : rc;
+    if (rc != CK_OK) {
+        fprintf(stderr, "    append: %s\n", err.message);
+    }
+    return rc;
+}
+
+static ck_output *open_curved(const char *path, int resume, ck_output_mark *mark)
+{
+    ck_output *o = NULL;
+    ck_error err = {0};
+    if (ck_output_open(&o, path, "durations", 1, &IDENTITY, resume, mark, &err) != CK_OK ||
+        ck_output_set_durations(o, 1, &err) != CK_OK) {
+        fprintf(stderr, "    open: %s\n", err.message);
+    }
+    return o;
+}
+
+static void test_durations_with_curves(void)
+{
+    const char *path = tmp("curves.st");
+    ck_output_mark mark;
+    ck_output *o = open_curved(path, 0, &mark);
+    CU_ASSERT_FATAL(o != NULL);
+    CU_ASSERT_EQUAL_FATAL(append_curved(o, 0, 3), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(append_curved(o, 1, 4), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_output_commit(o, (ck_output_mark){3, 0, 0, 0}, NULL), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(append_curved(o, 7, 10), CK_OK); /* not committed: dropped by resume */
+    ck_output_free(o);
+    o = open_curved(path, 1, &mark);
+    CU_ASSERT_FATAL(o != NULL);
+    CU_ASSERT_EQUAL(mark.line, 3);
+    CU_ASSERT_EQUAL_FATAL(append_curved(o, 2, 5), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_output_commit(o, (ck_output_mark){4, 0, 0, 0}, NULL), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_output_finish(o, NULL), CK_OK);
+    ck_output_free(o);
+    ck_st_file *st = NULL;
+    CU_ASSERT_EQUAL_FATAL(ck_st_open(&st, path, NULL), CK_OK);
+    const ck_st_tensor *f0 = ck_st_find(st, "f0"), *n = ck_st_find(st, "n");
+    CU_ASSERT_FATAL(f0 != NULL && n != NULL);
+    CU_ASSERT_EQUAL(f0->dtype, CK_DTYPE_F32);
+    CU_ASSERT_EQUAL_FATAL(f0->elements, 2 * (3 + 4 + 5));
+    CU_ASSERT_EQUAL_FATAL(n->elements, 2 * (3 + 4 + 5));
+    const size_t first[3] = {0, 6, 14}, count[3] = {6, 8, 10};
+    for (size_t i = 0; i < 3; i++) {
+        for (size_t v = 0; v < count[i]; v++) {
+            float a, b;
+            memcpy(&a, (const char *)f0->data + 4 * (first[i] + v), 4);
+            memcpy(&b, (const char *)n->data + 4 * (first[i] + v), 4);
+            CU_ASSERT_EQUAL(a, (float)(100 * i + v));
+            CU_ASSERT_EQUAL(b, -(float)v);
+        }
+    }
+    ck_st_close(st);
+    unlink(path);
+    /* 3 frames of durations appended with curves for 4: refused at finish, no file */
+    ck_error err = {0};
+    o = open_curved(path, 0, &mark);
+    CU_ASSERT_FATAL(o != NULL);
+    CU_ASSERT_EQUAL_FATAL(append_curved(o, 0, 4), CK_OK);
+    CU_ASSERT_EQUAL(ck_output_finish(o, &err), CK_E_FORMAT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "not 2 values for each of the 3 frames"));
+    struct stat sb;
+    CU_ASSERT_NOT_EQUAL(stat(path, &sb), 0);
+    ck_output_discard(o);
+    ck_output_free(o);
+}
+
 static void test_cleanup(void)
 {
     CU_ASSERT_EQUAL(rmdir(ck_test_tmp_dir()), 0);
@@ -621,4 +739,6 @@ CK_TEST_MAIN("output",
              {"resume refuses record edits", test_resume_refuses_record_edits},
              {"resume without record starts fresh", test_resume_without_record_starts_fresh},
              {"unresumable output writes no record", test_unresumable_writes_no_record},
+             {"resume refuses an old record version", test_resume_refuses_an_old_record_version},
+             {"durations with curves", test_durations_with_curves},
              {"cleanup", test_cleanup})

@@ -171,6 +171,13 @@ static void test_matches_capture(void)
                         ? worst_vs_capture(&f, k, "dur_lstm", cap.dur_lstm, C, 0, &s4)
                         : (s4 = 1.0, 0.0);
         double wg = worst_vs_capture(&f, k, "dur_logits", logits, 50, 0, &s5);
+        char lstm[64] = "not stored";
+        if (ck_st_find(f.cap, lstm_name) != NULL) {
+            snprintf(lstm, sizeof lstm, "%.3g (<= %.3g)", wl, s4);
+        }
+        fprintf(stderr, "\n    %s (T %zu): d_en %.3g (|d_en| <= %.3g) t_en %.3g (<= %.3g) d %.3g "
+                "(<= %.3g) dur_lstm %s dur_logits %.3g (<= %.3g)", CASES[k], n, wd, s2, wt, s1,
+                wdd, s3, lstm, wg, s5);
         CU_ASSERT(wt < 5e-6 && s1 > 0.1);
         CU_ASSERT(wd < 1.2e-5 && s2 > 1.0);
         CU_ASSERT(wdd < 8e-5 && s3 > 1.0);
@@ -191,6 +198,7 @@ static void test_matches_capture(void)
             CU_ASSERT_EQUAL(frames[t], want);
         }
     }
+    fprintf(stderr, "\n    ");
     ck_executor_free(ex);
     teardown(&f);
 }
