@@ -58,7 +58,8 @@ def lstm(x, w, p):
 
 
 def atan2(y, x):
-    """torch.atan2 from atan and where (ONNX has no Atan2): the angle of x + iy in (-pi, pi]."""
+    """torch.atan2 from atan and where (ONNX has no Atan2): the angle of x + iy in (-pi, pi]. y = -0 is
+    taken as +0 (pi, not -pi, for x < 0), as an rfft's +0 imaginary parts of bins 0 and 10 give."""
     safe = torch.where(x == 0, torch.ones_like(x), x)
     base = torch.atan(y / safe)
     neg = torch.where(y >= 0, base + math.pi, base - math.pi)
@@ -241,12 +242,48 @@ def export(w, lex, voice, path):
     return model
 
 
+def self_check():
+    """The export's rewrites against torch on fixed random data (seed 31, a few seconds): stft_har's
+    magnitude vs |torch.stft|, its phase where |X| > 1e-3 (mod 2 pi), istft vs torch.istft, atan2 vs
+    torch.atan2 on a grid with the axes and x = -0. Returns the failures (empty when all pass)."""
+    gen = torch.Generator().manual_seed(31)
+    analysis, synthesis = dft_kernels()
+    x = torch.rand(1, 3000, generator=gen) - 0.5
+    ref = torch.stft(x, N_FFT, HOP, N_FFT, window=kr.window(), return_complex=True)
+    har = stft_har(x, analysis)
+    live = ref.abs() > 1e-3
+    dphase = torch.remainder(har[:, BINS:] - ref.angle() + math.pi, 2 * math.pi) - math.pi
+    mag, phase = torch.rand(1, BINS, 601, generator=gen), 4 * torch.randn(1, BINS, 601, generator=gen)
+    inv = torch.istft(mag * torch.exp(phase * 1j), N_FFT, HOP, N_FFT, window=kr.window())
+    v = torch.tensor([-2.0, -1.0, -0.0, 0.0, 1.0, 3.0])
+    y, xx = v[[0, 1, 3, 4, 5], None].expand(5, 6), v[None, :].expand(5, 6)  # no y = -0: atan2 takes it as +0
+    err = {"stft magnitude": (har[:, :BINS] - ref.abs()).abs().max().item(),
+           "stft phase (|X| > 1e-3)": dphase[live].abs().max().item(),
+           "istft": (istft(mag, phase, synthesis) - inv).abs().max().item(),
+           "atan2 (y, x not both zero)": (atan2(y, xx) - torch.atan2(y, xx))[(y != 0) | (xx != 0)].abs().max().item()}
+    limits = {"stft magnitude": 2e-6, "stft phase (|X| > 1e-3)": 1e-4, "istft": 2e-6,
+              "atan2 (y, x not both zero)": 1e-6}
+    for k, e in err.items():
+        print(f"kokoro_onnx_export: self-check {k}: max abs {e:.3g} (limit {limits[k]:g})")
+    return [k for k in err if not err[k] <= limits[k]]
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", required=True, help="the .onnx file to write")
+    parser.add_argument("--out", help="the .onnx file to write")
+    parser.add_argument("--self-check", action="store_true", help="the STFT/iSTFT/atan2 rewrites vs torch")
     parser.add_argument("--check", metavar="LINES", help="phoneme lines: export module vs reference")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
+    if args.self_check:
+        failed = self_check()
+        if failed:
+            print(f"kokoro_onnx_export: self-check failed: {', '.join(failed)}", file=sys.stderr)
+            return 1
+        if not args.out:
+            return 0
+    if not args.out:
+        parser.error("--out is required (unless --self-check alone)")
     w = kr.load_state(kw.make_weights())
     voice = kw.make_voice()
     lex = ck.Lexicon(ck.KOKORO_DIR)
