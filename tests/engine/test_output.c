@@ -644,8 +644,9 @@ static void test_resume_refuses_an_old_record_version(void)
 static int append_curved(ck_output *o, size_t i, unsigned long long frames)
 {
     int32_t d[2] = {(int32_t)(1 + i), 2};
-    float f0[16], n[16];
-    for (size_t v = 0; v < 16; v++) {
+    float f0[32], n[32]; /* 2 values a frame: frames <= 16 */
+    CU_ASSERT_FATAL(frames <= 16);
+    for (size_t v = 0; v < 32; v++) {
         f0[v] = (float)(100 * i + v);
         n[v] = -(float)v;
     }
