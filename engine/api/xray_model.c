@@ -45,7 +45,8 @@ int ck_xray_run(const ck_xray_params *p, ck_error *err)
         mp.precision = p->precision;
         mp.compiled = p->compiled;
         mp.parity = 1;
-        rc = ck_model_open_for_xray(&m, &mp, ck_xray_session_longest(x), err);
+        rc = ck_model_open_for_xray(&m, &mp, ck_xray_session_longest(x),
+                                    ck_xray_session_frames(x), err);
     }
     if (rc == CK_OK) {
         const ck_xray_engine engine = {.circuit = &m->circuit,

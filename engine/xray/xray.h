@@ -216,6 +216,10 @@ int ck_xray_session_is_speech(const ck_xray_session *x);
 /* Tokens of the session's longest case: the model's batch must hold them. */
 size_t ck_xray_session_longest(const ck_xray_session *x);
 
+/* Frames of the session's longest speech case (the sum of its pred_dur): the model's batch must
+ * hold them; 0 for an encoder capture. */
+size_t ck_xray_session_frames(const ck_xray_session *x);
+
 /* Seed of the synthetic weights: the manifest's "weights"."seed" when it is an exact integer in
  * 0..2^53, else opt->seed. */
 uint64_t ck_xray_session_seed(const ck_xray_session *x);

@@ -222,6 +222,15 @@ size_t ck_xray_session_longest(const ck_xray_session *x)
     return x != NULL ? x->longest : 0;
 }
 
+size_t ck_xray_session_frames(const ck_xray_session *x)
+{
+    size_t frames = 0;
+    for (size_t i = 0; x != NULL && i < x->n_speech; i++) {
+        frames = x->speech[i].frames > frames ? x->speech[i].frames : frames;
+    }
+    return frames;
+}
+
 uint64_t ck_xray_session_seed(const ck_xray_session *x)
 {
     return manifest_seed(x);
