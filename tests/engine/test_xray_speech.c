@@ -3,7 +3,7 @@
  * published budget (circuits/kokoro_speech.xray_budget.json) with the durations equal to pred_dur
  * and the audio's signal-to-error ratio reported; canaries on a one-case copy of the capture: t_en
  * scaled by 1.001 fails at t_en alone, and two durations moved by one frame fail pred_dur naming
- * the token. */
+ * the token; bf16 and a capture to write are refused (CK_E_ARG). */
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <unistd.h>
@@ -226,7 +226,24 @@ static void test_moved_duration_fails_pred_dur(void)
     remove(report);
 }
 
-CK_TEST_MAIN("xray_speech",
+/* What the speech X-Ray does not do is refused before any model opens: bf16, a capture to write. */
+static void test_refusals(void)
+{
+    ck_xray_params o = ck_xray_default_params();
+    o.oracle = ck_test_path(FIXTURE);
+    o.precision = CK_PRECISION_BF16;
+    ck_error err = {0};
+    CU_ASSERT_EQUAL(ck_xray_run(&o, &err), CK_E_ARG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "fp32 parity only"));
+    o.precision = CK_PRECISION_FP32;
+    o.capture_out = "/tmp/ck_test_xray_speech_never.safetensors";
+    err = (ck_error){0};
+    CU_ASSERT_EQUAL(ck_xray_run(&o, &err), CK_E_ARG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "encoder captures only"));
+    CU_ASSERT_EQUAL(access(o.capture_out, F_OK), -1);
+}
+
+CK_TEST_MAIN("xray_speech", {"bf16 and --xray-out refused", test_refusals},
              {"every stage of the 4 cases passes; durations equal; SER reported",
               test_every_stage_passes},
              {"t_en scaled by 1.001 in the oracle fails at t_en alone",
