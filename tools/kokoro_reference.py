@@ -712,9 +712,9 @@ def capture_edges(out_dir, weights, voice, argv):
     print(f"kokoro_reference: {len(data)} bytes in {time.time() - t0:.1f} s", file=sys.stderr)
 
 
-def verify_edges(fixture_dir, weights, voice):
-    """Regenerates both edge cases alone and compares every stored tensor bit for bit; returns 0 on
-    success."""
+def verify_edges(fixture_dir, weights, voice, case_name=None):
+    """Regenerates the edge cases alone (only case_name when given: edge1 takes seconds, edge510 about
+    a minute) and compares their stored tensors bit for bit; returns 0 on success."""
     with open(os.path.join(fixture_dir, EDGE_MANIFEST), encoding="utf-8") as f:
         doc = json.load(f)
     with open(os.path.join(fixture_dir, EDGE_FIXTURE), "rb") as f:
@@ -722,14 +722,18 @@ def verify_edges(fixture_dir, weights, voice):
             print("kokoro_reference: edge fixture SHA-256 does not match its manifest", file=sys.stderr)
             return 1
     pinned = read_safetensors(os.path.join(fixture_dir, EDGE_FIXTURE))
-    cases = edge_inputs(ck.Lexicon(ck.KOKORO_DIR))
+    cases = [c for c in edge_inputs(ck.Lexicon(ck.KOKORO_DIR)) if case_name in (None, c[0])]
+    if not cases:
+        print(f"kokoro_reference: no edge case {case_name!r}", file=sys.stderr)
+        return 1
     fresh = edge_items(cases, run_edges(load_state(weights), voice, cases))
     bad = [name for name, a in fresh if name not in pinned or not np.array_equal(a, pinned[name])]
+    stored = [n for n in pinned if n.split(".", 1)[0] in {c[0] for c in cases}]
     for name in bad:
         print(f"kokoro_reference: {name} differs", file=sys.stderr)
-    print(f"kokoro_reference: edges: {len(fresh) - len(bad)} tensors identical, {len(bad)} differ",
-          file=sys.stderr)
-    return 1 if bad or len(fresh) != len(pinned) else 0
+    print(f"kokoro_reference: {', '.join(c[0] for c in cases)}: {len(fresh) - len(bad)} tensors "
+          f"identical, {len(bad)} differ", file=sys.stderr)
+    return 1 if bad or len(fresh) != len(stored) else 0
 
 
 def main(argv=None):
@@ -738,7 +742,8 @@ def main(argv=None):
     parser.add_argument("--capture", metavar="DIR", help="write the pinned speech capture + manifest here")
     parser.add_argument("--weights-out", metavar="PATH", help="write the 548 synthetic tensors + voice (F32)")
     parser.add_argument("--verify", metavar="DIR", help="regenerate one case and compare with DIR's capture")
-    parser.add_argument("--case", default=CASES[0][0], help="the case --verify regenerates")
+    parser.add_argument("--case", help=f"the case --verify (default {CASES[0][0]}) or --verify-edges "
+                        "(default: both) regenerates")
     parser.add_argument("--capture-edges", metavar="DIR", help="write the token-side edge capture here")
     parser.add_argument("--verify-edges", metavar="DIR", help="regenerate DIR's edge capture, compare bits")
     parser.add_argument("--check-batch", action="store_true", help="padded batch == each sequence alone")
@@ -762,8 +767,9 @@ def main(argv=None):
     if args.capture_edges:
         capture_edges(args.capture_edges, weights, voice, argv)
     status = check_batch(weights, voice, args.noise_scale) if args.check_batch else 0
-    status = max(status, verify_edges(args.verify_edges, weights, voice) if args.verify_edges else 0)
-    return max(status, verify(args.verify, weights, voice, args.case) if args.verify else 0)
+    if args.verify_edges:
+        status = max(status, verify_edges(args.verify_edges, weights, voice, args.case))
+    return max(status, verify(args.verify, weights, voice, args.case or CASES[0][0]) if args.verify else 0)
 
 
 if __name__ == "__main__":
