@@ -274,6 +274,25 @@ def synthesize(seqs, ref_s, speeds, w, noise_scale=1.0, noise_seeds=None, noises
     d_en = torch.zeros(len(seqs), 512, ids.shape[1])
     for b, n in enumerate(lengths.tolist()):  # PL-BERT per sequence: its batch noise is capture_kokoro's
         d_en[b, :, :n] = ck.encoder(ids[b:b + 1, :n], mask[b:b + 1, :n], w, lambda _n, x: x)[0].T
+    results = token_side(seqs, ref_s, speeds, w, d_en, pred_dur)
+    for b, out in enumerate(results):
+        results[b] = frame_side(out, s_dec[b:b + 1], s_pro[b:b + 1], w, noise_scale,
+                                None if noises is None else noises[b],
+                                None if noise_seeds is None else noise_seeds[b])
+    return results
+
+
+def token_side(seqs, ref_s, speeds, w, d_en=None, pred_dur=None):
+    """TextEncoder, DurationEncoder and durations of ONE right-padded batch (d_en [B,512,T] from
+    PL-BERT per sequence when None) -> one dict per sequence: ids, ref_s, speed, d_en, t_en, d,
+    dur_lstm, dur_logits, dur, pred_dur (pred_dur (list) forces the durations)."""
+    lengths = torch.tensor([len(q) for q in seqs])
+    ids, mask = ck.padded_batch(seqs)
+    s_pro = ref_s[:, 128:]
+    if d_en is None:
+        d_en = torch.zeros(len(seqs), 512, ids.shape[1])
+        for b, n in enumerate(lengths.tolist()):
+            d_en[b, :, :n] = ck.encoder(ids[b:b + 1, :n], mask[b:b + 1, :n], w, lambda _n, x: x)[0].T
     t_en = text_encoder(ids, lengths, w)
     d = duration_encoder(d_en, s_pro, lengths, w)
     lstm_out, logits, dur, pdur = durations(d, lengths, torch.as_tensor(speeds, dtype=torch.float32), w)
@@ -284,25 +303,30 @@ def synthesize(seqs, ref_s, speeds, w, noise_scale=1.0, noise_seeds=None, noises
                "d_en": d_en[b, :, :n], "t_en": t_en[b, :, :n], "d": d[b, :n], "dur_lstm": lstm_out[b, :n],
                "dur_logits": logits[b, :n], "dur": dur[b, :n]}
         out["pred_dur"] = pdur[b, :n] if pred_dur is None else torch.as_tensor(pred_dur[b]).long()
-        results.append(frame_side(out, s_dec[b:b + 1], s_pro[b:b + 1], w, noise_scale,
-                                  None if noises is None else noises[b],
-                                  None if noise_seeds is None else noise_seeds[b]))
+        results.append(out)
     return results
+
+
+def prosody_frames(out, s_pro, w):
+    """Alignment (row gather by pred_dur) and F0Ntrain of one sequence: adds en [640,F], asr [512,F],
+    f0n_shared [512,F], F0 [2F], N [2F] to `out`; returns (asr [1,512,F], F0 [1,2F], N [1,2F])."""
+    idx = torch.repeat_interleave(torch.arange(len(out["pred_dur"])), out["pred_dur"])
+    en = out["d"][idx].T[None]                       # [1,640,F] = d^T @ alignment
+    asr = out["t_en"][:, idx][None]                  # [1,512,F] = t_en @ alignment
+    shared, f0, n = f0n(en, s_pro, w)
+    out.update({"en": en[0], "asr": asr[0], "f0n_shared": shared[0], "F0": f0[0], "N": n[0]})
+    return asr, f0, n
 
 
 def frame_side(out, s_dec, s_pro, w, noise_scale, noise, seed):
     """Alignment (row gather), F0Ntrain, decoder and generator of one sequence; fills `out`."""
-    idx = torch.repeat_interleave(torch.arange(len(out["pred_dur"])), out["pred_dur"])
-    frames = len(idx)
-    en = out["d"][idx].T[None]                       # [1,640,F] = d^T @ alignment
-    asr = out["t_en"][:, idx][None]                  # [1,512,F] = t_en @ alignment
-    shared, f0, n = f0n(en, s_pro, w)
+    asr, f0, n = prosody_frames(out, s_pro, w)
+    frames = asr.shape[2]
     if noise is None and seed is not None:
         noise = noise_for(frames, seed)
     elif noise is None:
         noise = torch.zeros(SAMPLES_PER_FRAME * frames, HARMONICS)
-    out.update({"en": en[0], "asr": asr[0], "f0n_shared": shared[0], "F0": f0[0], "N": n[0],
-                "noise": noise})
+    out["noise"] = noise
 
     def keep(name, x):
         out[name] = x[0]
@@ -564,21 +588,174 @@ def verify(fixture_dir, weights, voice, case_name):
     return 1 if bad else 0
 
 
+# ---------------------------------------------------------------- the token-side edge capture
+EDGE_FIXTURE, EDGE_MANIFEST = "kokoro_token_edges.safetensors", "kokoro_token_edges.manifest.json"
+# (case, sentence of PASSAGE, phoneme count, speed, channel stride): the shortest line (1 phoneme,
+# 3 tokens, voice row 0) and the longest chunk (510 phonemes, 512 tokens: every PL-BERT position and
+# voice row 509). The stride keeps every `stride`-th channel (0, stride, ...) of the wide tensors
+# (EDGE_STRIDED) so the 512-token case stays near 2 MB; dur_logits, dur, pred_dur, F0, N are whole.
+# Speed 0.85 on edge510: its durations take 4 values (1 to 4) and none of its sums / speed lies within
+# 0.016 of a rounding tie (1.1 or 1.15 vary more but come within 2e-5 / 3e-4 of one; the manifest
+# records the distance as dur_min_distance_to_half).
+EDGE_CASES = [("edge1", 0, 1, 1.0, 1), ("edge510", 0, 510, 0.85, 8)]
+EDGE_STAGES = ["ids", "ref_s", "speed", "d_en", "t_en", "d", "dur_lstm", "dur_logits", "dur", "pred_dur",
+               "en", "asr", "f0n_shared", "F0", "N"]
+EDGE_STRIDED = {"d_en": 0, "t_en": 0, "d": 1, "dur_lstm": 1, "en": 0, "asr": 0, "f0n_shared": 0}  # axis
+EDGE_BATCH_WITH = "speech4"  # the existing case batched with the two edges for the batch check
+
+
+def edge_inputs(lex):
+    """[(name, text, phonemes, ids, speed, stride)] of EDGE_CASES; ids are [0, *vocab ids, 0]."""
+    out = []
+    for name, sentence, count, speed, stride in EDGE_CASES:
+        text, ph = ck.exact_utterance(lex, count, sentence)
+        out.append((name, text, ph, lex.ids(ph), speed, stride))
+    return out
+
+
+def run_edges(w, voice, cases):
+    """Token side + alignment + F0Ntrain of each case alone ([out dict] in case order)."""
+    ref_s = style_rows(voice, [len(c[2]) for c in cases])
+    res = []
+    with torch.no_grad():
+        for i, c in enumerate(cases):
+            out = token_side([c[3]], ref_s[i:i + 1], [c[4]], w)[0]
+            prosody_frames(out, ref_s[i:i + 1, 128:], w)
+            res.append(out)
+    return res
+
+
+def edge_items(cases, results):
+    """Fixture items (name, ndarray): per case EDGE_STAGES, the EDGE_STRIDED ones cut to every
+    stride-th channel (same layout as the speech capture otherwise)."""
+    items = []
+    for c, out in zip(cases, results):
+        for st in EDGE_STAGES:
+            x = out[st]
+            if st in EDGE_STRIDED and c[5] > 1:
+                x = x[::c[5]] if EDGE_STRIDED[st] == 0 else x[:, ::c[5]]
+            items.append((f"{c[0]}.{st}", to_numpy(x)))
+    return items
+
+
+def edge_batch_diff(w, voice, cases):
+    """{stage: max |batch - alone|} over the token stages: the edge cases and EDGE_BATCH_WITH as ONE
+    padded token-side batch against each alone (the frame stages run per sequence: with equal
+    pred_dur they see only the token stages' differences)."""
+    lex = ck.Lexicon(ck.KOKORO_DIR)
+    extra = [c for c in case_inputs(lex) if c[0] == EDGE_BATCH_WITH][0]
+    seqs = [c[3] for c in cases] + [extra[3]]
+    speeds = [c[4] for c in cases] + [extra[4]]
+    ref_s = style_rows(voice, [len(c[2]) for c in cases] + [len(extra[2])])
+    with torch.no_grad():
+        batched = token_side(seqs, ref_s, speeds, w)
+        alone = [token_side([q], ref_s[i:i + 1], [speeds[i]], w)[0] for i, q in enumerate(seqs)]
+    res = {}
+    for st in INPUTS[:3] + TOKEN_STAGES:
+        worst = 0.0
+        for a, b in zip(alone, batched):
+            if a[st].shape != b[st].shape:
+                worst = float("inf")
+                break
+            worst = max(worst, float((a[st].double() - b[st].double()).abs().max()))
+        res[st] = float(f"{worst:.3g}")
+    return res
+
+
+def edge_manifest(data, cases, results, batch_diff, argv):
+    with open(os.path.abspath(__file__), "rb") as f:
+        script_sha = ck.sha256_hex(f.read())
+    cases_doc = {}
+    for c, r in zip(cases, results):
+        dur = r["dur"].double()
+        tie = (dur - torch.floor(dur) - 0.5).abs().min()   # closest distance to a rounding tie
+        hist = torch.bincount(r["pred_dur"]).tolist()
+        cases_doc[c[0]] = {
+            "text": c[1], "phonemes": c[2], "tokens": len(c[3]), "speed": c[4], "voice_row": len(c[2]) - 1,
+            "channel_stride": c[5],
+            "strided": {f"{c[0]}.{st}": ("rows" if ax == 0 else "columns") for st, ax in EDGE_STRIDED.items()}
+            if c[5] > 1 else {},
+            "pred_dur": r["pred_dur"].tolist(), "frames": int(r["pred_dur"].sum()),
+            "pred_dur_histogram": {str(k): v for k, v in enumerate(hist) if v},
+            "dur_min_distance_to_half": g4(tie),
+            "F0_range": [g4(r["F0"].min()), g4(r["F0"].max())],
+            "tensors": {f"{c[0]}.{st}": list(x.shape) for st, x in
+                        [(n.split(".", 1)[1], a) for n, a in edge_items([c], [r])]}}
+    return {
+        "fixture": {"file": EDGE_FIXTURE, "sha256": ck.sha256_hex(data)},
+        "oracle": {"torch": torch.__version__, "numpy": np.__version__, "python": sys.version.split()[0],
+                   "script": "tools/kokoro_reference.py", "script_sha256": script_sha, "dtype": "float32",
+                   "torch_threads": 1,
+                   "command": "/usr/bin/python3 tools/kokoro_reference.py " + " ".join(argv)},
+        "weights": {"generator": "splitmix64-uniform-v1", "seed": kw.SEED, "rule": "docs/synthetic-weights.md",
+                    "same_as": MANIFEST},
+        "stages": "token side + alignment + F0Ntrain only (no decoder, generator, noise); each case alone",
+        "subset": "a case with channel_stride k > 1 keeps channels 0, k, 2k, ... of d_en, t_en, en, asr, "
+                  "f0n_shared ([C/k, T or F]) and of d, dur_lstm ([T, C/k]); every other tensor is whole",
+        "cases": cases_doc,
+        "batch_padded_vs_alone_max_abs": {"with": EDGE_BATCH_WITH, "stages": batch_diff},
+    }
+
+
+def capture_edges(out_dir, weights, voice, argv):
+    t0 = time.time()
+    w = load_state(weights)
+    cases = edge_inputs(ck.Lexicon(ck.KOKORO_DIR))
+    results = run_edges(w, voice, cases)
+    batch_diff = edge_batch_diff(w, voice, cases)
+    data = ck.safetensors_bytes(edge_items(cases, results))
+    os.makedirs(out_dir, exist_ok=True)
+    ck.write_file(os.path.join(out_dir, EDGE_FIXTURE), data)
+    doc = edge_manifest(data, cases, results, batch_diff, argv)
+    ck.write_file(os.path.join(out_dir, EDGE_MANIFEST),
+                  (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+    print(f"kokoro_reference: {len(data)} bytes in {time.time() - t0:.1f} s", file=sys.stderr)
+
+
+def verify_edges(fixture_dir, weights, voice, case_name=None):
+    """Regenerates the edge cases alone (only case_name when given: edge1 takes seconds, edge510 about
+    a minute) and compares their stored tensors bit for bit; returns 0 on success."""
+    with open(os.path.join(fixture_dir, EDGE_MANIFEST), encoding="utf-8") as f:
+        doc = json.load(f)
+    with open(os.path.join(fixture_dir, EDGE_FIXTURE), "rb") as f:
+        if ck.sha256_hex(f.read()) != doc["fixture"]["sha256"]:
+            print("kokoro_reference: edge fixture SHA-256 does not match its manifest", file=sys.stderr)
+            return 1
+    pinned = read_safetensors(os.path.join(fixture_dir, EDGE_FIXTURE))
+    cases = [c for c in edge_inputs(ck.Lexicon(ck.KOKORO_DIR)) if case_name in (None, c[0])]
+    if not cases:
+        print(f"kokoro_reference: no edge case {case_name!r}", file=sys.stderr)
+        return 1
+    fresh = edge_items(cases, run_edges(load_state(weights), voice, cases))
+    bad = [name for name, a in fresh if name not in pinned or not np.array_equal(a, pinned[name])]
+    stored = [n for n in pinned if n.split(".", 1)[0] in {c[0] for c in cases}]
+    for name in bad:
+        print(f"kokoro_reference: {name} differs", file=sys.stderr)
+    print(f"kokoro_reference: {', '.join(c[0] for c in cases)}: {len(fresh) - len(bad)} tensors "
+          f"identical, {len(bad)} differ", file=sys.stderr)
+    return 1 if bad or len(fresh) != len(stored) else 0
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--capture", metavar="DIR", help="write the pinned speech capture + manifest here")
     parser.add_argument("--weights-out", metavar="PATH", help="write the 548 synthetic tensors + voice (F32)")
     parser.add_argument("--verify", metavar="DIR", help="regenerate one case and compare with DIR's capture")
-    parser.add_argument("--case", default=CASES[0][0], help="the case --verify regenerates")
+    parser.add_argument("--case", help=f"the case --verify (default {CASES[0][0]}) or --verify-edges "
+                        "(default: both) regenerates")
+    parser.add_argument("--capture-edges", metavar="DIR", help="write the token-side edge capture here")
+    parser.add_argument("--verify-edges", metavar="DIR", help="regenerate DIR's edge capture, compare bits")
     parser.add_argument("--check-batch", action="store_true", help="padded batch == each sequence alone")
     parser.add_argument("--check-stft", metavar="DIR", help="DIR's capture vs the explicit STFT recipes")
     parser.add_argument("--noise-scale", type=float, default=1.0, help="SineGen noise multiplier (0: none)")
     args = parser.parse_args(argv)
     if args.check_stft:
         return check_stft(args.check_stft)
-    if not (args.capture or args.weights_out or args.verify or args.check_batch):
-        parser.error("give --capture, --weights-out, --verify, --check-batch or --check-stft")
+    if not (args.capture or args.weights_out or args.verify or args.check_batch or args.capture_edges or
+            args.verify_edges):
+        parser.error("give --capture, --capture-edges, --weights-out, --verify, --verify-edges, "
+                     "--check-batch or --check-stft")
     torch.set_num_threads(1)
     weights, voice = kw.make_weights(), kw.make_voice()
     kw.check_generator(weights, voice)
@@ -587,8 +764,12 @@ def main(argv=None):
         ck.write_file(args.weights_out, ck.safetensors_bytes(items))
     if args.capture:
         capture(args.capture, weights, voice, args.noise_scale, argv)
+    if args.capture_edges:
+        capture_edges(args.capture_edges, weights, voice, argv)
     status = check_batch(weights, voice, args.noise_scale) if args.check_batch else 0
-    return max(status, verify(args.verify, weights, voice, args.case) if args.verify else 0)
+    if args.verify_edges:
+        status = max(status, verify_edges(args.verify_edges, weights, voice, args.case))
+    return max(status, verify(args.verify, weights, voice, args.case or CASES[0][0]) if args.verify else 0)
 
 
 if __name__ == "__main__":

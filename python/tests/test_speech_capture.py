@@ -1,5 +1,6 @@
 """The pinned speech capture (tests/fixtures/speech) still matches tools/kokoro_reference.py: one case
-regenerated with Debian's torch and compared bit for bit (about 5 s); skipped where that torch is absent."""
+regenerated with Debian's torch and compared bit for bit (about 5 s), and the 1-phoneme case of the
+token-side edge capture (kokoro_token_edges.*, a few seconds); skipped where that torch is absent."""
 import os
 import subprocess
 
@@ -26,3 +27,19 @@ def test_speech4_regenerates_bit_for_bit():
                          capture_output=True, text=True, timeout=120, env=env)
     assert run.returncode == 0, run.stderr
     assert "0 differ" in run.stderr
+
+
+def test_edge1_regenerates_bit_for_bit():
+    probe = subprocess.run([PYTHON, "-c", "import torch, numpy"], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip("Debian's python3-torch / python3-numpy are not installed")
+    tool = os.path.join(SOURCE, "tools", "kokoro_reference.py")
+    fixture = os.path.join(SOURCE, "tests", "fixtures", "speech")
+    env = dict(os.environ)
+    if os.path.isdir(REFERENCE_BLAS):
+        env["LD_LIBRARY_PATH"] = REFERENCE_BLAS + ":" + env.get("LD_LIBRARY_PATH", "")
+    # edge510 is left to `--verify-edges` by hand (about a minute: the Python LSTM over 1538 frames)
+    run = subprocess.run([PYTHON, tool, "--verify-edges", fixture, "--case", "edge1"],
+                         capture_output=True, text=True, timeout=120, env=env)
+    assert run.returncode == 0, run.stderr
+    assert "edge1: 15 tensors identical, 0 differ" in run.stderr
