@@ -241,7 +241,9 @@ static int frame_limits(ck_executor *ex, ck_error *err)
             return ck_fail(err, CK_E_MEMORY, "executor: out of memory for frame offsets");
         }
     }
-    return CK_OK;
+    ex->predicted = calloc(tokens ? tokens : 1, sizeof *ex->predicted);
+    return ex->predicted != NULL ? CK_OK
+                                 : ck_fail(err, CK_E_MEMORY, "executor: out of memory for durations");
 }
 
 /* int8 runs only on an int8 dot-product instruction (without one oneDNN 2.6 uses VPMADDUBSW, whose
@@ -457,6 +459,8 @@ static int set_frames(ck_executor *ex, ck_error *err)
                            ">= 1 frame", t, (int)ex->forced[t]);
         }
     }
+    memcpy(ex->predicted, dur, ex->tokens * sizeof *dur); /* the op's own, for X-Ray */
+    ex->predicted_ready = 1;
     if (ex->forced != NULL) {
         memcpy(dur, ex->forced, ex->tokens * sizeof *dur);
     }
@@ -598,6 +602,7 @@ int ck_executor_run(ck_executor *ex, const int32_t *ids, const size_t *offsets, 
     }
     ex->output_ready = -1;
     ex->frames_ready = 0;
+    ex->predicted_ready = 0;
     int rc = check_batch(ex, ids, offsets, n_seqs, output_buffer, out != NULL, out_count, err);
     if (rc != CK_OK) {
         return rc;
@@ -725,6 +730,17 @@ int ck_executor_set_durations(ck_executor *ex, const int32_t *durations, size_t 
     ex->forced = durations;
     ex->forced_count = count;
     return CK_OK;
+}
+
+const int32_t *ck_executor_predicted_durations(const ck_executor *ex, size_t *count)
+{
+    if (ex == NULL || !ex->predicted_ready || ex->output_ready < 0) {
+        return NULL;
+    }
+    if (count != NULL) {
+        *count = ex->tokens;
+    }
+    return ex->predicted;
 }
 
 int ck_executor_set_max_frames(ck_executor *ex, size_t max_frames, ck_error *err)
@@ -990,6 +1006,7 @@ void ck_executor_free(ck_executor *ex)
     for (size_t k = 0; k <= CK_FRAME_DIMS_MAX; k++) {
         free(ex->row_offsets[k]);
     }
+    free(ex->predicted);
     free(ex->linears);
     free(ex->weights);
     free(ex);

@@ -30,6 +30,9 @@ struct ck_executor {
     const float *speed;         /* [style_rows] or NULL */
     const int32_t *forced;      /* ck_executor_set_durations: [forced_count] or NULL */
     size_t forced_count;
+    int32_t *predicted;         /* [max_batch_tokens] the duration op's own values of the last run,
+                                   before forced ones replaced them (circuits with frames dims) */
+    int predicted_ready;        /* 1 once this run's duration op has run */
     uint64_t noise_seed;        /* ck_executor_set_noise: the key and per-sequence line, chunk */
     const uint64_t *noise_line;
     const uint32_t *noise_chunk;
