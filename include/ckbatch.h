@@ -296,13 +296,26 @@ typedef enum {
     CK_OP_CLASS_LAYER_NORM = 3, /* residual add + LayerNorm */
     CK_OP_CLASS_GELU = 4,       /* gelu_new when not fused (parity) */
     CK_OP_CLASS_OTHER = 5,
+    CK_OP_CLASS_CONVOLUTION = 6, /* conv1d (im2col + oneDNN matmul), conv_transpose1d (oneDNN
+                                    matmul + col2im, and the depthwise k3 s2 upsample): the speech
+                                    circuits' convolutions */
+    CK_OP_CLASS_LSTM = 7,        /* the BiLSTMs' recurrent steps (their input projections are
+                                    linears) */
     CK_OP_CLASS_COUNT
 } ck_op_class;
 
-/* "embedding", "linear", "attention", "layer_norm", "gelu_new", "other"; "" outside the enum. */
+/* "embedding", "linear", "attention", "layer_norm", "gelu_new", "other", "convolution", "lstm";
+ * "" outside the enum. */
 CK_API const char *ck_op_class_name(ck_op_class op_class);
 /* Seconds (see ck_op_class); 0 for NULL or a class outside the enum. */
 CK_API double ck_model_op_seconds(const ck_model *model, ck_op_class op_class);
+/* Floating-point operations (a multiply-add counts 2) the model's ops of op_class performed over
+ * the same span as ck_model_op_seconds, counted from each op's shape and the rows it wrote (the
+ * matmuls, the attention products, the convolutions and the LSTM steps; the norms, activations
+ * and the rest count 0), so ck_model_op_flops / ck_model_op_seconds is the class's achieved
+ * FLOP/s. Interpreted runs only: 0 on a model opened with a generated library, for NULL or a class
+ * outside the enum. Reset with ck_model_reset_op_seconds. */
+CK_API double ck_model_op_flops(const ck_model *model, ck_op_class op_class);
 CK_API void ck_model_reset_op_seconds(ck_model *model);
 
 /* "sha256:<hex> (<file>)" of the loaded weights, or the demo weights' name and seed. */

@@ -362,8 +362,8 @@ void ck_model_free(ck_model *m)
 
 const char *ck_op_class_name(ck_op_class c)
 {
-    static const char *const names[CK_OP_CLASS_COUNT] = {"embedding", "linear", "attention",
-                                                         "layer_norm", "gelu_new", "other"};
+    static const char *const names[CK_OP_CLASS_COUNT] = {
+        "embedding", "linear", "attention", "layer_norm", "gelu_new", "other", "convolution", "lstm"};
     return (unsigned)c < CK_OP_CLASS_COUNT ? names[c] : "";
 }
 
@@ -371,6 +371,13 @@ const char *ck_op_class_name(ck_op_class c)
 double ck_model_op_seconds(const ck_model *m, ck_op_class c)
 {
     return m != NULL && (unsigned)c < CK_OP_CLASS_COUNT ? ck_executor_class_seconds(m->executor, c)
+                                                        : 0.0;
+}
+
+/* The op table's flops column (ck_op_def.flops) times the rows each step wrote. */
+double ck_model_op_flops(const ck_model *m, ck_op_class c)
+{
+    return m != NULL && (unsigned)c < CK_OP_CLASS_COUNT ? ck_executor_class_flops(m->executor, c)
                                                         : 0.0;
 }
 

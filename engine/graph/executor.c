@@ -492,6 +492,26 @@ static int set_frames(ck_executor *ex, ck_error *err)
     return CK_OK;
 }
 
+/* Floating-point operations of step s over the batch being run: the table's flops column (per row
+ * of its output) times the output's rows; on token rows per sequence, since attention's depend on
+ * the sequence's length. 0 for an op without a flops column. */
+static double step_flops(const ck_executor *ex, const ck_step *s)
+{
+    const ck_op *op = &ex->circuit->ops[s->op];
+    if (s->def->flops == NULL) {
+        return 0.0;
+    }
+    if (s->out_frames != 0) {
+        return (double)rows_of(ex, s->out_frames) * s->def->flops(ex->circuit, op, 0);
+    }
+    double flops = 0.0;
+    for (size_t q = 0; q < ex->batch.n_seqs; q++) {
+        size_t len = ex->batch.offsets[q + 1] - ex->batch.offsets[q];
+        flops += (double)len * s->def->flops(ex->circuit, op, len);
+    }
+    return flops;
+}
+
 /* Steps [first, end) as one row-local run (steps.h, ck_step_rows). */
 static int run_rows(ck_executor *ex, size_t first, size_t end, ck_error *err)
 {
@@ -500,6 +520,7 @@ static int run_rows(ck_executor *ex, size_t first, size_t end, ck_error *err)
     for (size_t j = 0; j < n; j++) {
         const ck_step *s = &ex->program.steps[first + j];
         items[j] = (ck_step_row_item){s->variant->rows, &s->args, (int)s->kind};
+        ex->op_flops[s->kind] += step_flops(ex, s);
     }
     int rc = ck_step_rows(batch_of(ex, ex->program.steps[first].rows_frames), items, n,
                           ex->op_seconds);
@@ -539,6 +560,7 @@ static int run_steps(ck_executor *ex, ck_capture_fn capture, void *capture_ctx, 
         double t0 = seconds_now();
         int rc = s->variant->fn(batch_of(ex, s->rows_frames), &s->args);
         ex->op_seconds[s->kind] += seconds_now() - t0;
+        ex->op_flops[s->kind] += step_flops(ex, s);
         if (rc != CK_OK) {
             const ck_op *op = &c->ops[s->op];
             return ck_fail(err, rc, "%s: op %zu \"%s\" (application %d): %s", c->path,
@@ -700,6 +722,7 @@ void ck_executor_reset_op_seconds(ck_executor *ex)
 {
     if (ex != NULL) {
         memset(ex->op_seconds, 0, sizeof ex->op_seconds);
+        memset(ex->op_flops, 0, sizeof ex->op_flops);
     }
     if (ex != NULL && ex->compiled != NULL) {
         ex->opt.compiled->reset_op_seconds(ex->compiled);
@@ -876,6 +899,15 @@ double ck_executor_class_seconds(const ck_executor *ex, ck_op_class op_class)
         t += ck_op_defs[k].op_class == op_class ? ck_executor_op_seconds(ex, (ck_op_kind)k) : 0.0;
     }
     return t;
+}
+
+double ck_executor_class_flops(const ck_executor *ex, ck_op_class op_class)
+{
+    double flops = 0.0;
+    for (int k = 0; ex != NULL && k < CK_OP_KIND_COUNT; k++) {
+        flops += ck_op_defs[k].op_class == op_class ? ex->op_flops[k] : 0.0;
+    }
+    return flops;
 }
 
 /* ---- the speech part of the dispatch ---- */

@@ -177,6 +177,11 @@ ck_dtype ck_executor_op_dtype(const ck_executor *ex, ck_op_kind kind);
 /* Seconds (ck_executor_op_seconds) of the op kinds whose row counts them as op_class; OTHER also
  * has the rest of each run. ck_model_op_seconds. */
 double ck_executor_class_seconds(const ck_executor *ex, ck_op_class op_class);
+/* Floating-point operations (a multiply-add is 2) of the op kinds whose row counts them as
+ * op_class, over every interpreted run since init or the last ck_executor_reset_op_seconds: the
+ * table's flops column times the rows each step wrote. 0 for a generated library's runs and for
+ * NULL. ck_model_op_flops. */
+double ck_executor_class_flops(const ck_executor *ex, ck_op_class op_class);
 
 /* "linear=bf16 attention=f32 layer_norm=f32 gelu_new=f32": NAME=ck_executor_op_dtype for each kind
  * whose row has a dispatch_name, in kind order, then "+DTYPE" for each other dtype a step of that

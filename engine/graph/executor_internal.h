@@ -50,6 +50,8 @@ struct ck_executor {
     int frames_ready;           /* 1 once this run's frame offsets are set */
     double op_seconds[CK_OP_KIND_COUNT + 1]; /* wall time per op kind since init or reset; the last
                                                 slot: filling inputs, the finite check, copy-out */
+    double op_flops[CK_OP_KIND_COUNT]; /* floating-point operations per op kind since init or reset,
+                                          from the table's flops column (interpreted runs only) */
 };
 
 /* Base of a buffer in the activation arena. */
