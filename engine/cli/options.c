@@ -165,6 +165,11 @@ int ck_cli_parse_size(const char *s, unsigned long long min, unsigned long long 
  * let two launchers disagree on the split: refused before any work). */
 static int parse_shard(const char *arg, ck_corpus_params *c)
 {
+    return ck_cli_parse_shard(arg, &c->shard_index, &c->shard_count);
+}
+
+int ck_cli_parse_shard(const char *arg, size_t *index, size_t *count)
+{
     unsigned long long i = 0, n = 0;
     char head[32];
     const char *slash = strchr(arg, '/');
@@ -178,8 +183,8 @@ static int parse_shard(const char *arg, ck_corpus_params *c)
     if (parse_size(slash + 1, 1, CK_SHARDS_MAX, &n) != 0 || parse_size(head, 0, n - 1, &i) != 0) {
         return usage_error("--shard %s: expected I/N with 0 <= I < N <= 1000000", arg);
     }
-    c->shard_index = (size_t)i;
-    c->shard_count = (size_t)n;
+    *index = (size_t)i;
+    *count = (size_t)n;
     return 0;
 }
 
