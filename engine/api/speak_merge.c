@@ -244,8 +244,8 @@ int ck_merge_speak_shards(const char *output, const char *const *paths, size_t n
     }
     rc = rc == CK_OK ? order_shards(s, n, by, err) : rc;
     for (size_t i = 0; rc == CK_OK && i < n; i++) {
-        ck_log(log, log_ctx, CK_LOG_INFO, "merge: shard %zu/%zu: %s: lines %zu..%zu, %llu samples",
-               i, n, by[i]->path, by[i]->first_line - 1, by[i]->first_line + by[i]->lines - 2,
+        ck_log(log, log_ctx, CK_LOG_INFO, "merge: shard %zu/%zu: %s: %zu lines from line %zu, "
+               "%llu samples", i, n, by[i]->path, by[i]->lines, by[i]->first_line - 1,
                (unsigned long long)by[i]->samples);
     }
     rc = rc == CK_OK ? write_merged(output, by, n, one_file, sum, err) : rc;
