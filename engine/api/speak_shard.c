@@ -10,8 +10,9 @@
 
 char *ck_speak_shard_file(const ck_speak_params *p, const char *path)
 {
-    size_t n = p->shard_count == 0 ? strlen(path) + 1
-                                   : ck_shard_path(NULL, 0, path, p->shard_index, p->shard_count) + 1;
+    size_t n = p->shard_count == 0
+                   ? strlen(path) + 1
+                   : ck_shard_path(NULL, 0, path, p->shard_index, p->shard_count) + 1;
     char *s = malloc(n);
     if (s != NULL && p->shard_count == 0) {
         memcpy(s, path, n);

@@ -76,10 +76,10 @@ int ck_merge_main(int argc, char **argv)
                "FILE.shard-*-of-* file) into FILE, the file one unsharded run writes; refused unless\n"
                "they are exactly shards 0..N-1 of one split of one input, run with the same weights\n"
                "and options.\n"
-               "FILE ending in .wav: joins `ckbatch speak --shard I/N ... -o FILE.wav` (the shards'\n"
-               "WAVs and their .jsonl sidecars) into FILE.wav and FILE.wav.jsonl; FILE a directory:\n"
-               "joins its timestamps.jsonl.shard-*-of-* into FILE/timestamps.jsonl (its WAVs are\n"
-               "final already). Either way the single run's bytes.\n");
+               "FILE ending in .wav: joins `ckbatch speak --shard I/N ... -o FILE.wav` (the\n"
+               "shards' WAVs and .jsonl sidecars) into FILE.wav and FILE.wav.jsonl; FILE a\n"
+               "directory: joins its timestamps.jsonl.shard-*-of-* into FILE/timestamps.jsonl\n"
+               "(its WAVs are final already). Either way the single run's bytes.\n");
         return EXIT_SUCCESS;
     }
     const char *out = NULL;

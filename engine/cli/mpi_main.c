@@ -1,10 +1,11 @@
 /* mpi_main.c - ckbatch-mpi, the MPI front end: one rank per process (mpirun, srun --mpi=pmix),
  * each encoding range `rank` of ck_shard_split(input, rank, size) into the one output file, in
- * place (ck_rank_*, include/ckbatch.h). The only file of ckbatch that includes mpi.h: it moves the
- * ranks' counts between them, waits without spinning, prints (every line "ckbatch: rank r/N
- * (host): ...", except the bad line of --on-error stop, printed once exactly as ckbatch prints it)
- * and picks the exit code: 0, 1 (input or runtime error), 2 usage, 3 resume refused (CK_E_STATE).
- * Computes nothing itself. */
+ * place (ck_rank_*, include/ckbatch.h); `ckbatch-mpi speak` speaks shard `rank` of the input
+ * and rank 0 joins the shards (ck_merge_speak_shards). The only file of ckbatch that includes
+ * mpi.h: it moves the ranks' counts between them, waits without spinning, prints (every line
+ * "ckbatch: rank r/N (host): ...", except the bad line of --on-error stop, printed once exactly as
+ * ckbatch prints it) and picks the exit code: 0, 1 (input or runtime error), 2 usage, 3 resume
+ * refused (CK_E_STATE), 4 (speak: written, lines skipped). Computes nothing itself. */
 #define _GNU_SOURCE /* gethostname, RUSAGE_SELF */
 #include <fcntl.h>
 #include <limits.h>

@@ -98,7 +98,8 @@ static int same_header(const wav_part *a, const wav_part *b)
         return 0;
     }
     for (size_t i = 0; i < a->head_bytes; i++) {
-        int size_byte = (i >= 4 && i < 8) || (a->fact_at > 0 && i >= a->fact_at && i < a->fact_at + 4)
+        int size_byte = (i >= 4 && i < 8)
+                        || (a->fact_at > 0 && i >= a->fact_at && i < a->fact_at + 4)
                         || (i >= a->data_size_at && i < a->data_size_at + 4);
         if (!size_byte && a->head[i] != b->head[i]) {
             return 0;

@@ -1,10 +1,11 @@
 /* test_cli_speak_shard.c - `ckbatch speak --shard I/N` and `ckbatch merge` of its shards, end to end
  * on the embedded synthetic weights (voice "synthetic", six short phoneme lines, one blank): the
- * .wav shards 0/2 and 1/2 (one thread each) keep the input's line numbers and merge into the single run's WAV and
- * sidecar byte for byte (samples appended, sample ranges shifted); directory shards 0..2 of 3
+ * .wav shards 0/2 and 1/2 (one thread each) keep the input's line numbers and merge into the
+ * single run's WAV and sidecar byte for byte (samples appended, sample ranges shifted); directory shards 0..2 of 3
  * write the single run's WAVs and their merged records its timestamps.jsonl; the merge refuses a
  * missing or duplicate shard, shards of another seed or sample format, and a file that is not a
- * shard, naming it, with exit code 1 and nothing written; a bad --shard is a usage error. */
+ * shard, naming it, with exit code 1 and nothing written; a bad --shard is a usage error; under
+ * --on-error skip the shards' error records merge into the single run's sidecar. */
 #include <sys/wait.h>
 
 #include "cli_test.h"
@@ -142,6 +143,34 @@ static void test_directory_shards_equal_single(void)
                                 ck_cli_tmp("d3/timestamps.jsonl")));
 }
 
+/* --on-error skip: the bad lines' error records land in their shards and merge into the single
+ * run's sidecar; each run exits 4. */
+static void test_skipped_lines_merge_to_single(void)
+{
+    ck_cli_write_file(ck_cli_tmp("ids.txt"), "[50,60,70]\n[9999]\n\n[40,41]\n[12,13,14,15]\n"
+                                             "[9999]\n[30,31]\n");
+    char cmd[4096];
+    for (int i = -1; i < 2; i++) {
+        char shard[32] = "";
+        if (i >= 0) {
+            snprintf(shard, sizeof shard, "--shard %d/2", i);
+        }
+        snprintf(cmd, sizeof cmd, "%s speak -q -f ids --voice synthetic --on-error skip %s -i %s "
+                 "-o %s 2>%s", ck_cli_binary(), shard, ck_cli_tmp("ids.txt"),
+                 ck_cli_tmp(i < 0 ? "k1.wav" : "k2.wav"), ck_cli_tmp("stderr"));
+        CU_ASSERT_EQUAL_FATAL(exit_code(system(cmd)), 4);
+    }
+    CU_ASSERT_EQUAL(merge_files("k2.wav", ""), 0);
+    CU_ASSERT(ck_cli_same_bytes(ck_cli_tmp("k1.wav"), ck_cli_tmp("k2.wav")));
+    CU_ASSERT(ck_cli_same_bytes(ck_cli_tmp("k1.wav.jsonl"), ck_cli_tmp("k2.wav.jsonl")));
+    char *j = slurp(ck_cli_tmp("k2.wav.jsonl"));
+    CU_ASSERT_FATAL(j != NULL);
+    CU_ASSERT(strstr(j, "{\"line\":5,\"error\":\"") != NULL);
+    CU_ASSERT(strstr(j, "id 9999 out of range 1..177\"}\n{\"line\":6,\"start_sample\":15600,")
+              != NULL);
+    free(j);
+}
+
 /* A refused merge: exit code 1, `what` on stderr, neither m.wav nor m.wav.jsonl written. */
 static void assert_refused(const char *files, const char *what)
 {
@@ -183,6 +212,7 @@ static const ck_test_case cases[] = {
     {"wav shards 0/2 + 1/2 merged == one run", test_wav_shards_merge_to_single},
     {"directory shards 0..2 of 3 == one run", test_directory_shards_equal_single},
     {"merge refusals write nothing", test_merge_refusals},
+    {"--on-error skip: error records merge to one run's", test_skipped_lines_merge_to_single},
 };
 
 int main(void)
