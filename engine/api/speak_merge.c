@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ck_error.h"
 #include "ck_log.h"
@@ -114,9 +115,26 @@ static int settings_differ(const shard_in *a, const shard_in *b, ck_error *err)
     return rc;
 }
 
+/* The error for missing shard i of count, saying whether a directory's journal of it shows an
+ * unfinished run. */
+static int missing_shard(const char *output, int one_file, size_t i, size_t count, size_t n,
+                         ck_error *err)
+{
+    char base[4096], journal[4200];
+    snprintf(base, sizeof base, "%s/timestamps.jsonl", output);
+    ck_shard_path(journal, sizeof journal - 8, base, i, count);
+    strcat(journal, ".partial");
+    int unfinished = !one_file && access(journal, F_OK) == 0;
+    return ck_fail(err, CK_E_ARG, "shard %zu/%zu is missing (%zu of %zu shards given)%s%s: run "
+                   "`speak --shard %zu/%zu%s` first", i, count, n, count,
+                   unfinished ? "; unfinished: " : "", unfinished ? journal : "", i, count,
+                   unfinished ? " --resume" : "");
+}
+
 /* Puts the shards in index order (by[i] is shard i; by has room for n) and checks that they are
  * 0..N-1 of one split of one input, run with one set of settings. */
-static int order_shards(shard_in *s, size_t n, shard_in **by, ck_error *err)
+static int order_shards(const char *output, int one_file, shard_in *s, size_t n, shard_in **by,
+                        ck_error *err)
 {
     size_t count = s[0].count;
     for (size_t i = 0; i < n; i++) {
@@ -134,8 +152,7 @@ static int order_shards(shard_in *s, size_t n, shard_in **by, ck_error *err)
     }
     for (size_t i = 0; i < count; i++) {
         if (i >= n || by[i] == NULL) { /* n < count: a shard is missing */
-            return ck_fail(err, CK_E_ARG, "shard %zu/%zu is missing (%zu of %zu shards given): "
-                           "run `speak --shard %zu/%zu` first", i, count, n, count, i, count);
+            return missing_shard(output, one_file, i, count, n, err);
         }
     }
     for (size_t i = 0; i < n; i++) {
@@ -242,7 +259,7 @@ int ck_merge_speak_shards(const char *output, const char *const *paths, size_t n
                               : ck_fail(err, CK_E_ARG, "merge: null path %zu", i);
         rc = rc == CK_OK ? count_records(&s[i], err) : rc;
     }
-    rc = rc == CK_OK ? order_shards(s, n, by, err) : rc;
+    rc = rc == CK_OK ? order_shards(output, one_file, s, n, by, err) : rc;
     for (size_t i = 0; rc == CK_OK && i < n; i++) {
         ck_log(log, log_ctx, CK_LOG_INFO, "merge: shard %zu/%zu: %s: %zu lines from line %zu, "
                "%llu samples", i, n, by[i]->path, by[i]->lines, by[i]->first_line - 1,

@@ -1,8 +1,9 @@
 /* test_cli_speak_shard.c - `ckbatch speak --shard I/N` and `ckbatch merge` of its shards, end to end
  * on the embedded synthetic weights (voice "synthetic", six short phoneme lines, one blank): the
  * .wav shards 0/2 and 1/2 (one thread each) keep the input's line numbers and merge into the
- * single run's WAV and sidecar byte for byte (samples appended, sample ranges shifted); directory shards 0..2 of 3
- * write the single run's WAVs and their merged records its timestamps.jsonl; the merge refuses a
+ * single run's WAV and sidecar byte for byte (samples appended, sample ranges shifted); directory
+ * shards 0..2 of 3 write the single run's WAVs and their merged records its timestamps.jsonl (a
+ * shard with only a journal is missing, the journal named); the merge refuses a
  * missing or duplicate shard, shards of another seed or sample format, and a file that is not a
  * shard, naming it, with exit code 1 and nothing written; a bad --shard is a usage error; under
  * --on-error skip the shards' error records merge into the single run's sidecar. */
@@ -138,6 +139,17 @@ static void test_directory_shards_equal_single(void)
     CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("d3/000002.wav")));
     CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("d3/timestamps.jsonl")));
     CU_ASSERT_TRUE(ck_cli_exists(ck_cli_tmp("d3/timestamps.jsonl.shard-00002-of-00003")));
+    /* shard 2's records as an unfinished run leaves them: missing, the journal named */
+    char from[600], to[620];
+    snprintf(from, sizeof from, "%s", ck_cli_tmp("d3/timestamps.jsonl.shard-00002-of-00003"));
+    snprintf(to, sizeof to, "%s.partial", from);
+    CU_ASSERT_EQUAL_FATAL(rename(from, to), 0);
+    CU_ASSERT_EQUAL(merge_files("d3", ""), 1);
+    CU_ASSERT(ck_cli_stderr_has("shard 2/3 is missing (2 of 3 shards given); unfinished: "));
+    CU_ASSERT(ck_cli_stderr_has("timestamps.jsonl.shard-00002-of-00003.partial: run `speak "
+                                "--shard 2/3 --resume` first"));
+    CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("d3/timestamps.jsonl")));
+    CU_ASSERT_EQUAL_FATAL(rename(to, from), 0);
     CU_ASSERT_EQUAL(merge_files("d3", ""), 0);
     CU_ASSERT(ck_cli_same_bytes(ck_cli_tmp("d1/timestamps.jsonl"),
                                 ck_cli_tmp("d3/timestamps.jsonl")));
@@ -188,7 +200,8 @@ static void test_merge_refusals(void)
     CU_ASSERT_EQUAL_FATAL(speak(args), 0);
     snprintf(args, sizeof args, "--shard 1/2 --sample-format f32 -o %s", ck_cli_tmp("f32.wav"));
     CU_ASSERT_EQUAL_FATAL(speak(args), 0);
-    assert_refused("sh.wav.shard-00000-of-00002", "error: shard 1/2 is missing (1 of 2 shards");
+    assert_refused("sh.wav.shard-00000-of-00002", "error: shard 1/2 is missing (1 of 2 shards "
+                   "given): run `speak --shard 1/2` first");
     assert_refused("sh.wav.shard-00000-of-00002 sh.wav.shard-00000-of-00002",
                    "error: shard 0/2 given twice");
     assert_refused("sh.wav.shard-00000-of-00002 seed.wav.shard-00001-of-00002",
