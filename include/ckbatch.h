@@ -555,6 +555,17 @@ typedef struct {
                                       is not spoken again; the result is byte for byte an
                                       uninterrupted run's. Its settings record must equal this
                                       run's (CK_E_STATE naming the key); none: every line spoken */
+    size_t shard_count;            /* 0 (default): every line. N >= 1: only the lines of range
+                                      shard_index of ck_shard_split(input, shard_index, N) (the
+                                      encoder's split), their records and file names keeping the
+                                      input's global line numbers. A .wav output goes to
+                                      ck_shard_path(output, I, N) and its sidecar to that + ".jsonl";
+                                      a directory output keeps OUTPUT/NNNNNN.wav (shards may share
+                                      the directory: no merge needed) and writes its records to
+                                      ck_shard_path(OUTPUT/timestamps.jsonl, I, N). The settings
+                                      record ends with "shard":{index, count, first_line, lines,
+                                      byte_start, byte_end}; ck_merge_speak_shards joins them */
+    size_t shard_index;            /* 0 .. shard_count - 1 */
 } ck_speak_params;
 
 typedef struct {
@@ -708,6 +719,36 @@ typedef struct {
 CK_API int ck_merge_shards(const char *output, const char *const *paths, size_t n,
                            ck_log_fn log, void *log_ctx, ck_merge_summary *summary,
                            ck_error *err);
+
+/* What ck_merge_speak_shards did. */
+typedef struct {
+    size_t shards, lines;          /* shards joined; line records in the merged sidecar */
+    unsigned long long samples;    /* frames of the merged WAV (0 for a directory) */
+    unsigned long long bytes;      /* size of the merged WAV, or of the merged timestamps.jsonl */
+    double seconds;                /* wall time of the merge */
+} ck_speak_merge_summary;
+
+/* Joins the shards of ck_model_speak_file (params.shard_count = N) into what one unsharded run
+ * writes, byte for byte. output ending in ".wav": paths[0..n) (any order) are the shards' WAVs
+ * (OUTPUT.shard-IIIII-of-NNNNN), each with its sidecar PATH.jsonl; OUTPUT gets the samples in
+ * shard order under shard 0's header (sizes patched) and OUTPUT.jsonl the settings record without
+ * its "shard" entry, then every shard's line records, start_sample and end_sample shifted by the
+ * samples of the shards before it (word times are from the line's start: unchanged). Any other
+ * output is a directory: paths are its shards' record files (OUTPUT/timestamps.jsonl.shard-I-of-N)
+ * and only OUTPUT/timestamps.jsonl is written (the WAVs are already the single run's). Before
+ * anything is written it checks that the shards are exactly 0..N-1 of one split (each once, lines
+ * following on, each shard's record count its line count), with equal settings records (input
+ * SHA-256, weights, voice, speed, seed, noise scale, precision, sample format, on_error, engine)
+ * and equal WAV headers apart from their sizes; the message names the shard, its path and the
+ * field ("shard 1/2 (PATH): field \"seed\" differs from shard 0's"), or the missing shard.
+ * Every file is written under a temporary name and renamed when complete. log: INFO lines, may
+ * be NULL; summary may be NULL. Errors: CK_E_ARG (null, n 0, shards that do not fit together),
+ * CK_E_IO, CK_E_FORMAT (not a speak shard: no settings record or "shard" entry, a malformed
+ * record, a WAV that is not ck_model_speak_file's), CK_E_SIZE (the joined WAV would pass 4 GiB),
+ * CK_E_MEMORY. */
+CK_API int ck_merge_speak_shards(const char *output, const char *const *paths, size_t n,
+                                 ck_log_fn log, void *log_ctx, ck_speak_merge_summary *summary,
+                                 ck_error *err);
 
 /* ---- more than one machine: ranks writing one file in place (ckbatch-mpi) ----
  *

@@ -25,10 +25,11 @@ static const char *const usage_text[] = {
     "       ckbatch --parity --xray-oracle B.safetensors [--report R.json]\n"
     "       ckbatch xray --candidate A --oracle B [--profile P] [--report R]\n"
     "       ckbatch --shard I/N [options] --input FILE --output FILE\n"
-    "       ckbatch merge -o FILE [SHARD...]\n"
+    "       ckbatch merge -o FILE [SHARD...]    (FILE.wav or a directory: speak --shard's)\n"
     "       ckbatch compile [--circuit C] [--precision P] [--parity] [--max-batch-tokens N]\n"
     "                       [--cc CC] [--cflag FLAG] [-q] -o DIR\n"
     "       mpirun -np N ckbatch-mpi [options] --input FILE --output FILE   (-DCK_MPI=ON builds)\n"
+    "       mpirun -np N ckbatch-mpi speak [speak options] -i INPUT -o OUT\n"
     "       ckbatch make-demo-weights OUT.safetensors [--seed N]\n"
     "       ckbatch weights inspect F | ckbatch weights hash F > MANIFEST.json\n"
     "       ckbatch --help | --version       (every subcommand takes --help too)\n"
@@ -168,6 +169,11 @@ int ck_cli_parse_size(const char *s, unsigned long long min, unsigned long long 
  * let two launchers disagree on the split: refused before any work). */
 static int parse_shard(const char *arg, ck_corpus_params *c)
 {
+    return ck_cli_parse_shard(arg, &c->shard_index, &c->shard_count);
+}
+
+int ck_cli_parse_shard(const char *arg, size_t *index, size_t *count)
+{
     unsigned long long i = 0, n = 0;
     char head[32];
     const char *slash = strchr(arg, '/');
@@ -181,8 +187,8 @@ static int parse_shard(const char *arg, ck_corpus_params *c)
     if (parse_size(slash + 1, 1, CK_SHARDS_MAX, &n) != 0 || parse_size(head, 0, n - 1, &i) != 0) {
         return usage_error("--shard %s: expected I/N with 0 <= I < N <= 1000000", arg);
     }
-    c->shard_index = (size_t)i;
-    c->shard_count = (size_t)n;
+    *index = (size_t)i;
+    *count = (size_t)n;
     return 0;
 }
 
