@@ -69,10 +69,12 @@ static int stop_requested(void *ctx)
     return speak_stop != 0;
 }
 
-/* TEST-ONLY hook (docs/speak.md): CK_TEST_SPEAK_KILL_AFTER_LINES=N makes the run SIGKILL itself as
- * soon as N lines are recorded (durable: the progress callback comes after the journal's sync), a
- * kill at a deterministic point for the resume tests. */
+/* TEST-ONLY hook (docs/speak.md): CK_TEST_SPEAK_KILL_AFTER_LINES=N makes the run send itself
+ * SIGKILL (or the signal number CK_TEST_SPEAK_KILL_SIGNAL, e.g. 15: SIGTERM, what Ctrl-C's path
+ * does) once, as soon as N lines are recorded (durable: the progress callback comes after the
+ * journal's sync), a kill at a deterministic point for the resume tests. */
 static size_t kill_after_lines;
+static int kill_signal = SIGKILL;
 
 static void progress_stderr(void *ctx, const ck_speak_progress *g);
 
@@ -82,8 +84,10 @@ static void progress_kill_hook(void *ctx, const ck_speak_progress *g)
     if (!*quiet) {
         progress_stderr(ctx, g);
     }
-    if (!g->final && g->lines_done >= kill_after_lines) {
-        raise(SIGKILL);
+    static int fired;
+    if (!g->final && !fired && g->lines_done >= kill_after_lines) {
+        fired = 1;
+        raise(kill_signal);
     }
 }
 
@@ -243,6 +247,9 @@ int ck_speak_main(int argc, char **argv)
     const char *hook = getenv("CK_TEST_SPEAK_KILL_AFTER_LINES");
     if (hook != NULL && ck_cli_parse_size(hook, 1, SIZE_MAX, &kill_after) == 0) {
         kill_after_lines = (size_t)kill_after;
+        const char *sig = getenv("CK_TEST_SPEAK_KILL_SIGNAL");
+        unsigned long long n = 0;
+        kill_signal = sig != NULL && ck_cli_parse_size(sig, 1, 64, &n) == 0 ? (int)n : SIGKILL;
         sp.progress = progress_kill_hook;
         sp.progress_ctx = &quiet;
         sp.progress_interval = 0;

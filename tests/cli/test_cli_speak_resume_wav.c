@@ -8,7 +8,8 @@
  * unchanged; a torn tail (samples and half a record after the last whole one) is cut off (the next
  * record follows the last whole one, and the end is the uninterrupted bytes); an
  * edited journal or a WAV shorter than its journal is an error naming the file; --resume with
- * nothing to resume speaks every line. */
+ * nothing to resume speaks every line; SIGTERM (Ctrl-C's path) exits 143 keeping both partial
+ * files, and the resume equals the uninterrupted run. */
 #include <math.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -311,6 +312,34 @@ static void test_damaged_partial(void)
     CU_ASSERT(!ck_cli_exists(ck_cli_tmp("e.wav")));
 }
 
+/* SIGTERM (the path of Ctrl-C) after 2 lines: the run stops with 128 + 15, publishes nothing and
+ * keeps both partial files (the writer closed, not removed); resumed, the uninterrupted bytes. */
+static void test_sigterm_keeps_partials(void)
+{
+    char args[2048];
+    make_snapshot();
+    /* one line a batch: the cancel lands between lines (a batch in flight is finished) */
+    snprintf(args, sizeof args, "--voice %s --max-batch-frames 1 -i %s -o %s",
+             ck_cli_tmp("loud.bin"), ck_cli_tmp("in.txt"), ck_cli_tmp("g.wav"));
+    CU_ASSERT_EQUAL_FATAL(speak_env("CK_TEST_SPEAK_KILL_AFTER_LINES=2 CK_TEST_SPEAK_KILL_SIGNAL=15",
+                                    0, args), 128 + SIGTERM);
+    CU_ASSERT(ck_cli_stderr_has("ckbatch: speak: stopped by signal 15: "));
+    CU_ASSERT(!ck_cli_exists(ck_cli_tmp("g.wav")));
+    CU_ASSERT(!ck_cli_exists(ck_cli_tmp("g.wav.jsonl")));
+    int recorded = count_lines(ck_cli_tmp("g.wav.jsonl.partial")) - 1;
+    CU_ASSERT(recorded >= 2 && recorded < 5);
+    long long end = last_value(ck_cli_tmp("g.wav.jsonl.partial"), "\"end_sample\":");
+    long long total = last_value(ck_cli_tmp("whole.wav.jsonl"), "\"end_sample\":");
+    long header = file_size(ck_cli_tmp("whole.wav")) - 2 * (long)total;
+    CU_ASSERT_EQUAL(file_size(ck_cli_tmp("g.wav.partial")), header + 2 * end);
+    snprintf(args, sizeof args, "--voice %s --resume -i %s -o %s", ck_cli_tmp("loud.bin"),
+             ck_cli_tmp("in.txt"), ck_cli_tmp("g.wav"));
+    CU_ASSERT_EQUAL_FATAL(speak_env("", 1, args), 0);
+    CU_ASSERT_EQUAL(reported_clipped(), whole_clipped);
+    CU_ASSERT(ck_cli_same_bytes(ck_cli_tmp("whole.wav"), ck_cli_tmp("g.wav")));
+    CU_ASSERT(ck_cli_same_bytes(ck_cli_tmp("whole.wav.jsonl"), ck_cli_tmp("g.wav.jsonl")));
+}
+
 /* --resume that a job script can always pass: nothing to resume speaks every line. */
 static void test_resume_from_nothing(void)
 {
@@ -338,6 +367,7 @@ int main(void)
         {"a WAV shorter than its journal, an edited journal: errors naming the file",
          test_damaged_partial},
         {"--resume with nothing to resume speaks every line", test_resume_from_nothing},
+        {"SIGTERM keeps the partial files; resumed, the same bytes", test_sigterm_keeps_partials},
     };
     return ck_cli_main("cli_speak_resume_wav", cases, sizeof cases / sizeof cases[0]);
 }
