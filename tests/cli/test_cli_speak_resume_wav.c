@@ -354,6 +354,34 @@ static void test_resume_from_nothing(void)
     CU_ASSERT(ck_cli_same_bytes(ck_cli_tmp("whole.wav.jsonl"), ck_cli_tmp("n.wav.jsonl")));
 }
 
+/* A shard's .wav (--shard 1/2: its journal's records start at the shard's first line, not 0)
+ * killed once its lines are recorded, before publishing: --resume publishes the shard, and merged
+ * with shard 0 it gives the whole run's WAV and sidecar. */
+static void test_shard_kill_resume(void)
+{
+    char args[2048], cmd[4096];
+    make_snapshot();
+    snprintf(args, sizeof args, "--voice %s --shard 1/2 -i %s -o %s", ck_cli_tmp("loud.bin"),
+             ck_cli_tmp("in.txt"), ck_cli_tmp("sh.wav"));
+    CU_ASSERT_EQUAL_FATAL(speak_env("CK_TEST_SPEAK_KILL_AFTER_LINES=1", 0, args), 128 + SIGKILL);
+    CU_ASSERT(ck_cli_exists(ck_cli_tmp("sh.wav.shard-00001-of-00002.partial")));
+    CU_ASSERT(ck_cli_exists(ck_cli_tmp("sh.wav.shard-00001-of-00002.jsonl.partial")));
+    CU_ASSERT(!ck_cli_exists(ck_cli_tmp("sh.wav.shard-00001-of-00002")));
+    snprintf(args, sizeof args, "--voice %s --shard 1/2 --resume -i %s -o %s",
+             ck_cli_tmp("loud.bin"), ck_cli_tmp("in.txt"), ck_cli_tmp("sh.wav"));
+    CU_ASSERT_EQUAL_FATAL(speak_env("", 1, args), 0);
+    CU_ASSERT(ck_cli_stderr_has(" lines resumed, "));
+    CU_ASSERT(!ck_cli_exists(ck_cli_tmp("sh.wav.shard-00001-of-00002.partial")));
+    snprintf(args, sizeof args, "--voice %s --shard 0/2 -i %s -o %s", ck_cli_tmp("loud.bin"),
+             ck_cli_tmp("in.txt"), ck_cli_tmp("sh.wav"));
+    CU_ASSERT_EQUAL_FATAL(speak(args), 0);
+    snprintf(cmd, sizeof cmd, "%s merge -q -o %s 2>%s/stderr", ck_cli_binary(),
+             ck_cli_tmp("sh.wav"), ck_cli_work);
+    CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+    CU_ASSERT(ck_cli_same_bytes(ck_cli_tmp("whole.wav"), ck_cli_tmp("sh.wav")));
+    CU_ASSERT(ck_cli_same_bytes(ck_cli_tmp("whole.wav.jsonl"), ck_cli_tmp("sh.wav.jsonl")));
+}
+
 int main(void)
 {
     static const ck_test_case cases[] = {
@@ -368,6 +396,7 @@ int main(void)
          test_damaged_partial},
         {"--resume with nothing to resume speaks every line", test_resume_from_nothing},
         {"SIGTERM keeps the partial files; resumed, the same bytes", test_sigterm_keeps_partials},
+        {"a .wav shard killed and resumed merges to the whole run", test_shard_kill_resume},
     };
     return ck_cli_main("cli_speak_resume_wav", cases, sizeof cases / sizeof cases[0]);
 }
