@@ -3,8 +3,9 @@
 #   1. a room's private header (*_internal.h) is included only inside its own folder;
 #   2. only scheduler/ opens OpenMP parallel regions (STYLE.md);
 #   3. kernels/ includes nothing of engine/ or scheduler/ (it knows no files, threads or circuits);
-#   4. the CLI (engine/cli), the benchmark (bench/ckbench.c) and the API tests (tests/api) include
+#   4. the CLI (engine/cli), the benchmark (bench/ckbench*.c) and the API tests (tests/api) include
 #      only the public include/ckbatch.h of the library (plus their own cli.h, bench_report.h,
+#      ckbench_speech.h,
 #      ck_test.h);
 #   5. the library never prints or exits: no stdout/stderr, exit() or abort() outside engine/cli;
 #   6. the Python extension (python/ckbatch/*.c, *.h) includes ckbatch.h and nothing else of
@@ -37,8 +38,8 @@ done
 while IFS= read -r hit; do
     echo "check-rooms: ${hit}: a user of the library includes only ckbatch.h"
     bad=1
-done < <(grep -nE '#include "' engine/cli/*.c engine/cli/*.h bench/ckbench.c tests/api/*.c |
-         grep -vE '#include "(ckbatch|cli|bench_report|ck_test)\.h"' || true)
+done < <(grep -nE '#include "' engine/cli/*.c engine/cli/*.h bench/ckbench.c bench/ckbench_speech.c tests/api/*.c |
+         grep -vE '#include "(ckbatch|cli|bench_report|ckbench_speech|ck_test)\.h"' || true)
 while IFS= read -r hit; do
     echo "check-rooms: ${hit}: the Python extension includes only ckbatch.h of ckbatch"
     bad=1
