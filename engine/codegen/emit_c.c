@@ -153,8 +153,11 @@ static void emit_head(FILE *f, const ck_circuit *c, const ck_plan *plan, const c
  * frame dims (0: none, the encoder). */
 static void emit_buffer_tables(FILE *f, const ck_circuit *c, const ck_plan *plan)
 {
-    fprintf(f, "#define N_FRAME_DIMS %zu\nstatic const size_t n_frame_dims = N_FRAME_DIMS;\n"
-            "static const size_t BUFFER_OFFSET[N_BUFFERS] = {", c->n_frame_dims);
+    fprintf(f, "#define N_FRAME_DIMS %zu\n", c->n_frame_dims);
+    if (c->n_frame_dims > 0) { /* a loop bound (N_FRAME_DIMS 0: no loop, no variable) */
+        fputs("static const size_t n_frame_dims = N_FRAME_DIMS;\n", f);
+    }
+    fputs("static const size_t BUFFER_OFFSET[N_BUFFERS] = {", f);
     for (size_t b = 0; b < c->n_buffers; b++) {
         fprintf(f, "%s%zuu", b ? ", " : "", plan->offsets[b]);
     }
