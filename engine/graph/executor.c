@@ -188,6 +188,17 @@ static int native_bf16(const char *impl)
     return strstr(impl, "bf16") != NULL;
 }
 
+/* What the lowering says linear slot i computes in (a generated library makes its linears so). */
+static ck_dtype slot_dtype(const ck_program *p, size_t i)
+{
+    for (size_t k = 0; k < p->n_steps; k++) {
+        if (p->steps[k].def->uses_linear && p->steps[k].linear_slot == i) {
+            return p->steps[k].dtype;
+        }
+    }
+    return CK_DTYPE_F32;
+}
+
 /* bf16 runs only where it is native and sane: every bf16 linear's kernel is a bf16 one (a speech
  * circuit's token side and its fc layers stay f32: ck_op_precision_at), and the fixed self-check
  * is finite with cosine >= 0.9999 against the f32 reference. */
@@ -195,8 +206,10 @@ static int check_bf16(ck_executor *ex, ck_error *err)
 {
     for (size_t i = 0; i < ex->program.n_steps; i++) {
         const char *impl = linear_impl_at(ex, i);
-        int bf16 = ex->opt.compiled != NULL || /* generated: every linear bf16 */
-                   (i < ex->n_linears && ck_linear_compute_dtype(ex->linears[i]) == CK_DTYPE_BF16);
+        int bf16 = ex->opt.compiled != NULL /* generated: its linear i is slot i's, as lowered */
+                       ? slot_dtype(&ex->program, i) == CK_DTYPE_BF16
+                       : i < ex->n_linears &&
+                             ck_linear_compute_dtype(ex->linears[i]) == CK_DTYPE_BF16;
         if (impl != NULL && bf16 && !native_bf16(impl)) {
             return ck_fail(err, CK_E_BACKEND, "precision bf16: oneDNN has no native bf16 matmul here "
                            "(it chose \"%s\", which emulates bf16 and runs slower than fp32): the CPU "
