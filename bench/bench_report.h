@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#define CK_BENCH_OP_CLASSES 6 /* CK_OP_CLASS_COUNT of ckbatch.h */
+#define CK_BENCH_OP_CLASSES 8 /* CK_OP_CLASS_COUNT of ckbatch.h */
 
 #define CK_BENCH_MAX_RUNS 64
 

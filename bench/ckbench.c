@@ -14,6 +14,7 @@
 
 #include "bench_report.h"
 #include "ckbatch.h"
+#include "ckbench_speech.h"
 
 #define MAX_LIST 16
 #define MAX_RESULTS 256
@@ -399,6 +400,7 @@ static const char usage[] =
     "usage: ckbench [--threads 1,2] [--lengths 36,128,512] [--corpus FILE [--corpus-format F]]\n"
     "               [--runs N] [--tokens N] [--max-batch-tokens N] [--precision fp32,bf16,int8]\n"
     "               [--json F] [--markdown F] [--compiled LIB]\n"
+    "       ckbench --speech --corpus FILE [...]   (speech: ckbench --speech --help)\n"
     "Times the encoder through ck_model_encode_ids (synthetic demo weights; inputs prepared before\n"
     "timing) for each thread count and workload, and oneDNN's sgemm peak in the same run.\n"
     "Defaults: threads 1..the CPUs this process may run on (affinity), lengths 36,128,512, 5 runs,\n"
@@ -601,6 +603,11 @@ int main(int argc, char **argv)
                  .runs = 5, .tokens = 16384, .max_batch_tokens = 2048};
     for (o.n_threads = 0; o.n_threads < cpus && o.n_threads < MAX_LIST; o.n_threads++) {
         o.threads[o.n_threads] = o.n_threads + 1;
+    }
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--speech") == 0) {
+            return ck_bench_speech_main(argc, argv);
+        }
     }
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {

@@ -296,13 +296,26 @@ typedef enum {
     CK_OP_CLASS_LAYER_NORM = 3, /* residual add + LayerNorm */
     CK_OP_CLASS_GELU = 4,       /* gelu_new when not fused (parity) */
     CK_OP_CLASS_OTHER = 5,
+    CK_OP_CLASS_CONVOLUTION = 6, /* conv1d (im2col + oneDNN matmul), conv_transpose1d (oneDNN
+                                    matmul + col2im, and the depthwise k3 s2 upsample): the speech
+                                    circuits' convolutions */
+    CK_OP_CLASS_LSTM = 7,        /* the BiLSTMs' recurrent steps (their input projections are
+                                    linears) */
     CK_OP_CLASS_COUNT
 } ck_op_class;
 
-/* "embedding", "linear", "attention", "layer_norm", "gelu_new", "other"; "" outside the enum. */
+/* "embedding", "linear", "attention", "layer_norm", "gelu_new", "other", "convolution", "lstm";
+ * "" outside the enum. */
 CK_API const char *ck_op_class_name(ck_op_class op_class);
 /* Seconds (see ck_op_class); 0 for NULL or a class outside the enum. */
 CK_API double ck_model_op_seconds(const ck_model *model, ck_op_class op_class);
+/* Floating-point operations (a multiply-add counts 2) the model's ops of op_class performed over
+ * the same span as ck_model_op_seconds, counted from each op's shape and the rows it wrote (the
+ * matmuls, the attention products, the convolutions and the LSTM steps; the norms, activations
+ * and the rest count 0), so ck_model_op_flops / ck_model_op_seconds is the class's achieved
+ * FLOP/s. Interpreted runs only: 0 on a model opened with a generated library, for NULL or a class
+ * outside the enum. Reset with ck_model_reset_op_seconds. */
+CK_API double ck_model_op_flops(const ck_model *model, ck_op_class op_class);
 CK_API void ck_model_reset_op_seconds(ck_model *model);
 
 /* "sha256:<hex> (<file>)" of the loaded weights, or the demo weights' name and seed. */
@@ -542,6 +555,17 @@ typedef struct {
                                       is not spoken again; the result is byte for byte an
                                       uninterrupted run's. Its settings record must equal this
                                       run's (CK_E_STATE naming the key); none: every line spoken */
+    size_t shard_count;            /* 0 (default): every line. N >= 1: only the lines of range
+                                      shard_index of ck_shard_split(input, shard_index, N) (the
+                                      encoder's split), their records and file names keeping the
+                                      input's global line numbers. A .wav output goes to
+                                      ck_shard_path(output, I, N) and its sidecar to that + ".jsonl";
+                                      a directory output keeps OUTPUT/NNNNNN.wav (shards may share
+                                      the directory: no merge needed) and writes its records to
+                                      ck_shard_path(OUTPUT/timestamps.jsonl, I, N). The settings
+                                      record ends with "shard":{index, count, first_line, lines,
+                                      byte_start, byte_end}; ck_merge_speak_shards joins them */
+    size_t shard_index;            /* 0 .. shard_count - 1 */
 } ck_speak_params;
 
 typedef struct {
@@ -695,6 +719,36 @@ typedef struct {
 CK_API int ck_merge_shards(const char *output, const char *const *paths, size_t n,
                            ck_log_fn log, void *log_ctx, ck_merge_summary *summary,
                            ck_error *err);
+
+/* What ck_merge_speak_shards did. */
+typedef struct {
+    size_t shards, lines;          /* shards joined; line records in the merged sidecar */
+    unsigned long long samples;    /* frames of the merged WAV (0 for a directory) */
+    unsigned long long bytes;      /* size of the merged WAV, or of the merged timestamps.jsonl */
+    double seconds;                /* wall time of the merge */
+} ck_speak_merge_summary;
+
+/* Joins the shards of ck_model_speak_file (params.shard_count = N) into what one unsharded run
+ * writes, byte for byte. output ending in ".wav": paths[0..n) (any order) are the shards' WAVs
+ * (OUTPUT.shard-IIIII-of-NNNNN), each with its sidecar PATH.jsonl; OUTPUT gets the samples in
+ * shard order under shard 0's header (sizes patched) and OUTPUT.jsonl the settings record without
+ * its "shard" entry, then every shard's line records, start_sample and end_sample shifted by the
+ * samples of the shards before it (word times are from the line's start: unchanged). Any other
+ * output is a directory: paths are its shards' record files (OUTPUT/timestamps.jsonl.shard-I-of-N)
+ * and only OUTPUT/timestamps.jsonl is written (the WAVs are already the single run's). Before
+ * anything is written it checks that the shards are exactly 0..N-1 of one split (each once, lines
+ * following on, each shard's record count its line count), with equal settings records (input
+ * SHA-256, weights, voice, speed, seed, noise scale, precision, sample format, on_error, engine)
+ * and equal WAV headers apart from their sizes; the message names the shard, its path and the
+ * field ("shard 1/2 (PATH): field \"seed\" differs from shard 0's"), or the missing shard.
+ * Every file is written under a temporary name and renamed when complete. log: INFO lines, may
+ * be NULL; summary may be NULL. Errors: CK_E_ARG (null, n 0, shards that do not fit together),
+ * CK_E_IO, CK_E_FORMAT (not a speak shard: no settings record or "shard" entry, a malformed
+ * record, a WAV that is not ck_model_speak_file's), CK_E_SIZE (the joined WAV would pass 4 GiB),
+ * CK_E_MEMORY. */
+CK_API int ck_merge_speak_shards(const char *output, const char *const *paths, size_t n,
+                                 ck_log_fn log, void *log_ctx, ck_speak_merge_summary *summary,
+                                 ck_error *err);
 
 /* ---- more than one machine: ranks writing one file in place (ckbatch-mpi) ----
  *
@@ -859,13 +913,18 @@ CK_API void ck_free(void *p);
 
 typedef struct {
     const char *oracle;      /* capture (safetensors); its manifest is verified first when it
-                                exists */
+                                exists. An encoder capture (tests/fixtures/kokoro_capture) or a
+                                speech capture (tests/fixtures/speech, recognised by its
+                                <case>.pred_dur tensors: each case alone with its style, speed,
+                                durations forced and noise fed, every stage compared, and the
+                                generator fed the capture's F0 and decode.3; docs/parity.md) */
     const char *manifest;    /* NULL: derived from the oracle's name */
     const char *profile;     /* thresholds JSON; NULL: the manifest's, else the default contract */
     const char *report;      /* JSON report path, NULL for none */
     const char *capture_out; /* write the candidate's capture here, NULL for none */
     const char *capture_ids; /* "all" (or NULL) or comma-separated checkpoint ids to capture */
-    const char *circuit;     /* NULL: the embedded Kokoro phoneme encoder */
+    const char *circuit;     /* NULL: the embedded Kokoro phoneme encoder (a speech capture:
+                                ck_speech_circuit_path) */
     const char *weights;     /* NULL: synthetic weights with the manifest's seed */
     uint64_t seed;           /* synthetic seed when the manifest gives none */
     ck_log_fn log;           /* notes (INFO) and the comparison table (REPORT); NULL: silent */
@@ -883,8 +942,10 @@ typedef struct {
 CK_API ck_xray_params ck_xray_default_params(void);
 
 /* Parity run of every case of the oracle on one thread, compared checkpoint by checkpoint; what is
- * not compared is reported NOT_TESTED. CK_OK when every compared checkpoint passed, CK_E_PARITY
- * when one failed (err says how many), or the first error. */
+ * not compared is reported NOT_TESTED. A speech capture runs fp32 and interpreted only (CK_E_ARG for
+ * precision bf16 or int8, `compiled` or `capture_out`), under the published speech budget
+ * (circuits/kokoro_speech.xray_budget.json; `profile` adds to it). CK_OK when every compared
+ * checkpoint passed, CK_E_PARITY when one failed (err says how many), or the first error. */
 CK_API int ck_xray_run(const ck_xray_params *params, ck_error *err);
 
 /* Compares two capture files (candidate against oracle, whose manifest is verified when it has

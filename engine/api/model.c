@@ -252,7 +252,7 @@ static int prepare(ck_model *m, ck_error *err)
             return rc;
         }
     }
-    rc = ck_executor_init(&m->executor, &m->circuit, m->weights, &eo, err);
+    rc = ck_executor_init_frames(&m->executor, &m->circuit, m->weights, &eo, m->xray_frames, err);
     /* the executor has bound every weight to the circuit's shapes: these dims are the weights' */
     ck_model_dims_of_circuit(&m->circuit, &m->dims);
     if (rc == CK_OK && m->has_config) {
@@ -266,7 +266,7 @@ static int prepare(ck_model *m, ck_error *err)
 
 /* ck_model_load, and ck_model_open_for_xray when xray_longest > 0. */
 static int open_model(ck_model **out, const ck_model_params *params, size_t xray_longest,
-                      ck_error *err)
+                      size_t xray_frames, ck_error *err)
 {
     if (out != NULL) {
         *out = NULL;
@@ -298,6 +298,7 @@ static int open_model(ck_model **out, const ck_model_params *params, size_t xray
     }
     m->params = *params;
     m->xray_longest = xray_longest;
+    m->xray_frames = xray_frames;
     m->parity = params->parity != 0;
     m->threads = params->threads > 0 ? params->threads : ck_parallel_available_cpus();
     m->workers = m->parity ? 1 : m->threads;
@@ -330,11 +331,11 @@ static int open_model(ck_model **out, const ck_model_params *params, size_t xray
 
 int ck_model_load(ck_model **out, const ck_model_params *params, ck_error *err)
 {
-    return open_model(out, params, 0, err);
+    return open_model(out, params, 0, 0, err);
 }
 
 int ck_model_open_for_xray(ck_model **out, const ck_model_params *params, size_t longest,
-                           ck_error *err)
+                           size_t frames, ck_error *err)
 {
     if (longest == 0 || params == NULL || !params->parity) {
         if (out != NULL) {
@@ -342,7 +343,7 @@ int ck_model_open_for_xray(ck_model **out, const ck_model_params *params, size_t
         }
         return ck_fail(err, CK_E_ARG, "model: an X-Ray model runs in parity with a longest case");
     }
-    return open_model(out, params, longest, err);
+    return open_model(out, params, longest, frames, err);
 }
 
 void ck_model_free(ck_model *m)
@@ -361,8 +362,8 @@ void ck_model_free(ck_model *m)
 
 const char *ck_op_class_name(ck_op_class c)
 {
-    static const char *const names[CK_OP_CLASS_COUNT] = {"embedding", "linear", "attention",
-                                                         "layer_norm", "gelu_new", "other"};
+    static const char *const names[CK_OP_CLASS_COUNT] = {
+        "embedding", "linear", "attention", "layer_norm", "gelu_new", "other", "convolution", "lstm"};
     return (unsigned)c < CK_OP_CLASS_COUNT ? names[c] : "";
 }
 
@@ -370,6 +371,13 @@ const char *ck_op_class_name(ck_op_class c)
 double ck_model_op_seconds(const ck_model *m, ck_op_class c)
 {
     return m != NULL && (unsigned)c < CK_OP_CLASS_COUNT ? ck_executor_class_seconds(m->executor, c)
+                                                        : 0.0;
+}
+
+/* The op table's flops column (ck_op_def.flops) times the rows each step wrote. */
+double ck_model_op_flops(const ck_model *m, ck_op_class c)
+{
+    return m != NULL && (unsigned)c < CK_OP_CLASS_COUNT ? ck_executor_class_flops(m->executor, c)
                                                         : 0.0;
 }
 

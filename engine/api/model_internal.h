@@ -19,6 +19,8 @@ struct ck_model {
     ck_model_params params;     /* as given; the paths are not kept past load */
     int parity;
     size_t xray_longest;        /* ck_model_open_for_xray: tokens of its longest case; 0 otherwise */
+    size_t xray_frames;         /* ck_model_open_for_xray: frames of its longest case (speech), the
+                                   executor's max_batch_frames; 0: the default per token */
     int threads;                /* params.threads resolved (0: the available CPUs) */
     int workers;                /* compute workers: 1 in parity, else threads */
     char *circuit_path;         /* copy of params.circuit, NULL for the embedded one (resume
@@ -36,11 +38,12 @@ struct ck_model {
 
 /* ck_model_load for X-Ray's parity run (params->parity set; xray_model.c): one worker and unfused
  * kernels in either precision (bf16 included), max_batch_tokens the larger of `longest` and the
- * circuit's positions, and params->compiled taken at its own max batch tokens when they hold the
+ * circuit's positions, a circuit with frames planned for `frames` per batch (0: the executor's
+ * default per token), and params->compiled taken at its own max batch tokens when they hold the
  * longest case (else CK_E_SIZE "PATH: compiled for N batch tokens, the longest case has M"). The
  * model keeps every weight (X-Ray hashes them after the run). */
 int ck_model_open_for_xray(ck_model **out, const ck_model_params *params, size_t longest,
-                           ck_error *err);
+                           size_t frames, ck_error *err);
 
 /* The circuit buffer of `layer` (features, hidden or the prosody durations), or -1 when the circuit
  * has none. */

@@ -15,6 +15,7 @@
 #include "model_internal.h"
 #include "prosody.h"
 #include "sha256.h"
+#include "speak_shard.h"
 #include "wav.h"
 
 #define SPEAK_MAX_INPUT ((size_t)1 << 30)
@@ -43,6 +44,8 @@ typedef struct {
     size_t buf_len;
     size_t next_line;          /* lines before it are recorded */
     size_t n_lines;
+    size_t lo, hi;             /* [lo, hi): the lines this run records (a shard's, else all) */
+    char *wav_path;            /* one_file: the WAV (output, or its shard name) */
     char **why;                /* [n_lines] skip_bad_lines: the reader's message for a bad line */
     ck_speak_summary *sum;
     struct timespec t0;        /* when the call started */
@@ -143,6 +146,9 @@ static int record_skipped(speak_ctx *c, size_t upto, ck_error *err)
         if (c->j.rec != NULL && c->j.rec[line] != NULL) {
             count_resumed(c, c->j.rec[line]);
             report(c, 0);
+            continue;
+        }
+        if (line < c->lo || line >= c->hi) { /* another shard's */
             continue;
         }
         const char *why = c->why != NULL ? c->why[line] : NULL;
@@ -446,7 +452,7 @@ static int journal_finish(speak_ctx *c, const char *settings, ck_error *err)
     if (rc == CK_OK) {
         fprintf(c->side.f, "%s\n", settings);
         for (size_t i = 0; i < c->n_lines; i++) {
-            fputs(c->j.rec[i], c->side.f);
+            fputs(c->j.rec[i] != NULL ? c->j.rec[i] : "", c->side.f); /* NULL: another shard's */
         }
         rc = ck_atomic_commit(&c->side, err);
     }
@@ -458,19 +464,50 @@ static int journal_finish(speak_ctx *c, const char *settings, ck_error *err)
     return rc;
 }
 
+/* A shard: its sidecar beside its WAV (one file), or its own records file in the directory; and
+ * the journal's buffer sized for the sidecar's path. */
+static int shard_side_path(speak_ctx *c, ck_error *err)
+{
+    if (c->p->shard_count > 0) {
+        char *side = c->one_file ? malloc(strlen(c->wav_path) + 8)
+                                 : ck_speak_shard_file(c->p, c->side_path);
+        if (side == NULL) {
+            return ck_fail(err, CK_E_MEMORY, "speak: cannot allocate");
+        }
+        if (c->one_file) {
+            sprintf(side, "%s.jsonl", c->wav_path);
+        }
+        free(c->side_path);
+        c->side_path = side;
+    }
+    char *journal = realloc(c->j.path, strlen(c->side_path) + 16);
+    if (journal == NULL) {
+        return ck_fail(err, CK_E_MEMORY, "speak: cannot allocate");
+    }
+    c->j.path = journal;
+    return CK_OK;
+}
+
 /* The outputs' paths, and in directory mode the records (resumed ones read) and the directory. */
 static int open_outputs(speak_ctx *c, const speak_identity *id, char **lines, ck_error *err)
 {
     const ck_speak_params *p = c->p;
+    int rc;
     size_t n = strlen(p->output) + 32;
     c->side_path = malloc(n);
     c->j.path = malloc(n);
     c->j.rec = c->one_file ? NULL : calloc(c->n_lines + 1, sizeof *c->j.rec);
-    if (c->side_path == NULL || c->j.path == NULL || (!c->one_file && c->j.rec == NULL)) {
+    c->wav_path = ck_speak_shard_file(p, p->output);
+    if (c->side_path == NULL || c->j.path == NULL || (!c->one_file && c->j.rec == NULL)
+        || c->wav_path == NULL) {
         return ck_fail(err, CK_E_MEMORY, "speak: cannot allocate");
     }
     snprintf(c->side_path, n, c->one_file ? "%s.jsonl" : "%s/timestamps.jsonl", p->output);
-    snprintf(c->j.path, n, "%s.partial", c->side_path);
+    rc = shard_side_path(c, err);
+    if (rc != CK_OK) {
+        return rc;
+    }
+    snprintf(c->j.path, strlen(c->side_path) + 16, "%s.partial", c->side_path);
     if (p->resume && c->one_file) {
         return ck_fail(err, CK_E_ARG, "speak: resume needs a directory output, not %s (one WAV is "
                        "written whole)", p->output);
@@ -487,7 +524,7 @@ static int create_outputs(speak_ctx *c, const speak_identity *id, ck_error *err)
         if (rc == CK_OK) {
             fprintf(c->side.f, "%s\n", id->settings);
         }
-        return rc == CK_OK ? ck_wav_open(&c->wav, p->output, p->sample_format_f32 ? CK_WAV_F32
+        return rc == CK_OK ? ck_wav_open(&c->wav, c->wav_path, p->sample_format_f32 ? CK_WAV_F32
                                                                                 : CK_WAV_S16,
                                          CK_SPEECH_SAMPLE_RATE, c->info, 2, err)
                            : rc;
@@ -526,6 +563,7 @@ static int close_outputs(speak_ctx *c, const speak_identity *id, int rc, ck_erro
     free(c->j.rec);
     free(c->j.path);
     free(c->side_path);
+    free(c->wav_path);
     free(c->buf);
     return rc;
 }
@@ -559,6 +597,7 @@ int ck_model_speak_file(ck_model *m, const ck_speak_params *p, ck_speak_summary 
         rc = ck_fail(err, CK_E_MEMORY, "speak: cannot allocate");
     }
     c.n_lines = n_lines;
+    rc = rc == CK_OK ? ck_speak_shard_plan(p, lines, n_lines, &id.settings, &c.lo, &c.hi, err) : rc;
     rc = rc == CK_OK ? open_outputs(&c, &id, lines, err) : rc;
     ck_sequence_set set = {0};
     c.seqs = &set;

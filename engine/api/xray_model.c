@@ -1,6 +1,7 @@
 /* xray_model.c - X-Ray's parity run of ckbatch.h (ck_xray_run): the oracle and its cases opened by
- * the xray room, the model they run on opened here like every other model (ck_model_open_for_xray),
- * then the run and the report (xray_run.c). */
+ * the xray room, the model they run on opened here like every other model (ck_model_open_for_xray;
+ * the speech circuit for a speech capture), then the run and the report (xray_run.c,
+ * xray_speech.c). */
 #include <string.h>
 
 #include "model_internal.h"
@@ -36,13 +37,16 @@ int ck_xray_run(const ck_xray_params *p, ck_error *err)
     int rc = ck_xray_session_open(&x, &o, err);
     if (rc == CK_OK) {
         ck_model_params mp = ck_model_default_params();
-        mp.circuit = p->circuit;
+        /* a speech capture (tests/fixtures/speech) runs on the speech circuit unless told */
+        mp.circuit = p->circuit == NULL && ck_xray_session_is_speech(x) ? ck_speech_circuit_path()
+                                                                         : p->circuit;
         mp.weights = p->weights;
         mp.seed = ck_xray_session_seed(x);
         mp.precision = p->precision;
         mp.compiled = p->compiled;
         mp.parity = 1;
-        rc = ck_model_open_for_xray(&m, &mp, ck_xray_session_longest(x), err);
+        rc = ck_model_open_for_xray(&m, &mp, ck_xray_session_longest(x),
+                                    ck_xray_session_frames(x), err);
     }
     if (rc == CK_OK) {
         const ck_xray_engine engine = {.circuit = &m->circuit,

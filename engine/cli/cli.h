@@ -34,6 +34,10 @@ int ck_cli_usage_error(const char *fmt, const char *arg);
 int ck_cli_parse_size(const char *s, unsigned long long min, unsigned long long max,
                       unsigned long long *out);
 
+/* --shard I/N (speak's too): 0 <= I < N <= CK_SHARDS_MAX into *index, *count; 0, or 2 (usage
+ * error, printed). */
+int ck_cli_parse_shard(const char *arg, size_t *index, size_t *count);
+
 /* The summary line(s) of a corpus run on stderr. */
 void ck_cli_print_summary(const ck_corpus_summary *s);
 
@@ -53,5 +57,10 @@ int ck_compile_main(int argc, char **argv);
 /* The `ckbatch speak` subcommand (speak_main.c): argv[0] = "speak", then the options of its --help.
  * Returns the exit code: 0 written, 1 error, 2 usage, 128 + N stopped by signal N. */
 int ck_speak_main(int argc, char **argv);
+
+/* speak's options (speak_main.c, for ckbatch-mpi speak too): argv[0] = "speak", then the options
+ * of its --help into *mp and *sp from their defaults, with the speech circuit. Returns 0, 2 (usage
+ * error, printed) or -1 (--help printed: exit 0). The callbacks are left for the caller. */
+int ck_speak_parse(int argc, char **argv, ck_model_params *mp, ck_speak_params *sp, int *quiet);
 
 #endif

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "ckbatch.h"
 #include "cli.h"
@@ -40,7 +41,33 @@ static void merge_log(void *ctx, ck_log_level level, const char *message)
     }
 }
 
-/* `merge -o OUT [-q] [SHARD...]`: the shards given, or every OUT.shard-*-of-* file. */
+/* 1 when OUT names speak output: a .wav, or an existing directory (speak's directory output). */
+static int speak_output(const char *out)
+{
+    size_t n = strlen(out);
+    struct stat st;
+    return (n >= 4 && strcmp(out + n - 4, ".wav") == 0)
+           || (stat(out, &st) == 0 && S_ISDIR(st.st_mode));
+}
+
+/* ck_merge_speak_shards on the files given (or found), with its summary line. */
+static int merge_speech(const char *out, const char *const *paths, size_t n, int quiet)
+{
+    ck_error err = {0};
+    ck_speak_merge_summary sum;
+    if (ck_merge_speak_shards(out, paths, n, merge_log, &quiet, &sum, &err) != CK_OK) {
+        fprintf(stderr, "ckbatch: error: %s\n", err.message);
+        return EXIT_INPUT;
+    }
+    if (!quiet) {
+        fprintf(stderr, "ckbatch: merged %zu speak shards into %s: %zu lines, %llu samples, %llu "
+                "bytes, %.2f s\n", sum.shards, out, sum.lines, sum.samples, sum.bytes, sum.seconds);
+    }
+    return EXIT_SUCCESS;
+}
+
+/* `merge -o OUT [-q] [SHARD...]`: the shards given, or every OUT.shard-*-of-* file (speak's
+ * directory OUT: every OUT/timestamps.jsonl.shard-*-of-* file). */
 int ck_merge_main(int argc, char **argv)
 {
     if (ck_cli_wants_help(argc, argv)) {
@@ -48,7 +75,11 @@ int ck_merge_main(int argc, char **argv)
                "Merges the shard files of `ckbatch --shard I/N ... -o FILE` (default: every\n"
                "FILE.shard-*-of-* file) into FILE, the file one unsharded run writes; refused unless\n"
                "they are exactly shards 0..N-1 of one split of one input, run with the same weights\n"
-               "and options.\n");
+               "and options.\n"
+               "FILE ending in .wav: joins `ckbatch speak --shard I/N ... -o FILE.wav` (the\n"
+               "shards' WAVs and .jsonl sidecars) into FILE.wav and FILE.wav.jsonl; FILE a\n"
+               "directory: joins its timestamps.jsonl.shard-*-of-* into FILE/timestamps.jsonl\n"
+               "(its WAVs are final already). Either way the single run's bytes.\n");
         return EXIT_SUCCESS;
     }
     const char *out = NULL;
@@ -70,16 +101,26 @@ int ck_merge_main(int argc, char **argv)
     }
     glob_t g = {0};
     char pattern[4200], escaped[4096];
+    int speech = speak_output(out), dir = speech && strcmp(out + strlen(out) - 4, ".wav") != 0;
     if (first == argc) {
         glob_escape(out, escaped, sizeof escaped);
-        snprintf(pattern, sizeof pattern, "%s.shard-[0-9][0-9][0-9][0-9][0-9]*-of-"
-                 "[0-9][0-9][0-9][0-9][0-9]", escaped);
+        snprintf(pattern, sizeof pattern, "%s%s.shard-[0-9][0-9][0-9][0-9][0-9]*-of-"
+                 "[0-9][0-9][0-9][0-9][0-9]", escaped, dir ? "/timestamps.jsonl" : "");
         if (glob(pattern, 0, NULL, &g) != 0 || g.gl_pathc == 0) {
             globfree(&g);
-            fprintf(stderr, "ckbatch: error: merge: no shard files %s.shard-*-of-* (run "
-                    "`ckbatch --shard I/N ... -o %s` first)\n", out, out);
+            fprintf(stderr, "ckbatch: error: merge: no shard files %s%s.shard-*-of-* (run "
+                    "`ckbatch %s--shard I/N ... -o %s` first)\n", out,
+                    dir ? "/timestamps.jsonl" : "", speech ? "speak " : "", out);
             return EXIT_INPUT;
         }
+    }
+    if (speech) {
+        int code = first == argc
+                       ? merge_speech(out, (const char *const *)g.gl_pathv, g.gl_pathc, quiet)
+                       : merge_speech(out, (const char *const *)argv + first,
+                                      (size_t)(argc - first), quiet);
+        globfree(&g);
+        return code;
     }
     ck_error err = {0};
     ck_merge_summary sum;

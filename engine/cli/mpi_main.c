@@ -1,10 +1,11 @@
 /* mpi_main.c - ckbatch-mpi, the MPI front end: one rank per process (mpirun, srun --mpi=pmix),
  * each encoding range `rank` of ck_shard_split(input, rank, size) into the one output file, in
- * place (ck_rank_*, include/ckbatch.h). The only file of ckbatch that includes mpi.h: it moves the
- * ranks' counts between them, waits without spinning, prints (every line "ckbatch: rank r/N
- * (host): ...", except the bad line of --on-error stop, printed once exactly as ckbatch prints it)
- * and picks the exit code: 0, 1 (input or runtime error), 2 usage, 3 resume refused (CK_E_STATE).
- * Computes nothing itself. */
+ * place (ck_rank_*, include/ckbatch.h); `ckbatch-mpi speak` speaks shard `rank` of the input
+ * and rank 0 joins the shards (ck_merge_speak_shards). The only file of ckbatch that includes
+ * mpi.h: it moves the ranks' counts between them, waits without spinning, prints (every line
+ * "ckbatch: rank r/N (host): ...", except the bad line of --on-error stop, printed once exactly as
+ * ckbatch prints it) and picks the exit code: 0, 1 (input or runtime error), 2 usage, 3 resume
+ * refused (CK_E_STATE), 4 (speak: written, lines skipped). Computes nothing itself. */
 #define _GNU_SOURCE /* gethostname, RUSAGE_SELF */
 #include <fcntl.h>
 #include <limits.h>
@@ -142,8 +143,9 @@ static void abort_job(const char *output, int rc, const ck_error *err)
     MPI_Abort(MPI_COMM_WORLD, EXIT_INPUT);
 }
 
-/* Runs the usage checks with stderr kept only on rank 0, so a usage error prints once. */
-static int parse_quietly(int argc, char **argv, ck_cli_options *o)
+/* Sends stderr to /dev/null on every rank but 0 (so a usage error prints once); returns what
+ * unmute_others restores (-1 on rank 0). */
+static int mute_others(void)
 {
     int saved = -1;
     if (me.rank != 0) {
@@ -155,6 +157,22 @@ static int parse_quietly(int argc, char **argv, ck_cli_options *o)
             close(null);
         }
     }
+    return saved;
+}
+
+static void unmute_others(int saved)
+{
+    if (saved >= 0) {
+        fflush(stderr);
+        dup2(saved, STDERR_FILENO);
+        close(saved);
+    }
+}
+
+/* Runs the usage checks with stderr kept only on rank 0, so a usage error prints once. */
+static int parse_quietly(int argc, char **argv, ck_cli_options *o)
+{
+    int saved = mute_others();
     int rc = ck_cli_parse(argc, argv, o);
     if (rc == 0 && o->xray.oracle != NULL) {
         rc = ck_cli_usage_error("%s", "ckbatch-mpi encodes corpora: run --xray-oracle with ckbatch");
@@ -168,11 +186,7 @@ static int parse_quietly(int argc, char **argv, ck_cli_options *o)
                                 "split");
     }
     rc = rc == 0 ? ck_cli_check_paths(&o->corpus) : rc;
-    if (saved >= 0) {
-        fflush(stderr);
-        dup2(saved, STDERR_FILENO);
-        close(saved);
-    }
+    unmute_others(saved);
     return rc;
 }
 
@@ -324,6 +338,129 @@ static int run(ck_cli_options *o)
     return code;
 }
 
+/* The shard files of rank i of `ckbatch-mpi speak`: the WAV (+ .jsonl) of a .wav OUT, or the
+ * records file of a directory OUT, into buf[cap]. */
+static void speak_shard_path(char *buf, size_t cap, const ck_speak_params *sp, int one_file,
+                             size_t i)
+{
+    char base[4096];
+    snprintf(base, sizeof base, one_file ? "%s" : "%s/timestamps.jsonl", sp->output);
+    ck_shard_path(buf, cap, base, i, (size_t)me.size);
+}
+
+/* After the ranks' shards: rank 0 joins them into OUT (ck_merge_speak_shards), then removes
+ * them; on failure anywhere a .wav OUT's shards are removed (a directory keeps its WAVs and
+ * journals for --resume). Returns 0 or the exit code. */
+static int speak_join(const ck_speak_params *sp, int failed)
+{
+    size_t n = strlen(sp->output), N = (size_t)me.size;
+    int one_file = n >= 4 && strcmp(sp->output + n - 4, ".wav") == 0, rc = CK_OK;
+    char **paths = calloc(N, sizeof *paths);
+    ck_error err = {0};
+    if (paths == NULL) {
+        rc = CK_E_MEMORY;
+        snprintf(err.message, sizeof err.message, "speak: cannot allocate");
+    }
+    for (size_t i = 0; paths != NULL && i < N; i++) {
+        paths[i] = malloc(4200);
+        if (paths[i] == NULL) {
+            rc = CK_E_MEMORY;
+            snprintf(err.message, sizeof err.message, "speak: cannot allocate");
+        } else {
+            speak_shard_path(paths[i], 4200, sp, one_file, i);
+        }
+    }
+    if (me.rank == 0 && !failed) {
+        rc = rc == CK_OK ? ck_merge_speak_shards(sp->output, (const char *const *)paths, N,
+                                                 log_rank, NULL, NULL, &err)
+                         : rc;
+        if (rc != CK_OK) {
+            say("error: %s (the shards stay)", err.message);
+        }
+    }
+    int joined = !failed && !from_rank0(rc != CK_OK); /* every rank waits for the join here */
+    for (size_t i = 0; paths != NULL && i < N; i++) {
+        if (paths[i] != NULL && (int)i == me.rank && (joined || (failed && one_file))) {
+            char side[4300];
+            snprintf(side, sizeof side, "%s.jsonl", paths[i]);
+            unlink(paths[i]);
+            if (one_file) {
+                unlink(side);
+            }
+        }
+        free(paths[i]);
+    }
+    free(paths);
+    return failed || joined ? 0 : EXIT_INPUT;
+}
+
+/* The agreement after every rank spoke its shard: a runtime error is said by its rank; a bad line
+ * (--on-error stop) only by the lowest rank holding one (its first is the input's first), as
+ * `ckbatch speak` prints it. Returns 0, 1 or 3 (resume refused). */
+static int speak_agree(int rc, const ck_error *err)
+{
+    int bad_rank = rc == CK_E_INPUT ? me.rank : me.size, first = me.size;
+    MPI_Allreduce(&bad_rank, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    int other = rc != CK_OK && rc != CK_E_INPUT;
+    int state = any_rank(rc == CK_E_STATE);
+    if (any_rank(other)) {
+        if (other) {
+            say("error: %s", err->message);
+        }
+        return state ? EXIT_STATE : EXIT_INPUT;
+    }
+    if (first < me.size) {
+        if (me.rank == first) {
+            fprintf(stderr, "ckbatch: speak: %s\n", err->message);
+        }
+        return EXIT_INPUT;
+    }
+    return 0;
+}
+
+/* `ckbatch-mpi speak ...`: rank r speaks shard r/N of the input (ck_model_speak_file, shard
+ * r of N), then rank 0 joins the shards into the single run's files (docs/distributed.md). */
+static int run_speak(int argc, char **argv)
+{
+    static ck_model_params mp;
+    static ck_speak_params sp;
+    int quiet = 0, saved = mute_others();
+    int code = ck_speak_parse(argc, argv, &mp, &sp, &quiet);
+    if (code == 0 && sp.shard_count > 0) {
+        code = ck_cli_usage_error("%s", "speak --shard: the ranks of ckbatch-mpi are the shards "
+                                  "(use ckbatch speak --shard without MPI)");
+    }
+    unmute_others(saved);
+    if (code != 0) {
+        return code;
+    }
+    me.quiet = quiet;
+    mp.log = sp.lines.log = log_rank;
+    sp.shard_index = (size_t)me.rank;
+    sp.shard_count = (size_t)me.size;
+    double t0 = now();
+    ck_error err = {0};
+    ck_model *model = NULL;
+    ck_speak_summary sum;
+    memset(&sum, 0, sizeof sum);
+    int rc = ck_model_load(&model, &mp, &err);
+    rc = rc == CK_OK ? ck_model_speak_file(model, &sp, &sum, &err) : rc;
+    ck_model_free(model);
+    code = speak_agree(rc, &err);
+    if (code == 0) {
+        wait_for_all();
+    }
+    code = speak_join(&sp, code != 0) != 0 && code == 0 ? EXIT_INPUT : code;
+    unsigned long long own[3] = {sum.lines, sum.samples, sum.lines_failed}, all[3] = {0};
+    MPI_Allreduce(own, all, 3, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (code == 0 && me.rank == 0 && !quiet) {
+        fprintf(stderr, "ckbatch: %d ranks: speak: %llu lines, %.2f s of audio, %llu bad lines "
+                "skipped, %.2f s -> %s\n", me.size, all[0],
+                (double)all[1] / CK_SPEECH_SAMPLE_RATE, all[2], now() - t0, sp.output);
+    }
+    return code == 0 && all[2] > 0 ? 4 : code; /* 4: written, lines skipped (as ckbatch speak) */
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -334,6 +471,11 @@ int main(int argc, char **argv)
     }
     me.host[sizeof me.host - 1] = '\0';
     me.host[strcspn(me.host, ".")] = '\0';
+    if (argc >= 2 && strcmp(argv[1], "speak") == 0) {
+        int code = run_speak(argc - 1, argv + 1);
+        MPI_Finalize();
+        return code < 0 ? EXIT_SUCCESS : code;
+    }
     static ck_cli_options o;
     int code = parse_quietly(argc, argv, &o);
     if (code == 0) {

@@ -25,10 +25,11 @@ static const char *const usage_text[] = {
     "       ckbatch --parity --xray-oracle B.safetensors [--report R.json]\n"
     "       ckbatch xray --candidate A --oracle B [--profile P] [--report R]\n"
     "       ckbatch --shard I/N [options] --input FILE --output FILE\n"
-    "       ckbatch merge -o FILE [SHARD...]\n"
+    "       ckbatch merge -o FILE [SHARD...]    (FILE.wav or a directory: speak --shard's)\n"
     "       ckbatch compile [--circuit C] [--precision P] [--parity] [--max-batch-tokens N]\n"
     "                       [--cc CC] [--cflag FLAG] [-q] -o DIR\n"
     "       mpirun -np N ckbatch-mpi [options] --input FILE --output FILE   (-DCK_MPI=ON builds)\n"
+    "       mpirun -np N ckbatch-mpi speak [speak options] -i INPUT -o OUT\n"
     "       ckbatch make-demo-weights OUT.safetensors [--seed N]\n"
     "       ckbatch weights inspect F | ckbatch weights hash F > MANIFEST.json\n"
     "       ckbatch --help | --version       (every subcommand takes --help too)\n"
@@ -105,11 +106,14 @@ static const char *const usage_text[] = {
     "                            is a line error (default: dropped (ids: kept) and reported with\n"
     "                            line and column or element)\n"
     "      --on-error P          stop (default): the first bad line ends the run, no output;\n"
-    "                            skip: bad lines are reported, skipped and listed in `skipped`\n"
+    "                            skip: bad lines are reported, skipped and listed in `skipped`\n",
     "      --parity              one thread (scheduler and oneDNN) whatever --threads says; weights\n"
     "                            hashed before and after; two runs give identical bytes\n"
     "      --xray-oracle B       X-Ray: run every case of the pinned capture B in parity mode and\n"
-    "                            compare each checkpoint (no --input/--output needed)\n"
+    "                            compare each checkpoint (no --input/--output needed); a speech\n"
+    "                            capture (tests/fixtures/speech, its <case>.pred_dur) runs on\n"
+    "                            the speech circuit, durations forced and noise fed, every\n"
+    "                            stage and the audio's SER compared (fp32, interpreted)\n"
     "      --report R            X-Ray JSON report (with --xray-oracle)\n"
     "      --xray-capture L      with --xray-oracle: checkpoints to capture, all or id,id,...\n"
     "      --xray-out F          with --xray-oracle: write the capture to F (safetensors)\n"
@@ -165,6 +169,11 @@ int ck_cli_parse_size(const char *s, unsigned long long min, unsigned long long 
  * let two launchers disagree on the split: refused before any work). */
 static int parse_shard(const char *arg, ck_corpus_params *c)
 {
+    return ck_cli_parse_shard(arg, &c->shard_index, &c->shard_count);
+}
+
+int ck_cli_parse_shard(const char *arg, size_t *index, size_t *count)
+{
     unsigned long long i = 0, n = 0;
     char head[32];
     const char *slash = strchr(arg, '/');
@@ -178,8 +187,8 @@ static int parse_shard(const char *arg, ck_corpus_params *c)
     if (parse_size(slash + 1, 1, CK_SHARDS_MAX, &n) != 0 || parse_size(head, 0, n - 1, &i) != 0) {
         return usage_error("--shard %s: expected I/N with 0 <= I < N <= 1000000", arg);
     }
-    c->shard_index = (size_t)i;
-    c->shard_count = (size_t)n;
+    *index = (size_t)i;
+    *count = (size_t)n;
     return 0;
 }
 

@@ -14,7 +14,8 @@ static const char k_usage[] =
     "usage: ckbatch speak [--weights F] [--voice V] [--speed S] [--seed N] [--noise-scale X]\n"
     "                     [--sample-format s16|f32] [-f text|phonemes|ids] [--lang en-us|en-gb]\n"
     "                     [--threads N] [--precision fp32|bf16] [--max-batch-frames N]\n"
-    "                     [--on-error stop|skip] [--resume] [--compiled LIB] [-q] -i INPUT -o OUT\n"
+    "                     [--on-error stop|skip] [--resume] [--shard I/N] [--compiled LIB]\n"
+    "                     [-q] -i INPUT -o OUT\n"
     "\n"
     "Speaks every line of INPUT with Kokoro-82M (circuits/kokoro_speech.json) at 24,000 Hz.\n"
     "  OUT ending in .wav  one file, every line's audio in input order (a line's chunks joined\n"
@@ -42,6 +43,12 @@ static const char k_usage[] =
     "                      OUT/timestamps.jsonl.partial): a line with a record and its WAV is not\n"
     "                      spoken again; the result is byte for byte an uninterrupted run's. The\n"
     "                      input and every option but --threads must be the same\n"
+    "  --shard I/N         only the input's lines of shard I (0-based) of N, split as the\n"
+    "                      encoder's --shard splits (balanced by bytes), global line numbers\n"
+    "                      kept: OUT.wav goes to OUT.wav.shard-IIIII-of-NNNNN (+ .jsonl), joined\n"
+    "                      by `ckbatch merge -o OUT.wav`; a directory gets the shard's WAVs and\n"
+    "                      OUT/timestamps.jsonl.shard-IIIII-of-NNNNN (`ckbatch merge -o OUT`\n"
+    "                      writes OUT/timestamps.jsonl). Merged: the single run's bytes\n"
     "  --compiled LIB      run the library `ckbatch compile --circuit circuits/kokoro_speech.json`\n"
     "                      built (LIB = DIR/kokoro_speech.so, same --precision; docs/generated.md):\n"
     "                      the interpreter's bytes\n"
@@ -189,6 +196,10 @@ static int parse(int argc, char **argv, ck_model_params *mp, ck_speak_params *sp
                 return ck_cli_usage_error("speak: --on-error %s: expected stop or skip", v);
             }
             sp->skip_bad_lines = strcmp(v, "skip") == 0;
+        } else if (strcmp(a, "--shard") == 0) {
+            if (ck_cli_parse_shard(v, &sp->shard_index, &sp->shard_count) != 0) {
+                return 2;
+            }
         } else if (strcmp(a, "-i") == 0 || strcmp(a, "--input") == 0) {
             sp->input = v;
         } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
@@ -208,21 +219,27 @@ static int parse(int argc, char **argv, ck_model_params *mp, ck_speak_params *sp
     return 0;
 }
 
+int ck_speak_parse(int argc, char **argv, ck_model_params *mp, ck_speak_params *sp, int *quiet)
+{
+    *quiet = 0;
+    *mp = ck_model_default_params();
+    memset(sp, 0, sizeof *sp);
+    ck_speak_options_init(&sp->speak);
+    sp->lines = ck_lines_default_params();
+    sp->lines.format = CK_INPUT_TEXT;
+    mp->circuit = ck_speech_circuit_path();
+    return parse(argc, argv, mp, sp, quiet);
+}
+
 int ck_speak_main(int argc, char **argv)
 {
     static ck_model_params mp;
     static ck_speak_params sp;
     int quiet = 0;
-    mp = ck_model_default_params();
-    memset(&sp, 0, sizeof sp);
-    ck_speak_options_init(&sp.speak);
-    sp.lines = ck_lines_default_params();
-    sp.lines.format = CK_INPUT_TEXT;
-    int rc = parse(argc, argv, &mp, &sp, &quiet);
+    int rc = ck_speak_parse(argc, argv, &mp, &sp, &quiet);
     if (rc != 0) {
         return rc < 0 ? EXIT_SUCCESS : rc;
     }
-    mp.circuit = ck_speech_circuit_path();
     mp.log = sp.lines.log = log_stderr;
     mp.log_ctx = sp.lines.log_ctx = &quiet;
     mp.cancel = stop_requested;

@@ -254,7 +254,9 @@ static int frame_limits(ck_executor *ex, ck_error *err)
             return ck_fail(err, CK_E_MEMORY, "executor: out of memory for frame offsets");
         }
     }
-    return CK_OK;
+    ex->predicted = calloc(tokens ? tokens : 1, sizeof *ex->predicted);
+    return ex->predicted != NULL ? CK_OK
+                                 : ck_fail(err, CK_E_MEMORY, "executor: out of memory for durations");
 }
 
 /* int8 runs only on an int8 dot-product instruction (without one oneDNN 2.6 uses VPMADDUBSW, whose
@@ -470,6 +472,8 @@ static int set_frames(ck_executor *ex, ck_error *err)
                            ">= 1 frame", t, (int)ex->forced[t]);
         }
     }
+    memcpy(ex->predicted, dur, ex->tokens * sizeof *dur); /* the op's own, for X-Ray */
+    ex->predicted_ready = 1;
     if (ex->forced != NULL) {
         memcpy(dur, ex->forced, ex->tokens * sizeof *dur);
     }
@@ -501,6 +505,26 @@ static int set_frames(ck_executor *ex, ck_error *err)
     return CK_OK;
 }
 
+/* Floating-point operations of step s over the batch being run: the table's flops column (per row
+ * of its output) times the output's rows; on token rows per sequence, since attention's depend on
+ * the sequence's length. 0 for an op without a flops column. */
+static double step_flops(const ck_executor *ex, const ck_step *s)
+{
+    const ck_op *op = &ex->circuit->ops[s->op];
+    if (s->def->flops == NULL) {
+        return 0.0;
+    }
+    if (s->out_frames != 0) {
+        return (double)rows_of(ex, s->out_frames) * s->def->flops(ex->circuit, op, 0);
+    }
+    double flops = 0.0;
+    for (size_t q = 0; q < ex->batch.n_seqs; q++) {
+        size_t len = ex->batch.offsets[q + 1] - ex->batch.offsets[q];
+        flops += (double)len * s->def->flops(ex->circuit, op, len);
+    }
+    return flops;
+}
+
 /* Steps [first, end) as one row-local run (steps.h, ck_step_rows). */
 static int run_rows(ck_executor *ex, size_t first, size_t end, ck_error *err)
 {
@@ -509,6 +533,7 @@ static int run_rows(ck_executor *ex, size_t first, size_t end, ck_error *err)
     for (size_t j = 0; j < n; j++) {
         const ck_step *s = &ex->program.steps[first + j];
         items[j] = (ck_step_row_item){s->variant->rows, &s->args, (int)s->kind};
+        ex->op_flops[s->kind] += step_flops(ex, s);
     }
     int rc = ck_step_rows(batch_of(ex, ex->program.steps[first].rows_frames), items, n,
                           ex->op_seconds);
@@ -548,6 +573,7 @@ static int run_steps(ck_executor *ex, ck_capture_fn capture, void *capture_ctx, 
         double t0 = seconds_now();
         int rc = s->variant->fn(batch_of(ex, s->rows_frames), &s->args);
         ex->op_seconds[s->kind] += seconds_now() - t0;
+        ex->op_flops[s->kind] += step_flops(ex, s);
         if (rc != CK_OK) {
             const ck_op *op = &c->ops[s->op];
             return ck_fail(err, rc, "%s: op %zu \"%s\" (application %d): %s", c->path,
@@ -638,6 +664,7 @@ int ck_executor_run(ck_executor *ex, const int32_t *ids, const size_t *offsets, 
     }
     ex->output_ready = -1;
     ex->frames_ready = 0;
+    ex->predicted_ready = 0;
     int rc = check_batch(ex, ids, offsets, n_seqs, output_buffer, out != NULL, out_count, err);
     if (rc != CK_OK) {
         return rc;
@@ -735,6 +762,7 @@ void ck_executor_reset_op_seconds(ck_executor *ex)
 {
     if (ex != NULL) {
         memset(ex->op_seconds, 0, sizeof ex->op_seconds);
+        memset(ex->op_flops, 0, sizeof ex->op_flops);
     }
     if (ex != NULL && ex->compiled != NULL) {
         ex->opt.compiled->reset_op_seconds(ex->compiled);
@@ -765,6 +793,17 @@ int ck_executor_set_durations(ck_executor *ex, const int32_t *durations, size_t 
     ex->forced = durations;
     ex->forced_count = count;
     return CK_OK;
+}
+
+const int32_t *ck_executor_predicted_durations(const ck_executor *ex, size_t *count)
+{
+    if (ex == NULL || !ex->predicted_ready || ex->output_ready < 0) {
+        return NULL;
+    }
+    if (count != NULL) {
+        *count = ex->tokens;
+    }
+    return ex->predicted;
 }
 
 int ck_executor_set_max_frames(ck_executor *ex, size_t max_frames, ck_error *err)
@@ -902,6 +941,15 @@ double ck_executor_class_seconds(const ck_executor *ex, ck_op_class op_class)
     return t;
 }
 
+double ck_executor_class_flops(const ck_executor *ex, ck_op_class op_class)
+{
+    double flops = 0.0;
+    for (int k = 0; ex != NULL && k < CK_OP_KIND_COUNT; k++) {
+        flops += ck_op_defs[k].op_class == op_class ? ex->op_flops[k] : 0.0;
+    }
+    return flops;
+}
+
 /* ---- the speech part of the dispatch ---- */
 
 enum { SPEECH_TOKENS, SPEECH_CONV1D, SPEECH_CONV_T, SPEECH_LSTM_IN, SPEECH_LSTM, SPEECH_OTHER,
@@ -1030,6 +1078,7 @@ void ck_executor_free(ck_executor *ex)
     for (size_t k = 0; k <= CK_FRAME_DIMS_MAX; k++) {
         free(ex->row_offsets[k]);
     }
+    free(ex->predicted);
     free(ex->linears);
     free(ex->weights);
     free(ex);

@@ -91,6 +91,13 @@ int ck_executor_set_sequence_inputs(ck_executor *ex, const float *style, size_t 
 int ck_executor_set_durations(ck_executor *ex, const int32_t *durations, size_t count,
                               ck_error *err);
 
+/* After a successful interpreted run of a circuit with a duration op: the durations that op
+ * computed, int32 [*count] (the batch's T tokens), as they were before forced durations
+ * (ck_executor_set_durations) replaced them: X-Ray compares these with the capture's pred_dur while
+ * the stages downstream run on the forced ones. Valid until the next run or free. NULL when the
+ * last run failed, ran a generated library, or the circuit has no duration op. count may be NULL. */
+const int32_t *ck_executor_predicted_durations(const ck_executor *ex, size_t *count);
+
 /* The generator's source noise of the next runs (until set again): counter noise
  * (ck_noise_normal_f32) keyed by seed and, for the batch's sequence s, line[s] and chunk[s] (either
  * NULL: 0 for every sequence), so a sequence's noise is the same bits alone or in any batch and at
@@ -170,6 +177,11 @@ ck_dtype ck_executor_op_dtype(const ck_executor *ex, ck_op_kind kind);
 /* Seconds (ck_executor_op_seconds) of the op kinds whose row counts them as op_class; OTHER also
  * has the rest of each run. ck_model_op_seconds. */
 double ck_executor_class_seconds(const ck_executor *ex, ck_op_class op_class);
+/* Floating-point operations (a multiply-add is 2) of the op kinds whose row counts them as
+ * op_class, over every interpreted run since init or the last ck_executor_reset_op_seconds: the
+ * table's flops column times the rows each step wrote. 0 for a generated library's runs and for
+ * NULL. ck_model_op_flops. */
+double ck_executor_class_flops(const ck_executor *ex, ck_op_class op_class);
 
 /* "linear=bf16 attention=f32 layer_norm=f32 gelu_new=f32": NAME=ck_executor_op_dtype for each kind
  * whose row has a dispatch_name, in kind order, then "+DTYPE" for each other dtype a step of that

@@ -30,6 +30,9 @@ struct ck_executor {
     const float *speed;         /* [style_rows] or NULL */
     const int32_t *forced;      /* ck_executor_set_durations: [forced_count] or NULL */
     size_t forced_count;
+    int32_t *predicted;         /* [max_batch_tokens] the duration op's own values of the last run,
+                                   before forced ones replaced them (circuits with frames dims) */
+    int predicted_ready;        /* 1 once this run's duration op has run */
     uint64_t noise_seed;        /* ck_executor_set_noise: the key and per-sequence line, chunk */
     const uint64_t *noise_line;
     const uint32_t *noise_chunk;
@@ -49,6 +52,8 @@ struct ck_executor {
     int compiled_frames_failed; /* 1: that callback (set_frames) failed and said so there */
     double op_seconds[CK_OP_KIND_COUNT + 1]; /* wall time per op kind since init or reset; the last
                                                 slot: filling inputs, the finite check, copy-out */
+    double op_flops[CK_OP_KIND_COUNT]; /* floating-point operations per op kind since init or reset,
+                                          from the table's flops column (interpreted runs only) */
 };
 
 /* Base of a buffer in the activation arena. */

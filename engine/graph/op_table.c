@@ -493,11 +493,29 @@ static int conv_transpose_scratch(const ck_circuit *c, const ck_op *op, size_t m
     return CK_OK;
 }
 
+/* per output row: each input row's 2 Cin Cout K products land on `stride` output rows */
 static double conv_transpose_flops(const ck_circuit *c, const ck_op *op, size_t seq_len)
 {
     const ck_weight_ref *w = &c->weights[op->weights[CK_LIN_WEIGHT]];
     (void)seq_len;
-    return 2.0 * (double)w->shape[0] * (double)w->shape[1] * (double)w->shape[2];
+    return 2.0 * (double)w->shape[0] * (double)w->shape[1] * (double)w->shape[2] /
+           (double)(op->stride > 0 ? op->stride : 1);
+}
+
+/* the depthwise k3 s2 transpose: per output row, 3 taps / 2 of each channel, as multiply-adds */
+static double conv_transpose_depthwise_flops(const ck_circuit *c, const ck_op *op, size_t seq_len)
+{
+    (void)seq_len;
+    return 2.0 * 3.0 / 2.0 * (double)c->buffers[op->output].cols;
+}
+
+/* per row: h W_hh^T of both directions, 4H gates over H inputs each (the gates' nonlinearities and
+ * the cell update not counted) */
+static double lstm_flops(const ck_circuit *c, const ck_op *op, size_t seq_len)
+{
+    double h = (double)c->buffers[op->output].cols / 2.0;
+    (void)seq_len;
+    return 2.0 * 2.0 * 4.0 * h * h;
 }
 
 /* the recurrence's state and W_hh^T: ck_lstm_recurrence_scratch(H) */
@@ -650,7 +668,7 @@ const ck_op_def ck_op_defs[] = {
         .run = {[CK_DTYPE_F32] = {F32_STEP(ck_step_conv1d)},
                 [CK_DTYPE_BF16] = {ck_step_conv1d_bf16, "ck_step_conv1d_bf16", NULL, NULL,
                                    CK_DTYPE_BF16, NULL}},
-        .op_class = CK_OP_CLASS_OTHER,
+        .op_class = CK_OP_CLASS_CONVOLUTION,
         .uses_linear = 1, .weights_copied_at_init = 1, .flops = conv1d_flops,
         .optional_weight = "bias",
     },
@@ -709,7 +727,8 @@ const ck_op_def ck_op_defs[] = {
         .weights = {"weight", "bias", NULL},
         .check = check_conv_transpose, .split = CK_SPLIT_SEQUENCE_HEADS, /* sequences */
         .run = {[CK_DTYPE_F32] = {F32_STEP(ck_step_conv_transpose1d_depthwise_k3s2)}},
-        .op_class = CK_OP_CLASS_OTHER, .rows = CK_ROWS_DOUBLE,
+        .op_class = CK_OP_CLASS_CONVOLUTION, .flops = conv_transpose_depthwise_flops,
+        .rows = CK_ROWS_DOUBLE,
     },
     [CK_OP_ADAIN_INSTANCE_NORM] = {
         .name = "adain_instance_norm",
@@ -804,7 +823,7 @@ const ck_op_def ck_op_defs[] = {
                 [CK_DTYPE_BF16] = {ck_step_conv_transpose1d_col2im_bf16,
                                    "ck_step_conv_transpose1d_col2im_bf16", NULL, NULL,
                                    CK_DTYPE_BF16, NULL}},
-        .op_class = CK_OP_CLASS_OTHER, .rows = CK_ROWS_OWN, .uses_linear = 1,
+        .op_class = CK_OP_CLASS_CONVOLUTION, .rows = CK_ROWS_OWN, .uses_linear = 1,
         .flops = conv_transpose_flops,
     },
     [CK_OP_LSTM_RECURRENCE] = {
@@ -814,7 +833,7 @@ const ck_op_def ck_op_defs[] = {
         .check = check_lstm_recurrence, .scratch = lstm_scratch,
         .split = CK_SPLIT_SEQUENCE_HEADS, /* (sequence, direction) pairs, interleaved */
         .run = {[CK_DTYPE_F32] = {F32_STEP(ck_step_lstm_recurrence)}},
-        .op_class = CK_OP_CLASS_OTHER,
+        .op_class = CK_OP_CLASS_LSTM, .flops = lstm_flops,
     },
 };
 _Static_assert(sizeof ck_op_defs / sizeof ck_op_defs[0] == CK_OP_KIND_COUNT,

@@ -99,9 +99,10 @@ typedef struct {
                                                   the next linears goes beside its f32 rows
                                                   (LayerNorm); else it writes only the copy */
     ck_op_variant run[CK_DTYPE_COUNT];         /* per program precision (f32 always present) */
-    ck_op_class op_class;                      /* where its time counts (ck_model_op_seconds);
-                                                  the public classes are fixed, a new op may
-                                                  count as CK_OP_CLASS_OTHER */
+    ck_op_class op_class;                      /* where its time and flops count
+                                                  (ck_model_op_seconds, ck_model_op_flops); the
+                                                  public classes only grow at the end, a new op
+                                                  may count as CK_OP_CLASS_OTHER */
     const char *dispatch_name;                 /* its NAME=dtype in ck_model_dispatch; NULL: not
                                                   listed */
     const char *vocab_weight;                  /* weight slot whose rows are the vocabulary (the
@@ -123,8 +124,9 @@ typedef struct {
     int weights_copied_at_init;                /* 1: its steps never read their weight tensors
                                                   after init (linear: oneDNN's copy), so the
                                                   caller may release them */
-    double (*flops)(const ck_circuit *c, const ck_op *op, size_t seq_len); /* per token in a
-                                                  sequence of seq_len; NULL: none counted */
+    double (*flops)(const ck_circuit *c, const ck_op *op, size_t seq_len); /* per row of its
+                                                  output (a token of a sequence of seq_len, or a
+                                                  frame row: seq_len 0); NULL: none counted */
     ck_rows rows;                              /* its out rows from its inputs' (CK_ROWS_SAME, 0,
                                                   the default); a step runs over the rows of its
                                                   first input (executor) */

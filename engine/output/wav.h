@@ -73,6 +73,17 @@ int ck_wav_close(ck_wav *w, ck_error *err);
 /* Removes the temporary file and frees w; the path is left as it was. Accepts NULL. */
 void ck_wav_abort(ck_wav *w);
 
+/* Joins the WAVs paths[0..n), each written by this writer with equal headers apart from their
+ * sizes (format, rate, LIST/INFO: a file split into parts), into one at `output`: paths[0]'s
+ * header with the RIFF, fact and data sizes of the whole, then every part's samples in order.
+ * expect[n] (may be NULL): the frames each part must hold. Checks every part before anything is
+ * written; written under a temporary name and published when complete. Errors: CK_E_ARG (null,
+ * n 0), CK_E_IO, CK_E_FORMAT (not a RIFF/WAVE file with a fmt and a data chunk, sizes that
+ * disagree with the file's, a header that differs from paths[0]'s, frames other than expected:
+ * the message names the path), CK_E_SIZE (the whole would pass RIFF's 4 GiB), CK_E_MEMORY. */
+int ck_wav_join(const char *output, const char *const *paths, size_t n, const uint64_t *expect,
+                ck_error *err);
+
 /* The s16 sample of x: x x 32768 rounded to nearest, ties to even, clipped to [-32768, 32767];
  * *clipped set to 1 when it was clipped, else 0. x must be finite. */
 int16_t ck_wav_s16(float x, int *clipped);

@@ -16,6 +16,9 @@ extern const unsigned char ck_xray_bf16_budget_bytes[];
 /* circuits/kokoro_phoneme_encoder.int8_budget.json, embedded the same way */
 extern const unsigned char ck_xray_int8_budget_bytes[];
 #define ck_xray_int8_budget_json ((const char *)ck_xray_int8_budget_bytes)
+/* circuits/kokoro_speech.xray_budget.json, embedded the same way */
+extern const unsigned char ck_xray_speech_budget_bytes[];
+#define ck_xray_speech_budget_json ((const char *)ck_xray_speech_budget_bytes)
 
 static const char build_flags[] = "compiler " __VERSION__
 #ifdef __OPTIMIZE__
@@ -139,7 +142,10 @@ static int parse_text(ck_xray_profile *p, const char *text, const char *path, ck
     return rc;
 }
 
-int ck_xray_profile_load(ck_xray_profile *p, const char *path, ck_dtype dtype, ck_error *err)
+/* The dtype's default, then the embedded budget text `builtin` (NULL: none; named `builtin_name`),
+ * then the file's on top. */
+static int profile_load(ck_xray_profile *p, const char *path, ck_dtype dtype, const char *builtin,
+                        const char *builtin_name, ck_error *err)
 {
     if (p == NULL) {
         return ck_fail(err, CK_E_ARG, "profile: null");
@@ -151,12 +157,8 @@ int ck_xray_profile_load(ck_xray_profile *p, const char *path, ck_dtype dtype, c
     p->dtype = dtype;
     p->base = ck_xray_default_budget();
     int rc = CK_OK;
-    if (dtype == CK_DTYPE_BF16) {
-        /* the published bf16 budget is the default a file's own keys refine */
-        rc = parse_text(p, ck_xray_bf16_budget_json, "kokoro_phoneme_encoder.bf16_budget.json", err);
-    }
-    if (dtype == CK_DTYPE_I8) { /* the same for int8 */
-        rc = parse_text(p, ck_xray_int8_budget_json, "kokoro_phoneme_encoder.int8_budget.json", err);
+    if (builtin != NULL) { /* the published budget is the default a file's own keys refine */
+        rc = parse_text(p, builtin, builtin_name, err);
     }
     if (rc == CK_OK && path != NULL) {
         char *text = NULL;
@@ -187,6 +189,24 @@ int ck_xray_profile_load(ck_xray_profile *p, const char *path, ck_dtype dtype, c
         ck_xray_profile_free(p);
     }
     return rc;
+}
+
+int ck_xray_profile_load(ck_xray_profile *p, const char *path, ck_dtype dtype, ck_error *err)
+{
+    /* bf16 and int8: their published budgets (F32: the contract alone) */
+    return dtype == CK_DTYPE_BF16
+               ? profile_load(p, path, dtype, ck_xray_bf16_budget_json,
+                              "kokoro_phoneme_encoder.bf16_budget.json", err)
+           : dtype == CK_DTYPE_I8
+               ? profile_load(p, path, dtype, ck_xray_int8_budget_json,
+                              "kokoro_phoneme_encoder.int8_budget.json", err)
+               : profile_load(p, path, dtype, NULL, NULL, err);
+}
+
+int ck_xray_profile_load_speech(ck_xray_profile *p, const char *path, ck_error *err)
+{
+    return profile_load(p, path, CK_DTYPE_F32, ck_xray_speech_budget_json,
+                        "kokoro_speech.xray_budget.json", err);
 }
 
 ck_xray_budget ck_xray_profile_budget(const ck_xray_profile *p, const char *checkpoint)
@@ -316,6 +336,12 @@ int ck_xray_report_status(const ck_xray_report *rep)
     return rep->failed == 0 && rep->passed > 0 ? CK_OK : CK_E_PARITY;
 }
 
+/* -20 log10(rel_rmse): the signal-to-error ratio in dB (infinite for equal signals). */
+static double ser_db(double rel_rmse)
+{
+    return rel_rmse > 0.0 ? -20.0 * log10(rel_rmse) : INFINITY;
+}
+
 static const char *status_name(ck_xray_status s)
 {
     return s == CK_XRAY_PASS ? "pass" : s == CK_XRAY_FAIL ? "fail" : "NOT_TESTED";
@@ -331,10 +357,14 @@ void ck_xray_report_print(const ck_xray_report *rep, FILE *f)
             fprintf(f, "%-8s %-48s %-10s %s\n", r->case_name, r->checkpoint, "NOT_TESTED", r->reason);
             continue;
         }
-        fprintf(f, "%-8s %-48s %-10s %12.9f %9.3g %9.3g %9.3g  (%zu,%zu,%zu) %zu/%zu%s%s\n",
+        fprintf(f, "%-8s %-48s %-10s %12.9f %9.3g %9.3g %9.3g  (%zu,%zu,%zu) %zu/%zu",
                 r->case_name, r->checkpoint, status_name(r->status), r->cosine, r->rmse,
                 r->rel_rmse, r->max_abs, r->worst_sequence, r->worst_token, r->worst_channel,
-                r->rows, r->tokens, r->reason[0] ? "  " : "", r->reason);
+                r->rows, r->tokens);
+        if (r->signal_to_error) {
+            fprintf(f, "  SER %.1f dB (>= %.1f)", ser_db(r->rel_rmse), ser_db(r->budget.rel_rmse_max));
+        }
+        fprintf(f, "%s%s\n", r->reason[0] ? "  " : "", r->reason);
     }
     fprintf(f, "xray: %s: %zu pass, %zu fail, %zu NOT_TESTED\n",
             ck_xray_report_status(rep) == CK_OK ? "pass" : "fail", rep->passed, rep->failed,
@@ -386,6 +416,9 @@ static cJSON *result_json(const ck_xray_result *r)
         cJSON_AddNumberToObject(at, "token", (double)r->worst_token);
         cJSON_AddNumberToObject(at, "channel", (double)r->worst_channel);
         cJSON_AddBoolToObject(o, "finite", r->candidate_finite && r->oracle_finite);
+        if (r->signal_to_error) { /* dB; null when infinite (equal signals) or not finite */
+            add_metric(o, "ser_db", ser_db(r->rel_rmse));
+        }
         cJSON *b = cJSON_AddObjectToObject(o, "budget");
         cJSON_AddNumberToObject(b, "cosine_min", r->budget.cosine_min);
         cJSON_AddNumberToObject(b, "rmse", r->budget.rmse_max);

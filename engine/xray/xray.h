@@ -59,6 +59,8 @@ typedef struct {
     double cosine, rmse, rel_rmse, max_abs;
     size_t worst_sequence, worst_token, worst_channel;
     int candidate_finite, oracle_finite;
+    int signal_to_error;          /* 1: audio; the table and report add its signal-to-error ratio,
+                                     10 log10(sum o^2 / sum (c - o)^2) = -20 log10(rel_rmse) dB */
     ck_xray_budget budget;
     char reason[160];             /* what failed, or why NOT_TESTED; "" on pass */
 } ck_xray_result;
@@ -98,6 +100,12 @@ ck_xray_budget ck_xray_default_budget(void);
  * Errors: CK_E_IO, CK_E_FORMAT (bad JSON, a non-number; message names the file and key), CK_E_MEMORY,
  * CK_E_ARG (another dtype). */
 int ck_xray_profile_load(ck_xray_profile *p, const char *path, ck_dtype dtype, ck_error *err);
+
+/* The FP32 budgets of the speech capture's stages (circuits/kokoro_speech.xray_budget.json, embedded;
+ * docs/parity.md "Speech"), then a profile file's on top (path may be NULL): keys are stage names
+ * ("d_en", "fed.gen.har", "audio") or "<case>.<stage>" for one case. Errors: those of
+ * ck_xray_profile_load. */
+int ck_xray_profile_load_speech(ck_xray_profile *p, const char *path, ck_error *err);
 
 /* Budget of `checkpoint`: its override, else the dtype's default. */
 ck_xray_budget ck_xray_profile_budget(const ck_xray_profile *p, const char *checkpoint);
@@ -201,8 +209,16 @@ typedef struct {
  * CK_E_IO, CK_E_FORMAT, CK_E_MEMORY; on error *out is NULL. */
 int ck_xray_session_open(ck_xray_session **out, const ck_xray_run_options *opt, ck_error *err);
 
+/* 1 when the session's oracle is a speech capture (tests/fixtures/speech: <case>.pred_dur tensors):
+ * its run needs the speech circuit (circuits/kokoro_speech.json), interpreted in fp32. */
+int ck_xray_session_is_speech(const ck_xray_session *x);
+
 /* Tokens of the session's longest case: the model's batch must hold them. */
 size_t ck_xray_session_longest(const ck_xray_session *x);
+
+/* Frames of the session's longest speech case (the sum of its pred_dur): the model's batch must
+ * hold them; 0 for an encoder capture. */
+size_t ck_xray_session_frames(const ck_xray_session *x);
 
 /* Seed of the synthetic weights: the manifest's "weights"."seed" when it is an exact integer in
  * 0..2^53, else opt->seed. */
@@ -211,6 +227,9 @@ uint64_t ck_xray_session_seed(const ck_xray_session *x);
 /* Runs each case as one packed batch on the engine (ONE thread, scheduler and oneDNN), captures the
  * stored rows of every checkpoint, hashes every weight tensor before and after (CK_E_PARITY naming
  * the tensor if a byte changed), compares, prints the table and writes the report and capture.
+ * A speech capture's cases run each alone instead, their stages compared as ck_xray_speech_run
+ * says (xray_internal.h); no capture is written (CK_E_ARG when capture_out is set), the engine
+ * must interpret (CK_E_ARG for a generated library) in fp32 (CK_E_ARG otherwise).
  * Returns CK_OK when every compared checkpoint passed, CK_E_PARITY when one failed, or the first
  * error (err set). */
 int ck_xray_session_run(ck_xray_session *x, const ck_xray_engine *engine, ck_error *err);

@@ -36,4 +36,39 @@ int ck_xray_compare_tensors(const ck_xray_case *xc, const char *checkpoint,
                             const ck_st_tensor *cand, const ck_st_tensor *oracle,
                             const ck_xray_profile *profile, ck_xray_report *rep, ck_error *err);
 
+/* One case of a speech capture (tools/kokoro_reference.py: <case>.ids, .pred_dur, .ref_s, .speed,
+ * .noise, then its stages), its inputs copied out of the mapping. */
+typedef struct {
+    char name[CK_XRAY_CASE_MAX];
+    size_t tokens, frames;      /* T, and F = the sum of pred_dur */
+    int32_t *ids;               /* [T] [0, *phoneme ids, 0] */
+    int32_t *dur;               /* [T] pred_dur, forced downstream of the duration head */
+    float style[256];           /* ref_s: [decoder half | predictor half] */
+    float speed;
+    float *noise;               /* [600F, 9] the generator's source noise (randn_like) */
+} ck_xray_speech_case;
+
+/* Cases of a speech capture: tensors named <case>.pred_dur (0: not a speech capture). */
+size_t ck_xray_speech_count(const ck_st_file *f);
+
+/* Loads every case of a speech capture, in file order, into a new *out[*n]. Errors: CK_E_FORMAT
+ * (no case; ids not I32 [T], pred_dur not I64 [T] of values >= 1, ref_s not 256 values, speed not
+ * 1, noise not [600F, 9]; message names the file and tensor), CK_E_MEMORY. */
+int ck_xray_speech_load(ck_xray_speech_case **out, size_t *n, const ck_st_file *f,
+                        const char *path, ck_error *err);
+
+/* Frees cases[n]; accepts NULL. */
+void ck_xray_speech_free(ck_xray_speech_case *cases, size_t n);
+
+/* Runs each case alone on the lent speech circuit (interpreted, one thread) with its style, speed,
+ * forced durations and noise, then again fed the capture's F0 and dec.decode.3 (the stages named
+ * fed.*), and adds one row per stage (xray_speech.c's table, in run order) to rep: pass or fail
+ * under the profile's "<case>.<stage>" budget, else "<stage>"'s, else its base; NOT_TESTED where
+ * the capture holds no such tensor for the case. Errors: CK_E_ARG (a circuit without the durations,
+ * f0, n and audio outputs or the decode.3 checkpoint), CK_E_FORMAT (the capture's F0 or
+ * dec.decode.3 of another size), CK_E_MEMORY, those of the executor's run. */
+int ck_xray_speech_run(const ck_xray_speech_case *cases, size_t n, const ck_st_file *oracle,
+                       const char *oracle_path, const ck_xray_engine *e,
+                       const ck_xray_profile *profile, ck_xray_report *rep, ck_error *err);
+
 #endif

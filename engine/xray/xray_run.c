@@ -25,6 +25,8 @@ struct ck_xray_session {
     size_t *cols;                /* [n_ids] */
     size_t n_cases;
     size_t longest;              /* tokens of the longest case */
+    ck_xray_speech_case *speech; /* [n_speech] a speech capture's cases (then n_cases is 0) */
+    size_t n_speech;
 };
 
 typedef ck_xray_session xrun;
@@ -122,9 +124,31 @@ static int open_oracle(xrun *x, ck_error *err)
     if (rc == CK_OK) {
         rc = ck_st_open(&x->oracle, x->opt->oracle, err);
     }
+    if (rc == CK_OK && ck_xray_speech_count(x->oracle) > 0) {
+        /* the speech capture's manifest holds no thresholds: the published speech budget */
+        if (x->opt->precision != CK_DTYPE_F32) {
+            return ck_fail(err, CK_E_ARG, "xray: %s is a speech capture: its X-Ray runs fp32 parity "
+                           "only", x->opt->oracle);
+        }
+        if (x->opt->capture_out != NULL) {
+            return ck_fail(err, CK_E_ARG, "xray: %s is a speech capture: --xray-out writes encoder "
+                           "captures only", x->opt->oracle);
+        }
+        return ck_xray_profile_load_speech(&x->profile, x->opt->profile, err);
+    }
     if (rc == CK_OK) {
         rc = ck_xray_profile_load(&x->profile, x->opt->profile ? x->opt->profile : manifest,
                                   x->opt->precision, err);
+    }
+    return rc;
+}
+
+/* A speech capture's cases, and the longest one's tokens. */
+static int load_speech(xrun *x, ck_error *err)
+{
+    int rc = ck_xray_speech_load(&x->speech, &x->n_speech, x->oracle, x->opt->oracle, err);
+    for (size_t i = 0; rc == CK_OK && i < x->n_speech; i++) {
+        x->longest = x->speech[i].tokens > x->longest ? x->speech[i].tokens : x->longest;
     }
     return rc;
 }
@@ -177,7 +201,9 @@ int ck_xray_session_open(ck_xray_session **out, const ck_xray_run_options *opt, 
                "parity mode: 1 thread (scheduler and oneDNN), deterministic kernels");
     }
     int rc = open_oracle(x, err);
-    rc = rc == CK_OK ? load_cases(x, err) : rc;
+    if (rc == CK_OK) {
+        rc = ck_xray_speech_count(x->oracle) > 0 ? load_speech(x, err) : load_cases(x, err);
+    }
     if (rc != CK_OK) {
         ck_xray_session_free(x);
         return rc;
@@ -186,9 +212,23 @@ int ck_xray_session_open(ck_xray_session **out, const ck_xray_run_options *opt, 
     return CK_OK;
 }
 
+int ck_xray_session_is_speech(const ck_xray_session *x)
+{
+    return x != NULL && x->speech != NULL;
+}
+
 size_t ck_xray_session_longest(const ck_xray_session *x)
 {
     return x != NULL ? x->longest : 0;
+}
+
+size_t ck_xray_session_frames(const ck_xray_session *x)
+{
+    size_t frames = 0;
+    for (size_t i = 0; x != NULL && i < x->n_speech; i++) {
+        frames = x->speech[i].frames > frames ? x->speech[i].frames : frames;
+    }
+    return frames;
 }
 
 uint64_t ck_xray_session_seed(const ck_xray_session *x)
@@ -259,6 +299,7 @@ void ck_xray_session_free(ck_xray_session *x)
     free(x->rows);
     free(x->cols);
     free(x->cases);
+    ck_xray_speech_free(x->speech, x->n_speech);
     free(x->sha);
     free(x->ids);
     ck_xray_profile_free(&x->profile);
@@ -360,10 +401,18 @@ int ck_xray_session_run(ck_xray_session *x, const ck_xray_engine *engine, ck_err
         return ck_fail(err, CK_E_ARG, "xray: null session or model");
     }
     x->engine = *engine;
+    if (x->speech != NULL && engine->library->table != NULL) {
+        return ck_fail(err, CK_E_ARG, "xray: %s is a speech capture: its X-Ray interprets the "
+                       "speech circuit (no --compiled)", x->opt->oracle);
+    }
     ck_xray_report rep = {0};
     int rc = prepare(x, err);
     for (size_t ci = 0; rc == CK_OK && ci < x->n_cases; ci++) {
         rc = run_case(x, ci, err);
+    }
+    if (rc == CK_OK && x->speech != NULL) { /* its runs compare as they go */
+        rc = ck_xray_speech_run(x->speech, x->n_speech, x->oracle, x->opt->oracle, &x->engine,
+                                &x->profile, &rep, err);
     }
     if (rc == CK_OK) {
         rc = ck_xray_weights_unchanged(x->engine.weights, (const unsigned char (*)[32])x->sha, err);

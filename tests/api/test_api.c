@@ -581,6 +581,18 @@ static void test_precision_and_op_seconds(void)
     CU_ASSERT_EQUAL(ck_model_op_seconds(m, CK_OP_CLASS_GELU), 0.0); /* fused into its linear */
     CU_ASSERT_EQUAL(ck_model_op_seconds(m, CK_OP_CLASS_COUNT), 0.0);
     CU_ASSERT_EQUAL(ck_model_op_seconds(NULL, CK_OP_CLASS_LINEAR), 0.0);
+    /* the FLOPs counted run by run are the table's per-token count over the batch's sequences */
+    double want_flops = 0.0;
+    for (size_t q = 0; q < s.n_sequences; q++) {
+        size_t len = s.offsets[q + 1] - s.offsets[q];
+        want_flops += (double)len * ck_model_flops_per_token(m, len);
+    }
+    CU_ASSERT(want_flops > 0.0);
+    CU_ASSERT_EQUAL(ck_model_op_flops(m, CK_OP_CLASS_LINEAR) +
+                        ck_model_op_flops(m, CK_OP_CLASS_ATTENTION), want_flops);
+    CU_ASSERT_EQUAL(ck_model_op_flops(m, CK_OP_CLASS_LAYER_NORM), 0.0);
+    ck_model_reset_op_seconds(m);
+    CU_ASSERT_EQUAL(ck_model_op_flops(m, CK_OP_CLASS_LINEAR), 0.0);
     ck_sequence_set_free(&s);
     ck_model_free(m);
     ck_model_params p = ck_model_default_params();

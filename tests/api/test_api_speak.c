@@ -176,6 +176,46 @@ static void test_seeds_and_batch(void)
     ck_model_free(m);
 }
 
+/* Where the work goes (ck_model_op_flops): the convolutions and LSTM steps of a line counted from
+ * their shapes and rows, so two lines in one batch count exactly what each counts alone (integers
+ * below 2^53: exact in any order); the linears and convolutions each outnumber the LSTM steps; a
+ * reset zeroes them; NULL and a class outside the enum give 0. */
+static void test_op_flops(void)
+{
+    ck_model *m = open_model(ck_speech_circuit_path());
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    static const ck_op_class classes[3] = {CK_OP_CLASS_LINEAR, CK_OP_CLASS_CONVOLUTION,
+                                           CK_OP_CLASS_LSTM};
+    double alone[3] = {0, 0, 0}, both[3];
+    for (size_t i = 0; i < 2; i++) {
+        got_t g = {0};
+        ck_model_reset_op_seconds(m);
+        CU_ASSERT_EQUAL_FATAL(speak(m, &k_lines[i], 1, 0, 0.0f, &g), CK_OK);
+        for (int c = 0; c < 3; c++) {
+            alone[c] += ck_model_op_flops(m, classes[c]);
+        }
+        got_free(&g);
+    }
+    got_t g = {0};
+    ck_model_reset_op_seconds(m);
+    CU_ASSERT_EQUAL(ck_model_op_flops(m, CK_OP_CLASS_CONVOLUTION), 0.0);
+    CU_ASSERT_EQUAL_FATAL(speak(m, k_lines, 2, 0, 0.0f, &g), CK_OK);
+    for (int c = 0; c < 3; c++) {
+        both[c] = ck_model_op_flops(m, classes[c]);
+        CU_ASSERT(both[c] > 0.0);
+        CU_ASSERT_EQUAL(both[c], alone[c]);
+    }
+    CU_ASSERT(both[1] > both[2] && both[0] > both[2]);
+    CU_ASSERT(ck_model_op_seconds(m, CK_OP_CLASS_CONVOLUTION) > 0.0);
+    CU_ASSERT_EQUAL(ck_model_op_flops(m, CK_OP_CLASS_OTHER), 0.0); /* norms, Snake, the source */
+    CU_ASSERT_EQUAL(ck_model_op_flops(m, CK_OP_CLASS_COUNT), 0.0);
+    CU_ASSERT_EQUAL(ck_model_op_flops(NULL, CK_OP_CLASS_CONVOLUTION), 0.0);
+    CU_ASSERT_STRING_EQUAL(ck_op_class_name(CK_OP_CLASS_CONVOLUTION), "convolution");
+    CU_ASSERT_STRING_EQUAL(ck_op_class_name(CK_OP_CLASS_LSTM), "lstm");
+    got_free(&g);
+    ck_model_free(m);
+}
+
 static void test_refusals(void)
 {
     ck_model *m = open_model(ck_speech_circuit_path());
@@ -214,6 +254,7 @@ int main(void)
         {"speech4's samples and speech20's word times", test_audio_and_words},
         {"seeds, noise scale 0 and batch invariance", test_seeds_and_batch},
         {"bad noise scale, speed, callback and circuit", test_refusals},
+        {"op flops: a batch counts what its lines count alone", test_op_flops},
     };
     return ck_test_run("api_speak", cases, sizeof cases / sizeof cases[0]);
 }

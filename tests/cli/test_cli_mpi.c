@@ -5,7 +5,9 @@
  * code and nothing written; an injected rank failure names the rank, ends the job, and --resume
  * completes it identically; so does a rank killed with SIGKILL, and a resume with another number
  * of ranks is refused naming "ranks"; threads follow each rank's CPUs; a rank done early waits
- * without spinning. Phoneme lines through the tiny circuit (fast). */
+ * without spinning. Phoneme lines through the tiny circuit (fast). `ckbatch-mpi speak` writes
+ * the single `ckbatch speak` run's .wav and directory (synthetic weights, four short lines), and
+ * its bad lines as `ckbatch speak` does. */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include <dirent.h>
 #include <sched.h>
@@ -353,9 +355,87 @@ static void test_no_spin_while_waiting(void)
     CU_ASSERT_TRUE(cpu < 0.1 * wait);
 }
 
+/* `ckbatch speak` (np 0) or `mpirun -np np ckbatch-mpi speak` on the embedded synthetic weights,
+ * voice synthetic, with `extra` (default: phoneme lines of speech's vocab); stderr to
+ * work/stderr. */
+static int run_speak_with(int np, const char *extra, const char *in, const char *out)
+{
+    char cmd[8192], bin[2048];
+    snprintf(bin, sizeof bin, "%s %s", np > 0 ? mpirun(np, "") : "",
+             np > 0 ? mpi_binary() : ck_cli_binary());
+    snprintf(cmd, sizeof cmd, "%s speak -q --voice synthetic --threads 1 --max-batch-frames 256 "
+             "%s -i %s -o %s 2>%s", bin, extra, ck_cli_tmp(in), ck_cli_tmp(out),
+             ck_cli_tmp("stderr"));
+    return exit_code(system(cmd));
+}
+
+static int run_speak(int np, const char *in, const char *out)
+{
+    return run_speak_with(np, "-f phonemes", in, out);
+}
+
+/* Nothing named NAME.shard-* in the work directory or its subdirectory `dir` ("" for none). */
+static int no_shards(const char *dir, const char *name)
+{
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "ls %s/%s | grep -q '^%s\\.shard-'", ck_cli_work, dir, name);
+    return system(cmd) != 0;
+}
+
+/* speak under mpirun: ranks speak their shards, rank 0 joins them; the .wav, its sidecar, the
+ * directory's WAVs and timestamps.jsonl are the single run's bytes and no shard file is left. */
+static void test_speak_ranks_write_the_single_runs_bytes(void)
+{
+    ck_cli_write_file(ck_cli_tmp("sp.txt"), "\xc3\xb0\xc9\x99 k\xcb\x88\xc3\xa6t\n\n"
+                      "h\xc9\x99l\xcb\x88O\nl\xcb\x88\xc3\xa6st\n");
+    CU_ASSERT_EQUAL_FATAL(run_speak(0, "sp.txt", "sp1.wav"), 0);
+    CU_ASSERT_EQUAL(run_speak(2, "sp.txt", "sp2.wav"), 0);
+    CU_ASSERT_TRUE(ck_cli_same_bytes(ck_cli_tmp("sp1.wav"), ck_cli_tmp("sp2.wav")));
+    CU_ASSERT_TRUE(ck_cli_same_bytes(ck_cli_tmp("sp1.wav.jsonl"), ck_cli_tmp("sp2.wav.jsonl")));
+    CU_ASSERT_TRUE(no_shards("", "sp2.wav"));
+    CU_ASSERT_EQUAL_FATAL(run_speak(0, "sp.txt", "spd1"), 0);
+    CU_ASSERT_EQUAL(run_speak(3, "sp.txt", "spd3"), 0);
+    static const char *const files[] = {"000000.wav", "000002.wav", "000003.wav",
+                                        "timestamps.jsonl"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        char a[64], b[64];
+        snprintf(a, sizeof a, "spd1/%s", files[i]);
+        snprintf(b, sizeof b, "spd3/%s", files[i]);
+        CU_ASSERT_TRUE(ck_cli_same_bytes(ck_cli_tmp(a), ck_cli_tmp(b)));
+    }
+    CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("spd3/000001.wav")));
+    CU_ASSERT_TRUE(no_shards("spd3", "timestamps.jsonl"));
+}
+
+/* speak, a bad id on line 2 of 7 (rank 0's) and line 6 (rank 1's): under stop the job prints the
+ * single run's error line once, exits 1 and writes nothing; under skip it exits 4 with the single
+ * run's bytes. */
+static void test_speak_bad_lines(void)
+{
+    char single[2048], line[2048];
+    ck_cli_write_file(ck_cli_tmp("ids.txt"), "[50,60,70]\n[9999]\n\n[40,41]\n[12,13,14,15]\n"
+                      "[9999]\n[30,31]\n");
+    CU_ASSERT_EQUAL(run_speak_with(0, "-f ids", "ids.txt", "i1.wav"), 1);
+    snprintf(single, sizeof single, "%s", ck_cli_stderr_line("ckbatch: speak: ", line));
+    CU_ASSERT_PTR_NOT_NULL(strstr(single, "ids.txt:2: element 1: id 9999 out of range"));
+    CU_ASSERT_EQUAL(run_speak_with(2, "-f ids", "ids.txt", "i2.wav"), 1);
+    CU_ASSERT_STRING_EQUAL(ck_cli_stderr_line("ckbatch: speak: ", line), single);
+    CU_ASSERT_EQUAL(ck_cli_stderr_lines_with("9999"), 1);
+    CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("i2.wav")));
+    CU_ASSERT_TRUE(no_shards("", "i2.wav"));
+    CU_ASSERT_EQUAL(run_speak_with(0, "-f ids --on-error skip", "ids.txt", "k1.wav"), 4);
+    CU_ASSERT_EQUAL(run_speak_with(2, "-f ids --on-error skip", "ids.txt", "k2.wav"), 4);
+    CU_ASSERT_TRUE(ck_cli_same_bytes(ck_cli_tmp("k1.wav"), ck_cli_tmp("k2.wav")));
+    CU_ASSERT_TRUE(ck_cli_same_bytes(ck_cli_tmp("k1.wav.jsonl"), ck_cli_tmp("k2.wav.jsonl")));
+}
+
 int main(void)
 {
     static const ck_test_case cases[] = {
+        {"speak: 2 ranks write the single run's .wav, 3 its directory",
+         test_speak_ranks_write_the_single_runs_bytes},
+        {"speak: a bad line printed once (stop), the single run's bytes (skip)",
+         test_speak_bad_lines},
         {"ranks write the single run's bytes (np 1..4, -t 1 and 2)",
          test_ranks_write_the_single_runs_bytes},
         {"a bad line in rank 2's range is reported once", test_bad_line_in_rank_2_reported_once},
