@@ -549,12 +549,16 @@ typedef struct {
                                       "error":"INPUT:N+1: ..."} and no audio, warned through
                                       lines.log, and the run goes on; 0 (default): the first one
                                       is the error, nothing written */
-    int resume;                    /* 1 (directory output only, else CK_E_ARG): continue the run
+    int resume;                    /* 1: continue the run that was stopped. Directory: the one
                                       that left OUT/timestamps.jsonl.partial (or a finished
                                       OUT/timestamps.jsonl): a line with a record whose WAV exists
-                                      is not spoken again; the result is byte for byte an
-                                      uninterrupted run's. Its settings record must equal this
-                                      run's (CK_E_STATE naming the key); none: every line spoken */
+                                      is not spoken again. One .wav: the one that left OUT.partial
+                                      and OUT.jsonl.partial: the lines its journal records are
+                                      kept, the WAV and journal cut back to the last whole record,
+                                      the rest spoken (neither there: every line spoken). The
+                                      result is byte for byte an uninterrupted run's. Its settings
+                                      record must equal this run's (CK_E_STATE naming the key, the
+                                      files left as they were); none: every line spoken */
     size_t shard_count;            /* 0 (default): every line. N >= 1: only the lines of range
                                       shard_index of ck_shard_split(input, shard_index, N) (the
                                       encoder's split), their records and file names keeping the
@@ -575,6 +579,10 @@ typedef struct {
     size_t lines_failed;           /* skip_bad_lines: lines the reader rejected (no file) */
     size_t lines_resumed;          /* resume: lines with a WAV an earlier run wrote (not in
                                       lines, samples, clipped) */
+    uint64_t clipped_resumed;      /* resume of one .wav: s16 samples clipped in the resumed
+                                      lines (from the journal), so clipped + clipped_resumed is
+                                      the whole file's count, an uninterrupted run's clipped;
+                                      0 for a directory (its records do not keep it) */
 } ck_speak_summary;
 
 /* Reads params->input, speaks every line through ck_model_speak and writes the WAVs (RIFF, 24,000 Hz
@@ -587,10 +595,13 @@ typedef struct {
  * Kokoro gives none).
  * Every file appears complete or not at all (written to a temporary name, renamed); a directory
  * output also keeps the journal OUTPUT/timestamps.jsonl.partial while it runs, left with the WAVs
- * done when the call fails (what resume continues). Errors: CK_E_ARG (null, a bad option: as
- * ck_model_speak; resume with a .wav output), CK_E_IO (input unreadable, output not writable:
+ * done when the call fails (what resume continues); a .wav output is written as OUTPUT.partial
+ * with the journal OUTPUT.jsonl.partial, both left when the call fails (what resume continues),
+ * and renamed to OUTPUT when complete. Errors: CK_E_ARG (null, a bad option: as
+ * ck_model_speak), CK_E_IO (input unreadable, output not writable:
  * nothing written), CK_E_STATE (resume over records of other settings: the key named),
- * CK_E_FORMAT (a journal record that is not one of this input's lines), ck_model_tokenize's
+ * CK_E_FORMAT (a journal record that is not one of this input's lines; resume of a .wav whose
+ * OUTPUT.partial is not the WAV its journal describes: another header, shorter), ck_model_tokenize's
  * (CK_E_INPUT naming params->input and the 1-based line) and ck_model_speak's errors. */
 CK_API int ck_model_speak_file(ck_model *model, const ck_speak_params *params,
                                ck_speak_summary *summary, ck_error *err);

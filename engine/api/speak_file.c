@@ -39,8 +39,8 @@ typedef struct {
     ck_wav *wav;               /* one_file: the open file */
     ck_atomic_file side;       /* the sidecar (directory: opened at the end) */
     char *side_path;
-    speak_journal j;           /* directory only */
-    char *buf;                 /* the record being made (directory), and its length */
+    speak_journal j;           /* directory: as above; one file: see onewav_journal_add */
+    char *buf;                 /* the record being made, and its length */
     size_t buf_len;
     size_t next_line;          /* lines before it are recorded */
     size_t n_lines;
@@ -50,6 +50,12 @@ typedef struct {
     ck_speak_summary *sum;
     struct timespec t0;        /* when the call started */
     double last_progress;      /* seconds since t0 of the last progress call */
+    /* one file: OUT.wav.partial, the WAV being written (published as OUT by the final rename) */
+    char *wav_partial;
+    uint64_t line_clipped;     /* one file: s16 samples clipped in the line being recorded */
+    int resumed;               /* one file, resume: 1 when an earlier run's journal is continued */
+    uint64_t resumed_frames;   /* ... the frames of the lines it recorded */
+    size_t journal_keep;       /* ... the bytes of its journal up to its last whole record */
 } speak_ctx;
 
 static double seconds_since(const struct timespec *t0)
@@ -100,25 +106,27 @@ static void json_time(FILE *f, double t)
     }
 }
 
-/* Where a record is written: the sidecar (one file), or a buffer for the journal (directory). */
+/* A record is made in a buffer, then kept in rec[line] and journaled (record_end). */
 static FILE *record_begin(speak_ctx *c)
 {
     c->buf = NULL;
-    return c->one_file ? c->side.f : open_memstream(&c->buf, &c->buf_len);
+    return open_memstream(&c->buf, &c->buf_len);
 }
 
-/* Directory: the record made since record_begin goes to rec[line] and the journal, durably. */
+static int onewav_journal_add(speak_ctx *c, size_t line, ck_error *err);
+
+/* The record made since record_begin goes to rec[line] and the journal, durably. */
 static int record_end(speak_ctx *c, FILE *f, size_t line, ck_error *err)
 {
-    if (c->one_file) {
-        return CK_OK;
-    }
     if (fclose(f) != 0 || c->buf == NULL) {
         return ck_fail(err, CK_E_MEMORY, "speak: cannot allocate");
     }
     free(c->j.rec[line]);
     c->j.rec[line] = c->buf;
     c->buf = NULL;
+    if (c->one_file) {
+        return onewav_journal_add(c, line, err);
+    }
     int ok = fputs(c->j.rec[line], c->j.f) >= 0 && fflush(c->j.f) == 0
              && fdatasync(fileno(c->j.f)) == 0;
     return ok ? CK_OK : ck_file_io_failed(c->j.path, "writing", err);
@@ -127,7 +135,7 @@ static int record_end(speak_ctx *c, FILE *f, size_t line, ck_error *err)
 /* A record an earlier run left (resume), counted as what it records. */
 static void count_resumed(speak_ctx *c, const char *rec)
 {
-    if (strstr(rec, ",\"file\":\"") != NULL) {
+    if (strstr(rec, ",\"file\":\"") != NULL || strstr(rec, ",\"start_sample\":") != NULL) {
         c->sum->lines_resumed++;
     } else if (strstr(rec, ",\"error\":\"no phonemes\"}") != NULL) {
         c->sum->lines_skipped++;
@@ -160,6 +168,7 @@ static int record_skipped(speak_ctx *c, size_t upto, ck_error *err)
         fprintf(f, "{\"line\":%zu,\"error\":", line);
         json_str(f, text, strlen(text));
         fputs("}\n", f);
+        c->line_clipped = 0;
         rc = record_end(c, f, line, err);
         c->sum->lines_failed += why != NULL;
         c->sum->lines_skipped += why == NULL;
@@ -239,6 +248,7 @@ static int write_line(speak_ctx *c, const ck_speech_line *l, ck_error *err)
     }
     fputs("]}\n", f);
     c->next_line = l->line + 1;
+    c->line_clipped = clipped;
     rc = record_end(c, f, l->line, err);
     report(c, 0);
     return rc;
@@ -488,6 +498,131 @@ static int shard_side_path(speak_ctx *c, ck_error *err)
     return CK_OK;
 }
 
+/* One WAV output (OUT ending in .wav), durable and resumable like a directory's:
+ *   OUT.partial        the WAV being written (ck_wav_open_partial: header with zero sizes, then
+ *                      every line's samples in line order), fdatasynced after each line;
+ *   OUT.jsonl.partial  the journal: the settings record, then per line, in line order and after
+ *                      its samples were synced, {"line":N,"clipped":C,"end_sample":E,
+ *                      "record":REC}: C the line's clipped s16 samples, E the WAV's frames after
+ *                      the line, REC its sidecar record; flushed and fdatasynced.
+ * The lines a journal records are always a prefix of the input and E says where their audio ends,
+ * so `resume` keeps them, cuts the WAV back to E frames and the journal to its last whole record
+ * (what a kill left after them, a torn tail, is dropped) and speaks the rest. At the end OUT is
+ * published (sizes patched, fsync, rename), then OUT.jsonl written from the records and the journal
+ * removed. A run that fails or is stopped keeps both partial files. */
+
+/* One file: the line's samples made durable, then its record journaled (above). */
+static int onewav_journal_add(speak_ctx *c, size_t line, ck_error *err)
+{
+    int rc = ck_wav_sync(c->wav, err);
+    if (rc != CK_OK) {
+        return rc;
+    }
+    const char *rec = c->j.rec[line];
+    size_t len = strlen(rec) - 1; /* without its '\n' */
+    int ok = fprintf(c->j.f, "{\"line\":%zu,\"clipped\":%llu,\"end_sample\":%llu,\"record\":",
+                     line, (unsigned long long)c->line_clipped,
+                     (unsigned long long)ck_wav_frames(c->wav)) > 0
+             && fwrite(rec, 1, len, c->j.f) == len && fputs("}\n", c->j.f) >= 0
+             && fflush(c->j.f) == 0 && fdatasync(fileno(c->j.f)) == 0;
+    return ok ? CK_OK : ck_file_io_failed(c->j.path, "writing", err);
+}
+
+/* One file, resume: one whole journal line s[.. nl) of the line `want`, its record kept (rec) and
+ * its counts taken. CK_E_FORMAT when it is not the record of that line (edited?). */
+static int onewav_resume_record(speak_ctx *c, const char *from, char *s, const char *nl,
+                                size_t want, uint64_t *frames, ck_error *err)
+{
+    unsigned long long line = 0, clipped = 0, end = 0;
+    int at = 0;
+    char head[64];
+    snprintf(head, sizeof head, "{\"line\":%zu,", want);
+    if (sscanf(s, "{\"line\":%llu,\"clipped\":%llu,\"end_sample\":%llu,\"record\":%n", &line,
+               &clipped, &end, &at) != 3 || at == 0 || line != want || want >= c->hi
+        || end < *frames || nl - s < at + 2 || nl[-1] != '}'
+        || strncmp(s + at, head, strlen(head)) != 0) {
+        return ck_fail(err, CK_E_FORMAT, "%s: \"%.40s\" is not the record of line %zu of this "
+                       "input (edited?)", from, s, want);
+    }
+    size_t len = (size_t)(nl - 1 - (s + at)); /* the record, without the wrapper's '}' */
+    char *rec = malloc(len + 2);
+    if (rec == NULL) {
+        return ck_fail(err, CK_E_MEMORY, "speak: cannot allocate");
+    }
+    memcpy(rec, s + at, len);
+    memcpy(rec + len, "\n", 2);
+    free(c->j.rec[want]);
+    c->j.rec[want] = rec;
+    c->sum->clipped_resumed += clipped;
+    *frames = end;
+    return CK_OK;
+}
+
+/* One file, resume: reads the journal an earlier run left, when it and OUT.partial are there (else
+ * every line is spoken, logged); its settings record must equal this run's. Its whole records are
+ * kept (those lines read as blank: not spoken again); a last line without '\n' is dropped. */
+static int onewav_resume_load(speak_ctx *c, const char *settings, char **lines, ck_error *err)
+{
+    static char empty[] = "";
+    const char *from = c->j.path;
+    if (access(from, F_OK) != 0 || access(c->wav_partial, F_OK) != 0) {
+        ck_log(c->p->lines.log, c->p->lines.log_ctx, CK_LOG_INFO, "resume: no journal %s and WAV "
+               "%s of an earlier run: every line is spoken (%s is replaced when the run "
+               "completes)", from, c->wav_partial, c->wav_path);
+        return CK_OK;
+    }
+    char *text = NULL, *nl = NULL;
+    int rc = ck_file_read_all(from, "speak journal", SPEAK_MAX_INPUT * 4, &text, NULL, err);
+    if (rc == CK_OK && (nl = strchr(text, '\n')) != NULL) {
+        *nl = '\0';
+        rc = strcmp(text, settings) == 0 ? CK_OK : settings_differ(from, text, settings, err);
+        c->resumed = rc == CK_OK;
+        c->journal_keep = (size_t)(nl + 1 - text);
+    }
+    size_t done = c->lo; /* a shard's records start at its first line */
+    uint64_t frames = 0;
+    for (char *s = nl + 1; rc == CK_OK && nl != NULL && (nl = strchr(s, '\n')) != NULL;
+         s = nl + 1) {
+        rc = onewav_resume_record(c, from, s, nl, done, &frames, err);
+        if (rc == CK_OK) {
+            lines[done++] = empty; /* read as a blank line: no sequence, no warning */
+            c->journal_keep = (size_t)(nl + 1 - text);
+        }
+    }
+    c->resumed_frames = frames;
+    if (rc == CK_OK) {
+        ck_log(c->p->lines.log, c->p->lines.log_ctx, CK_LOG_INFO, "resume: %zu of %zu lines done "
+               "(%llu samples) %s", done - c->lo, c->hi - c->lo, (unsigned long long)frames, from);
+    }
+    free(text);
+    return rc;
+}
+
+/* One file: OUT.partial and the journal, new, or continued from where the earlier run's last
+ * whole record ends (resume). */
+static int onewav_create(speak_ctx *c, const speak_identity *id, ck_error *err)
+{
+    const ck_speak_params *p = c->p;
+    ck_wav_format format = p->sample_format_f32 ? CK_WAV_F32 : CK_WAV_S16;
+    if (!c->resumed) {
+        int rc = ck_wav_open_partial(&c->wav, c->wav_path, c->wav_partial, format,
+                                     CK_SPEECH_SAMPLE_RATE, c->info, 2, err);
+        return rc == CK_OK ? journal_open(c, id->settings, err) : rc;
+    }
+    int rc = ck_wav_resume(&c->wav, c->wav_path, c->wav_partial, format, CK_SPEECH_SAMPLE_RATE,
+                           c->info, 2, c->resumed_frames, err);
+    if (rc != CK_OK) {
+        return rc;
+    }
+    c->j.f = fopen(c->j.path, "r+b");
+    if (c->j.f == NULL) {
+        return ck_fail(err, CK_E_IO, "%s: cannot open: %s", c->j.path, strerror(errno));
+    }
+    int ok = ftruncate(fileno(c->j.f), (off_t)c->journal_keep) == 0
+             && fseek(c->j.f, 0, SEEK_END) == 0 && fdatasync(fileno(c->j.f)) == 0;
+    return ok ? CK_OK : ck_file_io_failed(c->j.path, "cutting back", err);
+}
+
 /* The outputs' paths, and in directory mode the records (resumed ones read) and the directory. */
 static int open_outputs(speak_ctx *c, const speak_identity *id, char **lines, ck_error *err)
 {
@@ -496,10 +631,12 @@ static int open_outputs(speak_ctx *c, const speak_identity *id, char **lines, ck
     size_t n = strlen(p->output) + 32;
     c->side_path = malloc(n);
     c->j.path = malloc(n);
-    c->j.rec = c->one_file ? NULL : calloc(c->n_lines + 1, sizeof *c->j.rec);
+    c->j.rec = calloc(c->n_lines + 1, sizeof *c->j.rec);
     c->wav_path = ck_speak_shard_file(p, p->output);
-    if (c->side_path == NULL || c->j.path == NULL || (!c->one_file && c->j.rec == NULL)
-        || c->wav_path == NULL) {
+    c->wav_partial = c->one_file && c->wav_path != NULL ? ck_file_suffixed(c->wav_path, ".partial")
+                                                        : NULL;
+    if (c->side_path == NULL || c->j.path == NULL || c->j.rec == NULL || c->wav_path == NULL
+        || (c->one_file && c->wav_partial == NULL)) {
         return ck_fail(err, CK_E_MEMORY, "speak: cannot allocate");
     }
     snprintf(c->side_path, n, c->one_file ? "%s.jsonl" : "%s/timestamps.jsonl", p->output);
@@ -509,8 +646,7 @@ static int open_outputs(speak_ctx *c, const speak_identity *id, char **lines, ck
     }
     snprintf(c->j.path, strlen(c->side_path) + 16, "%s.partial", c->side_path);
     if (p->resume && c->one_file) {
-        return ck_fail(err, CK_E_ARG, "speak: resume needs a directory output, not %s (one WAV is "
-                       "written whole)", p->output);
+        return onewav_resume_load(c, id->settings, lines, err);
     }
     return p->resume ? resume_load(c, id->settings, lines, err) : CK_OK;
 }
@@ -520,14 +656,7 @@ static int create_outputs(speak_ctx *c, const speak_identity *id, ck_error *err)
 {
     const ck_speak_params *p = c->p;
     if (c->one_file) {
-        int rc = ck_atomic_open(&c->side, c->side_path, NULL, err);
-        if (rc == CK_OK) {
-            fprintf(c->side.f, "%s\n", id->settings);
-        }
-        return rc == CK_OK ? ck_wav_open(&c->wav, c->wav_path, p->sample_format_f32 ? CK_WAV_F32
-                                                                                : CK_WAV_S16,
-                                         CK_SPEECH_SAMPLE_RATE, c->info, 2, err)
-                           : rc;
+        return onewav_create(c, id, err);
     }
     if (mkdir(p->output, 0777) != 0 && errno != EEXIST) {
         return ck_fail(err, CK_E_IO, "%s: cannot create the output directory: %s", p->output,
@@ -536,8 +665,8 @@ static int create_outputs(speak_ctx *c, const speak_identity *id, ck_error *err)
     return journal_open(c, id->settings, err);
 }
 
-/* Completes the files (CK_OK so far), or removes what cannot be resumed (a directory's journal and
- * WAVs stay for resume). */
+/* Completes the files (CK_OK so far), or keeps what resume continues (a directory's journal and
+ * WAVs, one file's OUT.partial and journal). */
 static int close_outputs(speak_ctx *c, const speak_identity *id, int rc, ck_error *err)
 {
     if (rc == CK_OK) {
@@ -546,12 +675,12 @@ static int close_outputs(speak_ctx *c, const speak_identity *id, int rc, ck_erro
     if (rc == CK_OK && c->one_file) {
         rc = ck_wav_close(c->wav, err);
         c->wav = NULL;
-        rc = rc == CK_OK ? ck_atomic_commit(&c->side, err) : rc;
-    } else if (rc == CK_OK) {
+    }
+    if (rc == CK_OK) {
         rc = journal_finish(c, id->settings, err);
     }
     if (rc != CK_OK) {
-        ck_wav_abort(c->wav);
+        ck_wav_keep(c->wav);
         ck_atomic_abort(&c->side);
     }
     if (c->j.f != NULL) {
@@ -564,6 +693,7 @@ static int close_outputs(speak_ctx *c, const speak_identity *id, int rc, ck_erro
     free(c->j.path);
     free(c->side_path);
     free(c->wav_path);
+    free(c->wav_partial);
     free(c->buf);
     return rc;
 }

@@ -39,10 +39,13 @@ static const char k_usage[] =
     "  --on-error P        stop (default): a line the reader rejects (a symbol or id refused,\n"
     "                      too long) ends the run, nothing written; skip: the line gets a record\n"
     "                      {\"line\":N,\"error\":...} and no audio, is warned, the run goes on\n"
-    "  --resume            directory OUT: continue a run that was stopped (its WAVs and\n"
-    "                      OUT/timestamps.jsonl.partial): a line with a record and its WAV is not\n"
-    "                      spoken again; the result is byte for byte an uninterrupted run's. The\n"
-    "                      input and every option but --threads must be the same\n"
+    "  --resume            continue a run that was stopped (signal, error, kill): directory OUT\n"
+    "                      from its WAVs and OUT/timestamps.jsonl.partial (a line with a record\n"
+    "                      and its WAV is not spoken again); OUT.wav from OUT.wav.partial and\n"
+    "                      OUT.wav.jsonl.partial (the lines recorded are kept, a torn tail cut\n"
+    "                      off, the rest spoken). The result is byte for byte an uninterrupted\n"
+    "                      run's. The input and every option but --threads and\n"
+    "                      --max-batch-frames must be the same\n"
     "  --shard I/N         only the input's lines of shard I (0-based) of N, split as the\n"
     "                      encoder's --shard splits (balanced by bytes), global line numbers\n"
     "                      kept: OUT.wav goes to OUT.wav.shard-IIIII-of-NNNNN (+ .jsonl), joined\n"
@@ -56,7 +59,7 @@ static const char k_usage[] =
     "Each WAV's LIST/INFO and the sidecar's first record ({\"settings\":true,...}) name the\n"
     "weights, voice and the SHA-256 of its pack as used, speed, seed, noise scale, precision and\n"
     "engine version. Exit codes: 0 written, 1 error (nothing published for the\n"
-    "failing file; a directory keeps what --resume needs), 2 usage, 3 --resume refused (another\n"
+    "failing file; what --resume needs is kept), 2 usage, 3 --resume refused (another\n"
     "run's records: the message names the setting), 4 written with lines skipped (--on-error\n"
     "skip), 128+N stopped by signal N.\n";
 
@@ -74,6 +77,28 @@ static int stop_requested(void *ctx)
 {
     (void)ctx;
     return speak_stop != 0;
+}
+
+/* TEST-ONLY hook (docs/speak.md): CK_TEST_SPEAK_KILL_AFTER_LINES=N makes the run send itself
+ * SIGKILL (or the signal number CK_TEST_SPEAK_KILL_SIGNAL, e.g. 15: SIGTERM, what Ctrl-C's path
+ * does) once, as soon as N lines are recorded (durable: the progress callback comes after the
+ * journal's sync), a kill at a deterministic point for the resume tests. */
+static size_t kill_after_lines;
+static int kill_signal = SIGKILL;
+
+static void progress_stderr(void *ctx, const ck_speak_progress *g);
+
+static void progress_kill_hook(void *ctx, const ck_speak_progress *g)
+{
+    const int *quiet = ctx;
+    if (!*quiet) {
+        progress_stderr(ctx, g);
+    }
+    static int fired;
+    if (!g->final && !fired && g->lines_done >= kill_after_lines) {
+        fired = 1;
+        raise(kill_signal);
+    }
 }
 
 static int parse_double(const char *arg, double min_excl, double min_incl, double *out)
@@ -211,11 +236,6 @@ static int parse(int argc, char **argv, ck_model_params *mp, ck_speak_params *sp
     if (sp->input == NULL || sp->output == NULL) {
         return ck_cli_usage_error("speak: %s", "-i INPUT and -o OUT are required");
     }
-    size_t n = strlen(sp->output);
-    if (sp->resume && n >= 4 && strcmp(sp->output + n - 4, ".wav") == 0) {
-        return ck_cli_usage_error("speak: --resume needs a directory OUT, not %s (one WAV is "
-                                  "written whole)", sp->output);
-    }
     return 0;
 }
 
@@ -245,6 +265,17 @@ int ck_speak_main(int argc, char **argv)
     mp.cancel = stop_requested;
     sp.progress = quiet ? NULL : progress_stderr;
     sp.progress_interval = 0.5;
+    unsigned long long kill_after = 0;
+    const char *hook = getenv("CK_TEST_SPEAK_KILL_AFTER_LINES");
+    if (hook != NULL && ck_cli_parse_size(hook, 1, SIZE_MAX, &kill_after) == 0) {
+        kill_after_lines = (size_t)kill_after;
+        const char *sig = getenv("CK_TEST_SPEAK_KILL_SIGNAL");
+        unsigned long long n = 0;
+        kill_signal = sig != NULL && ck_cli_parse_size(sig, 1, 64, &n) == 0 ? (int)n : SIGKILL;
+        sp.progress = progress_kill_hook;
+        sp.progress_ctx = &quiet;
+        sp.progress_interval = 0;
+    }
     signal(SIGINT, on_stop);
     signal(SIGTERM, on_stop);
     if (mp.weights == NULL && !quiet) {
@@ -277,7 +308,8 @@ int ck_speak_main(int argc, char **argv)
                 "%.3f), %zu lines without phonemes, %zu bad lines skipped, %zu lines resumed, "
                 "%llu samples clipped -> %s\n", sum.lines, audio, sum.seconds,
                 audio > 0 ? sum.seconds / audio : 0.0, sum.lines_skipped, sum.lines_failed,
-                sum.lines_resumed, (unsigned long long)sum.clipped, sp.output);
+                sum.lines_resumed, (unsigned long long)(sum.clipped + sum.clipped_resumed),
+                sp.output);
     }
     return sum.lines_failed > 0 ? EXIT_SKIPPED : EXIT_SUCCESS;
 }

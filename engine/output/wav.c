@@ -3,10 +3,13 @@
  * written byte by byte little-endian, whatever the host. */
 #include "wav.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "file.h"
 
@@ -132,14 +135,11 @@ static void build_header(ck_wav *w, unsigned char *h, uint32_t rate, const ck_wa
     w->header_bytes = at + 8;
 }
 
-int ck_wav_open(ck_wav **out, const char *path, ck_wav_format format, uint32_t rate,
-                const ck_wav_info *info, size_t n_info, ck_error *err)
+/* Checks the arguments and makes w with its header h (malloc'd, header_bytes long, sizes zero). */
+static int wav_new(const char *path, ck_wav_format format, uint32_t rate, const ck_wav_info *info,
+                   size_t n_info, ck_wav **w_out, unsigned char **h_out, ck_error *err)
 {
     size_t list_bytes = 0;
-    if (out == NULL || path == NULL) {
-        return ck_fail(err, CK_E_ARG, "WAV: null out or path");
-    }
-    *out = NULL;
     if (format != CK_WAV_S16 && format != CK_WAV_F32) {
         return ck_fail(err, CK_E_ARG, "%s: WAV: format %d is neither s16 (1) nor f32 (3)", path,
                        (int)format);
@@ -161,7 +161,25 @@ int ck_wav_open(ck_wav **out, const char *path, ck_wav_format format, uint32_t r
     w->format = format;
     w->block = format == CK_WAV_F32 ? 4 : 2;
     build_header(w, h, rate, info, n_info, list_bytes);
-    rc = ck_atomic_open(&w->file, path, NULL, err);
+    *w_out = w;
+    *h_out = h;
+    return CK_OK;
+}
+
+int ck_wav_open_partial(ck_wav **out, const char *path, const char *partial, ck_wav_format format,
+                        uint32_t rate, const ck_wav_info *info, size_t n_info, ck_error *err)
+{
+    if (out == NULL || path == NULL) {
+        return ck_fail(err, CK_E_ARG, "WAV: null out or path");
+    }
+    *out = NULL;
+    ck_wav *w = NULL;
+    unsigned char *h = NULL;
+    int rc = wav_new(path, format, rate, info, n_info, &w, &h, err);
+    if (rc != CK_OK) {
+        return rc;
+    }
+    rc = ck_atomic_open(&w->file, path, partial, err);
     if (rc == CK_OK && fwrite(h, 1, w->header_bytes, w->file.f) != w->header_bytes) {
         rc = ck_file_io_failed(w->file.tmp, "writing the WAV header", err);
         ck_atomic_abort(&w->file);
@@ -171,6 +189,88 @@ int ck_wav_open(ck_wav **out, const char *path, ck_wav_format format, uint32_t r
         free(w);
         return rc;
     }
+    *out = w;
+    return CK_OK;
+}
+
+int ck_wav_open(ck_wav **out, const char *path, ck_wav_format format, uint32_t rate,
+                const ck_wav_info *info, size_t n_info, ck_error *err)
+{
+    return ck_wav_open_partial(out, path, NULL, format, rate, info, n_info, err);
+}
+
+/* 1 when the header bytes got equal the header h, the size fields (RIFF, fact, data: zero in h,
+ * patched by a close that may have begun) aside. */
+static int same_header(const ck_wav *w, const unsigned char *h, const unsigned char *got)
+{
+    for (uint64_t i = 0; i < w->header_bytes; i++) {
+        long at = (long)i;
+        int size_field = (at >= 4 && at < 8) || (w->fact_at != 0 && at >= w->fact_at
+                                                 && at < w->fact_at + 4)
+                         || (at >= w->data_size_at && at < w->data_size_at + 4);
+        if (!size_field && h[i] != got[i]) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+int ck_wav_resume(ck_wav **out, const char *path, const char *partial, ck_wav_format format,
+                  uint32_t rate, const ck_wav_info *info, size_t n_info, uint64_t frames,
+                  ck_error *err)
+{
+    if (out == NULL || path == NULL || partial == NULL) {
+        return ck_fail(err, CK_E_ARG, "WAV: resume: null out, path or partial");
+    }
+    *out = NULL;
+    ck_wav *w = NULL;
+    unsigned char *h = NULL, *got = NULL;
+    int rc = wav_new(path, format, rate, info, n_info, &w, &h, err);
+    if (rc != CK_OK) {
+        return rc;
+    }
+    uint64_t keep = w->header_bytes + frames * w->block;
+    struct stat st;
+    w->file.path = ck_file_suffixed(path, "");
+    w->file.tmp = ck_file_suffixed(partial, "");
+    got = malloc(w->header_bytes);
+    if (w->file.path == NULL || w->file.tmp == NULL || got == NULL) {
+        rc = ck_fail(err, CK_E_MEMORY, "%s: WAV: out of memory", path);
+    } else if (frames > UINT32_MAX / w->block) {
+        rc = ck_fail(err, CK_E_FORMAT, "%s: WAV: %llu frames pass RIFF's 4 GiB", partial,
+                     (unsigned long long)frames);
+    } else if ((w->file.f = fopen(partial, "r+b")) == NULL) {
+        rc = ck_fail(err, CK_E_IO, "%s: cannot open: %s", partial, strerror(errno));
+    } else if (fstat(fileno(w->file.f), &st) != 0) {
+        rc = ck_file_io_failed(partial, "reading the WAV header", err);
+    } else if ((uint64_t)st.st_size < w->header_bytes) {
+        rc = ck_fail(err, CK_E_FORMAT, "%s: WAV: %lld bytes, shorter than its %llu-byte header",
+                     partial, (long long)st.st_size, (unsigned long long)w->header_bytes);
+    } else if (ck_file_pread_all(fileno(w->file.f), got, w->header_bytes, 0) != 0) {
+        rc = ck_file_io_failed(partial, "reading the WAV header", err);
+    } else if (!same_header(w, h, got)) {
+        rc = ck_fail(err, CK_E_FORMAT, "%s: WAV: its header is not the one of this format, rate "
+                     "and info (another run's file?)", partial);
+    } else if ((uint64_t)st.st_size < keep) {
+        rc = ck_fail(err, CK_E_FORMAT, "%s: WAV: %lld bytes, shorter than the %llu frames "
+                     "resumed (%llu bytes)", partial, (long long)st.st_size,
+                     (unsigned long long)frames, (unsigned long long)keep);
+    } else if (ftruncate(fileno(w->file.f), (off_t)keep) != 0
+               || fseek(w->file.f, 0, SEEK_END) != 0) {
+        rc = ck_file_io_failed(partial, "cutting the WAV back", err);
+    }
+    free(h);
+    free(got);
+    if (rc != CK_OK) {
+        if (w->file.f != NULL) {
+            fclose(w->file.f);
+        }
+        free(w->file.path);
+        free(w->file.tmp);
+        free(w);
+        return rc;
+    }
+    w->frames = frames;
     *out = w;
     return CK_OK;
 }
@@ -264,6 +364,29 @@ int ck_wav_close(ck_wav *w, ck_error *err)
     }
     free(w);
     return rc;
+}
+
+int ck_wav_sync(ck_wav *w, ck_error *err)
+{
+    if (w == NULL || w->failed) {
+        return ck_fail(err, CK_E_ARG, "WAV: sync: %s", w == NULL ? "null writer"
+                       : "an earlier append failed");
+    }
+    if (fflush(w->file.f) != 0 || fdatasync(fileno(w->file.f)) != 0) {
+        w->failed = CK_E_IO;
+        return ck_file_io_failed(w->file.tmp, "syncing WAV samples", err);
+    }
+    return CK_OK;
+}
+
+void ck_wav_keep(ck_wav *w)
+{
+    if (w != NULL) {
+        fclose(w->file.f);
+        free(w->file.path);
+        free(w->file.tmp);
+        free(w);
+    }
 }
 
 void ck_wav_abort(ck_wav *w)

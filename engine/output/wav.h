@@ -50,6 +50,27 @@ typedef struct ck_wav ck_wav;
 int ck_wav_open(ck_wav **out, const char *path, ck_wav_format format, uint32_t rate,
                 const ck_wav_info *info, size_t n_info, ck_error *err);
 
+/* ck_wav_open writing under the fixed name `partial` (e.g. "OUT.wav.partial") instead of
+ * PATH.tmp.<pid>, so that a run killed while writing leaves a file ck_wav_resume continues; NULL
+ * partial: ck_wav_open itself. An existing file at partial is replaced; the caller keeps one writer
+ * per partial name. Errors and cleanup: as ck_wav_open. */
+int ck_wav_open_partial(ck_wav **out, const char *path, const char *partial, ck_wav_format format,
+                        uint32_t rate, const ck_wav_info *info, size_t n_info, ck_error *err);
+
+/* Continues the file at `partial` that ck_wav_open_partial began for path with the same format,
+ * rate and info: its header must be the one these give (the RIFF, fact and data sizes aside, which
+ * a close may have patched) and it must hold at least `frames` frames after it; it is cut back to
+ * the header and those frames (samples appended after them, e.g. by a run killed mid-append, are
+ * dropped) and appends continue there. ck_wav_frames then counts from `frames`; ck_wav_clipped
+ * counts only this writer's appends (the caller keeps the earlier count). Errors: CK_E_ARG (null
+ * out, path or partial; as ck_wav_open), CK_E_IO (partial cannot be opened, read or cut: missing
+ * included), CK_E_FORMAT (partial shorter than its header or than `frames` frames, a header that
+ * differs, frames past RIFF's 4 GiB: the message names partial), CK_E_MEMORY. On error *out is
+ * NULL and partial is left as it was. */
+int ck_wav_resume(ck_wav **out, const char *path, const char *partial, ck_wav_format format,
+                  uint32_t rate, const ck_wav_info *info, size_t n_info, uint64_t frames,
+                  ck_error *err);
+
 /* Appends samples[n] (f32, nominal range [-1, 1]) converted to the file's format; *clipped (when not
  * NULL) gets the number of these n that were clipped (always 0 for f32). Errors: CK_E_ARG (null w,
  * null samples with n > 0, w already failed), CK_E_NONFINITE (a NaN or Inf sample: the message gives
@@ -69,6 +90,15 @@ uint64_t ck_wav_clipped(const ck_wav *w);
  * Errors: CK_E_ARG (null w), CK_E_IO (an append's write had failed, or the patch, fsync or rename
  * fails). */
 int ck_wav_close(ck_wav *w, ck_error *err);
+
+/* Flushes the samples appended so far and fdatasyncs the temporary file: they survive a kill or a
+ * power cut from here on (the header's sizes stay zero until close). Errors: CK_E_ARG (null w, an
+ * append had failed), CK_E_IO (after which w only accepts abort, keep, or a failing close). */
+int ck_wav_sync(ck_wav *w, ck_error *err);
+
+/* Closes w leaving its temporary file where it is (what ck_wav_resume continues; unsynced appends
+ * may or may not be in it); frees w; the path is left as it was. Accepts NULL. */
+void ck_wav_keep(ck_wav *w);
 
 /* Removes the temporary file and frees w; the path is left as it was. Accepts NULL. */
 void ck_wav_abort(ck_wav *w);

@@ -1,7 +1,9 @@
 /* test_wav.c - the WAV writer (engine/output/wav.h): whole tiny files byte for byte (s16, s16 with a
  * LIST/INFO chunk, f32 with its fact chunk), s16 rounding (ties to even) and clipping with its count,
  * streaming (many appends across conversion blocks give one append's bytes), publication only at
- * close, and the refusals (NaN/Inf, bad INFO id, bad format, the 4 GiB limit, an unwritable path).
+ * close, and the refusals (NaN/Inf, bad INFO id, bad format, the 4 GiB limit, an unwritable path);
+ * a partial under a fixed name kept and resumed (cut back to its durable frames) gives the same
+ * bytes, its refusals leave it as it was.
  * With CK_WAV_KEEP_DIR set it also leaves sine_s16.wav and sine_f32.wav there for
  * python/tests/test_wav.py (Python's wave module and a struct parse read them). */
 #include <math.h>
@@ -189,6 +191,81 @@ static void test_streaming_equals_one_append(void)
     unlink(path);
 }
 
+/* ck_wav_open_partial under a fixed name, kept after a "kill" with samples past the durable
+ * point, continued by ck_wav_resume cut back to it: the one-append file byte for byte; a
+ * finished file's patched sizes are accepted; another header, too few frames, no file refused with
+ * the partial left as it was. */
+static void test_partial_resume(void)
+{
+    enum { N = 10007, DURABLE = 3000 };
+    static float x[N];
+    static unsigned char one[2 * N + 128], again[2 * N + 128];
+    static const ck_wav_info info[2] = {{"ISFT", "ckbatch"}, {"ICMT", "seed=0"}},
+                             other[2] = {{"ISFT", "ckbatch"}, {"ICMT", "seed=7"}};
+    for (size_t i = 0; i < N; i++) {
+        x[i] = -1.25f + 2.5f * (float)i / (float)(N - 1);
+    }
+    char path[4096], partial[4200], tmp[4200];
+    uint64_t clipped = 0;
+    snprintf(path, sizeof path, "%s", ck_test_tmp_path("resume.wav"));
+    snprintf(partial, sizeof partial, "%s.partial", path);
+    size_t n1 = write_one(path, CK_WAV_S16, info, 2, x, N, &clipped, one, sizeof one);
+    size_t header = n1 - 2 * N;
+    CU_ASSERT_EQUAL(header, 44 + 12 + 16 + 16);
+    unlink(path);
+    ck_wav *w = NULL;
+    ck_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(ck_wav_open_partial(&w, path, partial, CK_WAV_S16, CK_WAV_KOKORO_RATE,
+                                              info, 2, &err), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_wav_append(w, x, DURABLE, NULL, &err), CK_OK);
+    CU_ASSERT_EQUAL(ck_wav_sync(w, &err), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_wav_append(w, x + DURABLE, 1000, NULL, &err), CK_OK);
+    ck_wav_keep(w); /* the "kill": 1000 samples past what the caller recorded */
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    CU_ASSERT_FALSE(exists(path));
+    CU_ASSERT_FALSE(exists(tmp));
+    CU_ASSERT_EQUAL(slurp(partial, again, sizeof again), header + 2 * (DURABLE + 1000));
+    /* refused, the partial as it was */
+    CU_ASSERT_EQUAL(ck_wav_resume(&w, path, partial, CK_WAV_S16, CK_WAV_KOKORO_RATE, other, 2,
+                                  DURABLE, &err), CK_E_FORMAT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "its header is not the one of this format"));
+    CU_ASSERT_PTR_NULL(w);
+    ck_error_clear(&err);
+    CU_ASSERT_EQUAL(ck_wav_resume(&w, path, partial, CK_WAV_F32, CK_WAV_KOKORO_RATE, info, 2,
+                                  DURABLE, &err), CK_E_FORMAT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "resume.wav.partial: WAV: its header is not"));
+    ck_error_clear(&err);
+    CU_ASSERT_EQUAL(ck_wav_resume(&w, path, partial, CK_WAV_S16, CK_WAV_KOKORO_RATE, info, 2,
+                                  DURABLE + 1001, &err), CK_E_FORMAT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "shorter than the 4001 frames resumed"));
+    ck_error_clear(&err);
+    CU_ASSERT_EQUAL(ck_wav_resume(&w, path, ck_test_tmp_path("none.partial"), CK_WAV_S16,
+                                  CK_WAV_KOKORO_RATE, info, 2, 0, &err), CK_E_IO);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "none.partial: cannot open: "));
+    CU_ASSERT_EQUAL(slurp(partial, again, sizeof again), header + 2 * (DURABLE + 1000));
+    /* resumed: cut back to DURABLE frames, the rest appended, published */
+    ck_error_clear(&err);
+    CU_ASSERT_EQUAL_FATAL(ck_wav_resume(&w, path, partial, CK_WAV_S16, CK_WAV_KOKORO_RATE, info,
+                                        2, DURABLE, &err), CK_OK);
+    CU_ASSERT_EQUAL(ck_wav_frames(w), DURABLE);
+    CU_ASSERT_EQUAL(slurp(partial, again, sizeof again), header + 2 * DURABLE);
+    CU_ASSERT_EQUAL_FATAL(ck_wav_append(w, x + DURABLE, N - DURABLE, NULL, &err), CK_OK);
+    CU_ASSERT_EQUAL(ck_wav_frames(w), N);
+    CU_ASSERT_EQUAL_FATAL(ck_wav_close(w, &err), CK_OK);
+    CU_ASSERT_FALSE(exists(partial));
+    CU_ASSERT_EQUAL(slurp(path, again, sizeof again), n1);
+    CU_ASSERT_EQUAL(memcmp(one, again, n1), 0);
+    /* a partial whose sizes a close had patched (killed before its rename) resumes the same */
+    rename(path, partial);
+    CU_ASSERT_EQUAL_FATAL(ck_wav_resume(&w, path, partial, CK_WAV_S16, CK_WAV_KOKORO_RATE, info,
+                                        2, DURABLE, &err), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_wav_append(w, x + DURABLE, N - DURABLE, NULL, &err), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_wav_close(w, &err), CK_OK);
+    CU_ASSERT_EQUAL(slurp(path, again, sizeof again), n1);
+    CU_ASSERT_EQUAL(memcmp(one, again, n1), 0);
+    unlink(path);
+}
+
 static void test_refusals(void)
 {
     ck_wav *w = NULL;
@@ -281,4 +358,5 @@ CK_TEST_MAIN("wav",
              {"s16 rounding ties to even, clipping counted", test_s16_rounding},
              {"streaming appends = one append", test_streaming_equals_one_append},
              {"refusals", test_refusals},
+             {"partial kept, resumed cut back: the same bytes", test_partial_resume},
              {"files for the pytest (CK_WAV_KEEP_DIR)", test_keep_for_python})
