@@ -500,9 +500,9 @@ static void test_generated_equals_interpreter_lstm_recurrence(void)
 /* The prosody circuit's token side (kokoro_prosody_tokens.json: PL-BERT, concat_style, AdaLayerNorm,
  * the LSTMs and conv1d text encoder, durations at a per-sequence speed) on synthetic weights: the
  * library gets the style and speed through set_inputs (ABI 3) and gives the interpreter's t_en and
- * durations bit for bit, at 1 and at 2 threads (each against the interpreter at the same count),
- * over 3 ragged sequences of different styles and
- * speeds; without the sequence inputs both refuse the run (CK_E_ARG). */
+ * durations bit for bit, at 1 and 2 threads (the interpreter's at 1 and at 2), over 3 ragged
+ * sequences of different styles and speeds; without the sequence inputs both refuse the run
+ * (CK_E_ARG). */
 static void test_sequence_inputs_generated(void)
 {
     ck_compile_params p = tiny_params(subdir("prosody"));
@@ -550,9 +550,13 @@ static void test_sequence_inputs_generated(void)
             ck_executor_free(ex);
         }
     }
-    for (int t = 0; t < 2; t++) {
+    for (int t = 0; t < 2; t++) { /* the library at t + 1 threads: the interpreter's at 1 */
         CU_ASSERT_EQUAL(memcmp(out[t][0], out[t][1], 26 * cols * sizeof(float)), 0);
+        CU_ASSERT_EQUAL(memcmp(out[0][0], out[t][1], 26 * cols * sizeof(float)), 0);
         CU_ASSERT_EQUAL(memcmp(dur[t][0], dur[t][1], sizeof dur[0][0]), 0);
+        CU_ASSERT_EQUAL(memcmp(dur[0][0], dur[t][1], sizeof dur[0][0]), 0);
+    }
+    for (int t = 0; t < 2; t++) {
         free(out[t][0]);
         free(out[t][1]);
     }
