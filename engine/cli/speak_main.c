@@ -14,7 +14,8 @@ static const char k_usage[] =
     "usage: ckbatch speak [--weights F] [--voice V] [--speed S] [--seed N] [--noise-scale X]\n"
     "                     [--sample-format s16|f32] [-f text|phonemes|ids] [--lang en-us|en-gb]\n"
     "                     [--threads N] [--precision fp32|bf16] [--max-batch-frames N]\n"
-    "                     [--on-error stop|skip] [--resume] [--shard I/N] [-q] -i INPUT -o OUT\n"
+    "                     [--on-error stop|skip] [--resume] [--shard I/N] [--compiled LIB]\n"
+    "                     [-q] -i INPUT -o OUT\n"
     "\n"
     "Speaks every line of INPUT with Kokoro-82M (circuits/kokoro_speech.json) at 24,000 Hz.\n"
     "  OUT ending in .wav  one file, every line's audio in input order (a line's chunks joined\n"
@@ -51,6 +52,9 @@ static const char k_usage[] =
     "                      by `ckbatch merge -o OUT.wav`; a directory gets the shard's WAVs and\n"
     "                      OUT/timestamps.jsonl.shard-IIIII-of-NNNNN (`ckbatch merge -o OUT`\n"
     "                      writes OUT/timestamps.jsonl). Merged: the single run's bytes\n"
+    "  --compiled LIB      run the library `ckbatch compile --circuit circuits/kokoro_speech.json`\n"
+    "                      built (LIB = DIR/kokoro_speech.so, same --precision; docs/generated.md):\n"
+    "                      the interpreter's bytes\n"
     "  -q                  errors only (no progress line, no summary)\n"
     "Each WAV's LIST/INFO and the sidecar's first record ({\"settings\":true,...}) name the\n"
     "weights, voice and the SHA-256 of its pack as used, speed, seed, noise scale, precision and\n"
@@ -210,6 +214,8 @@ static int parse(int argc, char **argv, ck_model_params *mp, ck_speak_params *sp
                                           v);
             }
             sp->speak.max_batch_frames = (size_t)u;
+        } else if (strcmp(a, "--compiled") == 0) {
+            mp->compiled = v;
         } else if (strcmp(a, "--on-error") == 0) {
             if (strcmp(v, "stop") != 0 && strcmp(v, "skip") != 0) {
                 return ck_cli_usage_error("speak: --on-error %s: expected stop or skip", v);

@@ -16,6 +16,7 @@
 #include "codegen.h"
 #include "codegen_internal.h"
 #include "default_circuit.h"
+#include "executor.h"
 #include "file.h"
 #include "ck_isa.h"
 #include "op_table.h"
@@ -262,7 +263,15 @@ static int load_and_plan(const ck_compile_params *p, ck_circuit *c, ck_plan *pla
     }
     const ck_plan_limits limits = ck_plan_limits_for(ck_precision_dtype(p->precision),
                                                      p->max_batch_tokens, c->max_positions, 1);
-    return rc ? rc : ck_plan_build(plan, c, &limits, err);
+    /* frames: the executor's default plan (ck_executor_init), its max_frames from the tokens */
+    if (rc == CK_OK && c->max_frames_scale > 0 &&
+        p->max_batch_tokens > SIZE_MAX / CK_EXECUTOR_FRAMES_PER_TOKEN) {
+        rc = ck_fail(err, CK_E_SIZE, "compile: %zu max batch tokens x %d frames overflows",
+                     p->max_batch_tokens, CK_EXECUTOR_FRAMES_PER_TOKEN);
+    }
+    const size_t frames = c->max_frames_scale > 0
+                              ? p->max_batch_tokens * CK_EXECUTOR_FRAMES_PER_TOKEN : 0;
+    return rc ? rc : ck_plan_build_frames(plan, c, &limits, frames, err);
 }
 
 static int emit_and_build(const ck_compile_params *p, const char *emitter, const char *cc,

@@ -22,10 +22,12 @@
 #include "plan.h"
 
 /* Grows whenever the generated code changes for the same program. */
-#define CK_EMITTER_VERSION "6" /* 3: steps call scheduler/steps.h, bf16 copies, op times; 4: bf16
+#define CK_EMITTER_VERSION "7" /* 3: steps call scheduler/steps.h, bf16 copies, op times; 4: bf16
                                   LayerNorm in float statistics, the AMX heads' bf16 context;
                                   5: row-local runs (run_rows); 6: each step's variant function
-                                  (no bf16_heads, stats_f32), CK_STEP_MAX_SLOTS operands */
+                                  (no bf16_heads, stats_f32), CK_STEP_MAX_SLOTS operands; 7: the
+                                  speech circuit: run inputs, frame batches, every operand of
+                                  its ops, per-linear compute dtype and packing */
 
 typedef struct {
     const char *circuit_sha256; /* hex, of the canonical circuit JSON */
@@ -39,7 +41,7 @@ typedef struct {
 /* What the emitter refuses to print, before printing anything: a buffer whose offset is at or
  * past the arena size, whose bytes run past it, or which is not 64-byte aligned; two buffers live
  * at the same op whose bytes overlap; a buffer name defined twice; an op whose weight slot names
- * no weight. CK_E_SIZE (CK_E_CIRCUIT for the name, the weight) with a message naming the buffer
+ * no weight (its row's optional weight left out excepted). CK_E_SIZE (CK_E_CIRCUIT for the name, the weight) with a message naming the buffer
  * or buffers and their offsets. */
 int ck_emit_check_plan(const ck_circuit *c, const ck_plan *plan, ck_error *err);
 

@@ -108,7 +108,9 @@ int ck_emit_check_plan(const ck_circuit *c, const ck_plan *plan, ck_error *err)
         const ck_op_def *def = ck_op_def_of(c->ops[i].kind);
         for (size_t k = 0; def != NULL && def->weights[k] != NULL; k++) {
             int w = c->ops[i].weights[k];
-            if (w < 0 || (size_t)w >= c->n_weights) {
+            const int left_out = w < 0 && def->optional_weight != NULL &&
+                                 strcmp(def->optional_weight, def->weights[k]) == 0;
+            if (!left_out && (w < 0 || (size_t)w >= c->n_weights)) {
                 return ck_fail(err, CK_E_CIRCUIT, "emit: op %zu \"%s\": weight \"%s\": index %d "
                                "is outside the %zu weights", i, def->name, def->weights[k], w,
                                c->n_weights);
@@ -141,10 +143,34 @@ static void emit_head(FILE *f, const ck_circuit *c, const ck_plan *plan, const c
             "#define _POSIX_C_SOURCE 200809L /* clock_gettime */\n"
             "#include <stdint.h>\n#include <stdlib.h>\n#include <string.h>\n#include <time.h>\n\n"
             "#include \"arena.h\"\n#include \"ck_status.h\"\n#include \"compiled_abi.h\"\n"
-            "#include \"conv1d.h\"\n#include \"linear.h\"\n#include \"parallel.h\"\n#include \"steps.h\"\n\n",
+            "#include \"conv1d.h\"\n#include \"conv_transpose1d_col2im.h\"\n#include \"linear.h\"\n#include \"parallel.h\"\n#include \"steps.h\"\n\n",
             c->name, id->emitter_version, c->name, id->circuit_sha256, id->key,
             ck_dtype_info(id->precision)->lower, id->fuse_gelu ? "linear+gelu_new fused" : "unfused",
             plan->limits.max_tokens, plan->limits.max_seq_len);
+}
+
+/* Per buffer: its byte offset, its frame dim (-1: token rows) and whether it is f32; the circuit's
+ * frame dims (0: none, the encoder). */
+static void emit_buffer_tables(FILE *f, const ck_circuit *c, const ck_plan *plan)
+{
+    fprintf(f, "#define N_FRAME_DIMS %zu\n", c->n_frame_dims);
+    if (c->n_frame_dims > 0) { /* a loop bound (N_FRAME_DIMS 0: no loop, no variable) */
+        fputs("static const size_t n_frame_dims = N_FRAME_DIMS;\n", f);
+    }
+    fputs("static const size_t BUFFER_OFFSET[N_BUFFERS] = {", f);
+    for (size_t b = 0; b < c->n_buffers; b++) {
+        fprintf(f, "%s%zuu", b ? ", " : "", plan->offsets[b]);
+    }
+    fputs("};\nstatic const int BUFFER_FRAME_SLOT[N_BUFFERS] = {", f);
+    for (size_t b = 0; b < c->n_buffers; b++) {
+        const size_t frames = c->buffers[b].frames;
+        fprintf(f, "%s%d", b ? ", " : "", frames ? ck_circuit_frame_slot(c, frames) : -1);
+    }
+    fputs("};\nstatic const int BUFFER_F32[N_BUFFERS] = {", f);
+    for (size_t b = 0; b < c->n_buffers; b++) {
+        fprintf(f, "%s%d", b ? ", " : "", c->buffers[b].dtype == CK_DTYPE_F32);
+    }
+    fputs("};\n\n", f);
 }
 
 static void emit_constants(FILE *f, const ck_circuit *c, const ck_plan *plan, const ck_program *p,
@@ -176,7 +202,8 @@ static void emit_constants(FILE *f, const ck_circuit *c, const ck_plan *plan, co
     for (size_t b = 0; b < c->n_buffers; b++) {
         fprintf(f, "%s%zu", b ? ", " : "", c->buffers[b].cols);
     }
-    fputs("};\n\n", f);
+    fputs("};\n", f);
+    emit_buffer_tables(f, c, plan);
 }
 
 static void emit_tables(FILE *f, const ck_circuit *c, const ck_step *const *of_slot,
@@ -191,22 +218,31 @@ static void emit_tables(FILE *f, const ck_circuit *c, const ck_step *const *of_s
         }
         fprintf(f, "}, %zu}, /* %zu: %s */\n", w->elements, i, w->name);
     }
-    fputs("};\n\ntypedef struct {\n    size_t weight, bias, in, out;\n"
-          "    ck_linear_activation activation;\n    ck_dtype dst; /* y's dtype */\n"
-          "    size_t taps; /* conv1d: K, its weight [out,in/K,K] packed at init; 0: a linear */\n"
+    fputs("};\n\ntypedef struct {\n    size_t weight;\n    int bias; /* -1: none */\n"
+          "    size_t in, out;\n    ck_linear_activation activation;\n"
+          "    ck_dtype dst; /* y's dtype */\n    ck_dtype compute; /* what it computes in */\n"
+          "    int pack; /* 1: a conv1d's weight [out, in, K], 2: a ConvTranspose1d's [in, C, K],\n"
+          "                 packed at init (shape); 0: a linear's [out, in] */\n"
+          "    size_t shape[3];\n"
           "} gen_linear;\n\n"
           "static const gen_linear LINEARS[N_LINEARS + 1] = {\n", f);
-    for (size_t i = 0; i < n_linears; i++) {
+    for (size_t i = 0; i < n_linears; i++) { /* as the executor's linear_for */
         const ck_step *s = of_slot[i];
         const ck_weight_ref *w = &c->weights[s->weight[CK_LIN_WEIGHT]];
-        size_t taps = w->rank == 3 ? w->shape[2] : 0;
-        fprintf(f, "    {%d, %d, %zu, %zu, %s, CK_DTYPE_%s, %zu}, /* %s */\n",
-                s->weight[CK_LIN_WEIGHT], s->weight[CK_LIN_BIAS],
-                taps ? w->shape[1] * taps : w->shape[1], w->shape[0],
+        const int transpose = s->kind == CK_OP_CONV_TRANSPOSE1D_COL2IM;
+        size_t in = transpose ? w->shape[0] : w->rank == 3 ? w->shape[1] * w->shape[2] : w->shape[1];
+        size_t out = transpose ? w->shape[1] * w->shape[2] : w->shape[0];
+        int bias = transpose || s->n_weights <= CK_LIN_BIAS || s->w[CK_LIN_BIAS] == NULL
+                       ? -1 : s->weight[CK_LIN_BIAS]; /* a transpose adds its bias in col2im */
+        fprintf(f, "    {%d, %d, %zu, %zu, %s, CK_DTYPE_%s, CK_DTYPE_%s, %d, {%zu, %zu, %zu}}, "
+                "/* %s */\n", s->weight[CK_LIN_WEIGHT], bias, in, out,
                 s->fused_gelu ? "CK_LINEAR_GELU_TANH" : "CK_LINEAR_PLAIN",
-                ck_dtype_info(s->out_dtype)->name, taps, w->name);
+                ck_dtype_info(s->out_dtype)->name, ck_dtype_info(s->dtype)->name,
+                w->rank == 3 ? (transpose ? 2 : 1) : 0, w->shape[0],
+                w->rank >= 2 ? w->shape[1] : 0, w->rank == 3 ? w->shape[2] : 0, w->name);
     }
-    fputs("    {0, 0, 0, 0, CK_LINEAR_PLAIN, CK_DTYPE_F32, 0} /* end */\n};\n"
+    fputs("    {0, 0, 0, 0, CK_LINEAR_PLAIN, CK_DTYPE_F32, CK_DTYPE_F32, 0, {0, 0, 0}} /* end */\n"
+          "};\n"
           "static const size_t n_linears = N_LINEARS;\n\n", f);
 }
 
@@ -223,13 +259,34 @@ static void emit_step_comment(FILE *f, const ck_circuit *c, const ck_step *s, si
             s->checkpoint != NULL ? s->checkpoint : "(no checkpoint)");
 }
 
-/* "STEP(kind, ck_step_<op>(&st->batch, <operands>));" */
+/* "&st->batch", or "&st->fb[k]" for rows of frame dim k: the batch the executor passes (batch_of) */
+static void emit_batch(FILE *f, const ck_circuit *c, size_t frames)
+{
+    int slot = ck_circuit_frame_slot(c, frames);
+    if (frames == 0 || slot < 0) {
+        fputs("&st->batch", f);
+    } else {
+        fprintf(f, "&st->fb[%d]", slot);
+    }
+}
+
+/* 1 for the step after which the executor sets the frames (its set_frames) */
+static int writes_durations(const ck_circuit *c, const ck_step *s)
+{
+    return s->out == c->durations_buffer && c->max_frames_scale > 0;
+}
+
+/* "STEP(kind, ck_step_<op>(<batch>, <operands>));", then FRAMES() after the durations */
 static int emit_step_call(FILE *f, const ck_circuit *c, const ck_step *s)
 {
-    fprintf(f, "    STEP(%d /* %s */, %s(&st->batch, ", (int)s->kind, s->def->name,
-            s->variant->fn_name);
+    fprintf(f, "    STEP(%d /* %s */, %s(", (int)s->kind, s->def->name, s->variant->fn_name);
+    emit_batch(f, c, s->rows_frames);
+    fputs(", ", f);
     int rc = ck_op_emit[s->kind](f, c, s);
     fputs("));\n", f);
+    if (writes_durations(c, s)) {
+        fputs("    FRAMES(); /* the durations: each frame dim's rows and offsets */\n", f);
+    }
     return rc;
 }
 
@@ -249,8 +306,10 @@ static int emit_steps(FILE *f, const ck_circuit *c, const ck_program *p)
             fprintf(f, "    CAPTURE_COPY(\"%s\", %zuu, %zuu, %zuu);\n", s->checkpoint, s->out_copy,
                     s->out_offset, s->out_cols);
         } else if (s->checkpoint != NULL) {
-            fprintf(f, "    CAPTURE(\"%s\", %zuu, %zuu);\n", s->checkpoint, s->out_offset,
+            fprintf(f, "    CAPTURE(\"%s\", %zuu, %zuu, ", s->checkpoint, s->out_offset,
                     s->out_cols);
+            emit_batch(f, c, s->out_frames);
+            fputs(");\n", f);
         }
     }
     fputs("    return CK_OK;\n}\n", f);
@@ -286,7 +345,9 @@ static int emit_runs(FILE *f, const ck_circuit *c, const ck_program *p)
                 rc = ck_op_emit[s->kind](f, c, s);
                 fprintf(f, ", %d /* %s */},\n", (int)s->kind, s->def->name);
             }
-            fputs("        };\n        ROWS(run);\n    }\n", f);
+            fputs("        };\n        ROWS(", f);
+            emit_batch(f, c, p->steps[i].rows_frames);
+            fputs(", run);\n    }\n", f);
         }
         if (rc != CK_OK) {
             return rc;
@@ -298,7 +359,7 @@ static int emit_runs(FILE *f, const ck_circuit *c, const ck_program *p)
 }
 
 static void emit_entry(FILE *f, const ck_circuit *c, const ck_plan *plan,
-                       const ck_emit_identity *id)
+                       const ck_emit_identity *id, int sequence_inputs)
 {
     fprintf(f, "\nstatic const ck_compiled_provenance PROVENANCE = {\n"
             "    \"%s\", \"%s\", \"%s\",\n    \"%s\",\n    \"%s\", %d, %zuu, %zuu,\n    \"%s\",\n};\n\n"
@@ -306,10 +367,12 @@ static void emit_entry(FILE *f, const ck_circuit *c, const ck_plan *plan,
             "    CK_COMPILED_ABI_VERSION, &PROVENANCE, ARENA_BYTES, N_WEIGHTS, WEIGHTS,\n"
             "    FEATURES_BUFFER, HIDDEN_BUFFER, VOCAB,\n"
             "    gen_init, gen_run, gen_rows, gen_cols, gen_linear_impl, gen_free,\n"
-            "    N_OP_KINDS, gen_op_seconds, gen_reset_op_seconds,\n};\n",
+            "    N_OP_KINDS, gen_op_seconds, gen_reset_op_seconds,\n"
+            "    N_FRAME_DIMS, %d, gen_set_inputs,\n};\n",
             c->name, id->circuit_sha256, id->emitter_version, id->key,
             ck_dtype_info(id->precision)->lower, id->fuse_gelu, plan->limits.max_tokens,
-            plan->limits.max_seq_len, id->libraries_sha256 != NULL ? id->libraries_sha256 : "");
+            plan->limits.max_seq_len, id->libraries_sha256 != NULL ? id->libraries_sha256 : "",
+            sequence_inputs);
 }
 
 /* Circuit weight refs as tensors without data: lowering needs shapes only. */
@@ -329,12 +392,9 @@ static ck_tensor *shape_tensors(const ck_circuit *c, const ck_tensor ***bound)
 static int emit_all(FILE *f, const ck_circuit *c, const ck_plan *plan, const ck_program *p,
                     const ck_emit_identity *id, ck_error *err)
 {
-    for (size_t i = 0; i < p->n_steps; i++) { /* the generated ABI has no style or speed yet */
-        if (p->steps[i].def->sequence_inputs) {
-            return ck_fail(err, CK_E_ARG, "%s: op %zu \"%s\" reads the per-sequence style or "
-                           "speed, which generated libraries do not carry yet: run it interpreted",
-                           c->path, c->ops[p->steps[i].op].decl_index, p->steps[i].def->name);
-        }
+    int sequence_inputs = 0; /* the run inputs (ABI 3) carry the style, speed and noise */
+    for (size_t i = 0; i < p->n_steps; i++) {
+        sequence_inputs |= p->steps[i].def->sequence_inputs || p->steps[i].kind == CK_OP_NOISE_NORMAL;
     }
     const ck_step **of_slot = calloc(p->n_linears + 1, sizeof *of_slot);
     if (of_slot == NULL) {
@@ -347,7 +407,7 @@ static int emit_all(FILE *f, const ck_circuit *c, const ck_plan *plan, const ck_
     fputs((const char *)ck_codegen_prelude, f);
     int rc = emit_steps(f, c, p);
     rc = rc ? rc : emit_runs(f, c, p);
-    emit_entry(f, c, plan, id);
+    emit_entry(f, c, plan, id, sequence_inputs);
     free(of_slot);
     return rc != CK_OK ? ck_fail(err, rc, "emit: write failed") : CK_OK;
 }

@@ -188,6 +188,17 @@ static int native_bf16(const char *impl)
     return strstr(impl, "bf16") != NULL;
 }
 
+/* What the lowering says linear slot i computes in (a generated library makes its linears so). */
+static ck_dtype slot_dtype(const ck_program *p, size_t i)
+{
+    for (size_t k = 0; k < p->n_steps; k++) {
+        if (p->steps[k].def->uses_linear && p->steps[k].linear_slot == i) {
+            return p->steps[k].dtype;
+        }
+    }
+    return CK_DTYPE_F32;
+}
+
 /* bf16 runs only where it is native and sane: every bf16 linear's kernel is a bf16 one (a speech
  * circuit's token side and its fc layers stay f32: ck_op_precision_at), and the fixed self-check
  * is finite with cosine >= 0.9999 against the f32 reference. */
@@ -195,8 +206,10 @@ static int check_bf16(ck_executor *ex, ck_error *err)
 {
     for (size_t i = 0; i < ex->program.n_steps; i++) {
         const char *impl = linear_impl_at(ex, i);
-        int bf16 = ex->opt.compiled != NULL || /* generated: every linear bf16 */
-                   (i < ex->n_linears && ck_linear_compute_dtype(ex->linears[i]) == CK_DTYPE_BF16);
+        int bf16 = ex->opt.compiled != NULL /* generated: its linear i is slot i's, as lowered */
+                       ? slot_dtype(&ex->program, i) == CK_DTYPE_BF16
+                       : i < ex->n_linears &&
+                             ck_linear_compute_dtype(ex->linears[i]) == CK_DTYPE_BF16;
         if (impl != NULL && bf16 && !native_bf16(impl)) {
             return ck_fail(err, CK_E_BACKEND, "precision bf16: oneDNN has no native bf16 matmul here "
                            "(it chose \"%s\", which emulates bf16 and runs slower than fp32): the CPU "
@@ -581,17 +594,44 @@ static int run_steps(ck_executor *ex, ck_capture_fn capture, void *capture_ctx, 
     return CK_OK;
 }
 
+/* The generated library's frames callback (ck_compiled_run_inputs frames): set_frames over the
+ * durations the library wrote into our arena, then each frame dim's rows and offsets. */
+static int compiled_frames(void *ctx, size_t *rows, const size_t **offsets)
+{
+    ck_executor *ex = ctx;
+    int rc = set_frames(ex, ex->compiled_err);
+    ex->compiled_frames_failed = rc != CK_OK;
+    for (size_t k = 0; rc == CK_OK && k < ex->circuit->n_frame_dims; k++) {
+        rows[k] = ex->frame_batch[k].tokens;
+        offsets[k] = ex->row_offsets[k];
+    }
+    return rc;
+}
+
 /* The generated library runs the batch (it fills the inputs, runs its steps, checks and copies the
- * output itself); the whole call counts into the last slot, from which ck_executor_op_seconds
- * takes what the library timed per op kind. */
+ * output itself), with this run's style, speed and noise and our frames machinery (set_frames:
+ * forced durations, the frame limit); the whole call counts into the last slot, from which
+ * ck_executor_op_seconds takes what the library timed per op kind. */
 static int run_compiled(ck_executor *ex, const int32_t *ids, const size_t *offsets, size_t n_seqs,
                         int output_buffer, float *out, size_t out_count, ck_capture_fn capture,
                         void *capture_ctx, ck_error *err)
 {
+    const ck_step_batch *b = &ex->batch;
+    const ck_compiled_run_inputs in = {
+        b->style, b->style_cols, b->speed, b->noise, b->noise_rows, b->noise_seed, b->noise_line,
+        b->noise_chunk, b->noise_scale,
+        ex->circuit->n_frame_dims > 0 ? compiled_frames : NULL, ex};
+    ex->opt.compiled->set_inputs(ex->compiled, &in);
+    ex->compiled_err = err;
+    ex->compiled_frames_failed = 0;
     double t0 = seconds_now(); /* the library sets the thread count for the run and restores it */
     int rc = ex->opt.compiled->run(ex->compiled, ids, offsets, n_seqs, output_buffer, out,
                                    out_count, capture, capture_ctx);
     ex->op_seconds[CK_OP_KIND_COUNT] += seconds_now() - t0;
+    ex->compiled_err = NULL;
+    if (rc != CK_OK && ex->compiled_frames_failed) {
+        return rc; /* set_frames said why */
+    }
     if (rc != CK_OK) {
         return ck_fail(err, rc, "%s: compiled library: batch of %zu sequences: %s",
                        ex->circuit->path, n_seqs, ck_status_name(rc));
@@ -834,7 +874,7 @@ int ck_executor_set_noise_input(ck_executor *ex, const float *noise, size_t rows
 
 const size_t *ck_executor_row_offsets(const ck_executor *ex, size_t frames, size_t *n_seqs)
 {
-    if (ex == NULL || ex->output_ready < 0 || ex->compiled != NULL ||
+    if (ex == NULL || ex->output_ready < 0 ||
         (frames != 0 && (ck_circuit_frame_slot(ex->circuit, frames) < 0 || !ex->frames_ready))) {
         return NULL;
     }
@@ -847,7 +887,7 @@ const size_t *ck_executor_row_offsets(const ck_executor *ex, size_t frames, size
 
 const void *ck_executor_output_rows(const ck_executor *ex, int buffer, size_t *rows)
 {
-    if (ex == NULL || ex->output_ready < 0 || ex->compiled != NULL || buffer < 0 ||
+    if (ex == NULL || ex->output_ready < 0 || buffer < 0 ||
         (size_t)buffer >= ex->circuit->n_buffers ||
         ex->circuit->buffers[buffer].role != CK_BUFFER_OUTPUT ||
         (ex->circuit->buffers[buffer].frames != 0 && !ex->frames_ready)) {

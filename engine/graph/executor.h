@@ -73,8 +73,8 @@ size_t ck_executor_plan_max_frames(const ck_executor *ex);
 
 /* The per-sequence inputs of the next runs (until set again): style [rows, cols] (row s for the
  * batch's sequence s; Kokoro: the voice row's predictor half, 128 wide) and speed [rows] or NULL,
- * caller-owned, read by concat_style and ada_layer_norm steps (interpreter only: the generated
- * ABI has none). style NULL (rows 0) clears them; a step that needs them then fails CK_E_ARG.
+ * caller-owned, read by concat_style and ada_layer_norm steps (a generated library gets them
+ * each run through its set_inputs, compiled_abi.h, with the noise and the frames machinery). style NULL (rows 0) clears them; a step that needs them then fails CK_E_ARG.
  * A run of more than `rows` sequences fails CK_E_ARG. Values are checked by the kernels.
  * Errors: CK_E_ARG (ex null, style without rows or cols, speed without style). */
 int ck_executor_set_sequence_inputs(ck_executor *ex, const float *style, size_t rows, size_t cols,

@@ -48,6 +48,8 @@ struct ck_executor {
     size_t max_frames;          /* the plan's max_frames (ck_executor_init_frames) */
     size_t limit_frames;        /* ck_executor_set_max_frames: a run's F limit (0: the plan's) */
     int frames_ready;           /* 1 once this run's frame offsets are set */
+    ck_error *compiled_err;     /* a generated library's run: where its frames callback says why */
+    int compiled_frames_failed; /* 1: that callback (set_frames) failed and said so there */
     double op_seconds[CK_OP_KIND_COUNT + 1]; /* wall time per op kind since init or reset; the last
                                                 slot: filling inputs, the finite check, copy-out */
     double op_flops[CK_OP_KIND_COUNT]; /* floating-point operations per op kind since init or reset,

@@ -79,14 +79,6 @@ static int emit_linear(FILE *f, const ck_circuit *c, const ck_step *s)
     return finish(f);
 }
 
-static int emit_conv1d(FILE *f, const ck_circuit *c, const ck_step *s)
-{
-    emit_operands(f, c, s); /* its packed weight lives in its linear */
-    fprintf(f, ",\n        .linear_in_cols = %zuu, .linear = st->linear[%zu], .taps = %zuu",
-            s->args.linear_in_cols, s->linear_slot, s->args.taps);
-    return finish(f);
-}
-
 static int emit_lstm_recurrence(FILE *f, const ck_circuit *c, const ck_step *s)
 {
     emit_operands(f, c, s);
@@ -123,23 +115,41 @@ static int emit_leaky_relu(FILE *f, const ck_circuit *c, const ck_step *s)
     return finish(f);
 }
 
-/* Ops reading the batch's per-sequence style: the generated ABI carries no style yet. */
-static int emit_sequence_inputs(FILE *f, const ck_circuit *c, const ck_step *s)
+/* The speech circuit's ops (per-sequence style or speed, the generator's noise, frame rows): every
+ * operand the lowering binds (program.c), so the step runs on exactly the interpreter's args. The
+ * weights are st->w[] (NULL for a slot the circuit left out), the linear the slot's, and the
+ * per-sequence out offsets of a rate change the frame batch's (st->fb[k].offsets, set once the
+ * durations are known: prelude's gen_frames). */
+static int emit_all_operands(FILE *f, const ck_circuit *c, const ck_step *s)
 {
-    (void)f;
-    (void)c;
-    (void)s;
-    return CK_E_ARG;
-}
-
-/* Frame-rate ops: the generated ABI has no frame offsets yet (a circuit with frame rows always
- * holds the duration op, which emit_all refuses by name first). */
-static int emit_frames(FILE *f, const ck_circuit *c, const ck_step *s)
-{
-    (void)f;
-    (void)c;
-    (void)s;
-    return CK_E_ARG;
+    const ck_step_args *a = &s->args;
+    emit_operands(f, c, s);
+    fputs(",\n        .w = {", f);
+    for (size_t k = 0; k < CK_STEP_MAX_SLOTS; k++) {
+        if (k < s->n_weights && s->w[k] != NULL) {
+            fprintf(f, "%sst->w[%d]", k ? ", " : "", s->weight[k]);
+        } else {
+            fprintf(f, "%sNULL", k ? ", " : "");
+        }
+    }
+    fputs("}, .w_rows = {", f);
+    for (size_t k = 0; k < CK_STEP_MAX_SLOTS; k++) {
+        fprintf(f, "%s%zuu", k ? ", " : "", a->w_rows[k]);
+    }
+    fprintf(f, "},\n        .linear_in_cols = %zuu, .taps = %zuu, .heads = %zuu, .head_dim = %zuu",
+            a->linear_in_cols, a->taps, a->heads, a->head_dim);
+    emit_float(f, "eps", a->eps);
+    emit_float(f, "scale", a->scale);
+    fprintf(f, ",\n        .style_offset = %zuu, .dilation = %zuu, .stride = %zuu, .padding = %zuu",
+            a->style_offset, a->dilation, a->stride, a->padding);
+    if (s->def->uses_linear) {
+        fprintf(f, ", .linear = st->linear[%zu]", s->linear_slot);
+    }
+    int slot = ck_circuit_frame_slot(c, s->out_frames);
+    if (s->out_frames != s->rows_frames && s->out_frames != 0 && slot >= 0) {
+        fprintf(f, ", .out_offsets = st->fb[%d].offsets", slot);
+    }
+    return finish(f);
 }
 
 const ck_op_emit_fn ck_op_emit[] = {
@@ -150,26 +160,26 @@ const ck_op_emit_fn ck_op_emit[] = {
     [CK_OP_GELU_NEW] = emit_gelu_new,
     [CK_OP_LEAKY_RELU] = emit_leaky_relu,
     [CK_OP_LAYER_NORM] = emit_residual_layer_norm, /* the same operands: x, gamma, beta, eps */
-    [CK_OP_CONV1D] = emit_conv1d,
-    [CK_OP_LSTM_RECURRENCE] = emit_lstm_recurrence,
+    [CK_OP_CONV1D] = emit_all_operands, /* dilation, stride, padding, out offsets */
+    [CK_OP_LSTM_RECURRENCE] = emit_all_operands,
     [CK_OP_EMBEDDING] = emit_lstm_recurrence, /* operands and weights */
-    [CK_OP_CONCAT_STYLE] = emit_sequence_inputs,
-    [CK_OP_ADA_LAYER_NORM] = emit_sequence_inputs,
-    [CK_OP_DURATION] = emit_sequence_inputs,
-    [CK_OP_EXPAND_ROWS] = emit_frames,
-    [CK_OP_UPSAMPLE_NEAREST2_ROWS] = emit_frames,
-    [CK_OP_CONV_TRANSPOSE1D_DEPTHWISE_K3S2] = emit_frames,
-    [CK_OP_ADAIN_INSTANCE_NORM] = emit_sequence_inputs,
-    [CK_OP_ADD_SCALED] = emit_frames,
-    [CK_OP_CONCAT_COLS] = emit_frames,
-    [CK_OP_DOWNSAMPLE2_ROWS] = emit_frames,
-    [CK_OP_NOISE_NORMAL] = emit_frames,
-    [CK_OP_HARMONIC_SOURCE] = emit_frames,
-    [CK_OP_STFT20] = emit_frames,
-    [CK_OP_ISTFT20] = emit_frames,
-    [CK_OP_REFLECT_PAD_LEFT1] = emit_frames,
-    [CK_OP_ADAIN_SNAKE] = emit_sequence_inputs,
-    [CK_OP_CONV_TRANSPOSE1D_COL2IM] = emit_frames,
+    [CK_OP_CONCAT_STYLE] = emit_all_operands,
+    [CK_OP_ADA_LAYER_NORM] = emit_all_operands,
+    [CK_OP_DURATION] = emit_all_operands,
+    [CK_OP_EXPAND_ROWS] = emit_all_operands,
+    [CK_OP_UPSAMPLE_NEAREST2_ROWS] = emit_all_operands,
+    [CK_OP_CONV_TRANSPOSE1D_DEPTHWISE_K3S2] = emit_all_operands,
+    [CK_OP_ADAIN_INSTANCE_NORM] = emit_all_operands,
+    [CK_OP_ADD_SCALED] = emit_all_operands,
+    [CK_OP_CONCAT_COLS] = emit_all_operands,
+    [CK_OP_DOWNSAMPLE2_ROWS] = emit_all_operands,
+    [CK_OP_NOISE_NORMAL] = emit_all_operands,
+    [CK_OP_HARMONIC_SOURCE] = emit_all_operands,
+    [CK_OP_STFT20] = emit_all_operands,
+    [CK_OP_ISTFT20] = emit_all_operands,
+    [CK_OP_REFLECT_PAD_LEFT1] = emit_all_operands,
+    [CK_OP_ADAIN_SNAKE] = emit_all_operands,
+    [CK_OP_CONV_TRANSPOSE1D_COL2IM] = emit_all_operands,
 };
 _Static_assert(sizeof ck_op_emit / sizeof ck_op_emit[0] == CK_OP_KIND_COUNT,
                "ck_op_emit: one emitter per ck_op_kind");

@@ -497,17 +497,77 @@ static void test_generated_equals_interpreter_lstm_recurrence(void)
     check_identical(ck_test_path("tests/fixtures/circuits/tiny_lstm.json"), 1, "lstm1");
 }
 
-/* A circuit whose ops read the per-sequence style (the prosody circuit's concat_style) is refused
- * by name: the generated ABI carries no style yet. */
-static void test_sequence_inputs_refused(void)
+/* The prosody circuit's token side (kokoro_prosody_tokens.json: PL-BERT, concat_style, AdaLayerNorm,
+ * the LSTMs and conv1d text encoder, durations at a per-sequence speed) on synthetic weights: the
+ * library gets the style and speed through set_inputs (ABI 3) and gives the interpreter's t_en and
+ * durations bit for bit, at 1 and 2 threads (the interpreter's at 1 and at 2), over 3 ragged
+ * sequences of different styles and speeds; without the sequence inputs both refuse the run
+ * (CK_E_ARG). */
+static void test_sequence_inputs_generated(void)
 {
     ck_compile_params p = tiny_params(subdir("prosody"));
     ck_compile_result r;
     ck_error err = {0};
+    ck_circuit c;
+    ck_weights *w = NULL;
+    ck_compiled_library lib;
     p.circuit = ck_test_path("circuits/kokoro_prosody_tokens.json");
     p.max_batch_tokens = 512;
-    CU_ASSERT_EQUAL(ck_codegen_compile(&p, &r, &err), CK_E_ARG);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "\"concat_style\""));
+    CU_ASSERT_FATAL(compile_ok(&p, &r));
+    CU_ASSERT_EQUAL_FATAL(ck_circuit_load(&c, p.circuit, &err), CK_OK);
+    CU_ASSERT_EQUAL_FATAL(ck_circuit_synthetic_weights(&w, &c, 11, &err), CK_OK);
+    const ck_compiled_want want = {r.circuit_sha256, CK_DTYPE_F32, 1, 512};
+    CU_ASSERT_EQUAL_FATAL(ck_codegen_load(&lib, r.library, &want, &err), CK_OK);
+    CU_ASSERT_EQUAL(lib.table->sequence_inputs, 1);
+    CU_ASSERT_EQUAL(lib.table->n_frame_dims, 0);
+    int32_t ids[26];
+    size_t offsets[4];
+    make_batch(ids, offsets, 5);
+    float style[3 * 128], speed[3] = {1.0f, 0.85f, 1.3f};
+    for (size_t i = 0; i < 3 * 128; i++) {
+        style[i] = (float)((int)(i * 37 % 101) - 50) / 100.0f;
+    }
+    const size_t cols = c.buffers[c.features_buffer].cols;
+    float *out[2][2];
+    int32_t dur[2][2][26];
+    for (int threads = 1; threads <= 2; threads++) {
+        for (int compiled = 0; compiled <= 1; compiled++) {
+            ck_executor *ex = NULL;
+            ck_executor_options o = {threads, 512, 512, 1, CK_DTYPE_F32,
+                                     compiled ? lib.table : NULL};
+            float *y = out[threads - 1][compiled] = calloc(26 * cols, sizeof *y);
+            CU_ASSERT_EQUAL_FATAL(ck_executor_init(&ex, &c, w, &o, &err), CK_OK);
+            CU_ASSERT_EQUAL(ck_executor_run(ex, ids, offsets, 3, c.features_buffer, y, 26 * cols,
+                                            NULL, NULL, &err), CK_E_ARG); /* no style yet */
+            CU_ASSERT_EQUAL(ck_executor_set_sequence_inputs(ex, style, 3, 128, speed, &err), CK_OK);
+            CU_ASSERT_EQUAL(ck_executor_run(ex, ids, offsets, 3, c.features_buffer, y, 26 * cols,
+                                            NULL, NULL, &err), CK_OK);
+            size_t rows = 0;
+            const int32_t *d = ck_executor_output_rows(ex, c.durations_buffer, &rows);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+            CU_ASSERT_EQUAL(rows, 26);
+            memcpy(dur[threads - 1][compiled], d, sizeof dur[0][0]);
+            ck_executor_free(ex);
+        }
+    }
+    for (int t = 0; t < 2; t++) { /* the library at t + 1 threads: the interpreter's at 1 */
+        CU_ASSERT_EQUAL(memcmp(out[t][0], out[t][1], 26 * cols * sizeof(float)), 0);
+        CU_ASSERT_EQUAL(memcmp(out[0][0], out[t][1], 26 * cols * sizeof(float)), 0);
+        CU_ASSERT_EQUAL(memcmp(dur[t][0], dur[t][1], sizeof dur[0][0]), 0);
+        CU_ASSERT_EQUAL(memcmp(dur[0][0], dur[t][1], sizeof dur[0][0]), 0);
+    }
+    for (int t = 0; t < 2; t++) {
+        free(out[t][0]);
+        free(out[t][1]);
+    }
+    int positive = 1;
+    for (size_t i = 0; i < 26; i++) {
+        positive = positive && dur[0][0][i] >= 1;
+    }
+    CU_ASSERT_TRUE(positive); /* real durations: every token at least one frame */
+    ck_codegen_unload(&lib);
+    ck_weights_free(w);
+    ck_circuit_free(&c);
 }
 
 /* The smallest boundary: one embedding op, no linear (an empty linear table), no hidden output. */
@@ -862,7 +922,7 @@ CK_TEST_MAIN("codegen",
               test_generated_equals_interpreter_conv1d},
              {"generated equals interpreter lstm_recurrence",
               test_generated_equals_interpreter_lstm_recurrence},
-             {"sequence inputs refused", test_sequence_inputs_refused},
+             {"sequence inputs generated", test_sequence_inputs_generated},
              {"generated times each op kind", test_generated_times_each_op_kind},
              {"embedding-only circuit", test_embedding_only_circuit},
              {"arena one byte small or off", test_arena_one_byte_small_or_off},
