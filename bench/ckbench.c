@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_dnnl.h"
 #include "bench_report.h"
 #include "ckbatch.h"
 #include "ckbench_speech.h"
@@ -323,65 +324,28 @@ static double matmul_peak(int threads, dnnl_data_type_t src_t, dnnl_data_type_t 
                           dnnl_data_type_t dst_t)
 {
     const dnnl_dim_t m = 2048, k = 768, n = 2048;
-    dnnl_engine_t eng = NULL;
-    dnnl_stream_t st = NULL;
-    dnnl_primitive_desc_t pd = NULL;
-    dnnl_primitive_t prim = NULL;
-    dnnl_memory_t src = NULL, wei = NULL, dst = NULL;
-    double gflops = 0;
-    omp_set_num_threads(threads);
-    dnnl_memory_desc_t src_md, wei_md, dst_md;
     const dnnl_dims_t sd = {m, k}, wd = {k, n}, dd = {m, n};
+    dnnl_engine_t eng = NULL;
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_memory_desc_t src_md, wei_md, dst_md;
     dnnl_matmul_desc_t desc;
+    double seconds = -1.0;
+    omp_set_num_threads(threads);
     if (dnnl_engine_create(&eng, dnnl_cpu, 0) == dnnl_success &&
-        dnnl_stream_create(&st, eng, dnnl_stream_default_flags) == dnnl_success &&
         dnnl_memory_desc_init_by_tag(&src_md, 2, sd, src_t, dnnl_ab) == dnnl_success &&
         dnnl_memory_desc_init_by_tag(&wei_md, 2, wd, wei_t, dnnl_format_tag_any) == dnnl_success &&
         dnnl_memory_desc_init_by_tag(&dst_md, 2, dd, dst_t, dnnl_ab) == dnnl_success &&
         dnnl_matmul_desc_init(&desc, &src_md, &wei_md, NULL, &dst_md) == dnnl_success &&
-        dnnl_primitive_desc_create(&pd, &desc, NULL, eng, NULL) == dnnl_success &&
-        dnnl_primitive_create(&prim, pd) == dnnl_success &&
-        dnnl_memory_create(&src, &src_md, eng, DNNL_MEMORY_ALLOCATE) == dnnl_success &&
-        dnnl_memory_create(&wei, dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0), eng,
-                           DNNL_MEMORY_ALLOCATE) == dnnl_success &&
-        dnnl_memory_create(&dst, &dst_md, eng, DNNL_MEMORY_ALLOCATE) == dnnl_success) {
-        void *p = NULL;
-        /* zeros in x and W: the timing does not depend on the values */
-        if (dnnl_memory_get_data_handle(src, &p) == dnnl_success) {
-            memset(p, 0, dnnl_memory_desc_get_size(&src_md));
-        }
-        if (dnnl_memory_get_data_handle(wei, &p) == dnnl_success) {
-            memset(p, 0, dnnl_memory_desc_get_size(dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0)));
-        }
-        const dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
-        if (dnnl_primitive_execute(prim, st, 3, args) == dnnl_success && dnnl_stream_wait(st) == dnnl_success) {
-            double t0 = now();
-            for (int r = 0; r < 10; r++) {
-                dnnl_primitive_execute(prim, st, 3, args);
-            }
-            dnnl_stream_wait(st);
-            gflops = 10.0 * 2.0 * (double)(m * k * n) / (now() - t0) * 1e-9;
-        }
-    }
-    dnnl_memory_t mems[3] = {src, wei, dst};
-    for (int i = 0; i < 3; i++) {
-        if (mems[i] != NULL) {
-            dnnl_memory_destroy(mems[i]);
-        }
-    }
-    if (prim != NULL) {
-        dnnl_primitive_destroy(prim);
+        dnnl_primitive_desc_create(&pd, &desc, NULL, eng, NULL) == dnnl_success) {
+        seconds = ck_bench_dnnl_seconds(eng, pd, 10);
     }
     if (pd != NULL) {
         dnnl_primitive_desc_destroy(pd);
     }
-    if (st != NULL) {
-        dnnl_stream_destroy(st);
-    }
     if (eng != NULL) {
         dnnl_engine_destroy(eng);
     }
-    return gflops;
+    return seconds > 0 ? 2.0 * (double)(m * k * n) / seconds * 1e-9 : 0.0;
 }
 
 /* The bf16 one (bf16 x and W, f32 y): the AMX or AVX512-BF16 peak as oneDNN reaches it here. */

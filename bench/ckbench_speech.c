@@ -13,6 +13,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "bench_dnnl.h"
 #include "ckbatch.h"
 #include "ckbench_speech.h"
 
@@ -72,22 +73,19 @@ static double conv_peak(int threads, dnnl_data_type_t dt, double seconds)
 {
     static const dnnl_dim_t channels[2] = {256, 128}, rows_per_second[2] = {480, 4800};
     const dnnl_dim_t k = 7, dil = 3;
+    const dnnl_dims_t strides = {1}, dilates = {dil - 1}, pad = {dil * (k - 1) / 2};
     double best = 0.0;
     omp_set_num_threads(threads);
     for (int shape = 0; shape < 2; shape++) {
         const dnnl_dim_t c = channels[shape];
         const dnnl_dim_t l = (dnnl_dim_t)(seconds * (double)rows_per_second[shape]) + 1;
-        dnnl_engine_t eng = NULL;
-        dnnl_stream_t st = NULL;
-        dnnl_primitive_desc_t pd = NULL;
-        dnnl_primitive_t prim = NULL;
-        dnnl_memory_t src = NULL, wei = NULL, dst = NULL;
-        dnnl_memory_desc_t src_md, wei_md, dst_md;
         const dnnl_dims_t sd = {1, c, l}, wd = {c, c, k}, dd = {1, c, l};
-        const dnnl_dims_t strides = {1}, dilates = {dil - 1}, pad = {dil * (k - 1) / 2};
+        dnnl_engine_t eng = NULL;
+        dnnl_primitive_desc_t pd = NULL;
+        dnnl_memory_desc_t src_md, wei_md, dst_md;
         dnnl_convolution_desc_t desc;
+        double s = -1.0;
         if (dnnl_engine_create(&eng, dnnl_cpu, 0) == dnnl_success &&
-            dnnl_stream_create(&st, eng, dnnl_stream_default_flags) == dnnl_success &&
             dnnl_memory_desc_init_by_tag(&src_md, 3, sd, dt, dnnl_format_tag_any) == dnnl_success &&
             dnnl_memory_desc_init_by_tag(&wei_md, 3, wd, dt, dnnl_format_tag_any) == dnnl_success &&
             dnnl_memory_desc_init_by_tag(&dst_md, 3, dd, dnnl_f32, dnnl_format_tag_any) ==
@@ -96,55 +94,17 @@ static double conv_peak(int threads, dnnl_data_type_t dt, double seconds)
                                                        dnnl_convolution_direct, &src_md, &wei_md,
                                                        NULL, &dst_md, strides, dilates, pad,
                                                        pad) == dnnl_success &&
-            dnnl_primitive_desc_create(&pd, &desc, NULL, eng, NULL) == dnnl_success &&
-            dnnl_primitive_create(&prim, pd) == dnnl_success &&
-            dnnl_memory_create(&src, dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0), eng,
-                               DNNL_MEMORY_ALLOCATE) == dnnl_success &&
-            dnnl_memory_create(&wei, dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0),
-                               eng, DNNL_MEMORY_ALLOCATE) == dnnl_success &&
-            dnnl_memory_create(&dst, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0), eng,
-                               DNNL_MEMORY_ALLOCATE) == dnnl_success) {
-            const dnnl_memory_t zeroed[2] = {src, wei}; /* the timing does not depend on values */
-            for (int z = 0; z < 2; z++) {
-                void *p = NULL;
-                const dnnl_memory_desc_t *md = NULL;
-                if (dnnl_memory_get_data_handle(zeroed[z], &p) == dnnl_success &&
-                    dnnl_memory_get_memory_desc(zeroed[z], &md) == dnnl_success) {
-                    memset(p, 0, dnnl_memory_desc_get_size(md));
-                }
-            }
-            const dnnl_exec_arg_t args[3] = {
-                {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
-            if (dnnl_primitive_execute(prim, st, 3, args) == dnnl_success &&
-                dnnl_stream_wait(st) == dnnl_success) {
-                const int reps = 10;
-                double t0 = now();
-                for (int r = 0; r < reps; r++) {
-                    dnnl_primitive_execute(prim, st, 3, args);
-                }
-                dnnl_stream_wait(st);
-                double g = reps * 2.0 * (double)(c * c * k * l) / (now() - t0) * 1e-9;
-                best = g > best ? g : best;
-            }
-        }
-        const dnnl_memory_t mems[3] = {src, wei, dst};
-        for (int i = 0; i < 3; i++) {
-            if (mems[i] != NULL) {
-                dnnl_memory_destroy(mems[i]);
-            }
-        }
-        if (prim != NULL) {
-            dnnl_primitive_destroy(prim);
+            dnnl_primitive_desc_create(&pd, &desc, NULL, eng, NULL) == dnnl_success) {
+            s = ck_bench_dnnl_seconds(eng, pd, 10);
         }
         if (pd != NULL) {
             dnnl_primitive_desc_destroy(pd);
         }
-        if (st != NULL) {
-            dnnl_stream_destroy(st);
-        }
         if (eng != NULL) {
             dnnl_engine_destroy(eng);
         }
+        double g = s > 0 ? 2.0 * (double)(c * c * k * l) / s * 1e-9 : 0.0;
+        best = g > best ? g : best;
     }
     return best;
 }

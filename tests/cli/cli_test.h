@@ -135,6 +135,34 @@ static inline int ck_cli_stderr_has(const char *what)
     return ck_cli_stderr_line(what, line)[0] != '\0';
 }
 
+/* The whole file at path into a malloc'd buffer with a '\0' after its bytes (text or binary); *n
+ * (when n is not NULL) its size. NULL (and *n 0) when unreadable. */
+static inline char *ck_cli_slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    long len = -1;
+    if (n != NULL) {
+        *n = 0;
+    }
+    if (f == NULL || fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0 ||
+        fseek(f, 0, SEEK_SET) != 0) {
+        if (f != NULL) {
+            fclose(f);
+        }
+        return NULL;
+    }
+    char *b = malloc((size_t)len + 1);
+    size_t got = b != NULL ? fread(b, 1, (size_t)len, f) : 0;
+    fclose(f);
+    if (b != NULL) {
+        b[got] = '\0';
+    }
+    if (n != NULL) {
+        *n = got;
+    }
+    return b;
+}
+
 static inline int ck_cli_same_bytes(const char *a, const char *b)
 {
     char cmd[1200];

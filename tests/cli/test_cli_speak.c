@@ -23,23 +23,6 @@ static int run(const char *args)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-/* The whole file path into a malloc'd buffer; *n its size. */
-static unsigned char *slurp(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    *n = 0;
-    if (f == NULL) {
-        return NULL;
-    }
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *b = malloc((size_t)len + 1);
-    *n = b ? fread(b, 1, (size_t)len, f) : 0;
-    fclose(f);
-    return b;
-}
-
 static uint32_t u32(const unsigned char *p)
 {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
@@ -103,7 +86,8 @@ static void test_header_and_samples(void)
     CU_ASSERT_EQUAL_FATAL(ck_model_speak(m, &set, &o, keep, &a, &err), CK_OK);
     CU_ASSERT_EQUAL_FATAL(a.samples, 4200);
     size_t nf = 0, ns = 0, df = 0, ds = 0;
-    unsigned char *f = slurp(ck_cli_tmp("f.wav"), &nf), *s = slurp(ck_cli_tmp("s.wav"), &ns);
+    unsigned char *f = (unsigned char *)ck_cli_slurp(ck_cli_tmp("f.wav"), &nf);
+    unsigned char *s = (unsigned char *)ck_cli_slurp(ck_cli_tmp("s.wav"), &ns);
     CU_ASSERT_FATAL(f != NULL && s != NULL);
     CU_ASSERT(memcmp(f, "RIFF", 4) == 0 && memcmp(f + 8, "WAVEfmt ", 8) == 0);
     CU_ASSERT_EQUAL(u32(f + 4), nf - 8);
@@ -127,7 +111,7 @@ static void test_header_and_samples(void)
     }
     CU_ASSERT(ok);
     size_t nj = 0;
-    unsigned char *j = slurp(ck_cli_tmp("s.wav.jsonl"), &nj);
+    unsigned char *j = (unsigned char *)ck_cli_slurp(ck_cli_tmp("s.wav.jsonl"), &nj);
     CU_ASSERT_FATAL(j != NULL);
     j[nj] = '\0';
     CU_ASSERT(strstr((char *)j, "\"start_sample\":0,\"end_sample\":4200,") != NULL);
@@ -170,7 +154,7 @@ static void test_seed_threads_batch(void)
     /* the empty line 2: a record, no file */
     CU_ASSERT(!ck_cli_exists(ck_cli_tmp("d/000002.wav")));
     size_t nj = 0;
-    unsigned char *j = slurp(ck_cli_tmp("d/timestamps.jsonl"), &nj);
+    unsigned char *j = (unsigned char *)ck_cli_slurp(ck_cli_tmp("d/timestamps.jsonl"), &nj);
     CU_ASSERT_FATAL(j != NULL);
     j[nj] = '\0';
     CU_ASSERT(strstr((char *)j, "{\"line\":2,\"error\":\"no phonemes\"}") != NULL);
@@ -231,7 +215,8 @@ static void test_bf16(void)
              ck_cli_tmp("bf.wav"));
     CU_ASSERT_EQUAL_FATAL(run(args), 0);
     size_t nb = 0, nf = 0, db = 0, df = 0;
-    unsigned char *b = slurp(ck_cli_tmp("b.wav"), &nb), *f = slurp(ck_cli_tmp("bf.wav"), &nf);
+    unsigned char *b = (unsigned char *)ck_cli_slurp(ck_cli_tmp("b.wav"), &nb);
+    unsigned char *f = (unsigned char *)ck_cli_slurp(ck_cli_tmp("bf.wav"), &nf);
     CU_ASSERT_FATAL(b != NULL && f != NULL);
     CU_ASSERT(wav_data(b, nb, &db) != NULL && wav_data(f, nf, &df) != NULL);
     CU_ASSERT_EQUAL(db, 4200 * 2);

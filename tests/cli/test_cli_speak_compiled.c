@@ -21,28 +21,12 @@ static int run(const char *args)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-/* The whole file into a malloc'd buffer; *n its size (0 and NULL when missing). */
-static unsigned char *slurp(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    *n = 0;
-    if (f == NULL) {
-        return NULL;
-    }
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *b = malloc((size_t)len + 1);
-    *n = b ? fread(b, 1, (size_t)len, f) : 0;
-    fclose(f);
-    return b;
-}
-
 /* 1 when the two files exist and hold the same bytes (and at least min bytes). */
 static int same_file(const char *a, const char *b, size_t min)
 {
     size_t na = 0, nb = 0;
-    unsigned char *x = slurp(a, &na), *y = slurp(b, &nb);
+    unsigned char *x = (unsigned char *)ck_cli_slurp(a, &na);
+    unsigned char *y = (unsigned char *)ck_cli_slurp(b, &nb);
     int same = x != NULL && y != NULL && na == nb && na >= min && memcmp(x, y, na) == 0;
     free(x);
     free(y);

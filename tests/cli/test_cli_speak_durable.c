@@ -27,26 +27,6 @@ static int speak(const char *args)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-/* The whole file into a malloc'd NUL-terminated buffer; *n its size. */
-static char *slurp(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    *n = 0;
-    if (f == NULL) {
-        return NULL;
-    }
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)len + 1);
-    *n = b ? fread(b, 1, (size_t)len, f) : 0;
-    if (b != NULL) {
-        b[*n] = '\0';
-    }
-    fclose(f);
-    return b;
-}
-
 static void write_floats(const char *path, const float *x, size_t n)
 {
     FILE *f = fopen(path, "wb");
@@ -90,7 +70,7 @@ static void test_voice_identity(void)
              ck_cli_tmp("b.bin"), ck_cli_tmp("id.txt"), ck_cli_tmp("id.wav"));
     CU_ASSERT_EQUAL_FATAL(speak(args), 0);
     size_t n = 0;
-    char *wav = slurp(ck_cli_tmp("id.wav"), &n);
+    char *wav = ck_cli_slurp(ck_cli_tmp("id.wav"), &n);
     CU_ASSERT_FATAL(wav != NULL && n > 44);
     /* LIST/INFO ICMT: a NUL-terminated text chunk, as audio tools write it */
     const char *icmt = NULL;
@@ -101,7 +81,7 @@ static void test_voice_identity(void)
     snprintf(expect, sizeof expect, " voice_sha256=%s voice_row=clamp(phonemes-1,0,509) ", want);
     CU_ASSERT_PTR_NOT_NULL(strstr(icmt, expect));
     free(wav);
-    char *side = slurp(ck_cli_tmp("id.wav.jsonl"), &n);
+    char *side = ck_cli_slurp(ck_cli_tmp("id.wav.jsonl"), &n);
     CU_ASSERT_FATAL(side != NULL);
     /* the first record says what made the file; the line records follow */
     CU_ASSERT_EQUAL(strncmp(side, "{\"settings\":true,", 17), 0);
@@ -171,7 +151,7 @@ static void test_on_error(void)
     CU_ASSERT(!ck_cli_exists(ck_cli_tmp("skip/000002.wav")));
     CU_ASSERT(ck_cli_exists(ck_cli_tmp("skip/000003.wav")));
     size_t n = 0;
-    char *side = slurp(ck_cli_tmp("skip/timestamps.jsonl"), &n), want[1024];
+    char *side = ck_cli_slurp(ck_cli_tmp("skip/timestamps.jsonl"), &n), want[1024];
     CU_ASSERT_FATAL(side != NULL);
     snprintf(want, sizeof want, "\"on_error\":\"skip\",");
     CU_ASSERT_PTR_NOT_NULL(strstr(side, want));
@@ -207,7 +187,7 @@ static void test_resume(void)
     /* a run killed while writing line 2's record: lines 0 and 1 recorded, the journal cut inside
      * line 2's record, line 2's WAV gone; line 3's WAV there without a record */
     size_t n = 0;
-    char *side = slurp(ck_cli_tmp("whole/timestamps.jsonl"), &n);
+    char *side = ck_cli_slurp(ck_cli_tmp("whole/timestamps.jsonl"), &n);
     CU_ASSERT_FATAL(side != NULL);
     const char *rec2 = strstr(side, "\n{\"line\":2,");
     CU_ASSERT_FATAL(rec2 != NULL);

@@ -45,29 +45,10 @@ static long file_size(const char *path)
     return stat(path, &st) == 0 ? (long)st.st_size : -1;
 }
 
-/* The whole file into a malloc'd NUL-terminated buffer (NULL when missing). */
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        return NULL;
-    }
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)len + 1);
-    size_t n = b ? fread(b, 1, (size_t)len, f) : 0;
-    if (b != NULL) {
-        b[n] = '\0';
-    }
-    fclose(f);
-    return b;
-}
-
 /* The value after the last `key` in the file at path (-1 when none). */
 static long long last_value(const char *path, const char *key)
 {
-    char *s = slurp(path);
+    char *s = ck_cli_slurp(path, NULL);
     long long v = -1;
     for (const char *at = s; at != NULL && (at = strstr(at, key)) != NULL; at += strlen(key)) {
         v = atoll(at + strlen(key));
@@ -78,7 +59,7 @@ static long long last_value(const char *path, const char *key)
 
 static int count_lines(const char *path)
 {
-    char *s = slurp(path);
+    char *s = ck_cli_slurp(path, NULL);
     int n = 0;
     for (const char *p = s; p != NULL && *p; p++) {
         n += *p == '\n';
@@ -268,7 +249,7 @@ static void test_torn_tail(void)
              ck_cli_tmp("in.txt"), ck_cli_tmp("t.wav"));
     /* resumed and killed after line 2: the tail was cut, line 2's record follows line 1's */
     CU_ASSERT_EQUAL_FATAL(speak_env("CK_TEST_SPEAK_KILL_AFTER_LINES=3", 0, args), 128 + SIGKILL);
-    char *j = slurp(ck_cli_tmp("t.wav.jsonl.partial"));
+    char *j = ck_cli_slurp(ck_cli_tmp("t.wav.jsonl.partial"), NULL);
     CU_ASSERT_FATAL(j != NULL);
     CU_ASSERT_PTR_NULL(strstr(j, "\"start_s{"));
     CU_ASSERT_PTR_NULL(strstr(j, "99999"));

@@ -44,25 +44,6 @@ static int merge(const char *args)
     return exit_code(system(cmd));
 }
 
-/* The whole text file at path (malloc'd, NUL-terminated); NULL when unreadable. */
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        return NULL;
-    }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    size_t got = s != NULL ? fread(s, 1, (size_t)n, f) : 0;
-    fclose(f);
-    if (s != NULL) {
-        s[got] = '\0';
-    }
-    return s;
-}
-
 /* The single run one.wav and the shards sh.wav.shard-0000I-of-00002, made once for the suite. */
 static void make_wav_runs(void)
 {
@@ -99,7 +80,7 @@ static void test_wav_shards_merge_to_single(void)
     make_wav_runs();
     CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("sh.wav")));
     CU_ASSERT_TRUE(ck_cli_exists(ck_cli_tmp("sh.wav.shard-00000-of-00002")));
-    char *s1 = slurp(ck_cli_tmp("sh.wav.shard-00001-of-00002.jsonl"));
+    char *s1 = ck_cli_slurp(ck_cli_tmp("sh.wav.shard-00001-of-00002.jsonl"), NULL);
     CU_ASSERT_FATAL(s1 != NULL);
     /* the settings record ends with the shard's entry; the records keep global line numbers and
      * count samples from the shard's own start */
@@ -110,7 +91,7 @@ static void test_wav_shards_merge_to_single(void)
     CU_ASSERT_EQUAL(merge_files("sh.wav", ""), 0); /* every sh.wav.shard-*-of-* found */
     CU_ASSERT(ck_cli_same_bytes(ck_cli_tmp("one.wav"), ck_cli_tmp("sh.wav")));
     CU_ASSERT(ck_cli_same_bytes(ck_cli_tmp("one.wav.jsonl"), ck_cli_tmp("sh.wav.jsonl")));
-    char *j = slurp(ck_cli_tmp("sh.wav.jsonl"));
+    char *j = ck_cli_slurp(ck_cli_tmp("sh.wav.jsonl"), NULL);
     CU_ASSERT_FATAL(j != NULL);
     CU_ASSERT(strstr(j, "{\"line\":2,\"error\":\"no phonemes\"}\n") != NULL);
     CU_ASSERT(strstr(j, "{\"line\":4,\"start_sample\":45000,\"end_sample\":67200,") != NULL);
@@ -175,7 +156,7 @@ static void test_skipped_lines_merge_to_single(void)
     CU_ASSERT_EQUAL(merge_files("k2.wav", ""), 0);
     CU_ASSERT(ck_cli_same_bytes(ck_cli_tmp("k1.wav"), ck_cli_tmp("k2.wav")));
     CU_ASSERT(ck_cli_same_bytes(ck_cli_tmp("k1.wav.jsonl"), ck_cli_tmp("k2.wav.jsonl")));
-    char *j = slurp(ck_cli_tmp("k2.wav.jsonl"));
+    char *j = ck_cli_slurp(ck_cli_tmp("k2.wav.jsonl"), NULL);
     CU_ASSERT_FATAL(j != NULL);
     CU_ASSERT(strstr(j, "{\"line\":5,\"error\":\"") != NULL);
     CU_ASSERT(strstr(j, "id 9999 out of range 1..177\"}\n{\"line\":6,\"start_sample\":15600,")
