@@ -13,7 +13,7 @@
 static const char k_usage[] =
     "usage: ckbatch speak [--weights F] [--voice V] [--speed S] [--seed N] [--noise-scale X]\n"
     "                     [--sample-format s16|f32] [-f text|phonemes|ids] [--lang en-us|en-gb]\n"
-    "                     [--threads N] [--precision fp32|bf16] [--max-batch-frames N]\n"
+    "                     [-t|--threads N] [--precision fp32|bf16] [--max-batch-frames N]\n"
     "                     [--on-error stop|skip] [--resume] [--shard I/N] [--compiled LIB]\n"
     "                     [-q] -i INPUT -o OUT\n"
     "\n"
@@ -198,7 +198,7 @@ static int parse(int argc, char **argv, ck_model_params *mp, ck_speak_params *sp
                 return ck_cli_usage_error("speak: --lang %s: expected en-us or en-gb", v);
             }
             sp->lines.lang = v;
-        } else if (strcmp(a, "--threads") == 0) {
+        } else if (strcmp(a, "-t") == 0 || strcmp(a, "--threads") == 0) {
             if (ck_cli_parse_size(v, 0, 4096, &u) != 0) {
                 return ck_cli_usage_error("speak: --threads %s: expected 0 .. 4096", v);
             }

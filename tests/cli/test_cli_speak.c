@@ -136,7 +136,7 @@ static void test_seed_threads_batch(void)
                       "h\xc9\x99l\xcb\x88O w\xcb\x88\xc9\x9c\xc9\xb9ld\n\xc3\xb0i \xcb\x88" "As\n\n");
     char args[1024];
     const char *runs[][3] = {{"--seed 5 --threads 1", "two.txt", "a"},
-                             {"--seed 5 --threads 2", "two.txt", "b"},
+                             {"--seed 5 -t 2", "two.txt", "b"}, /* -t: the encoder's short form */
                              {"--seed 6 --threads 2", "two.txt", "c"},
                              {"--seed 5 --threads 2", "other.txt", "d"}};
     for (size_t r = 0; r < 4; r++) {
