@@ -392,8 +392,13 @@ def run_cases(w, voice, cases, noise_scale, batch):
 
 def batch_vs_alone(alone, batched):
     """{stage: max |batch - alone|} over the cases (stage shapes differ if a duration flipped)."""
+    return worst_diff(alone, batched, INPUTS + TOKEN_STAGES + FRAME_STAGES)
+
+
+def worst_diff(alone, batched, stages):
+    """{stage: max |batch - alone|} over the cases, 3 significant digits; inf where a shape differs."""
     res = {}
-    for stage in INPUTS + TOKEN_STAGES + FRAME_STAGES:
+    for stage in stages:
         worst = 0.0
         for a, b in zip(alone, batched):
             if a[stage].shape != b[stage].shape:
@@ -650,16 +655,7 @@ def edge_batch_diff(w, voice, cases):
     with torch.no_grad():
         batched = token_side(seqs, ref_s, speeds, w)
         alone = [token_side([q], ref_s[i:i + 1], [speeds[i]], w)[0] for i, q in enumerate(seqs)]
-    res = {}
-    for st in INPUTS[:3] + TOKEN_STAGES:
-        worst = 0.0
-        for a, b in zip(alone, batched):
-            if a[st].shape != b[st].shape:
-                worst = float("inf")
-                break
-            worst = max(worst, float((a[st].double() - b[st].double()).abs().max()))
-        res[st] = float(f"{worst:.3g}")
-    return res
+    return worst_diff(alone, batched, INPUTS[:3] + TOKEN_STAGES)
 
 
 def edge_manifest(data, cases, results, batch_diff, argv):

@@ -12,7 +12,9 @@ PYTHON = "/usr/bin/python3"
 REFERENCE_BLAS = "/usr/lib/x86_64-linux-gnu/blas"  # Debian's libblas3 (the reference BLAS)
 
 
-def test_speech4_regenerates_bit_for_bit():
+def run_reference(flag, case):
+    """Runs tools/kokoro_reference.py FLAG tests/fixtures/speech --case CASE with Debian's torch on
+    the reference BLAS; skips where that torch is absent. Returns its stderr."""
     probe = subprocess.run([PYTHON, "-c", "import torch, numpy"], capture_output=True)
     if probe.returncode != 0:
         pytest.skip("Debian's python3-torch / python3-numpy are not installed")
@@ -23,23 +25,16 @@ def test_speech4_regenerates_bit_for_bit():
     env = dict(os.environ)
     if os.path.isdir(REFERENCE_BLAS):
         env["LD_LIBRARY_PATH"] = REFERENCE_BLAS + ":" + env.get("LD_LIBRARY_PATH", "")
-    run = subprocess.run([PYTHON, tool, "--verify", fixture, "--case", "speech4"],
+    run = subprocess.run([PYTHON, tool, flag, fixture, "--case", case],
                          capture_output=True, text=True, timeout=120, env=env)
     assert run.returncode == 0, run.stderr
-    assert "0 differ" in run.stderr
+    return run.stderr
+
+
+def test_speech4_regenerates_bit_for_bit():
+    assert "0 differ" in run_reference("--verify", "speech4")
 
 
 def test_edge1_regenerates_bit_for_bit():
-    probe = subprocess.run([PYTHON, "-c", "import torch, numpy"], capture_output=True)
-    if probe.returncode != 0:
-        pytest.skip("Debian's python3-torch / python3-numpy are not installed")
-    tool = os.path.join(SOURCE, "tools", "kokoro_reference.py")
-    fixture = os.path.join(SOURCE, "tests", "fixtures", "speech")
-    env = dict(os.environ)
-    if os.path.isdir(REFERENCE_BLAS):
-        env["LD_LIBRARY_PATH"] = REFERENCE_BLAS + ":" + env.get("LD_LIBRARY_PATH", "")
     # edge510 is left to `--verify-edges` by hand (about a minute: the Python LSTM over 1538 frames)
-    run = subprocess.run([PYTHON, tool, "--verify-edges", fixture, "--case", "edge1"],
-                         capture_output=True, text=True, timeout=120, env=env)
-    assert run.returncode == 0, run.stderr
-    assert "edge1: 15 tensors identical, 0 differ" in run.stderr
+    assert "edge1: 15 tensors identical, 0 differ" in run_reference("--verify-edges", "edge1")
