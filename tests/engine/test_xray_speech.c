@@ -130,12 +130,12 @@ static void test_every_stage_passes(void)
 }
 
 /* A copy of one case's tensors (`tensors` of them) of the capture `fixture` at `path` with its
- * manifest beside it: `scale_name` scaled by `scale` (NULL: none), and when move_frame is set
- * pred_dur's token 1 one frame longer and token 2 one shorter (the frames, so the noise,
- * unchanged). */
+ * manifest beside it (`cases`, when not NULL, its "cases" object as JSON text): `scale_name` scaled
+ * by `scale` (NULL: none), and when move_frame is set pred_dur's token 1 one frame longer and token
+ * 2 one shorter (the frames, so the noise, unchanged). */
 static void one_case_copy(const char *fixture, const char *case_name, size_t tensors,
-                          const char *path, const char *manifest, const char *scale_name,
-                          float scale, int move_frame)
+                          const char *path, const char *manifest, const char *cases,
+                          const char *scale_name, float scale, int move_frame)
 {
     ck_error err = {0};
     ck_st_file *f = NULL;
@@ -180,7 +180,8 @@ static void one_case_copy(const char *fixture, const char *case_name, size_t ten
     CU_ASSERT_EQUAL_FATAL(ck_sha256_file(path, hex, &err), CK_OK);
     FILE *m = fopen(manifest, "wb");
     CU_ASSERT_PTR_NOT_NULL_FATAL(m);
-    fprintf(m, "{\"fixture\": {\"sha256\": \"%s\"}, \"weights\": {\"seed\": 20261129}}\n", hex);
+    fprintf(m, "{\"fixture\": {\"sha256\": \"%s\"}, \"weights\": {\"seed\": 20261129}%s%s}\n", hex,
+            cases ? ", \"cases\": " : "", cases ? cases : "");
     CU_ASSERT_EQUAL_FATAL(fclose(m), 0);
 }
 
@@ -191,7 +192,7 @@ static void test_scaled_oracle_fails_at_that_stage(void)
     tmp_path(mf, "scaled.manifest.json");
     tmp_path(report, "scaled_report.json");
     /* ids, ref_s, speed, noise; 30 stages (audio: 2 rows) */
-    one_case_copy(FIXTURE, "speech4", 34, fx, mf, "speech4.t_en", 1.001f, 0);
+    one_case_copy(FIXTURE, "speech4", 34, fx, mf, NULL, "speech4.t_en", 1.001f, 0);
     ck_error err = {0};
     CU_ASSERT_EQUAL(parity_run(fx, report, &err), CK_E_PARITY);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "1 of 31 compared checkpoints failed"));
@@ -217,7 +218,7 @@ static void test_moved_duration_fails_pred_dur(void)
     tmp_path(fx, "moved.safetensors");
     tmp_path(mf, "moved.manifest.json");
     tmp_path(report, "moved_report.json");
-    one_case_copy(FIXTURE, "speech4", 34, fx, mf, NULL, 1.0f, 1); /* 2, 2 -> 3, 1 */
+    one_case_copy(FIXTURE, "speech4", 34, fx, mf, NULL, NULL, 1.0f, 1); /* 2, 2 -> 3, 1 */
     ck_error err = {0};
     CU_ASSERT_EQUAL(parity_run(fx, report, &err), CK_E_PARITY);
     cJSON *rep = load_json(report);
@@ -308,7 +309,7 @@ static void test_edges_canaries(void)
     tmp_path(mf, "edge1.manifest.json");
     tmp_path(report, "edge1_report.json");
     /* ids, ref_s, speed and the 12 stages */
-    one_case_copy(EDGES, "edge1", 15, fx, mf, "edge1.f0n_shared", 1.001f, 0);
+    one_case_copy(EDGES, "edge1", 15, fx, mf, NULL, "edge1.f0n_shared", 1.001f, 0);
     ck_error err = {0};
     CU_ASSERT_EQUAL(parity_run(fx, report, &err), CK_E_PARITY);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "1 of 12 compared checkpoints failed"));
@@ -321,7 +322,7 @@ static void test_edges_canaries(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(str(t, "reason"), "max abs"));
     cJSON_Delete(rep);
     /* edge1's pred_dur 2, 3, 3 -> 2, 4, 2 */
-    one_case_copy(EDGES, "edge1", 15, fx, mf, NULL, 1.0f, 1);
+    one_case_copy(EDGES, "edge1", 15, fx, mf, NULL, NULL, 1.0f, 1);
     err = (ck_error){0};
     CU_ASSERT_EQUAL(parity_run(fx, report, &err), CK_E_PARITY);
     rep = load_json(report);
@@ -332,6 +333,27 @@ static void test_edges_canaries(void)
     CU_ASSERT_STRING_EQUAL(str(d, "reason"), "durations differ: token 1 ours 3, the capture's 4");
     CU_ASSERT_STRING_EQUAL(str(row(rep, "edge1", "dur_logits"), "status"), "pass");
     CU_ASSERT_STRING_EQUAL(str(row(rep, "edge1", "dur"), "status"), "pass");
+    cJSON_Delete(rep);
+    /* the manifest's strides are checked before any model opens: d is stored [T, C/k] */
+    one_case_copy(EDGES, "edge1", 15, fx, mf,
+                  "{\"edge1\": {\"channel_stride\": 2, \"strided\": {\"edge1.d\": \"rows\"}}}",
+                  NULL, 1.0f, 0);
+    err = (ck_error){0};
+    CU_ASSERT_EQUAL(parity_run(fx, report, &err), CK_E_FORMAT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "cases.edge1.strided.\"edge1.d\": expected \"columns\""));
+    /* a manifest claiming a stride the capture does not have: that stage fails on its shape */
+    one_case_copy(EDGES, "edge1", 15, fx, mf,
+                  "{\"edge1\": {\"channel_stride\": 2, \"strided\": {\"edge1.asr\": \"rows\"}}}",
+                  NULL, 1.0f, 0);
+    err = (ck_error){0};
+    CU_ASSERT_EQUAL(parity_run(fx, report, &err), CK_E_PARITY);
+    rep = load_json(report);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rep);
+    CU_ASSERT_EQUAL(num(cJSON_GetObjectItemCaseSensitive(rep, "counts"), "fail"), 1);
+    const cJSON *a = row(rep, "edge1", "asr");
+    CU_ASSERT_STRING_EQUAL(str(a, "status"), "fail");
+    CU_ASSERT_STRING_EQUAL(str(a, "reason"), "shape: the capture's 4096 values (rank 2) are not ours "
+                                             "[8, 512] (channel stride 2)");
     cJSON_Delete(rep);
     remove(fx);
     remove(mf);
@@ -364,5 +386,6 @@ CK_TEST_MAIN("xray_speech", {"bf16 and --xray-out refused", test_refusals},
               test_moved_duration_fails_pred_dur},
              {"edge1 and edge510 (token-side capture) pass; durations equal; strides reported",
               test_edges_pass},
-             {"edge1: f0n_shared scaled fails there alone; a moved frame fails pred_dur",
+             {"edge1: f0n_shared scaled fails there alone; a moved frame fails pred_dur; strides "
+              "checked",
               test_edges_canaries})
