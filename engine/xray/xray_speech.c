@@ -81,7 +81,8 @@ static const speech_stage STAGES[] = {
 enum { N_STAGES = sizeof STAGES / sizeof STAGES[0] };
 _Static_assert(N_STAGES <= 64, "ck_xray_speech_case.strided holds one bit per stage");
 
-/* The first stage of this run kind (fed or not) stored under the capture key `key`, or N_STAGES. */
+/* The stage of this run (fed or not) stored under the capture key `key` (for a stage of the own
+ * run, its name), or N_STAGES. */
 static size_t stage_by_key(const char *key, int fed)
 {
     for (size_t i = 0; i < N_STAGES; i++) {
@@ -326,16 +327,6 @@ static void run_free(speech_run *r)
     }
 }
 
-static size_t stage_index(const char *name)
-{
-    for (size_t i = 0; i < N_STAGES; i++) {
-        if (strcmp(STAGES[i].name, name) == 0) {
-            return i;
-        }
-    }
-    return N_STAGES;
-}
-
 /* After a run: the stages read from outputs, and the duration sums and frames. */
 static int keep_outputs(speech_run *r, const ck_xray_speech_case *sc, const ck_xray_engine *e,
                         ck_error *err)
@@ -354,7 +345,7 @@ static int keep_outputs(speech_run *r, const ck_xray_speech_case *sc, const ck_x
     if (!ok || r->fed) {
         return ok ? CK_OK : ck_fail(err, CK_E_MEMORY, "xray: out of memory");
     }
-    size_t count = 0, at = stage_index("pred_dur"), lg = stage_index("dur_logits");
+    size_t count = 0, at = stage_by_key("pred_dur", 0), lg = stage_by_key("dur_logits", 0);
     const int32_t *pred = ck_executor_predicted_durations(e->executor, &count);
     if (pred != NULL && count == sc->tokens) {
         float *v = malloc(count * sizeof *v);
@@ -374,7 +365,7 @@ static int keep_outputs(speech_run *r, const ck_xray_speech_case *sc, const ck_x
                                                          sc->tokens, sums, sc->tokens, offsets, 1,
                                                          0, 1, r->cols[lg])
                                 : CK_E_MEMORY;
-        ok = rc == CK_OK ? keep(r, stage_index("dur"), sums, sc->tokens, 1) : rc != CK_E_MEMORY;
+        ok = rc == CK_OK ? keep(r, stage_by_key("dur", 0), sums, sc->tokens, 1) : rc != CK_E_MEMORY;
         free(frames);
         free(sums);
     }
@@ -579,7 +570,7 @@ int ck_xray_speech_run(const ck_xray_speech_case *cases, size_t n, const ck_st_f
         }
         /* fed: the capture's F0 [2F] and dec.decode.3 [512, 2F] over ours */
         float *f0 = NULL, *decoded = NULL;
-        size_t dec = stage_index("dec.decode.3");
+        size_t dec = stage_by_key("dec.decode.3", 0);
         size_t dcols = own.got[dec] != NULL ? own.cols[dec] : 0;
         if (rc == CK_OK && dcols == 0) {
             rc = ck_fail(err, CK_E_ARG, "xray: the circuit %s has no %s checkpoint to feed", c->path,
