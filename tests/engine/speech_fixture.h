@@ -187,6 +187,21 @@ static inline int ck_speech_fixture_open(ck_speech_fixture *f, const char *circu
     return 1;
 }
 
+/* The fixture's cases as one packed batch: their ids back to back into ids[sum T], offsets[n + 1]
+ * (offsets[0] = 0); returns the batch's frames (the sum of F). Its style rows are f->style
+ * [n, style_cols] and its speeds f->speed [n] as they are. */
+static inline size_t ck_speech_batch(const ck_speech_fixture *f, int32_t *ids, size_t *offsets)
+{
+    size_t frames = 0;
+    offsets[0] = 0;
+    for (size_t k = 0; k < f->n; k++) {
+        memcpy(ids + offsets[k], f->ids[k], f->tokens[k] * sizeof *ids);
+        offsets[k + 1] = offsets[k] + f->tokens[k];
+        frames += f->frames[k];
+    }
+    return frames;
+}
+
 /* Frees what open and add made; accepts a fixture whose open failed. */
 static inline void ck_speech_fixture_close(ck_speech_fixture *f)
 {

@@ -169,23 +169,20 @@ static void test_batch_invariant(void)
     fixture f;
     CU_ASSERT_FATAL(setup(&f));
     static int32_t ids[N_CASES * MAX_T], dur[N_CASES * MAX_T];
-    static float styles[N_CASES * 256], pred[N_CASES * 128];
-    size_t offsets[N_CASES + 1] = {0}, frames = 0;
+    static float pred[N_CASES * 128];
+    size_t offsets[N_CASES + 1];
+    size_t frames = ck_speech_batch(&f, ids, offsets);
     for (size_t k = 0; k < N_CASES; k++) {
-        memcpy(ids + offsets[k], f.ids[k], f.tokens[k] * sizeof *ids);
         memcpy(dur + offsets[k], f.dur[k], f.tokens[k] * sizeof *dur);
         memcpy(pred + k * 128, ck_speech_style(&f, k) + 128, 128 * sizeof *pred);
-        offsets[k + 1] = offsets[k] + f.tokens[k];
-        frames += f.frames[k];
     }
-    memcpy(styles, f.style, sizeof styles);
     ck_error err = {0};
     static float batch[N_CASES * 2 * MAX_F * C], f0[N_CASES * 2 * MAX_F];
     for (int threads = 1; threads <= 2; threads++) {
         ck_executor *ex = NULL;
         ck_executor_options o = {threads, 128, 64, 1, CK_DTYPE_F32, NULL};
         CU_ASSERT_EQUAL_FATAL(ck_executor_init_frames(&ex, &f.c, f.w, &o, 256, &err), CK_OK);
-        CU_ASSERT_EQUAL_FATAL(ck_executor_set_sequence_inputs(ex, styles, N_CASES, 256, f.speed,
+        CU_ASSERT_EQUAL_FATAL(ck_executor_set_sequence_inputs(ex, f.style, N_CASES, 256, f.speed,
                                                               &err), CK_OK);
         CU_ASSERT_EQUAL_FATAL(ck_executor_set_durations(ex, dur, offsets[N_CASES], &err), CK_OK);
         CU_ASSERT_EQUAL_FATAL(ck_executor_run(ex, ids, offsets, N_CASES, f.c.decoder_buffer, batch,

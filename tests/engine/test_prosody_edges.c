@@ -213,14 +213,8 @@ static void test_batch_invariant(void)
     fixture f;
     CU_ASSERT_FATAL(setup(&f));
     static int32_t ids[N_CASES * MAX_T];
-    static float styles[N_CASES * 128];
-    size_t offsets[N_CASES + 1] = {0}, frames = 0;
-    for (size_t k = 0; k < N_CASES; k++) {
-        memcpy(ids + offsets[k], f.ids[k], f.tokens[k] * sizeof *ids);
-        offsets[k + 1] = offsets[k] + f.tokens[k];
-        frames += f.frames[k];
-    }
-    memcpy(styles, f.style, sizeof styles);
+    size_t offsets[N_CASES + 1];
+    size_t frames = ck_speech_batch(&f, ids, offsets);
     ck_executor *ex = make_executor(&f, offsets[N_CASES], MAX_F);
     ck_error err = {0};
     const int outs[4] = {f.c.durations_buffer, f.c.f0_buffer, f.c.n_buffer, f.c.asr_buffer};
@@ -230,7 +224,7 @@ static void test_batch_invariant(void)
         batch[b] = malloc(MAX_F * 2 * cols[b] * sizeof(float));
         CU_ASSERT_PTR_NOT_NULL_FATAL(batch[b]);
     }
-    CU_ASSERT_EQUAL_FATAL(ck_executor_set_sequence_inputs(ex, styles, N_CASES, 128, f.speed, &err),
+    CU_ASSERT_EQUAL_FATAL(ck_executor_set_sequence_inputs(ex, f.style, N_CASES, 128, f.speed, &err),
                           CK_OK);
     CU_ASSERT_EQUAL_FATAL(ck_executor_run(ex, ids, offsets, N_CASES, f.c.f0_buffer, NULL, 0, NULL,
                                           NULL, &err), CK_OK);

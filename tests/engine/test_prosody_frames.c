@@ -172,14 +172,8 @@ static void test_batch_invariant(void)
     fixture f;
     CU_ASSERT_FATAL(setup(&f));
     static int32_t ids[N_CASES * MAX_T];
-    static float styles[N_CASES * 128];
-    size_t offsets[N_CASES + 1] = {0}, frames = 0;
-    for (size_t k = 0; k < N_CASES; k++) {
-        memcpy(ids + offsets[k], f.ids[k], f.tokens[k] * sizeof *ids);
-        offsets[k + 1] = offsets[k] + f.tokens[k];
-        frames += f.frames[k];
-    }
-    memcpy(styles, f.style, sizeof styles);
+    size_t offsets[N_CASES + 1];
+    size_t frames = ck_speech_batch(&f, ids, offsets);
     ck_error err = {0};
     const int outs[3] = {f.c.f0_buffer, f.c.n_buffer, f.c.asr_buffer};
     const size_t scale[3] = {2, 2, 1}, cols[3] = {1, 1, C};
@@ -189,7 +183,7 @@ static void test_batch_invariant(void)
             ck_executor *ex = NULL;
             ck_executor_options o = {threads, 128, 64, !parity, CK_DTYPE_F32, NULL};
             CU_ASSERT_EQUAL_FATAL(ck_executor_init_frames(&ex, &f.c, f.w, &o, 256, &err), CK_OK);
-            CU_ASSERT_EQUAL_FATAL(ck_executor_set_sequence_inputs(ex, styles, N_CASES, 128,
+            CU_ASSERT_EQUAL_FATAL(ck_executor_set_sequence_inputs(ex, f.style, N_CASES, 128,
                                                                   f.speed, &err), CK_OK);
             ck_executor_reset_op_seconds(ex);
             CU_ASSERT_EQUAL_FATAL(ck_executor_run(ex, ids, offsets, N_CASES, f.c.f0_buffer, NULL,

@@ -148,14 +148,9 @@ static void test_batch_invariant(void)
     CU_ASSERT_FATAL(setup(&f));
     static int32_t ids[N_CASES * MAX_T];
     static float batch[N_CASES * MAX_T * C], solo[MAX_T * C];
-    size_t offsets[N_CASES + 1] = {0};
-    for (size_t k = 0; k < N_CASES; k++) {
-        memcpy(ids + offsets[k], f.ids[k], f.tokens[k] * sizeof *ids);
-        offsets[k + 1] = offsets[k] + f.tokens[k];
-    }
+    size_t offsets[N_CASES + 1];
+    ck_speech_batch(&f, ids, offsets);
     ck_error err = {0};
-    static float styles[N_CASES * 128];
-    memcpy(styles, f.style, sizeof styles);
     for (int parity = 0; parity <= 1; parity++) {
         for (int threads = 1; threads <= 2; threads++) {
             ck_executor *ex = NULL;
@@ -165,7 +160,7 @@ static void test_batch_invariant(void)
                 int buffer = out == 2 ? f.c.durations_buffer
                                       : out ? f.c.hidden_buffer : f.c.features_buffer;
                 size_t cols = out == 2 ? 1 : out ? 50 : C;
-                CU_ASSERT_EQUAL_FATAL(ck_executor_set_sequence_inputs(ex, styles, N_CASES, 128,
+                CU_ASSERT_EQUAL_FATAL(ck_executor_set_sequence_inputs(ex, f.style, N_CASES, 128,
                                                                       f.speed, &err), CK_OK);
                 CU_ASSERT_EQUAL_FATAL(ck_executor_run(ex, ids, offsets, N_CASES, buffer, batch,
                                                       offsets[N_CASES] * cols, NULL, NULL, &err),

@@ -269,15 +269,13 @@ static void print_times(fixture *f, ck_executor *ex, int threads)
 {
     ck_error err = {0};
     int32_t ids[N_CASES * MAX_T], dur[N_CASES * MAX_T];
-    size_t offsets[N_CASES + 1] = {0}, frames = 0, rows = 0;
+    size_t offsets[N_CASES + 1], rows = 0;
+    size_t frames = ck_speech_batch(f, ids, offsets);
     for (size_t k = 0; k < N_CASES; k++) {
-        memcpy(ids + offsets[k], f->ids[k], f->tokens[k] * sizeof *ids);
         memcpy(dur + offsets[k], f->dur[k], f->tokens[k] * sizeof *dur);
-        offsets[k + 1] = offsets[k] + f->tokens[k];
-        frames += f->frames[k];
     }
-    CU_ASSERT_EQUAL(ck_executor_set_sequence_inputs(ex, ck_speech_style(f, 0),
-                                                    N_CASES, 256, f->speed, &err), CK_OK);
+    CU_ASSERT_EQUAL(ck_executor_set_sequence_inputs(ex, f->style, N_CASES, 256, f->speed, &err),
+                    CK_OK);
     CU_ASSERT_EQUAL(ck_executor_set_durations(ex, dur, offsets[N_CASES], &err), CK_OK);
     CU_ASSERT_EQUAL(ck_executor_set_noise(ex, 1, NULL, NULL, 0, 1.0f, &err), CK_OK);
     ck_executor_reset_op_seconds(ex);
@@ -311,26 +309,23 @@ static void test_batch_equals_alone(void)
     CU_ASSERT_FATAL(setup(&f));
     ck_error err = {0};
     int32_t ids[N * MAX_T], dur[N * MAX_T];
-    size_t offsets[N + 1] = {0}, frames = 0;
-    float style[N][256], speed[N], *noise = malloc(600 * 9 * N * MAX_F * sizeof(float));
+    size_t offsets[N + 1];
+    size_t frames = ck_speech_batch(&f, ids, offsets);
+    float *noise = malloc(600 * 9 * N * MAX_F * sizeof(float));
     float *fed1 = malloc(600 * N * MAX_F * sizeof(float)), *batch = malloc(600 * N * MAX_F * sizeof(float));
     uint64_t lines[N] = {7, 8, 1000000, 3};
     uint32_t chunks[N] = {0, 3, 1, 0};
     CU_ASSERT_FATAL(noise != NULL && fed1 != NULL && batch != NULL);
-    for (size_t k = 0; k < N; k++) {
-        memcpy(ids + offsets[k], f.ids[k], f.tokens[k] * sizeof *ids);
+    for (size_t k = 0, at = 0; k < N; at += f.frames[k++]) { /* at: the frames before case k */
         memcpy(dur + offsets[k], f.dur[k], f.tokens[k] * sizeof *dur);
-        memcpy(noise + 600 * 9 * frames, f.noise[k], 600 * 9 * f.frames[k] * sizeof(float));
-        memcpy(style[k], ck_speech_style(&f, k), sizeof style[k]);
-        speed[k] = f.speed[k];
-        offsets[k + 1] = offsets[k] + f.tokens[k];
-        frames += f.frames[k];
+        memcpy(noise + 600 * 9 * at, f.noise[k], 600 * 9 * f.frames[k] * sizeof(float));
     }
     for (int threads = 1; threads <= 2; threads++) {
         ck_executor *ex = make_executor(&f, threads);
         for (int counter = 0; counter <= threads - 1; counter++) {
             size_t rows = 0;
-            CU_ASSERT_EQUAL(ck_executor_set_sequence_inputs(ex, style[0], N, 256, speed, &err), CK_OK);
+            CU_ASSERT_EQUAL(ck_executor_set_sequence_inputs(ex, f.style, N, 256, f.speed, &err),
+                            CK_OK);
             CU_ASSERT_EQUAL(ck_executor_set_durations(ex, dur, offsets[N], &err), CK_OK);
             CU_ASSERT_EQUAL(counter ? ck_executor_set_noise(ex, 42, lines, chunks, N, 1.0f, &err)
                                     : ck_executor_set_noise_input(ex, noise, 600 * frames, 1.0f, &err),
