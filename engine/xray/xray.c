@@ -374,7 +374,8 @@ void ck_xray_report_print(const ck_xray_report *rep, FILE *f)
             fprintf(f, "  SER %.1f dB (>= %.1f)", ser_db(r->rel_rmse), ser_db(r->budget.rel_rmse_max));
         }
         if (r->channel_stride > 1) {
-            fprintf(f, "  channels 0, %zu, ... of %zu", r->channel_stride, r->cols * r->channel_stride);
+            fprintf(f, "  channels 0, %zu, ... of %zu", r->channel_stride,
+                    r->cols * r->channel_stride);
         }
         fprintf(f, "%s%s\n", r->reason[0] ? "  " : "", r->reason);
     }

@@ -125,7 +125,7 @@ static int open_oracle(xrun *x, ck_error *err)
         rc = ck_st_open(&x->oracle, x->opt->oracle, err);
     }
     if (rc == CK_OK && ck_xray_speech_count(x->oracle) > 0) {
-        /* a speech capture's manifest holds no thresholds: load_speech loads the published budget */
+        /* a speech capture's manifest holds no thresholds: load_speech loads the published one */
         if (x->opt->precision != CK_DTYPE_F32) {
             return ck_fail(err, CK_E_ARG, "xray: %s is a speech capture: its X-Ray runs fp32 parity "
                            "only", x->opt->oracle);

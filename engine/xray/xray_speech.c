@@ -5,8 +5,8 @@
  * compared with ours; then once more fed the capture's F0 and dec.decode.3, so the generator's
  * stages are compared on its own ops (end to end, the STFT phase of near-zero bins wraps under fp32
  * noise: tools/README.md "Cross-check"). A token-side capture (--capture-edges: no noise, no
- * decoder or generator stage, wide stages possibly stored on every k-th channel) runs once per case,
- * to F0 and N. Holds no kernels and sets up no model. */
+ * decoder or generator stage, wide stages possibly stored on every k-th channel) runs once per
+ * case, to F0 and N. Holds no kernels and sets up no model. */
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdint.h>
@@ -487,10 +487,10 @@ static int compare_stage(const ck_xray_speech_case *sc, size_t i, const speech_r
     size_t rows = run->rows[i], full = run->cols[i];
     size_t k = ((sc->strided >> i) & 1u) ? sc->channel_stride : 1, cols = full / k;
     ck_xray_budget b = stage_budget(p, sc->name, s->name);
+    size_t want0 = s->channel_major ? cols : rows, want1 = s->channel_major ? rows : cols;
     int shape_ok = full % k == 0 &&
                    (t->rank == 1 ? cols == 1 && t->shape[0] == rows
-                    : t->rank == 2 && (s->channel_major ? t->shape[0] == cols && t->shape[1] == rows
-                                                        : t->shape[0] == rows && t->shape[1] == cols));
+                                 : t->rank == 2 && t->shape[0] == want0 && t->shape[1] == want1);
     if (!shape_ok || rows == 0) {
         snprintf(reason, sizeof reason, "shape: the capture's %zu values (rank %zu) are not ours "
                  "[%zu, %zu] (channel stride %zu)", t->elements, t->rank, rows, full, k);

@@ -103,7 +103,7 @@ static void test_every_stage_passes(void)
 {
     char report[256];
     tmp_path(report, "report.json");
-    /* speech4 holds all 31 stages; the light tier (speech8/20/40) 16 each: 79 pass, 45 NOT_TESTED */
+    /* speech4 holds all 31 stages, speech8/20/40 (the light tier) 16 each: 79 pass, 45 untested */
     cJSON *rep = passing_report(FIXTURE, report, N_CASES, 79);
     for (size_t k = 0; k < N_CASES; k++) {
         /* the duration op's own frames equal pred_dur exactly, on every token */
@@ -193,6 +193,22 @@ static void one_case_copy(const char *fixture, const char *case_name, size_t ten
     CU_ASSERT_EQUAL_FATAL(fclose(m), 0);
 }
 
+/* The parity run of the copy at `fixture` (its report at `report`, read back into *rep) fails,
+ * with `message` in the error when not NULL; the row (case_name, stage) is there, failed. */
+static const cJSON *failed_row(const char *fixture, const char *report, const char *message,
+                               const char *case_name, const char *stage, cJSON **rep)
+{
+    ck_error err = {0};
+    CU_ASSERT_EQUAL(parity_run(fixture, report, &err), CK_E_PARITY);
+    CU_ASSERT(message == NULL || strstr(err.message, message) != NULL);
+    *rep = load_json(report);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(*rep);
+    const cJSON *r = row(*rep, case_name, stage);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    CU_ASSERT_STRING_EQUAL(str(r, "status"), "fail");
+    return r;
+}
+
 static void test_scaled_oracle_fails_at_that_stage(void)
 {
     char fx[256], mf[256], report[256];
@@ -201,17 +217,12 @@ static void test_scaled_oracle_fails_at_that_stage(void)
     tmp_path(report, "scaled_report.json");
     /* ids, ref_s, speed, noise; 30 stages (audio: 2 rows) */
     one_case_copy(FIXTURE, "speech4", 34, fx, mf, NULL, "speech4.t_en", 1.001f, 0);
-    ck_error err = {0};
-    CU_ASSERT_EQUAL(parity_run(fx, report, &err), CK_E_PARITY);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "1 of 31 compared checkpoints failed"));
-    cJSON *rep = load_json(report);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(rep);
+    cJSON *rep = NULL;
+    const cJSON *t = failed_row(fx, report, "1 of 31 compared checkpoints failed", "speech4",
+                                "t_en", &rep);
     const cJSON *counts = cJSON_GetObjectItemCaseSensitive(rep, "counts");
     CU_ASSERT_EQUAL(num(counts, "pass"), 30);
     CU_ASSERT_EQUAL(num(counts, "fail"), 1);
-    const cJSON *t = row(rep, "speech4", "t_en");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    CU_ASSERT_STRING_EQUAL(str(t, "status"), "fail");
     CU_ASSERT_PTR_NOT_NULL(strstr(str(t, "reason"), "max abs")); /* a scale keeps the cosine */
     CU_ASSERT(num(t, "max_abs") > 5e-4 && num(t, "max_abs") < 1e-3); /* 0.001 x |t_en| <= 0.73 */
     cJSON_Delete(rep);
@@ -227,13 +238,8 @@ static void test_moved_duration_fails_pred_dur(void)
     tmp_path(mf, "moved.manifest.json");
     tmp_path(report, "moved_report.json");
     one_case_copy(FIXTURE, "speech4", 34, fx, mf, NULL, NULL, 1.0f, 1); /* 2, 2 -> 3, 1 */
-    ck_error err = {0};
-    CU_ASSERT_EQUAL(parity_run(fx, report, &err), CK_E_PARITY);
-    cJSON *rep = load_json(report);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(rep);
-    const cJSON *d = row(rep, "speech4", "pred_dur");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
-    CU_ASSERT_STRING_EQUAL(str(d, "status"), "fail");
+    cJSON *rep = NULL;
+    const cJSON *d = failed_row(fx, report, NULL, "speech4", "pred_dur", &rep);
     CU_ASSERT_EQUAL(num(d, "max_abs"), 1.0);
     CU_ASSERT_STRING_EQUAL(str(d, "reason"), "durations differ: token 1 ours 2, the capture's 3");
     /* upstream of the duration head nothing moved */
@@ -267,7 +273,9 @@ static void test_edges_pass(void)
             CU_ASSERT_PTR_NOT_NULL_FATAL(r);
             CU_ASSERT_STRING_EQUAL(str(r, "status"), "pass");
             /* every token, frame or 2 x frame; edge510's wide stages on channels 0, 8, ... */
-            size_t want_rows = i < 7 ? EDGE_TOKENS[k] : i < 10 ? EDGE_FRAMES[k] : 2 * EDGE_FRAMES[k];
+            size_t want_rows = i < 7    ? EDGE_TOKENS[k]
+                               : i < 10 ? EDGE_FRAMES[k]
+                                        : 2 * EDGE_FRAMES[k];
             size_t stride = k == 1 && EDGE_STRIDED[i] ? 8 : 1;
             CU_ASSERT_EQUAL(num(r, "rows_compared"), want_rows);
             CU_ASSERT_EQUAL(num(r, "channels"), EDGE_COLS[i] / stride);
@@ -304,25 +312,14 @@ static void test_edges_canaries(void)
     tmp_path(report, "edge1_report.json");
     /* ids, ref_s, speed and the 12 stages */
     one_case_copy(EDGES, "edge1", 15, fx, mf, NULL, "edge1.f0n_shared", 1.001f, 0);
-    ck_error err = {0};
-    CU_ASSERT_EQUAL(parity_run(fx, report, &err), CK_E_PARITY);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "1 of 12 compared checkpoints failed"));
-    cJSON *rep = load_json(report);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(rep);
-    CU_ASSERT_EQUAL(num(cJSON_GetObjectItemCaseSensitive(rep, "counts"), "fail"), 1);
-    const cJSON *t = row(rep, "edge1", "f0n_shared");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    CU_ASSERT_STRING_EQUAL(str(t, "status"), "fail");
+    cJSON *rep = NULL;
+    const cJSON *t = failed_row(fx, report, "1 of 12 compared checkpoints failed", "edge1",
+                                "f0n_shared", &rep);
     CU_ASSERT_PTR_NOT_NULL(strstr(str(t, "reason"), "max abs"));
     cJSON_Delete(rep);
     /* edge1's pred_dur 2, 3, 3 -> 2, 4, 2 */
     one_case_copy(EDGES, "edge1", 15, fx, mf, NULL, NULL, 1.0f, 1);
-    err = (ck_error){0};
-    CU_ASSERT_EQUAL(parity_run(fx, report, &err), CK_E_PARITY);
-    rep = load_json(report);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(rep);
-    const cJSON *d = row(rep, "edge1", "pred_dur");
-    CU_ASSERT_STRING_EQUAL(str(d, "status"), "fail");
+    const cJSON *d = failed_row(fx, report, NULL, "edge1", "pred_dur", &rep);
     CU_ASSERT_EQUAL(num(d, "max_abs"), 1.0);
     CU_ASSERT_STRING_EQUAL(str(d, "reason"), "durations differ: token 1 ours 3, the capture's 4");
     CU_ASSERT_STRING_EQUAL(str(row(rep, "edge1", "dur_logits"), "status"), "pass");
@@ -332,22 +329,19 @@ static void test_edges_canaries(void)
     one_case_copy(EDGES, "edge1", 15, fx, mf,
                   "{\"edge1\": {\"channel_stride\": 2, \"strided\": {\"edge1.d\": \"rows\"}}}",
                   NULL, 1.0f, 0);
-    err = (ck_error){0};
+    ck_error err = {0};
     CU_ASSERT_EQUAL(parity_run(fx, report, &err), CK_E_FORMAT);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "cases.edge1.strided.\"edge1.d\": expected \"columns\""));
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(err.message, "cases.edge1.strided.\"edge1.d\": expected \"columns\""));
     /* a manifest claiming a stride the capture does not have: that stage fails on its shape */
     one_case_copy(EDGES, "edge1", 15, fx, mf,
                   "{\"edge1\": {\"channel_stride\": 2, \"strided\": {\"edge1.asr\": \"rows\"}}}",
                   NULL, 1.0f, 0);
-    err = (ck_error){0};
-    CU_ASSERT_EQUAL(parity_run(fx, report, &err), CK_E_PARITY);
-    rep = load_json(report);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(rep);
-    CU_ASSERT_EQUAL(num(cJSON_GetObjectItemCaseSensitive(rep, "counts"), "fail"), 1);
-    const cJSON *a = row(rep, "edge1", "asr");
-    CU_ASSERT_STRING_EQUAL(str(a, "status"), "fail");
-    CU_ASSERT_STRING_EQUAL(str(a, "reason"), "shape: the capture's 4096 values (rank 2) are not ours "
-                                             "[8, 512] (channel stride 2)");
+    const cJSON *a = failed_row(fx, report, "1 of 12 compared checkpoints failed", "edge1", "asr",
+                                &rep);
+    CU_ASSERT_STRING_EQUAL(str(a, "reason"),
+                           "shape: the capture's 4096 values (rank 2) are not ours [8, 512] "
+                           "(channel stride 2)");
     cJSON_Delete(rep);
     remove(fx);
     remove(mf);
