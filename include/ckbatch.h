@@ -928,14 +928,18 @@ typedef struct {
                                 speech capture (tests/fixtures/speech, recognised by its
                                 <case>.pred_dur tensors: each case alone with its style, speed,
                                 durations forced and noise fed, every stage compared, and the
-                                generator fed the capture's F0 and decode.3; docs/parity.md) */
+                                generator fed the capture's F0 and decode.3; a token-side one
+                                without noise, tests/fixtures/speech/kokoro_token_edges: the
+                                token side, alignment and F0/N, the rest NOT_TESTED;
+                                docs/parity.md) */
     const char *manifest;    /* NULL: derived from the oracle's name */
     const char *profile;     /* thresholds JSON; NULL: the manifest's, else the default contract */
     const char *report;      /* JSON report path, NULL for none */
     const char *capture_out; /* write the candidate's capture here, NULL for none */
     const char *capture_ids; /* "all" (or NULL) or comma-separated checkpoint ids to capture */
     const char *circuit;     /* NULL: the embedded Kokoro phoneme encoder (a speech capture:
-                                ck_speech_circuit_path) */
+                                ck_speech_circuit_path; a token-side one:
+                                ck_prosody_circuit_path) */
     const char *weights;     /* NULL: synthetic weights with the manifest's seed */
     uint64_t seed;           /* synthetic seed when the manifest gives none */
     ck_log_fn log;           /* notes (INFO) and the comparison table (REPORT); NULL: silent */
@@ -955,7 +959,8 @@ CK_API ck_xray_params ck_xray_default_params(void);
 /* Parity run of every case of the oracle on one thread, compared checkpoint by checkpoint; what is
  * not compared is reported NOT_TESTED. A speech capture runs fp32 and interpreted only (CK_E_ARG for
  * precision bf16 or int8, `compiled` or `capture_out`), under the published speech budget
- * (circuits/kokoro_speech.xray_budget.json; `profile` adds to it). CK_OK when every compared
+ * (circuits/kokoro_speech.xray_budget.json; a token-side capture's:
+ * circuits/kokoro_token_edges.xray_budget.json; `profile` adds to it). CK_OK when every compared
  * checkpoint passed, CK_E_PARITY when one failed (err says how many), or the first error. */
 CK_API int ck_xray_run(const ck_xray_params *params, ck_error *err);
 

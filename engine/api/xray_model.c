@@ -1,7 +1,7 @@
 /* xray_model.c - X-Ray's parity run of ckbatch.h (ck_xray_run): the oracle and its cases opened by
  * the xray room, the model they run on opened here like every other model (ck_model_open_for_xray;
- * the speech circuit for a speech capture), then the run and the report (xray_run.c,
- * xray_speech.c). */
+ * the speech circuit for a speech capture, the prosody circuit for a token-side one), then the run
+ * and the report (xray_run.c, xray_speech.c). */
 #include <string.h>
 
 #include "model_internal.h"
@@ -37,9 +37,11 @@ int ck_xray_run(const ck_xray_params *p, ck_error *err)
     int rc = ck_xray_session_open(&x, &o, err);
     if (rc == CK_OK) {
         ck_model_params mp = ck_model_default_params();
-        /* a speech capture (tests/fixtures/speech) runs on the speech circuit unless told */
-        mp.circuit = p->circuit == NULL && ck_xray_session_is_speech(x) ? ck_speech_circuit_path()
-                                                                         : p->circuit;
+        /* a speech capture (tests/fixtures/speech) runs on the speech circuit unless told; a
+         * token-side one (no noise, no decoder stage: the edge capture) on the prosody circuit */
+        mp.circuit = p->circuit != NULL || !ck_xray_session_is_speech(x) ? p->circuit
+                     : ck_xray_session_is_token_side(x) ? ck_prosody_circuit_path()
+                                                        : ck_speech_circuit_path();
         mp.weights = p->weights;
         mp.seed = ck_xray_session_seed(x);
         mp.precision = p->precision;

@@ -19,6 +19,9 @@ extern const unsigned char ck_xray_int8_budget_bytes[];
 /* circuits/kokoro_speech.xray_budget.json, embedded the same way */
 extern const unsigned char ck_xray_speech_budget_bytes[];
 #define ck_xray_speech_budget_json ((const char *)ck_xray_speech_budget_bytes)
+/* circuits/kokoro_token_edges.xray_budget.json, embedded the same way */
+extern const unsigned char ck_xray_token_edges_budget_bytes[];
+#define ck_xray_token_edges_budget_json ((const char *)ck_xray_token_edges_budget_bytes)
 
 static const char build_flags[] = "compiler " __VERSION__
 #ifdef __OPTIMIZE__
@@ -209,6 +212,12 @@ int ck_xray_profile_load_speech(ck_xray_profile *p, const char *path, ck_error *
                         "kokoro_speech.xray_budget.json", err);
 }
 
+int ck_xray_profile_load_token_edges(ck_xray_profile *p, const char *path, ck_error *err)
+{
+    return profile_load(p, path, CK_DTYPE_F32, ck_xray_token_edges_budget_json,
+                        "kokoro_token_edges.xray_budget.json", err);
+}
+
 ck_xray_budget ck_xray_profile_budget(const ck_xray_profile *p, const char *checkpoint)
 {
     for (size_t i = 0; i < p->n_overrides; i++) {
@@ -364,6 +373,10 @@ void ck_xray_report_print(const ck_xray_report *rep, FILE *f)
         if (r->signal_to_error) {
             fprintf(f, "  SER %.1f dB (>= %.1f)", ser_db(r->rel_rmse), ser_db(r->budget.rel_rmse_max));
         }
+        if (r->channel_stride > 1) {
+            fprintf(f, "  channels 0, %zu, ... of %zu", r->channel_stride,
+                    r->cols * r->channel_stride);
+        }
         fprintf(f, "%s%s\n", r->reason[0] ? "  " : "", r->reason);
     }
     fprintf(f, "xray: %s: %zu pass, %zu fail, %zu NOT_TESTED\n",
@@ -407,6 +420,10 @@ static cJSON *result_json(const ck_xray_result *r)
         cJSON_AddNumberToObject(o, "rows_compared", (double)r->rows);
         cJSON_AddNumberToObject(o, "tokens", (double)r->tokens);
         cJSON_AddNumberToObject(o, "channels", (double)r->cols);
+        if (r->channel_stride > 1) { /* channels compared: 0, k, 2k, ... of channels_total */
+            cJSON_AddNumberToObject(o, "channel_stride", (double)r->channel_stride);
+            cJSON_AddNumberToObject(o, "channels_total", (double)(r->cols * r->channel_stride));
+        }
         add_metric(o, "cosine", r->cosine);
         add_metric(o, "rmse", r->rmse);
         add_metric(o, "rel_rmse", r->rel_rmse);

@@ -61,6 +61,9 @@ typedef struct {
     int candidate_finite, oracle_finite;
     int signal_to_error;          /* 1: audio; the table and report add its signal-to-error ratio,
                                      10 log10(sum o^2 / sum (c - o)^2) = -20 log10(rel_rmse) dB */
+    size_t channel_stride;        /* k > 1: the oracle stores channels 0, k, 2k, ... only; cols
+                                     counts those compared, worst_channel is ours (a multiple of
+                                     k), and the table and report say so (0 or 1: every channel) */
     ck_xray_budget budget;
     char reason[160];             /* what failed, or why NOT_TESTED; "" on pass */
 } ck_xray_result;
@@ -106,6 +109,12 @@ int ck_xray_profile_load(ck_xray_profile *p, const char *path, ck_dtype dtype, c
  * ("d_en", "fed.gen.har", "audio") or "<case>.<stage>" for one case. Errors: those of
  * ck_xray_profile_load. */
 int ck_xray_profile_load_speech(ck_xray_profile *p, const char *path, ck_error *err);
+
+/* The FP32 budgets of the token-side edge capture's stages
+ * (circuits/kokoro_token_edges.xray_budget.json, embedded; docs/parity.md "Speech X-Ray"), then a
+ * profile file's on top (path may be NULL), keyed as ck_xray_profile_load_speech's. Errors: those
+ * of ck_xray_profile_load. */
+int ck_xray_profile_load_token_edges(ck_xray_profile *p, const char *path, ck_error *err);
 
 /* Budget of `checkpoint`: its override, else the dtype's default. */
 ck_xray_budget ck_xray_profile_budget(const ck_xray_profile *p, const char *checkpoint);
@@ -212,6 +221,11 @@ int ck_xray_session_open(ck_xray_session **out, const ck_xray_run_options *opt, 
 /* 1 when the session's oracle is a speech capture (tests/fixtures/speech: <case>.pred_dur tensors):
  * its run needs the speech circuit (circuits/kokoro_speech.json), interpreted in fp32. */
 int ck_xray_session_is_speech(const ck_xray_session *x);
+
+/* 1 when the session's oracle is a token-side speech capture (tests/fixtures/speech/
+ * kokoro_token_edges.safetensors: no case holds noise; token side, alignment and F0/N only): its
+ * run needs no decoder or generator, so the prosody circuit (circuits/kokoro_prosody.json). */
+int ck_xray_session_is_token_side(const ck_xray_session *x);
 
 /* Tokens of the session's longest case: the model's batch must hold them. */
 size_t ck_xray_session_longest(const ck_xray_session *x);

@@ -37,7 +37,9 @@ int ck_xray_compare_tensors(const ck_xray_case *xc, const char *checkpoint,
                             const ck_xray_profile *profile, ck_xray_report *rep, ck_error *err);
 
 /* One case of a speech capture (tools/kokoro_reference.py: <case>.ids, .pred_dur, .ref_s, .speed,
- * .noise, then its stages), its inputs copied out of the mapping. */
+ * .noise, then its stages), its inputs copied out of the mapping. A case without <case>.noise is
+ * token-side (--capture-edges: token side, alignment and F0/N only): it runs without the
+ * generator's noise and without the fed run. */
 typedef struct {
     char name[CK_XRAY_CASE_MAX];
     size_t tokens, frames;      /* T, and F = the sum of pred_dur */
@@ -45,17 +47,31 @@ typedef struct {
     int32_t *dur;               /* [T] pred_dur, forced downstream of the duration head */
     float style[256];           /* ref_s: [decoder half | predictor half] */
     float speed;
-    float *noise;               /* [600F, 9] the generator's source noise (randn_like) */
+    float *noise;               /* [600F, 9] the generator's source noise (randn_like); NULL: a
+                                   token-side case */
+    size_t channel_stride;      /* k >= 1: a strided stage stores channels 0, k, 2k, ... only (the
+                                   manifest's cases.<case>.channel_stride; 1 without one) */
+    uint64_t strided;           /* bit i: stage i of xray_speech.c's table is stored strided (the
+                                   manifest's cases.<case>.strided) */
 } ck_xray_speech_case;
 
 /* Cases of a speech capture: tensors named <case>.pred_dur (0: not a speech capture). */
 size_t ck_xray_speech_count(const ck_st_file *f);
 
-/* Loads every case of a speech capture, in file order, into a new *out[*n]. Errors: CK_E_FORMAT
- * (no case; ids not I32 [T], pred_dur not I64 [T] of values >= 1, ref_s not 256 values, speed not
- * 1, noise not [600F, 9]; message names the file and tensor), CK_E_MEMORY. */
+/* Loads every case of a speech capture, in file order, into a new *out[*n]; manifest (a cJSON *
+ * from ck_xray_verify_fixture, may be NULL) gives each case's channel_stride and strided stages:
+ * {"cases": {"<case>": {"channel_stride": k, "strided": {"<case>.<stage>": "rows" | "columns"}}}},
+ * "rows" for a stage the capture stores channel-major ([C/k, T or F]: d_en, t_en, en, asr,
+ * f0n_shared), "columns" for a token-major one ([T, C/k]: d, dur_lstm). Errors: CK_E_FORMAT (no
+ * case; ids not I32 [T], pred_dur not I64 [T] of values >= 1, ref_s not 256 values, speed not 1,
+ * noise present but not [600F, 9]; a channel_stride that is not an integer >= 1, a strided key that
+ * names no stage or the wrong axis; message names the file and tensor or key), CK_E_MEMORY. */
 int ck_xray_speech_load(ck_xray_speech_case **out, size_t *n, const ck_st_file *f,
-                        const char *path, ck_error *err);
+                        const void *manifest, const char *path, ck_error *err);
+
+/* 1 when no case of cases[n] holds noise (a token-side capture: its run needs no decoder or
+ * generator, so the prosody circuit); 0 otherwise or for n 0. */
+int ck_xray_speech_token_side(const ck_xray_speech_case *cases, size_t n);
 
 /* Frees cases[n]; accepts NULL. */
 void ck_xray_speech_free(ck_xray_speech_case *cases, size_t n);
@@ -64,9 +80,14 @@ void ck_xray_speech_free(ck_xray_speech_case *cases, size_t n);
  * forced durations and noise, then again fed the capture's F0 and dec.decode.3 (the stages named
  * fed.*), and adds one row per stage (xray_speech.c's table, in run order) to rep: pass or fail
  * under the profile's "<case>.<stage>" budget, else "<stage>"'s, else its base; NOT_TESTED where
- * the capture holds no such tensor for the case. Errors: CK_E_ARG (a circuit without the durations,
- * f0, n and audio outputs or the decode.3 checkpoint), CK_E_FORMAT (the capture's F0 or
- * dec.decode.3 of another size), CK_E_MEMORY, those of the executor's run. */
+ * the capture holds no such tensor for the case. A token-side case (noise NULL) runs once, to the
+ * f0 output, without noise (a circuit without an audio output, the prosody circuit, gets the
+ * predictor half of ref_s as its style, 128 wide, as ck_model_prosody gives it); its decoder,
+ * generator and audio rows are NOT_TESTED saying why. A strided stage is compared on the channels
+ * the capture stores (the row's channel_stride). Errors: CK_E_ARG (a circuit without the
+ * durations, f0 and n outputs, or, for a case with noise, the audio output or the decode.3
+ * checkpoint), CK_E_FORMAT (the capture's F0 or dec.decode.3 of another size), CK_E_MEMORY, those
+ * of the executor's run. */
 int ck_xray_speech_run(const ck_xray_speech_case *cases, size_t n, const ck_st_file *oracle,
                        const char *oracle_path, const ck_xray_engine *e,
                        const ck_xray_profile *profile, ck_xray_report *rep, ck_error *err);

@@ -125,7 +125,7 @@ static int open_oracle(xrun *x, ck_error *err)
         rc = ck_st_open(&x->oracle, x->opt->oracle, err);
     }
     if (rc == CK_OK && ck_xray_speech_count(x->oracle) > 0) {
-        /* the speech capture's manifest holds no thresholds: the published speech budget */
+        /* a speech capture's manifest holds no thresholds: load_speech loads the published one */
         if (x->opt->precision != CK_DTYPE_F32) {
             return ck_fail(err, CK_E_ARG, "xray: %s is a speech capture: its X-Ray runs fp32 parity "
                            "only", x->opt->oracle);
@@ -134,7 +134,7 @@ static int open_oracle(xrun *x, ck_error *err)
             return ck_fail(err, CK_E_ARG, "xray: %s is a speech capture: --xray-out writes encoder "
                            "captures only", x->opt->oracle);
         }
-        return ck_xray_profile_load_speech(&x->profile, x->opt->profile, err);
+        return CK_OK;
     }
     if (rc == CK_OK) {
         rc = ck_xray_profile_load(&x->profile, x->opt->profile ? x->opt->profile : manifest,
@@ -143,12 +143,19 @@ static int open_oracle(xrun *x, ck_error *err)
     return rc;
 }
 
-/* A speech capture's cases, and the longest one's tokens. */
+/* A speech capture's cases, the longest one's tokens, and the published budget: the speech
+ * capture's, or the token-side edge capture's when no case holds noise. */
 static int load_speech(xrun *x, ck_error *err)
 {
-    int rc = ck_xray_speech_load(&x->speech, &x->n_speech, x->oracle, x->opt->oracle, err);
+    int rc = ck_xray_speech_load(&x->speech, &x->n_speech, x->oracle, x->manifest, x->opt->oracle,
+                                 err);
     for (size_t i = 0; rc == CK_OK && i < x->n_speech; i++) {
         x->longest = x->speech[i].tokens > x->longest ? x->speech[i].tokens : x->longest;
+    }
+    if (rc == CK_OK) {
+        rc = ck_xray_speech_token_side(x->speech, x->n_speech)
+                 ? ck_xray_profile_load_token_edges(&x->profile, x->opt->profile, err)
+                 : ck_xray_profile_load_speech(&x->profile, x->opt->profile, err);
     }
     return rc;
 }
@@ -215,6 +222,11 @@ int ck_xray_session_open(ck_xray_session **out, const ck_xray_run_options *opt, 
 int ck_xray_session_is_speech(const ck_xray_session *x)
 {
     return x != NULL && x->speech != NULL;
+}
+
+int ck_xray_session_is_token_side(const ck_xray_session *x)
+{
+    return x != NULL && ck_xray_speech_token_side(x->speech, x->n_speech);
 }
 
 size_t ck_xray_session_longest(const ck_xray_session *x)

@@ -4,16 +4,21 @@
  * head: a float difference at x.5 flips a rounding) and noise, and every stage the capture holds is
  * compared with ours; then once more fed the capture's F0 and dec.decode.3, so the generator's
  * stages are compared on its own ops (end to end, the STFT phase of near-zero bins wraps under fp32
- * noise: tools/README.md "Cross-check"). Holds no kernels and sets up no model. */
+ * noise: tools/README.md "Cross-check"). A token-side capture (--capture-edges: no noise, no
+ * decoder or generator stage, wide stages possibly stored on every k-th channel) runs once per
+ * case, to F0 and N. Holds no kernels and sets up no model. */
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "duration_frames.h"
+#include "json.h"
 #include "xray_internal.h"
 
 #define SPEECH_STYLE 256          /* ref_s: [decoder half | predictor half] */
+#define SPEECH_STYLE_HALF 128     /* the predictor half: the prosody circuit's style */
 #define SPEECH_SAMPLES_PER_FRAME 600
 #define SPEECH_NOISE_COLS 9
 #define SPEECH_TWO_PI 6.283185307179586
@@ -74,6 +79,19 @@ static const speech_stage STAGES[] = {
     {"fed.audio", "audio", NULL, FROM_AUDIO, 0, 1},
 };
 enum { N_STAGES = sizeof STAGES / sizeof STAGES[0] };
+_Static_assert(N_STAGES <= 64, "ck_xray_speech_case.strided holds one bit per stage");
+
+/* The stage of this run (fed or not) stored under the capture key `key` (for a stage of the own
+ * run, its name), or N_STAGES. */
+static size_t stage_by_key(const char *key, int fed)
+{
+    for (size_t i = 0; i < N_STAGES; i++) {
+        if (STAGES[i].fed == fed && strcmp(STAGES[i].key, key) == 0) {
+            return i;
+        }
+    }
+    return N_STAGES;
+}
 
 /* The checkpoints the fed run writes the capture's values over (the arena rows the next ops read). */
 #define FEED_F0 "kokoro.decoder.F0"
@@ -167,13 +185,49 @@ static int load_case(ck_xray_speech_case *sc, const ck_st_file *f, const char *p
     }
     free(style);
     free(speed);
-    return rc ? rc : case_f32(f, path, sc->name, "noise",
-                              SPEECH_SAMPLES_PER_FRAME * SPEECH_NOISE_COLS * sc->frames, &sc->noise,
-                              err);
+    snprintf(key, sizeof key, "%s.noise", sc->name);
+    if (rc != CK_OK || ck_st_find(f, key) == NULL) { /* no noise: a token-side case */
+        return rc;
+    }
+    return case_f32(f, path, sc->name, "noise",
+                    SPEECH_SAMPLES_PER_FRAME * SPEECH_NOISE_COLS * sc->frames, &sc->noise, err);
+}
+
+/* The manifest's cases.<case>: channel_stride (an integer >= 1, 1 when absent) and which stages are
+ * strided ("<case>.<key>": "rows" for a channel-major stage, "columns" for a token-major one). */
+static int case_strides(ck_xray_speech_case *sc, const cJSON *manifest, const char *path,
+                        ck_error *err)
+{
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(manifest, "cases"), sc->name);
+    const cJSON *k = cJSON_GetObjectItemCaseSensitive(c, "channel_stride");
+    const cJSON *strided = cJSON_GetObjectItemCaseSensitive(c, "strided");
+    sc->channel_stride = 1;
+    sc->strided = 0;
+    if (k != NULL && !ck_json_size(k, 1, 1u << 20, &sc->channel_stride)) {
+        return ck_fail(err, CK_E_FORMAT, "%s: manifest: cases.%s.channel_stride: expected an "
+                       "integer >= 1", path, sc->name);
+    }
+    size_t n = strlen(sc->name);
+    const cJSON *e = NULL;
+    cJSON_ArrayForEach(e, strided) {
+        const char *key = e->string;
+        size_t i = key != NULL && strncmp(key, sc->name, n) == 0 && key[n] == '.'
+                       ? stage_by_key(key + n + 1, 0) : N_STAGES;
+        const char *axis = i < N_STAGES && STAGES[i].channel_major ? "rows" : "columns";
+        if (i == N_STAGES || !cJSON_IsString(e) || strcmp(e->valuestring, axis) != 0) {
+            return ck_fail(err, CK_E_FORMAT, "%s: manifest: cases.%s.strided.\"%s\": %s", path,
+                           sc->name, key ? key : "", i == N_STAGES ? "no such stage of this case"
+                           : STAGES[i].channel_major ? "expected \"rows\" (stored [C/k, rows])"
+                                                     : "expected \"columns\" (stored [rows, C/k])");
+        }
+        sc->strided |= (uint64_t)1 << i;
+    }
+    return CK_OK;
 }
 
 int ck_xray_speech_load(ck_xray_speech_case **out, size_t *n, const ck_st_file *f,
-                        const char *path, ck_error *err)
+                        const void *manifest, const char *path, ck_error *err)
 {
     static const char suffix[] = ".pred_dur";
     size_t count = ck_xray_speech_count(f), s = sizeof suffix - 1;
@@ -190,7 +244,9 @@ int ck_xray_speech_load(ck_xray_speech_case **out, size_t *n, const ck_st_file *
         if (len > s && len - s < CK_XRAY_CASE_MAX && strcmp(name + len - s, suffix) == 0) {
             memcpy(cases[i].name, name, len - s);
             cases[i].name[len - s] = '\0';
-            rc = load_case(&cases[i++], f, path, err);
+            rc = load_case(&cases[i], f, path, err);
+            rc = rc ? rc : case_strides(&cases[i], manifest, path, err);
+            i++;
         }
     }
     if (rc != CK_OK) {
@@ -200,6 +256,16 @@ int ck_xray_speech_load(ck_xray_speech_case **out, size_t *n, const ck_st_file *
     *out = cases;
     *n = count;
     return CK_OK;
+}
+
+int ck_xray_speech_token_side(const ck_xray_speech_case *cases, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (cases[i].noise != NULL) {
+            return 0;
+        }
+    }
+    return n > 0;
 }
 
 void ck_xray_speech_free(ck_xray_speech_case *cases, size_t n)
@@ -261,16 +327,6 @@ static void run_free(speech_run *r)
     }
 }
 
-static size_t stage_index(const char *name)
-{
-    for (size_t i = 0; i < N_STAGES; i++) {
-        if (strcmp(STAGES[i].name, name) == 0) {
-            return i;
-        }
-    }
-    return N_STAGES;
-}
-
 /* After a run: the stages read from outputs, and the duration sums and frames. */
 static int keep_outputs(speech_run *r, const ck_xray_speech_case *sc, const ck_xray_engine *e,
                         ck_error *err)
@@ -289,7 +345,7 @@ static int keep_outputs(speech_run *r, const ck_xray_speech_case *sc, const ck_x
     if (!ok || r->fed) {
         return ok ? CK_OK : ck_fail(err, CK_E_MEMORY, "xray: out of memory");
     }
-    size_t count = 0, at = stage_index("pred_dur"), lg = stage_index("dur_logits");
+    size_t count = 0, at = stage_by_key("pred_dur", 0), lg = stage_by_key("dur_logits", 0);
     const int32_t *pred = ck_executor_predicted_durations(e->executor, &count);
     if (pred != NULL && count == sc->tokens) {
         float *v = malloc(count * sizeof *v);
@@ -309,25 +365,33 @@ static int keep_outputs(speech_run *r, const ck_xray_speech_case *sc, const ck_x
                                                          sc->tokens, sums, sc->tokens, offsets, 1,
                                                          0, 1, r->cols[lg])
                                 : CK_E_MEMORY;
-        ok = rc == CK_OK ? keep(r, stage_index("dur"), sums, sc->tokens, 1) : rc != CK_E_MEMORY;
+        ok = rc == CK_OK ? keep(r, stage_by_key("dur", 0), sums, sc->tokens, 1) : rc != CK_E_MEMORY;
         free(frames);
         free(sums);
     }
     return ok ? CK_OK : ck_fail(err, CK_E_MEMORY, "xray: out of memory");
 }
 
-/* One case, one run: style, speed, forced durations and the capture's noise, then the batch. */
+/* One case, one run: style, speed, forced durations and the capture's noise, then the batch (to
+ * the audio; a token-side case, which holds no noise, to F0). A circuit without an audio output
+ * (the prosody circuit) reads the predictor half of the style row. */
 static int run_case(speech_run *r, const ck_xray_speech_case *sc, const ck_xray_engine *e,
                     ck_error *err)
 {
     ck_executor *ex = e->executor;
+    const ck_circuit *c = e->circuit;
     size_t offsets[2] = {0, sc->tokens};
-    int rc = ck_executor_set_sequence_inputs(ex, sc->style, 1, SPEECH_STYLE, &sc->speed, err);
+    int whole = c->audio_buffer >= 0;
+    int rc = ck_executor_set_sequence_inputs(ex, whole ? sc->style : sc->style + SPEECH_STYLE_HALF,
+                                             1, whole ? SPEECH_STYLE : SPEECH_STYLE_HALF,
+                                             &sc->speed, err);
     rc = rc ? rc : ck_executor_set_durations(ex, sc->dur, sc->tokens, err);
-    rc = rc ? rc : ck_executor_set_noise_input(ex, sc->noise, SPEECH_SAMPLES_PER_FRAME * sc->frames,
-                                               1.0f, err);
-    rc = rc ? rc : ck_executor_run(ex, sc->ids, offsets, 1, e->circuit->audio_buffer, NULL, 0,
-                                   on_capture, r, err);
+    if (rc == CK_OK && sc->noise != NULL) {
+        rc = ck_executor_set_noise_input(ex, sc->noise, SPEECH_SAMPLES_PER_FRAME * sc->frames, 1.0f,
+                                         err);
+    }
+    int out = sc->noise != NULL ? c->audio_buffer : c->f0_buffer;
+    rc = rc ? rc : ck_executor_run(ex, sc->ids, offsets, 1, out, NULL, 0, on_capture, r, err);
     if (rc == CK_OK && r->failed) {
         rc = ck_fail(err, CK_E_MEMORY, "xray: out of memory capturing case \"%s\"", sc->name);
     }
@@ -405,6 +469,11 @@ static int compare_stage(const ck_xray_speech_case *sc, size_t i, const speech_r
     char key[CK_XRAY_CASE_MAX + 32], reason[160];
     snprintf(key, sizeof key, "%s.%s", sc->name, s->key);
     const ck_st_tensor *t = ck_st_find(oracle, key);
+    if (t == NULL && sc->noise == NULL) {
+        return ck_xray_report_not_tested(rep, sc->name, s->name, "a token-side capture (no noise): "
+                                         "it holds the token side, alignment and F0/N only, no "
+                                         "decoder, generator or audio stage", err);
+    }
     if (t == NULL) {
         snprintf(reason, sizeof reason, "the capture holds no %s for this case", s->key);
         return ck_xray_report_not_tested(rep, sc->name, s->name, reason, err);
@@ -414,14 +483,17 @@ static int compare_stage(const ck_xray_speech_case *sc, size_t i, const speech_r
                  s->checkpoint ? s->checkpoint : s->name);
         return ck_xray_report_not_tested(rep, sc->name, s->name, reason, err);
     }
-    size_t rows = run->rows[i], cols = run->cols[i];
+    /* a strided stage: the capture keeps our channels 0, k, 2k, ... (cols of them) */
+    size_t rows = run->rows[i], full = run->cols[i];
+    size_t k = ((sc->strided >> i) & 1u) ? sc->channel_stride : 1, cols = full / k;
     ck_xray_budget b = stage_budget(p, sc->name, s->name);
-    int shape_ok = t->rank == 1 ? cols == 1 && t->shape[0] == rows
-                   : t->rank == 2 && (s->channel_major ? t->shape[0] == cols && t->shape[1] == rows
-                                                       : t->shape[0] == rows && t->shape[1] == cols);
+    size_t want0 = s->channel_major ? cols : rows, want1 = s->channel_major ? rows : cols;
+    int shape_ok = full % k == 0 &&
+                   (t->rank == 1 ? cols == 1 && t->shape[0] == rows
+                                 : t->rank == 2 && t->shape[0] == want0 && t->shape[1] == want1);
     if (!shape_ok || rows == 0) {
         snprintf(reason, sizeof reason, "shape: the capture's %zu values (rank %zu) are not ours "
-                 "[%zu, %zu]", t->elements, t->rank, rows, cols);
+                 "[%zu, %zu] (channel stride %zu)", t->elements, t->rank, rows, full, k);
         return fail_row(rep, sc->name, s->name, &b, reason, err);
     }
     float *raw = malloc(rows * cols * sizeof *raw), *want = malloc(rows * cols * sizeof *want);
@@ -439,7 +511,11 @@ static int compare_stage(const ck_xray_speech_case *sc, size_t i, const speech_r
                                                                          : raw[row * cols + ch];
             }
         }
-        memcpy(ours, run->got[i], rows * cols * sizeof *ours);
+        for (size_t row = 0; row < rows; row++) {
+            for (size_t ch = 0; ch < cols; ch++) {
+                ours[row * cols + ch] = run->got[i][row * full + ch * k];
+            }
+        }
         if (strcmp(s->key, "gen.har") == 0) {
             unwrap_phase(ours, want, rows, cols);
         }
@@ -451,6 +527,8 @@ static int compare_stage(const ck_xray_speech_case *sc, size_t i, const speech_r
         snprintf(r.checkpoint, sizeof r.checkpoint, "%s", s->name);
         r.tokens = rows;
         r.signal_to_error = s->source == FROM_AUDIO;
+        r.channel_stride = k;
+        r.worst_channel *= k;
         if (s->source == FROM_PRED_DUR && r.status == CK_XRAY_FAIL) {
             snprintf(r.reason, sizeof r.reason, "durations differ: token %zu ours %.0f, the "
                      "capture's %.0f", r.worst_token, (double)ours[r.worst_token],
@@ -471,18 +549,28 @@ int ck_xray_speech_run(const ck_xray_speech_case *cases, size_t n, const ck_st_f
                        const ck_xray_profile *profile, ck_xray_report *rep, ck_error *err)
 {
     const ck_circuit *c = e->circuit;
-    if (c->audio_buffer < 0 || c->durations_buffer < 0 || c->f0_buffer < 0 || c->n_buffer < 0) {
+    int audio = !ck_xray_speech_token_side(cases, n);
+    if ((audio && c->audio_buffer < 0) || c->durations_buffer < 0 || c->f0_buffer < 0 ||
+        c->n_buffer < 0) {
         return ck_fail(err, CK_E_ARG, "xray: %s is a speech capture, but the circuit %s has no "
-                       "\"durations\", \"f0\", \"n\" and \"audio\" outputs", oracle_path, c->path);
+                       "\"durations\", \"f0\", \"n\"%s outputs", oracle_path, c->path,
+                       audio ? " and \"audio\"" : "");
     }
     int rc = CK_OK;
     for (size_t k = 0; rc == CK_OK && k < n; k++) {
         const ck_xray_speech_case *sc = &cases[k];
         speech_run own = {0}, fed = {.fed = 1};
         rc = run_case(&own, sc, e, err);
+        if (sc->noise == NULL) { /* token-side: no generator to feed */
+            for (size_t i = 0; rc == CK_OK && i < N_STAGES; i++) {
+                rc = compare_stage(sc, i, &own, oracle, profile, rep, err);
+            }
+            run_free(&own);
+            continue;
+        }
         /* fed: the capture's F0 [2F] and dec.decode.3 [512, 2F] over ours */
         float *f0 = NULL, *decoded = NULL;
-        size_t dec = stage_index("dec.decode.3");
+        size_t dec = stage_by_key("dec.decode.3", 0);
         size_t dcols = own.got[dec] != NULL ? own.cols[dec] : 0;
         if (rc == CK_OK && dcols == 0) {
             rc = ck_fail(err, CK_E_ARG, "xray: the circuit %s has no %s checkpoint to feed", c->path,

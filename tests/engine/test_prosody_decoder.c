@@ -11,11 +11,7 @@
 
 #include "ck_test.h"
 #include "executor.h"
-#include "kokoro_layout.h"
-#include "safetensors.h"
-#include "synth_weights.h"
-#include "voice.h"
-#include "weights.h"
+#include "speech_fixture.h"
 
 #define CIRCUIT "circuits/kokoro_decoder.json"
 #define CAPTURE "tests/fixtures/speech/kokoro_speech_capture.safetensors"
@@ -23,75 +19,11 @@
 static const char *const CASES[] = {"speech4", "speech8", "speech20", "speech40"};
 enum { N_CASES = 4, MAX_T = 40, MAX_F = 80, C = 512, DEC = 1024 };
 
-typedef struct {
-    ck_circuit c;
-    ck_weights *w;
-    ck_st_file *cap;
-    int32_t ids[N_CASES][MAX_T], dur[N_CASES][MAX_T];
-    size_t tokens[N_CASES], frames[N_CASES];
-    float style[N_CASES][256], speed[N_CASES];
-} fixture;
-
-static int load_case(fixture *f, size_t k, ck_error *err)
-{
-    char name[64];
-    snprintf(name, sizeof name, "%s.ids", CASES[k]);
-    const ck_st_tensor *t = ck_st_find(f->cap, name);
-    if (t == NULL || t->dtype != CK_DTYPE_I32 || t->elements > MAX_T) {
-        return 0;
-    }
-    memcpy(f->ids[k], t->data, t->bytes);
-    f->tokens[k] = t->elements;
-    snprintf(name, sizeof name, "%s.pred_dur", CASES[k]);
-    t = ck_st_find(f->cap, name);
-    if (t == NULL || t->dtype != CK_DTYPE_I64 || t->elements != f->tokens[k]) {
-        return 0;
-    }
-    for (size_t i = 0; i < f->tokens[k]; i++) {
-        int64_t d;
-        memcpy(&d, (const char *)t->data + i * sizeof d, sizeof d);
-        f->dur[k][i] = (int32_t)d;
-        f->frames[k] += (size_t)d;
-    }
-    ck_voice *v = NULL;
-    if (f->frames[k] > MAX_F || ck_voice_load(&v, CK_VOICE_SYNTHETIC, NULL, err) != CK_OK) {
-        return 0;
-    }
-    memcpy(f->style[k], ck_voice_style(v, f->tokens[k] - 2), sizeof f->style[k]); /* whole ref_s */
-    ck_voice_free(v);
-    snprintf(name, sizeof name, "%s.speed", CASES[k]);
-    t = ck_st_find(f->cap, name);
-    return t != NULL && ck_st_to_f32(t, &f->speed[k], 1, err) == CK_OK;
-}
+typedef ck_speech_fixture fixture;
 
 static int setup(fixture *f)
 {
-    ck_error err = {0};
-    ck_weight_spec *specs = NULL;
-    size_t n = 0;
-    memset(f, 0, sizeof *f);
-    if (ck_circuit_load(&f->c, ck_test_path(CIRCUIT), &err) != CK_OK ||
-        ck_kokoro_weight_specs(&specs, &n, NULL, &err) != CK_OK ||
-        ck_weights_synthetic(&f->w, specs, n, CK_SYNTH_DEFAULT_SEED, &err) != CK_OK ||
-        ck_st_open(&f->cap, ck_test_path(CAPTURE), &err) != CK_OK) {
-        fprintf(stderr, "\n    %s\n", err.message);
-        free(specs);
-        return 0;
-    }
-    free(specs);
-    for (size_t k = 0; k < N_CASES; k++) {
-        if (!load_case(f, k, &err)) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
-static void teardown(fixture *f)
-{
-    ck_st_close(f->cap);
-    ck_weights_free(f->w);
-    ck_circuit_free(&f->c);
+    return ck_speech_fixture_open(f, CIRCUIT, CAPTURE, CASES, N_CASES, 256, MAX_T, MAX_F, 0);
 }
 
 
@@ -100,9 +32,7 @@ static void teardown(fixture *f)
 static double worst_vs_capture(const fixture *f, size_t k, const char *what, const float *ours,
                                size_t rows, size_t cols, double *scale)
 {
-    char name[64];
-    snprintf(name, sizeof name, "%s.%s", CASES[k], what);
-    const ck_st_tensor *t = ck_st_find(f->cap, name);
+    const ck_st_tensor *t = ck_speech_tensor(f, k, what);
     *scale = 0.0;
     if (t == NULL) {
         return -1.0;
@@ -189,7 +119,8 @@ static void test_matches_capture(void)
     int seen[N_STAGES] = {0};
     for (size_t k = 0; k < N_CASES; k++) {
         size_t offsets[2] = {0, f.tokens[k]}, rows = 0, fr = f.frames[k];
-        CU_ASSERT_EQUAL_FATAL(ck_executor_set_sequence_inputs(ex, f.style[k], 1, 256, &f.speed[k],
+        CU_ASSERT_EQUAL_FATAL(ck_executor_set_sequence_inputs(ex, ck_speech_style(&f, k),
+                                                              1, 256, &f.speed[k],
                                                               &err), CK_OK);
         CU_ASSERT_EQUAL_FATAL(ck_executor_set_durations(ex, f.dur[k], f.tokens[k], &err), CK_OK);
         rc = ck_executor_run(ex, f.ids[k], offsets, 1, f.c.decoder_buffer, NULL, 0, capture, &cap,
@@ -227,7 +158,7 @@ static void test_matches_capture(void)
     }
     captured_free(&cap);
     ck_executor_free(ex);
-    teardown(&f);
+    ck_speech_fixture_close(&f);
 }
 
 /* The 4 cases in one batch give each case's decoder output ([2F, 512]) bit for bit at 1 and 2
@@ -238,23 +169,20 @@ static void test_batch_invariant(void)
     fixture f;
     CU_ASSERT_FATAL(setup(&f));
     static int32_t ids[N_CASES * MAX_T], dur[N_CASES * MAX_T];
-    static float styles[N_CASES * 256], pred[N_CASES * 128];
-    size_t offsets[N_CASES + 1] = {0}, frames = 0;
+    static float pred[N_CASES * 128];
+    size_t offsets[N_CASES + 1];
+    size_t frames = ck_speech_batch(&f, ids, offsets);
     for (size_t k = 0; k < N_CASES; k++) {
-        memcpy(ids + offsets[k], f.ids[k], f.tokens[k] * sizeof *ids);
         memcpy(dur + offsets[k], f.dur[k], f.tokens[k] * sizeof *dur);
-        memcpy(pred + k * 128, f.style[k] + 128, 128 * sizeof *pred);
-        offsets[k + 1] = offsets[k] + f.tokens[k];
-        frames += f.frames[k];
+        memcpy(pred + k * 128, ck_speech_style(&f, k) + 128, 128 * sizeof *pred);
     }
-    memcpy(styles, f.style, sizeof styles);
     ck_error err = {0};
     static float batch[N_CASES * 2 * MAX_F * C], f0[N_CASES * 2 * MAX_F];
     for (int threads = 1; threads <= 2; threads++) {
         ck_executor *ex = NULL;
         ck_executor_options o = {threads, 128, 64, 1, CK_DTYPE_F32, NULL};
         CU_ASSERT_EQUAL_FATAL(ck_executor_init_frames(&ex, &f.c, f.w, &o, 256, &err), CK_OK);
-        CU_ASSERT_EQUAL_FATAL(ck_executor_set_sequence_inputs(ex, styles, N_CASES, 256, f.speed,
+        CU_ASSERT_EQUAL_FATAL(ck_executor_set_sequence_inputs(ex, f.style, N_CASES, 256, f.speed,
                                                               &err), CK_OK);
         CU_ASSERT_EQUAL_FATAL(ck_executor_set_durations(ex, dur, offsets[N_CASES], &err), CK_OK);
         CU_ASSERT_EQUAL_FATAL(ck_executor_run(ex, ids, offsets, N_CASES, f.c.decoder_buffer, batch,
@@ -270,7 +198,8 @@ static void test_batch_invariant(void)
         memcpy(at, fo, sizeof at);
         for (size_t k = 0; k < N_CASES; k++) {
             size_t one[2] = {0, f.tokens[k]};
-            CU_ASSERT_EQUAL_FATAL(ck_executor_set_sequence_inputs(ex, f.style[k], 1, 256,
+            CU_ASSERT_EQUAL_FATAL(ck_executor_set_sequence_inputs(ex, ck_speech_style(&f, k),
+                                                                  1, 256,
                                                                   &f.speed[k], &err), CK_OK);
             CU_ASSERT_EQUAL_FATAL(ck_executor_set_durations(ex, f.dur[k], f.tokens[k], &err),
                                   CK_OK);
@@ -306,7 +235,7 @@ static void test_batch_invariant(void)
     CU_ASSERT_EQUAL(ck_executor_run(ex, ids, offsets, N_CASES, f.c.decoder_buffer, NULL, 0, NULL,
                                     NULL, &err), CK_E_ARG);
     ck_executor_free(ex);
-    teardown(&f);
+    ck_speech_fixture_close(&f);
 }
 
 CK_TEST_MAIN("prosody_decoder",

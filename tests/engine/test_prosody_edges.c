@@ -13,11 +13,7 @@
 
 #include "ck_test.h"
 #include "executor.h"
-#include "kokoro_layout.h"
-#include "safetensors.h"
-#include "synth_weights.h"
-#include "voice.h"
-#include "weights.h"
+#include "speech_fixture.h"
 
 #define CIRCUIT "circuits/kokoro_prosody.json"
 #define EDGES "tests/fixtures/speech/kokoro_token_edges.safetensors"
@@ -27,88 +23,12 @@
 static const char *const CASES[] = {"edge1", "edge510", "speech4"};
 enum { N_EDGES = 2, N_CASES = 3, MAX_T = 512, MAX_F = 2048, DC = 640, C = 512, LOGITS = 50 };
 
-typedef struct {
-    ck_circuit c;
-    ck_weights *w;
-    ck_st_file *cap[2]; /* the edge capture, the speech capture */
-    int32_t ids[N_CASES][MAX_T], dur[N_CASES][MAX_T];
-    size_t tokens[N_CASES], frames[N_CASES];
-    float style[N_CASES][128], speed[N_CASES];
-} fixture;
-
-static const ck_st_tensor *find(const fixture *f, size_t k, const char *what)
-{
-    char name[64];
-    snprintf(name, sizeof name, "%s.%s", CASES[k], what);
-    return ck_st_find(f->cap[k < N_EDGES ? 0 : 1], name);
-}
-
-static int load_case(fixture *f, size_t k, ck_error *err)
-{
-    const ck_st_tensor *t = find(f, k, "ids");
-    if (t == NULL || t->dtype != CK_DTYPE_I32 || t->elements > MAX_T) {
-        return 0;
-    }
-    memcpy(f->ids[k], t->data, t->bytes);
-    f->tokens[k] = t->elements;
-    t = find(f, k, "pred_dur");
-    if (t == NULL || t->dtype != CK_DTYPE_I64 || t->elements != f->tokens[k]) {
-        return 0;
-    }
-    for (size_t i = 0; i < f->tokens[k]; i++) {
-        int64_t d;
-        memcpy(&d, (const char *)t->data + i * sizeof d, sizeof d);
-        f->dur[k][i] = (int32_t)d;
-        f->frames[k] += (size_t)d;
-    }
-    /* the style: voice "synthetic", row len(phonemes) - 1, its predictor half; the whole row must
-     * be the capture's ref_s */
-    float ref_s[256];
-    t = find(f, k, "ref_s");
-    ck_voice *v = NULL;
-    if (f->frames[k] > MAX_F || t == NULL || ck_st_to_f32(t, ref_s, 256, err) != CK_OK ||
-        ck_voice_load(&v, CK_VOICE_SYNTHETIC, NULL, err) != CK_OK) {
-        return 0;
-    }
-    const float *row = ck_voice_style(v, f->tokens[k] - 2);
-    CU_ASSERT_EQUAL(memcmp(row, ref_s, sizeof ref_s), 0);
-    memcpy(f->style[k], row + 128, sizeof f->style[k]);
-    ck_voice_free(v);
-    t = find(f, k, "speed");
-    return t != NULL && ck_st_to_f32(t, &f->speed[k], 1, err) == CK_OK;
-}
+typedef ck_speech_fixture fixture;
 
 static int setup(fixture *f)
 {
-    ck_error err = {0};
-    ck_weight_spec *specs = NULL;
-    size_t n = 0;
-    memset(f, 0, sizeof *f);
-    if (ck_circuit_load(&f->c, ck_test_path(CIRCUIT), &err) != CK_OK ||
-        ck_kokoro_weight_specs(&specs, &n, NULL, &err) != CK_OK ||
-        ck_weights_synthetic(&f->w, specs, n, CK_SYNTH_DEFAULT_SEED, &err) != CK_OK ||
-        ck_st_open(&f->cap[0], ck_test_path(EDGES), &err) != CK_OK ||
-        ck_st_open(&f->cap[1], ck_test_path(SPEECH), &err) != CK_OK) {
-        fprintf(stderr, "\n    %s\n", err.message);
-        free(specs);
-        return 0;
-    }
-    free(specs);
-    for (size_t k = 0; k < N_CASES; k++) {
-        if (!load_case(f, k, &err)) {
-            fprintf(stderr, "\n    %s: cannot load (%s)\n", CASES[k], err.message);
-            return 0;
-        }
-    }
-    return 1;
-}
-
-static void teardown(fixture *f)
-{
-    ck_st_close(f->cap[0]);
-    ck_st_close(f->cap[1]);
-    ck_weights_free(f->w);
-    ck_circuit_free(&f->c);
+    return ck_speech_fixture_open(f, CIRCUIT, EDGES, CASES, N_EDGES, 128, MAX_T, MAX_F, 0) &&
+           ck_speech_fixture_add(f, SPEECH, CASES[N_EDGES], 0);
 }
 
 /* max |ours[r, c] - capture| over edge case k's tensor `what`, ours token- (or frame-) major
@@ -119,7 +39,7 @@ static void teardown(fixture *f)
 static double worst_vs_capture(const fixture *f, size_t k, const char *what, const float *ours,
                                size_t rows, size_t cols, int transposed, double *scale)
 {
-    const ck_st_tensor *t = find(f, k, what);
+    const ck_st_tensor *t = ck_speech_tensor(f, k, what);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     size_t kept = cols == 1 ? 1 : t->rank == 2 ? t->shape[transposed ? 0 : 1] : 0;
     CU_ASSERT_FATAL(kept > 0 && cols % kept == 0 && t->elements == rows * kept &&
@@ -221,7 +141,8 @@ static void test_matches_capture(void)
     for (size_t k = 0; k < N_EDGES; k++) {
         size_t offsets[2] = {0, f.tokens[k]}, fr = f.frames[k], rows = 0;
         ck_error err = {0};
-        CU_ASSERT_EQUAL_FATAL(ck_executor_set_sequence_inputs(ex, f.style[k], 1, 128, &f.speed[k],
+        CU_ASSERT_EQUAL_FATAL(ck_executor_set_sequence_inputs(ex, ck_speech_style(&f, k),
+                                                              1, 128, &f.speed[k],
                                                               &err), CK_OK);
         /* forced = 1, then the circuit's own durations (0) */
         memset(cap.rows, 0, sizeof cap.rows);
@@ -282,7 +203,7 @@ static void test_matches_capture(void)
         free(cap.data[i]);
     }
     ck_executor_free(ex);
-    teardown(&f);
+    ck_speech_fixture_close(&f);
 }
 
 /* edge1, edge510 and speech4 in one batch (519 tokens) give each one's solo rows bit for bit:
@@ -292,14 +213,8 @@ static void test_batch_invariant(void)
     fixture f;
     CU_ASSERT_FATAL(setup(&f));
     static int32_t ids[N_CASES * MAX_T];
-    static float styles[N_CASES * 128];
-    size_t offsets[N_CASES + 1] = {0}, frames = 0;
-    for (size_t k = 0; k < N_CASES; k++) {
-        memcpy(ids + offsets[k], f.ids[k], f.tokens[k] * sizeof *ids);
-        offsets[k + 1] = offsets[k] + f.tokens[k];
-        frames += f.frames[k];
-    }
-    memcpy(styles, f.style, sizeof styles);
+    size_t offsets[N_CASES + 1];
+    size_t frames = ck_speech_batch(&f, ids, offsets);
     ck_executor *ex = make_executor(&f, offsets[N_CASES], MAX_F);
     ck_error err = {0};
     const int outs[4] = {f.c.durations_buffer, f.c.f0_buffer, f.c.n_buffer, f.c.asr_buffer};
@@ -309,7 +224,7 @@ static void test_batch_invariant(void)
         batch[b] = malloc(MAX_F * 2 * cols[b] * sizeof(float));
         CU_ASSERT_PTR_NOT_NULL_FATAL(batch[b]);
     }
-    CU_ASSERT_EQUAL_FATAL(ck_executor_set_sequence_inputs(ex, styles, N_CASES, 128, f.speed, &err),
+    CU_ASSERT_EQUAL_FATAL(ck_executor_set_sequence_inputs(ex, f.style, N_CASES, 128, f.speed, &err),
                           CK_OK);
     CU_ASSERT_EQUAL_FATAL(ck_executor_run(ex, ids, offsets, N_CASES, f.c.f0_buffer, NULL, 0, NULL,
                                           NULL, &err), CK_OK);
@@ -331,7 +246,8 @@ static void test_batch_invariant(void)
         size_t one[2] = {0, f.tokens[k]};
         CU_ASSERT_EQUAL(at[3][k + 1] - at[3][k], f.frames[k]);
         CU_ASSERT_EQUAL(memcmp(batch[0] + at[0][k], f.dur[k], f.tokens[k] * sizeof(int32_t)), 0);
-        CU_ASSERT_EQUAL_FATAL(ck_executor_set_sequence_inputs(ex, f.style[k], 1, 128, &f.speed[k],
+        CU_ASSERT_EQUAL_FATAL(ck_executor_set_sequence_inputs(ex, ck_speech_style(&f, k),
+                                                              1, 128, &f.speed[k],
                                                               &err), CK_OK);
         CU_ASSERT_EQUAL_FATAL(ck_executor_run(ex, f.ids[k], one, 1, f.c.f0_buffer, NULL, 0, NULL,
                                               NULL, &err), CK_OK);
@@ -347,7 +263,7 @@ static void test_batch_invariant(void)
         free(batch[b]);
     }
     ck_executor_free(ex);
-    teardown(&f);
+    ck_speech_fixture_close(&f);
 }
 
 CK_TEST_MAIN("prosody_edges",

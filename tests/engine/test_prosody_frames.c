@@ -11,11 +11,7 @@
 
 #include "ck_test.h"
 #include "executor.h"
-#include "kokoro_layout.h"
-#include "safetensors.h"
-#include "synth_weights.h"
-#include "voice.h"
-#include "weights.h"
+#include "speech_fixture.h"
 
 #define CIRCUIT "circuits/kokoro_prosody.json"
 #define CAPTURE "tests/fixtures/speech/kokoro_speech_capture.safetensors"
@@ -23,75 +19,11 @@
 static const char *const CASES[] = {"speech4", "speech8", "speech20", "speech40"};
 enum { N_CASES = 4, MAX_T = 40, MAX_F = 80, DC = 640, C = 512 };
 
-typedef struct {
-    ck_circuit c;
-    ck_weights *w;
-    ck_st_file *cap;
-    int32_t ids[N_CASES][MAX_T], dur[N_CASES][MAX_T];
-    size_t tokens[N_CASES], frames[N_CASES];
-    float style[N_CASES][128], speed[N_CASES];
-} fixture;
-
-static int load_case(fixture *f, size_t k, ck_error *err)
-{
-    char name[64];
-    snprintf(name, sizeof name, "%s.ids", CASES[k]);
-    const ck_st_tensor *t = ck_st_find(f->cap, name);
-    if (t == NULL || t->dtype != CK_DTYPE_I32 || t->elements > MAX_T) {
-        return 0;
-    }
-    memcpy(f->ids[k], t->data, t->bytes);
-    f->tokens[k] = t->elements;
-    snprintf(name, sizeof name, "%s.pred_dur", CASES[k]);
-    t = ck_st_find(f->cap, name);
-    if (t == NULL || t->dtype != CK_DTYPE_I64 || t->elements != f->tokens[k]) {
-        return 0;
-    }
-    for (size_t i = 0; i < f->tokens[k]; i++) {
-        int64_t d;
-        memcpy(&d, (const char *)t->data + i * sizeof d, sizeof d);
-        f->dur[k][i] = (int32_t)d;
-        f->frames[k] += (size_t)d;
-    }
-    ck_voice *v = NULL;
-    if (f->frames[k] > MAX_F || ck_voice_load(&v, CK_VOICE_SYNTHETIC, NULL, err) != CK_OK) {
-        return 0;
-    }
-    memcpy(f->style[k], ck_voice_style(v, f->tokens[k] - 2) + 128, sizeof f->style[k]);
-    ck_voice_free(v);
-    snprintf(name, sizeof name, "%s.speed", CASES[k]);
-    t = ck_st_find(f->cap, name);
-    return t != NULL && ck_st_to_f32(t, &f->speed[k], 1, err) == CK_OK;
-}
+typedef ck_speech_fixture fixture;
 
 static int setup(fixture *f)
 {
-    ck_error err = {0};
-    ck_weight_spec *specs = NULL;
-    size_t n = 0;
-    memset(f, 0, sizeof *f);
-    if (ck_circuit_load(&f->c, ck_test_path(CIRCUIT), &err) != CK_OK ||
-        ck_kokoro_weight_specs(&specs, &n, NULL, &err) != CK_OK ||
-        ck_weights_synthetic(&f->w, specs, n, CK_SYNTH_DEFAULT_SEED, &err) != CK_OK ||
-        ck_st_open(&f->cap, ck_test_path(CAPTURE), &err) != CK_OK) {
-        fprintf(stderr, "\n    %s\n", err.message);
-        free(specs);
-        return 0;
-    }
-    free(specs);
-    for (size_t k = 0; k < N_CASES; k++) {
-        if (!load_case(f, k, &err)) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
-static void teardown(fixture *f)
-{
-    ck_st_close(f->cap);
-    ck_weights_free(f->w);
-    ck_circuit_free(&f->c);
+    return ck_speech_fixture_open(f, CIRCUIT, CAPTURE, CASES, N_CASES, 128, MAX_T, MAX_F, 0);
 }
 
 /* max |ours[r, c] - capture[c, r]| over the case's capture tensor `what` ([cols, rows], or [rows]
@@ -100,9 +32,7 @@ static void teardown(fixture *f)
 static double worst_vs_capture(const fixture *f, size_t k, const char *what, const float *ours,
                                size_t rows, size_t cols, double *scale)
 {
-    char name[64];
-    snprintf(name, sizeof name, "%s.%s", CASES[k], what);
-    const ck_st_tensor *t = ck_st_find(f->cap, name);
+    const ck_st_tensor *t = ck_speech_tensor(f, k, what);
     *scale = 0.0;
     if (t == NULL) {
         return -1.0;
@@ -154,7 +84,8 @@ static void run_case(const fixture *f, ck_executor *ex, size_t k, int forced, fl
 {
     ck_error err = {0};
     size_t offsets[2] = {0, f->tokens[k]}, rows = 0;
-    CU_ASSERT_EQUAL_FATAL(ck_executor_set_sequence_inputs(ex, f->style[k], 1, 128, &f->speed[k],
+    CU_ASSERT_EQUAL_FATAL(ck_executor_set_sequence_inputs(ex, ck_speech_style(f, k),
+                                                          1, 128, &f->speed[k],
                                                           &err), CK_OK);
     CU_ASSERT_EQUAL_FATAL(ck_executor_set_durations(ex, forced ? f->dur[k] : NULL,
                                                     forced ? f->tokens[k] : 0, &err), CK_OK);
@@ -231,7 +162,7 @@ static void test_matches_capture(void)
     CU_ASSERT(worst[3] < 3.5e-3);
     CU_ASSERT(worst[4] < 6e-5);
     ck_executor_free(ex);
-    teardown(&f);
+    ck_speech_fixture_close(&f);
 }
 
 /* The 4 cases in one batch give each case's solo rows bit for bit (F0, N, asr, and the frame
@@ -241,14 +172,8 @@ static void test_batch_invariant(void)
     fixture f;
     CU_ASSERT_FATAL(setup(&f));
     static int32_t ids[N_CASES * MAX_T];
-    static float styles[N_CASES * 128];
-    size_t offsets[N_CASES + 1] = {0}, frames = 0;
-    for (size_t k = 0; k < N_CASES; k++) {
-        memcpy(ids + offsets[k], f.ids[k], f.tokens[k] * sizeof *ids);
-        offsets[k + 1] = offsets[k] + f.tokens[k];
-        frames += f.frames[k];
-    }
-    memcpy(styles, f.style, sizeof styles);
+    size_t offsets[N_CASES + 1];
+    size_t frames = ck_speech_batch(&f, ids, offsets);
     ck_error err = {0};
     const int outs[3] = {f.c.f0_buffer, f.c.n_buffer, f.c.asr_buffer};
     const size_t scale[3] = {2, 2, 1}, cols[3] = {1, 1, C};
@@ -258,7 +183,7 @@ static void test_batch_invariant(void)
             ck_executor *ex = NULL;
             ck_executor_options o = {threads, 128, 64, !parity, CK_DTYPE_F32, NULL};
             CU_ASSERT_EQUAL_FATAL(ck_executor_init_frames(&ex, &f.c, f.w, &o, 256, &err), CK_OK);
-            CU_ASSERT_EQUAL_FATAL(ck_executor_set_sequence_inputs(ex, styles, N_CASES, 128,
+            CU_ASSERT_EQUAL_FATAL(ck_executor_set_sequence_inputs(ex, f.style, N_CASES, 128,
                                                                   f.speed, &err), CK_OK);
             ck_executor_reset_op_seconds(ex);
             CU_ASSERT_EQUAL_FATAL(ck_executor_run(ex, ids, offsets, N_CASES, f.c.f0_buffer, NULL,
@@ -287,7 +212,8 @@ static void test_batch_invariant(void)
             for (size_t k = 0; k < N_CASES; k++) {
                 size_t one[2] = {0, f.tokens[k]};
                 CU_ASSERT_EQUAL(at[k + 1] - at[k], f.frames[k]);
-                CU_ASSERT_EQUAL_FATAL(ck_executor_set_sequence_inputs(ex, f.style[k], 1, 128,
+                CU_ASSERT_EQUAL_FATAL(ck_executor_set_sequence_inputs(ex, ck_speech_style(&f, k),
+                                                                      1, 128,
                                                                       &f.speed[k], &err), CK_OK);
                 CU_ASSERT_EQUAL_FATAL(ck_executor_run(ex, f.ids[k], one, 1, f.c.f0_buffer, NULL,
                                                       0, NULL, NULL, &err), CK_OK);
@@ -302,7 +228,7 @@ static void test_batch_invariant(void)
             ck_executor_free(ex);
         }
     }
-    teardown(&f);
+    ck_speech_fixture_close(&f);
 }
 
 /* The frame limit refuses a batch (CK_E_SIZE naming the sequence and max_batch_frames) and a
@@ -321,7 +247,8 @@ static void test_frame_limits(void)
     static float out[MAX_F * 2];
     size_t one[2] = {0, f.tokens[2]};
     out[0] = 12345.0f;
-    CU_ASSERT_EQUAL(ck_executor_set_sequence_inputs(ex, f.style[2], 1, 128, &f.speed[2], &err),
+    CU_ASSERT_EQUAL(ck_executor_set_sequence_inputs(ex, ck_speech_style(&f, 2),
+                                                    1, 128, &f.speed[2], &err),
                     CK_OK);
     CU_ASSERT_EQUAL(ck_executor_run(ex, f.ids[2], one, 1, f.c.f0_buffer, out, MAX_F * 2, NULL,
                                     NULL, &err), CK_E_SIZE);
@@ -375,7 +302,7 @@ static void test_frame_limits(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "token 3"));
     CU_ASSERT_EQUAL(ck_executor_set_durations(ex, NULL, 3, &err), CK_E_ARG);
     ck_executor_free(ex);
-    teardown(&f);
+    ck_speech_fixture_close(&f);
 }
 
 /* Circuit rules for frame rows: a bad "frames*K", a frame buffer fed to a token-only op or a

@@ -10,11 +10,7 @@
 
 #include "ck_test.h"
 #include "executor.h"
-#include "kokoro_layout.h"
-#include "safetensors.h"
-#include "weights.h"
-#include "synth_weights.h"
-#include "voice.h"
+#include "speech_fixture.h"
 
 #define CIRCUIT "circuits/kokoro_prosody_tokens.json"
 #define CAPTURE "tests/fixtures/speech/kokoro_speech_capture.safetensors"
@@ -22,69 +18,11 @@
 static const char *const CASES[] = {"speech4", "speech8", "speech20", "speech40"};
 enum { N_CASES = 4, MAX_T = 40, C = 512 };
 
-typedef struct {
-    ck_circuit c;
-    ck_weights *w;
-    ck_st_file *cap;
-    int32_t ids[N_CASES][MAX_T];
-    size_t tokens[N_CASES];
-    float style[N_CASES][128], speed[N_CASES];
-} fixture;
+typedef ck_speech_fixture fixture;
 
 static int setup(fixture *f)
 {
-    ck_error err = {0};
-    ck_weight_spec *specs = NULL;
-    size_t n = 0;
-    memset(f, 0, sizeof *f);
-    if (ck_circuit_load(&f->c, ck_test_path(CIRCUIT), &err) != CK_OK ||
-        ck_kokoro_weight_specs(&specs, &n, NULL, &err) != CK_OK ||
-        ck_weights_synthetic(&f->w, specs, n, CK_SYNTH_DEFAULT_SEED, &err) != CK_OK ||
-        ck_st_open(&f->cap, ck_test_path(CAPTURE), &err) != CK_OK) {
-        fprintf(stderr, "\n    %s\n", err.message);
-        free(specs);
-        return 0;
-    }
-    free(specs);
-    for (size_t k = 0; k < N_CASES; k++) {
-        char name[64];
-        snprintf(name, sizeof name, "%s.ids", CASES[k]);
-        const ck_st_tensor *t = ck_st_find(f->cap, name);
-        if (t == NULL || t->dtype != CK_DTYPE_I32 || t->elements > MAX_T) {
-            return 0;
-        }
-        memcpy(f->ids[k], t->data, t->bytes);
-        f->tokens[k] = t->elements;
-        float ref_s[256];
-        snprintf(name, sizeof name, "%s.ref_s", CASES[k]);
-        t = ck_st_find(f->cap, name);
-        if (t == NULL || ck_st_to_f32(t, ref_s, 256, &err) != CK_OK) {
-            return 0;
-        }
-        /* the style: voice "synthetic", row len(phonemes) - 1 (tokens minus BOS and EOS), its
-         * predictor half; the whole row must be the capture's ref_s */
-        ck_voice *v = NULL;
-        if (ck_voice_load(&v, CK_VOICE_SYNTHETIC, NULL, &err) != CK_OK) {
-            return 0;
-        }
-        const float *row = ck_voice_style(v, f->tokens[k] - 2);
-        CU_ASSERT_EQUAL(memcmp(row, ref_s, sizeof ref_s), 0);
-        memcpy(f->style[k], row + 128, sizeof f->style[k]);
-        ck_voice_free(v);
-        snprintf(name, sizeof name, "%s.speed", CASES[k]);
-        t = ck_st_find(f->cap, name);
-        if (t == NULL || ck_st_to_f32(t, &f->speed[k], 1, &err) != CK_OK) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
-static void teardown(fixture *f)
-{
-    ck_st_close(f->cap);
-    ck_weights_free(f->w);
-    ck_circuit_free(&f->c);
+    return ck_speech_fixture_open(f, CIRCUIT, CAPTURE, CASES, N_CASES, 128, MAX_T, SIZE_MAX, 0);
 }
 
 /* max |ours[t, c] - capture[t, c]| over the case's capture tensor `what` ([T, cols], or [cols, T]
@@ -92,9 +30,7 @@ static void teardown(fixture *f)
 static double worst_vs_capture(const fixture *f, size_t k, const char *what, const float *ours,
                                size_t cols, int transposed, double *scale)
 {
-    char name[64];
-    snprintf(name, sizeof name, "%s.%s", CASES[k], what);
-    const ck_st_tensor *t = ck_st_find(f->cap, name);
+    const ck_st_tensor *t = ck_speech_tensor(f, k, what);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     size_t n = f->tokens[k];
     CU_ASSERT_FATAL(t->rank == 2 && t->shape[transposed ? 0 : 1] == cols &&
@@ -151,7 +87,8 @@ static void test_matches_capture(void)
     static captured cap;
     for (size_t k = 0; k < N_CASES; k++) {
         size_t n = f.tokens[k], offsets[2] = {0, n};
-        CU_ASSERT_EQUAL_FATAL(ck_executor_set_sequence_inputs(ex, f.style[k], 1, 128, &f.speed[k],
+        CU_ASSERT_EQUAL_FATAL(ck_executor_set_sequence_inputs(ex, ck_speech_style(&f, k),
+                                                              1, 128, &f.speed[k],
                                                               &err), CK_OK);
         rc = ck_executor_run(ex, f.ids[k], offsets, 1, f.c.features_buffer, t_en, n * C, capture,
                              &cap, &err);
@@ -167,12 +104,12 @@ static void test_matches_capture(void)
         double wdd = worst_vs_capture(&f, k, "d", cap.d, 640, 0, &s3);
         char lstm_name[64];
         snprintf(lstm_name, sizeof lstm_name, "%s.dur_lstm", CASES[k]); /* the full tier only */
-        double wl = ck_st_find(f.cap, lstm_name) != NULL
+        double wl = ck_st_find(f.cap[k], lstm_name) != NULL
                         ? worst_vs_capture(&f, k, "dur_lstm", cap.dur_lstm, C, 0, &s4)
                         : (s4 = 1.0, 0.0);
         double wg = worst_vs_capture(&f, k, "dur_logits", logits, 50, 0, &s5);
         char lstm[64] = "not stored";
-        if (ck_st_find(f.cap, lstm_name) != NULL) {
+        if (ck_st_find(f.cap[k], lstm_name) != NULL) {
             snprintf(lstm, sizeof lstm, "%.3g (<= %.3g)", wl, s4);
         }
         fprintf(stderr, "\n    %s (T %zu): d_en %.3g (|d_en| <= %.3g) t_en %.3g (<= %.3g) d %.3g "
@@ -190,7 +127,7 @@ static void test_matches_capture(void)
                                               (float *)(void *)frames, n, NULL, NULL, &err), CK_OK);
         char name[64];
         snprintf(name, sizeof name, "%s.pred_dur", CASES[k]);
-        const ck_st_tensor *pd = ck_st_find(f.cap, name);
+        const ck_st_tensor *pd = ck_st_find(f.cap[k], name);
         CU_ASSERT_FATAL(pd != NULL && pd->dtype == CK_DTYPE_I64 && pd->elements == n);
         for (size_t t = 0; t < n; t++) {
             int64_t want;
@@ -200,7 +137,7 @@ static void test_matches_capture(void)
     }
     fprintf(stderr, "\n    ");
     ck_executor_free(ex);
-    teardown(&f);
+    ck_speech_fixture_close(&f);
 }
 
 /* The 4 cases in one batch give each case's solo rows bit for bit, at 1 and 2 threads, fused and in
@@ -211,14 +148,9 @@ static void test_batch_invariant(void)
     CU_ASSERT_FATAL(setup(&f));
     static int32_t ids[N_CASES * MAX_T];
     static float batch[N_CASES * MAX_T * C], solo[MAX_T * C];
-    size_t offsets[N_CASES + 1] = {0};
-    for (size_t k = 0; k < N_CASES; k++) {
-        memcpy(ids + offsets[k], f.ids[k], f.tokens[k] * sizeof *ids);
-        offsets[k + 1] = offsets[k] + f.tokens[k];
-    }
+    size_t offsets[N_CASES + 1];
+    ck_speech_batch(&f, ids, offsets);
     ck_error err = {0};
-    static float styles[N_CASES * 128];
-    memcpy(styles, f.style, sizeof styles);
     for (int parity = 0; parity <= 1; parity++) {
         for (int threads = 1; threads <= 2; threads++) {
             ck_executor *ex = NULL;
@@ -228,14 +160,15 @@ static void test_batch_invariant(void)
                 int buffer = out == 2 ? f.c.durations_buffer
                                       : out ? f.c.hidden_buffer : f.c.features_buffer;
                 size_t cols = out == 2 ? 1 : out ? 50 : C;
-                CU_ASSERT_EQUAL_FATAL(ck_executor_set_sequence_inputs(ex, styles, N_CASES, 128,
+                CU_ASSERT_EQUAL_FATAL(ck_executor_set_sequence_inputs(ex, f.style, N_CASES, 128,
                                                                       f.speed, &err), CK_OK);
                 CU_ASSERT_EQUAL_FATAL(ck_executor_run(ex, ids, offsets, N_CASES, buffer, batch,
                                                       offsets[N_CASES] * cols, NULL, NULL, &err),
                                       CK_OK);
                 for (size_t k = 0; k < N_CASES; k++) {
                     size_t n = f.tokens[k], one[2] = {0, n};
-                    CU_ASSERT_EQUAL_FATAL(ck_executor_set_sequence_inputs(ex, f.style[k], 1, 128,
+                    const float *style = ck_speech_style(&f, k);
+                    CU_ASSERT_EQUAL_FATAL(ck_executor_set_sequence_inputs(ex, style, 1, 128,
                                                                           &f.speed[k], &err), CK_OK);
                     CU_ASSERT_EQUAL_FATAL(ck_executor_run(ex, f.ids[k], one, 1, buffer, solo,
                                                           n * cols, NULL, NULL, &err), CK_OK);
@@ -246,7 +179,7 @@ static void test_batch_invariant(void)
             ck_executor_free(ex);
         }
     }
-    teardown(&f);
+    ck_speech_fixture_close(&f);
 }
 
 /* The durations output must be i32 [T]; a run without the sequence inputs its ops read fails
@@ -280,7 +213,8 @@ static void test_inputs_and_durations_checked(void)
     memcpy(ids + f.tokens[0], f.ids[0], f.tokens[0] * sizeof *ids);
     CU_ASSERT_EQUAL(ck_executor_run(ex, ids, offsets, 1, f.c.features_buffer, NULL, 0, NULL, NULL,
                                     &err), CK_E_ARG);
-    CU_ASSERT_EQUAL(ck_executor_set_sequence_inputs(ex, f.style[0], 1, 128, &f.speed[0], &err), CK_OK);
+    CU_ASSERT_EQUAL(ck_executor_set_sequence_inputs(ex, ck_speech_style(&f, 0),
+                                                    1, 128, &f.speed[0], &err), CK_OK);
     err = (ck_error){0};
     CU_ASSERT_EQUAL(ck_executor_run(ex, ids, offsets, 2, f.c.features_buffer, NULL, 0, NULL, NULL,
                                     &err), CK_E_ARG);
@@ -289,7 +223,7 @@ static void test_inputs_and_durations_checked(void)
                                     &err), CK_OK);
     CU_ASSERT_EQUAL(ck_executor_set_sequence_inputs(ex, NULL, 0, 0, &f.speed[0], &err), CK_E_ARG);
     ck_executor_free(ex);
-    teardown(&f);
+    ck_speech_fixture_close(&f);
 }
 
 CK_TEST_MAIN("prosody_tokens",

@@ -14,11 +14,7 @@
 
 #include "ck_test.h"
 #include "executor.h"
-#include "kokoro_layout.h"
-#include "safetensors.h"
-#include "synth_weights.h"
-#include "voice.h"
-#include "weights.h"
+#include "speech_fixture.h"
 
 #define CIRCUIT "circuits/kokoro_speech.json"
 #define CAPTURE "tests/fixtures/speech/kokoro_speech_capture.safetensors"
@@ -27,86 +23,11 @@
 static const char *const CASES[] = {"speech4", "speech8", "speech20", "speech40"};
 enum { N_CASES = 4, MAX_T = 40, MAX_F = 80, C = 512, DEC = 1024 };
 
-typedef struct {
-    ck_circuit c;
-    ck_weights *w;
-    ck_st_file *cap;
-    int32_t ids[N_CASES][MAX_T], dur[N_CASES][MAX_T];
-    size_t tokens[N_CASES], frames[N_CASES];
-    float style[N_CASES][256], speed[N_CASES];
-    float *noise[N_CASES]; /* the capture's [600F, 9] */
-} fixture;
-
-static int load_case(fixture *f, size_t k, ck_error *err)
-{
-    char name[64];
-    snprintf(name, sizeof name, "%s.ids", CASES[k]);
-    const ck_st_tensor *t = ck_st_find(f->cap, name);
-    if (t == NULL || t->dtype != CK_DTYPE_I32 || t->elements > MAX_T) {
-        return 0;
-    }
-    memcpy(f->ids[k], t->data, t->bytes);
-    f->tokens[k] = t->elements;
-    snprintf(name, sizeof name, "%s.pred_dur", CASES[k]);
-    t = ck_st_find(f->cap, name);
-    if (t == NULL || t->dtype != CK_DTYPE_I64 || t->elements != f->tokens[k]) {
-        return 0;
-    }
-    for (size_t i = 0; i < f->tokens[k]; i++) {
-        int64_t d;
-        memcpy(&d, (const char *)t->data + i * sizeof d, sizeof d);
-        f->dur[k][i] = (int32_t)d;
-        f->frames[k] += (size_t)d;
-    }
-    ck_voice *v = NULL;
-    if (f->frames[k] > MAX_F || ck_voice_load(&v, CK_VOICE_SYNTHETIC, NULL, err) != CK_OK) {
-        return 0;
-    }
-    memcpy(f->style[k], ck_voice_style(v, f->tokens[k] - 2), sizeof f->style[k]); /* whole ref_s */
-    ck_voice_free(v);
-    snprintf(name, sizeof name, "%s.noise", CASES[k]);
-    t = ck_st_find(f->cap, name);
-    if (t == NULL || t->elements != 600 * 9 * f->frames[k] ||
-        (f->noise[k] = malloc(t->elements * sizeof(float))) == NULL ||
-        ck_st_to_f32(t, f->noise[k], t->elements, err) != CK_OK) {
-        return 0;
-    }
-    snprintf(name, sizeof name, "%s.speed", CASES[k]);
-    t = ck_st_find(f->cap, name);
-    return t != NULL && ck_st_to_f32(t, &f->speed[k], 1, err) == CK_OK;
-}
+typedef ck_speech_fixture fixture;
 
 static int setup(fixture *f)
 {
-    ck_error err = {0};
-    ck_weight_spec *specs = NULL;
-    size_t n = 0;
-    memset(f, 0, sizeof *f);
-    if (ck_circuit_load(&f->c, ck_test_path(CIRCUIT), &err) != CK_OK ||
-        ck_kokoro_weight_specs(&specs, &n, NULL, &err) != CK_OK ||
-        ck_weights_synthetic(&f->w, specs, n, CK_SYNTH_DEFAULT_SEED, &err) != CK_OK ||
-        ck_st_open(&f->cap, ck_test_path(CAPTURE), &err) != CK_OK) {
-        fprintf(stderr, "\n    %s\n", err.message);
-        free(specs);
-        return 0;
-    }
-    free(specs);
-    for (size_t k = 0; k < N_CASES; k++) {
-        if (!load_case(f, k, &err)) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
-static void teardown(fixture *f)
-{
-    for (size_t k = 0; k < N_CASES; k++) {
-        free(f->noise[k]);
-    }
-    ck_st_close(f->cap);
-    ck_weights_free(f->w);
-    ck_circuit_free(&f->c);
+    return ck_speech_fixture_open(f, CIRCUIT, CAPTURE, CASES, N_CASES, 256, MAX_T, MAX_F, 1);
 }
 
 
@@ -115,9 +36,7 @@ static void teardown(fixture *f)
 static double worst_vs_capture(const fixture *f, size_t k, const char *what, const float *ours,
                                size_t rows, size_t cols, double *scale)
 {
-    char name[64];
-    snprintf(name, sizeof name, "%s.%s", CASES[k], what);
-    const ck_st_tensor *t = ck_st_find(f->cap, name);
+    const ck_st_tensor *t = ck_speech_tensor(f, k, what);
     *scale = 0.0;
     if (t == NULL) {
         return -1.0;
@@ -235,9 +154,7 @@ static void captured_free(captured *k)
 /* 10 log10(sum want^2 / sum (ours - want)^2) over the case's audio. */
 static double ser_db(const fixture *f, size_t k, const float *ours, size_t n)
 {
-    char name[64];
-    snprintf(name, sizeof name, "%s.audio", CASES[k]);
-    const ck_st_tensor *t = ck_st_find(f->cap, name);
+    const ck_st_tensor *t = ck_speech_tensor(f, k, "audio");
     CU_ASSERT_FATAL(t != NULL && t->elements == n);
     float *ref = malloc(n * sizeof *ref);
     ck_error err = {0};
@@ -266,9 +183,7 @@ static ck_executor *make_executor(fixture *f, int threads)
 
 static float *capture_f32(const fixture *f, size_t k, const char *what, size_t want)
 {
-    char name[64];
-    snprintf(name, sizeof name, "%s.%s", CASES[k], what);
-    const ck_st_tensor *t = ck_st_find(f->cap, name);
+    const ck_st_tensor *t = ck_speech_tensor(f, k, what);
     CU_ASSERT_FATAL(t != NULL && t->elements == want);
     float *v = malloc(want * sizeof *v);
     ck_error err = {0};
@@ -293,7 +208,8 @@ static void matches_capture(int feed, const double *bound, const double *min_ser
         float *dec = feed ? capture_f32(&f, k, "dec.decode.3", 2 * fr * C) : NULL;
         cap.feed_f0 = f0;
         cap.feed_decoded = dec;
-        CU_ASSERT_EQUAL_FATAL(ck_executor_set_sequence_inputs(ex, f.style[k], 1, 256, &f.speed[k],
+        CU_ASSERT_EQUAL_FATAL(ck_executor_set_sequence_inputs(ex, ck_speech_style(&f, k),
+                                                              1, 256, &f.speed[k],
                                                               &err), CK_OK);
         CU_ASSERT_EQUAL_FATAL(ck_executor_set_durations(ex, f.dur[k], f.tokens[k], &err), CK_OK);
         CU_ASSERT_EQUAL_FATAL(ck_executor_set_noise_input(ex, f.noise[k], 600 * fr, 1.0f, &err),
@@ -335,7 +251,7 @@ static void matches_capture(int feed, const double *bound, const double *min_ser
     }
     captured_free(&cap);
     ck_executor_free(ex);
-    teardown(&f);
+    ck_speech_fixture_close(&f);
 }
 
 static void test_matches_capture(void)
@@ -353,14 +269,13 @@ static void print_times(fixture *f, ck_executor *ex, int threads)
 {
     ck_error err = {0};
     int32_t ids[N_CASES * MAX_T], dur[N_CASES * MAX_T];
-    size_t offsets[N_CASES + 1] = {0}, frames = 0, rows = 0;
+    size_t offsets[N_CASES + 1], rows = 0;
+    size_t frames = ck_speech_batch(f, ids, offsets);
     for (size_t k = 0; k < N_CASES; k++) {
-        memcpy(ids + offsets[k], f->ids[k], f->tokens[k] * sizeof *ids);
         memcpy(dur + offsets[k], f->dur[k], f->tokens[k] * sizeof *dur);
-        offsets[k + 1] = offsets[k] + f->tokens[k];
-        frames += f->frames[k];
     }
-    CU_ASSERT_EQUAL(ck_executor_set_sequence_inputs(ex, f->style[0], N_CASES, 256, f->speed, &err), CK_OK);
+    CU_ASSERT_EQUAL(ck_executor_set_sequence_inputs(ex, f->style, N_CASES, 256, f->speed, &err),
+                    CK_OK);
     CU_ASSERT_EQUAL(ck_executor_set_durations(ex, dur, offsets[N_CASES], &err), CK_OK);
     CU_ASSERT_EQUAL(ck_executor_set_noise(ex, 1, NULL, NULL, 0, 1.0f, &err), CK_OK);
     ck_executor_reset_op_seconds(ex);
@@ -394,26 +309,23 @@ static void test_batch_equals_alone(void)
     CU_ASSERT_FATAL(setup(&f));
     ck_error err = {0};
     int32_t ids[N * MAX_T], dur[N * MAX_T];
-    size_t offsets[N + 1] = {0}, frames = 0;
-    float style[N][256], speed[N], *noise = malloc(600 * 9 * N * MAX_F * sizeof(float));
+    size_t offsets[N + 1];
+    size_t frames = ck_speech_batch(&f, ids, offsets);
+    float *noise = malloc(600 * 9 * N * MAX_F * sizeof(float));
     float *fed1 = malloc(600 * N * MAX_F * sizeof(float)), *batch = malloc(600 * N * MAX_F * sizeof(float));
     uint64_t lines[N] = {7, 8, 1000000, 3};
     uint32_t chunks[N] = {0, 3, 1, 0};
     CU_ASSERT_FATAL(noise != NULL && fed1 != NULL && batch != NULL);
-    for (size_t k = 0; k < N; k++) {
-        memcpy(ids + offsets[k], f.ids[k], f.tokens[k] * sizeof *ids);
+    for (size_t k = 0, at = 0; k < N; at += f.frames[k++]) { /* at: the frames before case k */
         memcpy(dur + offsets[k], f.dur[k], f.tokens[k] * sizeof *dur);
-        memcpy(noise + 600 * 9 * frames, f.noise[k], 600 * 9 * f.frames[k] * sizeof(float));
-        memcpy(style[k], f.style[k], sizeof style[k]);
-        speed[k] = f.speed[k];
-        offsets[k + 1] = offsets[k] + f.tokens[k];
-        frames += f.frames[k];
+        memcpy(noise + 600 * 9 * at, f.noise[k], 600 * 9 * f.frames[k] * sizeof(float));
     }
     for (int threads = 1; threads <= 2; threads++) {
         ck_executor *ex = make_executor(&f, threads);
         for (int counter = 0; counter <= threads - 1; counter++) {
             size_t rows = 0;
-            CU_ASSERT_EQUAL(ck_executor_set_sequence_inputs(ex, style[0], N, 256, speed, &err), CK_OK);
+            CU_ASSERT_EQUAL(ck_executor_set_sequence_inputs(ex, f.style, N, 256, f.speed, &err),
+                            CK_OK);
             CU_ASSERT_EQUAL(ck_executor_set_durations(ex, dur, offsets[N], &err), CK_OK);
             CU_ASSERT_EQUAL(counter ? ck_executor_set_noise(ex, 42, lines, chunks, N, 1.0f, &err)
                                     : ck_executor_set_noise_input(ex, noise, 600 * frames, 1.0f, &err),
@@ -436,7 +348,8 @@ static void test_batch_equals_alone(void)
             for (size_t k = 0; k < N; k++) {
                 size_t one[2] = {0, f.tokens[k]};
                 CU_ASSERT_EQUAL(so[k + 1] - so[k], 600 * f.frames[k]);
-                CU_ASSERT_EQUAL(ck_executor_set_sequence_inputs(ex, f.style[k], 1, 256, &f.speed[k],
+                CU_ASSERT_EQUAL(ck_executor_set_sequence_inputs(ex, ck_speech_style(&f, k),
+                                                                1, 256, &f.speed[k],
                                                                 &err), CK_OK);
                 CU_ASSERT_EQUAL(ck_executor_set_durations(ex, f.dur[k], f.tokens[k], &err), CK_OK);
                 CU_ASSERT_EQUAL(counter ? ck_executor_set_noise(ex, 42, &lines[k], &chunks[k], 1,
@@ -457,7 +370,7 @@ static void test_batch_equals_alone(void)
     free(noise);
     free(fed1);
     free(batch);
-    teardown(&f);
+    ck_speech_fixture_close(&f);
 }
 
 /* The noise calls refuse what they cannot use, and a noise input of the wrong rows fails the run. */
@@ -475,14 +388,15 @@ static void test_noise_arguments(void)
     CU_ASSERT_EQUAL(ck_executor_set_noise_input(ex, NULL, 5, 1.0f, &err), CK_E_ARG);
     CU_ASSERT_EQUAL(ck_executor_set_noise_input(ex, f.noise[0], 0, 1.0f, &err), CK_E_ARG);
     size_t one[2] = {0, f.tokens[0]};
-    CU_ASSERT_EQUAL(ck_executor_set_sequence_inputs(ex, f.style[0], 1, 256, &f.speed[0], &err), CK_OK);
+    CU_ASSERT_EQUAL(ck_executor_set_sequence_inputs(ex, ck_speech_style(&f, 0),
+                                                    1, 256, &f.speed[0], &err), CK_OK);
     CU_ASSERT_EQUAL(ck_executor_set_durations(ex, f.dur[0], f.tokens[0], &err), CK_OK);
     CU_ASSERT_EQUAL(ck_executor_set_noise_input(ex, f.noise[0], 600 * f.frames[0] - 1, 1.0f, &err),
                     CK_OK);
     CU_ASSERT_EQUAL(ck_executor_run(ex, f.ids[0], one, 1, f.c.audio_buffer, NULL, 0, NULL, NULL,
                                     &err), CK_E_SIZE);
     ck_executor_free(ex);
-    teardown(&f);
+    ck_speech_fixture_close(&f);
 }
 
 /* The generator's rows rules: each edit is refused by name (the loader checks every rate change). */
