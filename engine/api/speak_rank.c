@@ -190,7 +190,8 @@ int ck_speak_rank_plan(const ck_model_params *model_params, const ck_speak_param
     }
     info->plan_seconds = seconds_now() - t0;
     ck_log(params->lines.log, params->lines.log_ctx, CK_LOG_INFO, "speak: lines %zu..%zu of %zu, "
-           "%llu samples planned", j->lo + 1, j->hi, j->n_lines, info->samples);
+           "%llu samples planned by the token side in %.2f s (its model's load included)",
+           j->lo + 1, j->hi, j->n_lines, info->samples, info->plan_seconds);
     *out = j;
     return CK_OK;
 }
@@ -461,6 +462,8 @@ void ck_speak_rank_discard(ck_speak_rank *j)
 {
     if (j != NULL && j->wav_tmp != NULL) {
         unlink(j->wav_tmp);
+    }
+    if (j != NULL && j->side_tmp != NULL) {
         unlink(j->side_tmp);
     }
 }

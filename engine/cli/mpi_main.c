@@ -470,10 +470,10 @@ static int speak_in_place(const ck_model_params *mp, ck_speak_params *sp, ck_spe
     code = code == 0 ? speak_place(job, model, info) : code;
     if (code == 0) {
         rc = ck_speak_rank_speak(job, model, info, &err);
-        code = speak_agree(rc, &err); /* the other ranks finish first: no one is still writing */
+        wait_for_all(); /* without spinning, then the agreement: no one is still writing */
+        code = speak_agree(rc, &err);
     }
     if (code == 0) {
-        wait_for_all();
         rc = me.rank == 0 ? ck_speak_rank_finish(job, &err) : CK_OK;
         if (from_rank0(rc != CK_OK)) {
             if (me.rank == 0) {
@@ -503,10 +503,8 @@ static int speak_dir(const ck_model_params *mp, ck_speak_params *sp, ck_speak_ra
     int rc = ck_model_load(&model, mp, &err);
     rc = rc == CK_OK ? ck_model_speak_file(model, sp, &sum, &err) : rc;
     ck_model_free(model);
+    wait_for_all(); /* a rank done early sleeps here, not in speak_agree's MPI_Allreduce */
     int code = speak_agree(rc, &err);
-    if (code == 0) {
-        wait_for_all();
-    }
     code = speak_join_dir(sp, code != 0) != 0 && code == 0 ? EXIT_INPUT : code;
     info->lines_spoken = sum.lines;
     info->samples = sum.samples;
