@@ -867,6 +867,106 @@ CK_API void ck_rank_cleanup(ck_rank_job *job);
 /* Closes the files (records stay) and frees the job; accepts NULL. */
 CK_API void ck_rank_job_free(ck_rank_job *job);
 
+/* ---- more than one machine: ranks speaking one .wav in place (ckbatch-mpi speak) ----
+ *
+ * The speech twin of the ck_rank_* steps above, for a params->output ending in ".wav": the file
+ * and its sidecar are written where one ck_model_speak_file run would put every byte, by the rank
+ * that speaks it, and renamed when complete. A line's sample count is fixed by its durations (600
+ * samples a frame), which the token side gives before the generator runs. Each of N ranks:
+ *   1. ck_speak_rank_plan: tokenizes range `rank` of ck_shard_split(input, rank, N) and runs the
+ *      token side (circuits/kokoro_prosody_tokens.json, a model of its own, freed before it
+ *      returns) for its lines' durations: info->samples;
+ *   2. the front end agrees on a bad line (skip_bad_lines 0: the lowest rank returning
+ *      CK_E_INPUT holds the input's first, nothing written) and gives every rank the samples of
+ *      the ranks before it (exclusive prefix sum) and of all;
+ *   3. ck_speak_rank_layout (with the speech model): the WAV header of the total, the settings
+ *      record, the rank's line records at their global sample ranges (info->record_bytes); the
+ *      front end checks ck_speak_rank_header_sha256 against rank 0's and sums the record bytes
+ *      the same way;
+ *   4. rank 0: ck_speak_rank_create (OUTPUT.partial.mpi at its final size with the header, and
+ *      OUTPUT.jsonl.partial.mpi with the settings record); then every rank ck_speak_rank_open
+ *      (its records written at their place);
+ *   5. ck_speak_rank_speak: each line's samples pwritten at their place as it is spoken, its
+ *      record made again from the run and compared with the planned one (CK_E_PARITY when they
+ *      differ: the durations of the plan were not the run's), fdatasync at the end;
+ *   6. when every rank spoke: rank 0 ck_speak_rank_finish (publishes OUTPUT, then
+ *      OUTPUT.jsonl); on a failure anywhere rank 0 ck_speak_rank_discard removes both partial
+ *      files. No resume (params->resume is CK_E_ARG). */
+
+typedef struct ck_speak_rank ck_speak_rank;
+
+/* What a rank planned and spoke. */
+typedef struct {
+    unsigned long long samples;      /* 24 kHz samples of the rank's lines (their planned frames
+                                        x 600): what the ranks' prefix sum adds up */
+    unsigned long long record_bytes; /* bytes of its line records (after ck_speak_rank_layout) */
+    size_t lines;                    /* lines of the range */
+    size_t first_line;               /* 0-based input line the range starts at */
+    size_t lines_spoken, lines_skipped, lines_failed; /* with audio; without phonemes; rejected
+                                        by the reader (skip_bad_lines) */
+    unsigned long long clipped;      /* s16 samples clipped (after ck_speak_rank_speak) */
+    double plan_seconds, speak_seconds;
+} ck_speak_rank_info;
+
+/* Step 1, every rank: the plan of range `rank` (0-based) of `ranks` of params->input (output
+ * ending in ".wav"; params as for ck_model_speak_file, shard_count 0, resume 0). model_params are
+ * the speech model's: a model of the token circuit is loaded from them (circuit and compiled
+ * replaced), run over the range's sequences and freed. *info filled on CK_OK; on CK_E_INPUT
+ * (skip_bad_lines 0: the range's first bad line) err holds the line's message exactly as
+ * ck_model_speak_file reports it. Errors: CK_E_ARG (null, rank >= ranks, ranks 0 or above
+ * CK_SHARDS_MAX, shard_count, resume, an output not ending in ".wav"), CK_E_INPUT, CK_E_IO,
+ * ck_model_load's and ck_model_prosody's. *out NULL on error; else free with
+ * ck_speak_rank_free. */
+CK_API int ck_speak_rank_plan(const ck_model_params *model_params, const ck_speak_params *params,
+                              size_t rank, size_t ranks, ck_speak_rank **out,
+                              ck_speak_rank_info *info, ck_error *err);
+
+/* Step 3, every rank, with the speech model (loaded from the same model_params; it speaks in step
+ * 5): samples_before = the samples of ranks 0..rank-1, samples_total = of all. Builds the WAV
+ * header and the settings record (as ck_model_speak_file makes them) and the rank's line records;
+ * info->record_bytes gets their bytes. Errors: CK_E_ARG (null, before + this rank's above total),
+ * CK_E_SIZE (past RIFF's 4 GiB), CK_E_MEMORY, the identity's (voice). */
+CK_API int ck_speak_rank_layout(ck_speak_rank *job, ck_model *model,
+                                unsigned long long samples_before,
+                                unsigned long long samples_total, ck_speak_rank_info *info,
+                                ck_error *err);
+
+/* 64 hex digits of the SHA-256 of the WAV header and the settings record (after
+ * ck_speak_rank_layout; "" before): ranks that disagree would write different files. */
+CK_API const char *ck_speak_rank_header_sha256(const ck_speak_rank *job);
+
+/* Step 4, rank 0 only, after step 3 and before any rank's ck_speak_rank_open: creates
+ * OUTPUT.partial.mpi at its final size with the header and OUTPUT.jsonl.partial.mpi at its final
+ * size (record_total: the line record bytes of all ranks) with the settings record, replacing
+ * any left by an earlier run. Errors: CK_E_ARG, CK_E_IO. */
+CK_API int ck_speak_rank_create(ck_speak_rank *job, unsigned long long record_total,
+                                ck_error *err);
+
+/* Step 4, every rank after rank 0's ck_speak_rank_create: opens both files and writes the rank's
+ * line records at the sidecar's settings record + records_before (the record bytes of ranks
+ * 0..rank-1). Errors: CK_E_ARG, CK_E_IO. */
+CK_API int ck_speak_rank_open(ck_speak_rank *job, unsigned long long records_before,
+                              ck_error *err);
+
+/* Step 5: speaks the range (ck_model_speak with params->speak), each line's samples converted to
+ * the sample format and pwritten at header + its first sample x block, its record compared with
+ * the planned one; fdatasyncs both files at the end. Errors: CK_E_PARITY (a line whose samples or
+ * word times differ from the plan's: named, with both sample counts), CK_E_IO, ck_model_speak's
+ * (CK_E_CANCELLED, CK_E_NONFINITE, ...). info: lines_spoken, clipped, speak_seconds. */
+CK_API int ck_speak_rank_speak(ck_speak_rank *job, ck_model *model, ck_speak_rank_info *info,
+                               ck_error *err);
+
+/* Step 6, rank 0 only, once every rank's ck_speak_rank_speak returned CK_OK: publishes
+ * OUTPUT.partial.mpi as OUTPUT, then OUTPUT.jsonl.partial.mpi as OUTPUT.jsonl (ck_file_publish:
+ * fsync, rename, directory fsync). Errors: CK_E_IO. */
+CK_API int ck_speak_rank_finish(ck_speak_rank *job, ck_error *err);
+
+/* Rank 0 after a failure on any rank: removes both partial files (nothing is resumed). */
+CK_API void ck_speak_rank_discard(ck_speak_rank *job);
+
+/* Closes the files and frees the job; accepts NULL. */
+CK_API void ck_speak_rank_free(ck_speak_rank *job);
+
 /* ---- reading a features file back ---- */
 
 /* One tensor of an open file, as stored. */

@@ -15,11 +15,11 @@
 #include "model_internal.h"
 #include "prosody.h"
 #include "sha256.h"
+#include "speak_internal.h"
 #include "speak_shard.h"
 #include "wav.h"
 
 #define SPEAK_MAX_INPUT ((size_t)1 << 30)
-#define SPEAK_VOICE_ROW "clamp(phonemes-1,0,509)" /* ck_voice_row: Kokoro's pack[len(ps) - 1] */
 
 /* Directory output's journal, OUT/timestamps.jsonl.partial: the settings record, then each line's
  * record in the order they were made, flushed and fdatasynced after the line's WAV was published
@@ -106,6 +106,40 @@ static void json_time(FILE *f, double t)
     }
 }
 
+void ck_speak_error_record(FILE *f, size_t line, const char *text)
+{
+    fprintf(f, "{\"line\":%zu,\"error\":", line);
+    json_str(f, text, strlen(text));
+    fputs("}\n", f);
+}
+
+void ck_speak_line_record(FILE *f, const ck_sequence_set *seqs, const ck_speech_line *l,
+                          const char *file, uint64_t start)
+{
+    fprintf(f, "{\"line\":%zu,", l->line);
+    if (file == NULL) {
+        fprintf(f, "\"start_sample\":%llu,\"end_sample\":%llu,", (unsigned long long)start,
+                (unsigned long long)(start + l->samples));
+    } else {
+        fprintf(f, "\"file\":\"%s\",", file);
+    }
+    fprintf(f, "\"samples\":%zu,\"chunks\":%zu,\"words\":[", l->samples, l->chunks);
+    for (size_t ch = 0; ch < l->chunks; ch++) {
+        const char *ph = seqs->phonemes[l->first_sequence + ch];
+        for (size_t w = l->chunk_words[ch]; w < l->chunk_words[ch + 1]; w++) {
+            fputs(w ? "," : "", f);
+            fputs("{\"phonemes\":", f);
+            json_str(f, ph + l->words[w].byte, l->words[w].bytes);
+            fputs(",\"start\":", f);
+            json_time(f, l->words[w].start);
+            fputs(",\"end\":", f);
+            json_time(f, l->words[w].end);
+            fputc('}', f);
+        }
+    }
+    fputs("]}\n", f);
+}
+
 /* A record is made in a buffer, then kept in rec[line] and journaled (record_end). */
 static FILE *record_begin(speak_ctx *c)
 {
@@ -165,9 +199,7 @@ static int record_skipped(speak_ctx *c, size_t upto, ck_error *err)
         if (f == NULL) {
             return ck_fail(err, CK_E_MEMORY, "speak: cannot allocate");
         }
-        fprintf(f, "{\"line\":%zu,\"error\":", line);
-        json_str(f, text, strlen(text));
-        fputs("}\n", f);
+        ck_speak_error_record(f, line, text);
         c->line_clipped = 0;
         rc = record_end(c, f, line, err);
         c->sum->lines_failed += why != NULL;
@@ -225,28 +257,7 @@ static int write_line(speak_ctx *c, const ck_speech_line *l, ck_error *err)
     if (f == NULL) {
         return ck_fail(err, CK_E_MEMORY, "speak: cannot allocate");
     }
-    fprintf(f, "{\"line\":%zu,", l->line);
-    if (c->one_file) {
-        fprintf(f, "\"start_sample\":%llu,\"end_sample\":%llu,", (unsigned long long)start,
-                (unsigned long long)(start + l->samples));
-    } else {
-        fprintf(f, "\"file\":\"%s\",", name);
-    }
-    fprintf(f, "\"samples\":%zu,\"chunks\":%zu,\"words\":[", l->samples, l->chunks);
-    for (size_t ch = 0; ch < l->chunks; ch++) {
-        const char *ph = c->seqs->phonemes[l->first_sequence + ch];
-        for (size_t w = l->chunk_words[ch]; w < l->chunk_words[ch + 1]; w++) {
-            fputs(w ? "," : "", f);
-            fputs("{\"phonemes\":", f);
-            json_str(f, ph + l->words[w].byte, l->words[w].bytes);
-            fputs(",\"start\":", f);
-            json_time(f, l->words[w].start);
-            fputs(",\"end\":", f);
-            json_time(f, l->words[w].end);
-            fputc('}', f);
-        }
-    }
-    fputs("]}\n", f);
+    ck_speak_line_record(f, c->seqs, l, c->one_file ? NULL : name, start);
     c->next_line = l->line + 1;
     c->line_clipped = clipped;
     rc = record_end(c, f, l->line, err);
@@ -259,8 +270,7 @@ static int on_line(void *user, const ck_speech_line *l, ck_error *err)
     return write_line(user, l, err);
 }
 
-/* Splits text into lines in place (a final line without '\n' counted, a trailing '\r' dropped). */
-static char **split_lines(char *text, size_t *n)
+char **ck_speak_split_lines(char *text, size_t *n)
 {
     size_t cap = 1;
     for (const char *s = text; *s; s++) {
@@ -298,17 +308,8 @@ static const char *precision_name(ck_precision p)
     return p == CK_PRECISION_FP32 ? "fp32" : p == CK_PRECISION_BF16 ? "bf16" : "int8";
 }
 
-/* What the files were made with, the same in every WAV (LIST/INFO ICMT) and in the sidecar's first
- * record: weights, the voice spec as resolved and the SHA-256 of the [510, 256] f32 pack actually
- * used (a mix after mixing), the row rule, speed, seed, noise scale, precision, sample format and
- * the input's SHA-256. */
-typedef struct {
-    char comment[2048];
-    char *settings; /* the sidecar's first record: one JSON object, no '\n' (malloc'd) */
-} speak_identity;
-
-static int make_identity(const ck_model *m, const ck_speak_params *p, const char *text,
-                         size_t bytes, speak_identity *id, ck_error *err)
+int ck_speak_identity_make(const ck_model *m, const ck_speak_params *p, const char *text,
+                           size_t bytes, ck_speak_identity *id, ck_error *err)
 {
     ck_voice *v = NULL;
     unsigned char digest[32];
@@ -600,7 +601,7 @@ static int onewav_resume_load(speak_ctx *c, const char *settings, char **lines, 
 
 /* One file: OUT.partial and the journal, new, or continued from where the earlier run's last
  * whole record ends (resume). */
-static int onewav_create(speak_ctx *c, const speak_identity *id, ck_error *err)
+static int onewav_create(speak_ctx *c, const ck_speak_identity *id, ck_error *err)
 {
     const ck_speak_params *p = c->p;
     ck_wav_format format = p->sample_format_f32 ? CK_WAV_F32 : CK_WAV_S16;
@@ -624,7 +625,7 @@ static int onewav_create(speak_ctx *c, const speak_identity *id, ck_error *err)
 }
 
 /* The outputs' paths, and in directory mode the records (resumed ones read) and the directory. */
-static int open_outputs(speak_ctx *c, const speak_identity *id, char **lines, ck_error *err)
+static int open_outputs(speak_ctx *c, const ck_speak_identity *id, char **lines, ck_error *err)
 {
     const ck_speak_params *p = c->p;
     int rc;
@@ -652,7 +653,7 @@ static int open_outputs(speak_ctx *c, const speak_identity *id, char **lines, ck
 }
 
 /* Makes the directory or the single WAV, and the sidecar or the journal: after every check. */
-static int create_outputs(speak_ctx *c, const speak_identity *id, ck_error *err)
+static int create_outputs(speak_ctx *c, const ck_speak_identity *id, ck_error *err)
 {
     const ck_speak_params *p = c->p;
     if (c->one_file) {
@@ -667,7 +668,7 @@ static int create_outputs(speak_ctx *c, const speak_identity *id, ck_error *err)
 
 /* Completes the files (CK_OK so far), or keeps what resume continues (a directory's journal and
  * WAVs, one file's OUT.partial and journal). */
-static int close_outputs(speak_ctx *c, const speak_identity *id, int rc, ck_error *err)
+static int close_outputs(speak_ctx *c, const ck_speak_identity *id, int rc, ck_error *err)
 {
     if (rc == CK_OK) {
         rc = record_skipped(c, c->n_lines, err);
@@ -713,15 +714,15 @@ int ck_model_speak_file(ck_model *m, const ck_speak_params *p, ck_speak_summary 
     c.sum = sum;
     c.one_file = has_wav_suffix(p->output);
     char version[64];
-    speak_identity id = {0};
+    ck_speak_identity id = {0};
     snprintf(version, sizeof version, "ckbatch %s", ck_version());
     c.info[0] = (ck_wav_info){"ISFT", version};
     c.info[1] = (ck_wav_info){"ICMT", id.comment};
     char *text = NULL;
     size_t bytes = 0, n_lines = 0;
     int rc = ck_file_read_all(p->input, "speak input", SPEAK_MAX_INPUT, &text, &bytes, err);
-    rc = rc == CK_OK ? make_identity(m, p, text, bytes, &id, err) : rc;
-    char **lines = rc == CK_OK ? split_lines(text, &n_lines) : NULL;
+    rc = rc == CK_OK ? ck_speak_identity_make(m, p, text, bytes, &id, err) : rc;
+    char **lines = rc == CK_OK ? ck_speak_split_lines(text, &n_lines) : NULL;
     c.why = rc == CK_OK && p->skip_bad_lines ? calloc(n_lines + 1, sizeof *c.why) : NULL;
     if (rc == CK_OK && (lines == NULL || (p->skip_bad_lines && c.why == NULL))) {
         rc = ck_fail(err, CK_E_MEMORY, "speak: cannot allocate");

@@ -46,6 +46,9 @@ int ck_speak_shard_plan(const ck_speak_params *p, char **lines, size_t n_lines, 
     for (size_t i = 0; i < n_lines; i++) {
         lines[i] = i >= *lo && i < *hi ? lines[i] : blank;
     }
+    if (settings == NULL) { /* a rank of ckbatch-mpi speak: its files are the single run's */
+        return CK_OK;
+    }
     char entry[256];
     int len = snprintf(entry, sizeof entry, CK_SPEAK_SHARD_KEY "\"index\":%zu,\"count\":%zu,"
                        "\"first_line\":%zu,\"lines\":%zu,\"byte_start\":%llu,\"byte_end\":%llu}}",

@@ -16,7 +16,7 @@
 /* p->shard_count 0: *lo = 0, *hi = n_lines, nothing changed. Else the range p->shard_index of
  * ck_shard_split(p->input, ...): *lo, *hi its 0-based lines [lo, hi), every line outside it made
  * blank (the reader gives it no sequence, so the kept lines keep their global numbers, which key
- * their noise), and the shard entry appended to *settings (realloc'd). Errors: those of
+ * their noise), and the shard entry appended to *settings (realloc'd; settings NULL: none). Errors: those of
  * ck_shard_split, CK_E_FORMAT (the range past n_lines: a NUL byte in the input), CK_E_MEMORY. */
 int ck_speak_shard_plan(const ck_speak_params *p, char **lines, size_t n_lines, char **settings,
                         size_t *lo, size_t *hi, ck_error *err);

@@ -1,7 +1,7 @@
 /* mpi_main.c - ckbatch-mpi, the MPI front end: one rank per process (mpirun, srun --mpi=pmix),
  * each encoding range `rank` of ck_shard_split(input, rank, size) into the one output file, in
- * place (ck_rank_*, include/ckbatch.h); `ckbatch-mpi speak` speaks shard `rank` of the input
- * and rank 0 joins the shards (ck_merge_speak_shards). The only file of ckbatch that includes
+ * place (ck_rank_*, include/ckbatch.h); `ckbatch-mpi speak` writes a .wav OUT in place the same
+ * way (ck_speak_rank_*), a directory OUT as shards whose records rank 0 joins. The only file of ckbatch that includes
  * mpi.h: it moves the ranks' counts between them, waits without spinning, prints (every line
  * "ckbatch: rank r/N (host): ...", except the bad line of --on-error stop, printed once exactly as
  * ckbatch prints it) and picks the exit code: 0, 1 (input or runtime error), 2 usage, 3 resume
@@ -338,37 +338,27 @@ static int run(ck_cli_options *o)
     return code;
 }
 
-/* The shard files of rank i of `ckbatch-mpi speak`: the WAV (+ .jsonl) of a .wav OUT, or the
- * records file of a directory OUT, into buf[cap]. */
-static void speak_shard_path(char *buf, size_t cap, const ck_speak_params *sp, int one_file,
-                             size_t i)
+/* A directory OUT of `ckbatch-mpi speak`: rank 0 joins the ranks' records files into
+ * OUT/timestamps.jsonl (ck_merge_speak_shards; the WAVs are final as written), then each rank
+ * removes its own; a failed run keeps them, with the WAVs and journals, for --resume. Returns 0
+ * or the exit code. */
+static int speak_join_dir(const ck_speak_params *sp, int failed)
 {
-    char base[4096];
-    snprintf(base, sizeof base, one_file ? "%s" : "%s/timestamps.jsonl", sp->output);
-    ck_shard_path(buf, cap, base, i, (size_t)me.size);
-}
-
-/* After the ranks' shards: rank 0 joins them into OUT (ck_merge_speak_shards), then removes
- * them; on failure anywhere a .wav OUT's shards are removed (a directory keeps its WAVs and
- * journals for --resume). Returns 0 or the exit code. */
-static int speak_join(const ck_speak_params *sp, int failed)
-{
-    size_t n = strlen(sp->output), N = (size_t)me.size;
-    int one_file = n >= 4 && strcmp(sp->output + n - 4, ".wav") == 0, rc = CK_OK;
-    char **paths = calloc(N, sizeof *paths);
+    size_t N = (size_t)me.size;
+    char **paths = calloc(N, sizeof *paths), base[4096];
+    int rc = paths != NULL ? CK_OK : CK_E_MEMORY;
     ck_error err = {0};
-    if (paths == NULL) {
-        rc = CK_E_MEMORY;
-        snprintf(err.message, sizeof err.message, "speak: cannot allocate");
-    }
+    snprintf(base, sizeof base, "%s/timestamps.jsonl", sp->output);
     for (size_t i = 0; paths != NULL && i < N; i++) {
-        paths[i] = malloc(4200);
-        if (paths[i] == NULL) {
-            rc = CK_E_MEMORY;
-            snprintf(err.message, sizeof err.message, "speak: cannot allocate");
-        } else {
-            speak_shard_path(paths[i], 4200, sp, one_file, i);
+        size_t n = ck_shard_path(NULL, 0, base, i, N) + 1;
+        paths[i] = malloc(n);
+        rc = paths[i] != NULL ? rc : CK_E_MEMORY;
+        if (paths[i] != NULL) {
+            ck_shard_path(paths[i], n, base, i, N);
         }
+    }
+    if (rc != CK_OK) {
+        snprintf(err.message, sizeof err.message, "speak: cannot allocate");
     }
     if (me.rank == 0 && !failed) {
         rc = rc == CK_OK ? ck_merge_speak_shards(sp->output, (const char *const *)paths, N,
@@ -379,24 +369,19 @@ static int speak_join(const ck_speak_params *sp, int failed)
         }
     }
     int joined = !failed && !from_rank0(rc != CK_OK); /* every rank waits for the join here */
+    if (joined && paths != NULL && paths[me.rank] != NULL) {
+        unlink(paths[me.rank]);
+    }
     for (size_t i = 0; paths != NULL && i < N; i++) {
-        if (paths[i] != NULL && (int)i == me.rank && (joined || (failed && one_file))) {
-            char side[4300];
-            snprintf(side, sizeof side, "%s.jsonl", paths[i]);
-            unlink(paths[i]);
-            if (one_file) {
-                unlink(side);
-            }
-        }
         free(paths[i]);
     }
     free(paths);
     return failed || joined ? 0 : EXIT_INPUT;
 }
 
-/* The agreement after every rank spoke its shard: a runtime error is said by its rank; a bad line
- * (--on-error stop) only by the lowest rank holding one (its first is the input's first), as
- * `ckbatch speak` prints it. Returns 0, 1 or 3 (resume refused). */
+/* The agreement after every rank's step that can fail on input: a runtime error is said by its
+ * rank; a bad line (--on-error stop) only by the lowest rank holding one (its first is the
+ * input's first), as `ckbatch speak` prints it. Returns 0, 1 or 3 (resume refused). */
 static int speak_agree(int rc, const ck_error *err)
 {
     int bad_rank = rc == CK_E_INPUT ? me.rank : me.size, first = me.size;
@@ -418,17 +403,133 @@ static int speak_agree(int rc, const ck_error *err)
     return 0;
 }
 
-/* `ckbatch-mpi speak ...`: rank r speaks shard r/N of the input (ck_model_speak_file, shard
- * r of N), then rank 0 joins the shards into the single run's files (docs/distributed.md). */
+/* This rank's value v and the sum of v over the ranks before it (0 on rank 0) and over all. */
+static void prefix_sum(unsigned long long v, unsigned long long *before, unsigned long long *total)
+{
+    *before = 0;
+    MPI_Exscan(&v, before, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (me.rank == 0) { /* MPI_Exscan leaves rank 0's receive buffer undefined */
+        *before = 0;
+    }
+    MPI_Allreduce(&v, total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+}
+
+/* 0 when every rank's header SHA-256 is rank 0's; else each differing rank says so: 1. */
+static int same_header_as_rank0(const ck_speak_rank *job)
+{
+    char sha[65], sha0[65];
+    snprintf(sha, sizeof sha, "%s", ck_speak_rank_header_sha256(job));
+    memcpy(sha0, sha, sizeof sha);
+    MPI_Bcast(sha0, sizeof sha0, MPI_CHAR, 0, MPI_COMM_WORLD);
+    int differs = strcmp(sha, sha0) != 0;
+    if (differs) {
+        say("error: WAV header and settings sha256 %.16s... differ from rank 0's (%.16s...): "
+            "every rank must run the same binary over the same input and options", sha, sha0);
+    }
+    return any_rank(differs);
+}
+
+/* Steps 3-4 of the in-place .wav (include/ckbatch.h, ck_speak_rank_*): place the rank's samples
+ * and records, rank 0 creates the files, every rank opens them. Returns 0 or the exit code. */
+static int speak_place(ck_speak_rank *job, ck_model *model, ck_speak_rank_info *info)
+{
+    unsigned long long before = 0, total = 0, rec_before = 0, rec_total = 0;
+    ck_error err = {0};
+    prefix_sum(info->samples, &before, &total);
+    int rc = ck_speak_rank_layout(job, model, before, total, info, &err);
+    int code = speak_agree(rc, &err);
+    if (code != 0 || same_header_as_rank0(job)) {
+        return code != 0 ? code : EXIT_INPUT;
+    }
+    prefix_sum(info->record_bytes, &rec_before, &rec_total);
+    rc = me.rank == 0 ? ck_speak_rank_create(job, rec_total, &err) : CK_OK;
+    if (from_rank0(rc != CK_OK)) {
+        if (me.rank == 0) {
+            say("error: %s", err.message);
+        }
+        return EXIT_INPUT;
+    }
+    rc = ck_speak_rank_open(job, rec_before, &err);
+    return speak_agree(rc, &err);
+}
+
+/* `ckbatch-mpi speak -o OUT.wav`: every rank plans its range by the token side, the ranks place
+ * the lines, each speaks its own into the one file, rank 0 publishes (docs/distributed.md §1c).
+ * Returns 0 or the exit code (1 on any failure: nothing published, the partial files removed). */
+static int speak_in_place(const ck_model_params *mp, ck_speak_params *sp, ck_speak_rank_info *info)
+{
+    ck_error err = {0};
+    ck_speak_rank *job = NULL;
+    ck_model *model = NULL;
+    int rc = ck_speak_rank_plan(mp, sp, (size_t)me.rank, (size_t)me.size, &job, info, &err);
+    int code = speak_agree(rc, &err);
+    if (code == 0) {
+        rc = ck_model_load(&model, mp, &err);
+        code = speak_agree(rc, &err);
+    }
+    code = code == 0 ? speak_place(job, model, info) : code;
+    if (code == 0) {
+        rc = ck_speak_rank_speak(job, model, info, &err);
+        wait_for_all(); /* without spinning, then the agreement: no one is still writing */
+        code = speak_agree(rc, &err);
+    }
+    if (code == 0) {
+        rc = me.rank == 0 ? ck_speak_rank_finish(job, &err) : CK_OK;
+        if (from_rank0(rc != CK_OK)) {
+            if (me.rank == 0) {
+                say("error: %s", err.message);
+            }
+            code = EXIT_INPUT;
+        }
+    }
+    if (code != 0 && me.rank == 0) {
+        ck_speak_rank_discard(job);
+    }
+    ck_model_free(model);
+    ck_speak_rank_free(job);
+    return code;
+}
+
+/* A directory OUT: rank r speaks shard r/N of the input (ck_model_speak_file) into the directory,
+ * then rank 0 joins the records files. Returns 0 or the exit code. */
+static int speak_dir(const ck_model_params *mp, ck_speak_params *sp, ck_speak_rank_info *info)
+{
+    ck_error err = {0};
+    ck_model *model = NULL;
+    ck_speak_summary sum;
+    memset(&sum, 0, sizeof sum);
+    sp->shard_index = (size_t)me.rank;
+    sp->shard_count = (size_t)me.size;
+    int rc = ck_model_load(&model, mp, &err);
+    rc = rc == CK_OK ? ck_model_speak_file(model, sp, &sum, &err) : rc;
+    ck_model_free(model);
+    wait_for_all(); /* a rank done early sleeps here, not in speak_agree's MPI_Allreduce */
+    int code = speak_agree(rc, &err);
+    code = speak_join_dir(sp, code != 0) != 0 && code == 0 ? EXIT_INPUT : code;
+    info->lines_spoken = sum.lines;
+    info->samples = sum.samples;
+    info->lines_failed = sum.lines_failed;
+    return code;
+}
+
+/* `ckbatch-mpi speak ...`: a .wav OUT written in place by the ranks (speak_in_place), a directory
+ * by shards whose records rank 0 joins (speak_dir). */
 static int run_speak(int argc, char **argv)
 {
     static ck_model_params mp;
     static ck_speak_params sp;
     int quiet = 0, saved = mute_others();
     int code = ck_speak_parse(argc, argv, &mp, &sp, &quiet);
+    size_t n = code == 0 ? strlen(sp.output) : 0;
+    int one_file = n >= 4 && strcmp(sp.output + n - 4, ".wav") == 0;
     if (code == 0 && sp.shard_count > 0) {
         code = ck_cli_usage_error("%s", "speak --shard: the ranks of ckbatch-mpi are the shards "
                                   "(use ckbatch speak --shard without MPI)");
+    }
+    if (code == 0 && one_file && sp.resume) {
+        code = ck_cli_usage_error("%s", "speak --resume: ckbatch-mpi writes a .wav OUT in place "
+                                  "and cannot resume it (run the job again without --resume; a "
+                                  "directory OUT resumes)");
     }
     unmute_others(saved);
     if (code != 0) {
@@ -436,22 +537,12 @@ static int run_speak(int argc, char **argv)
     }
     me.quiet = quiet;
     mp.log = sp.lines.log = log_rank;
-    sp.shard_index = (size_t)me.rank;
-    sp.shard_count = (size_t)me.size;
     double t0 = now();
-    ck_error err = {0};
-    ck_model *model = NULL;
-    ck_speak_summary sum;
-    memset(&sum, 0, sizeof sum);
-    int rc = ck_model_load(&model, &mp, &err);
-    rc = rc == CK_OK ? ck_model_speak_file(model, &sp, &sum, &err) : rc;
-    ck_model_free(model);
-    code = speak_agree(rc, &err);
-    if (code == 0) {
-        wait_for_all();
-    }
-    code = speak_join(&sp, code != 0) != 0 && code == 0 ? EXIT_INPUT : code;
-    unsigned long long own[3] = {sum.lines, sum.samples, sum.lines_failed}, all[3] = {0};
+    ck_speak_rank_info info;
+    memset(&info, 0, sizeof info);
+    code = one_file ? speak_in_place(&mp, &sp, &info) : speak_dir(&mp, &sp, &info);
+    unsigned long long own[3] = {info.lines_spoken, info.samples, info.lines_failed};
+    unsigned long long all[3] = {0};
     MPI_Allreduce(own, all, 3, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
     if (code == 0 && me.rank == 0 && !quiet) {
         fprintf(stderr, "ckbatch: %d ranks: speak: %llu lines, %.2f s of audio, %llu bad lines "

@@ -275,6 +275,84 @@ int ck_wav_resume(ck_wav **out, const char *path, const char *partial, ck_wav_fo
     return CK_OK;
 }
 
+/* Converts samples[m] to format's little-endian bytes in out[m x block]; returns the clipped count
+ * (s16). The samples must be finite. */
+static uint64_t encode_samples(ck_wav_format format, const float *samples, size_t m,
+                               unsigned char *out)
+{
+    uint64_t clip = 0;
+    for (size_t i = 0; i < m; i++) {
+        if (format == CK_WAV_S16) {
+            int c;
+            put_u16(out + 2 * i, (uint16_t)ck_wav_s16(samples[i], &c));
+            clip += (uint64_t)c;
+        } else {
+            uint32_t bits;
+            memcpy(&bits, &samples[i], sizeof bits);
+            put_u32(out + 4 * i, bits);
+        }
+    }
+    return clip;
+}
+
+/* CK_E_NONFINITE naming the first sample of samples[n] that is NaN or Inf, else CK_OK. */
+static int check_finite(const char *path, const float *samples, size_t n, ck_error *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(samples[i])) {
+            return ck_fail(err, CK_E_NONFINITE, "%s: WAV: sample %zu of this append is %s", path,
+                           i, isnan(samples[i]) ? "NaN" : "Inf");
+        }
+    }
+    return CK_OK;
+}
+
+int ck_wav_encode(ck_wav_format format, const float *samples, size_t n, unsigned char *out,
+                  uint64_t *clipped, ck_error *err)
+{
+    if ((format != CK_WAV_S16 && format != CK_WAV_F32) || ((samples == NULL || out == NULL) && n > 0)
+        || clipped == NULL) {
+        return ck_fail(err, CK_E_ARG, "WAV: encode: a format that is neither s16 nor f32, or null "
+                       "samples, out or clipped");
+    }
+    int rc = check_finite("WAV", samples, n, err);
+    *clipped = rc == CK_OK ? encode_samples(format, samples, n, out) : 0;
+    return rc;
+}
+
+int ck_wav_header(ck_wav_format format, uint32_t rate, const ck_wav_info *info, size_t n_info,
+                  uint64_t frames, unsigned char **out, size_t *bytes, ck_error *err)
+{
+    if (out == NULL || bytes == NULL) {
+        return ck_fail(err, CK_E_ARG, "WAV: header: null out or bytes");
+    }
+    *out = NULL;
+    *bytes = 0;
+    ck_wav *w = NULL;
+    unsigned char *h = NULL;
+    int rc = wav_new("WAV", format, rate, info, n_info, &w, &h, err);
+    if (rc != CK_OK) {
+        return rc;
+    }
+    uint64_t limit = (uint64_t)UINT32_MAX - (w->header_bytes - 8); /* RIFF's size field */
+    if (frames > limit / w->block) {
+        free(w);
+        free(h);
+        return ck_fail(err, CK_E_SIZE, "WAV: %llu frames pass RIFF's 4 GiB",
+                       (unsigned long long)frames);
+    }
+    uint64_t data = frames * w->block; /* the sizes ck_wav_close patches */
+    put_u32(h + 4, (uint32_t)(w->header_bytes - 8 + data));
+    if (w->fact_at != 0) {
+        put_u32(h + w->fact_at, (uint32_t)frames);
+    }
+    put_u32(h + w->data_size_at, (uint32_t)data);
+    *out = h;
+    *bytes = (size_t)w->header_bytes;
+    free(w);
+    return CK_OK;
+}
+
 int ck_wav_append(ck_wav *w, const float *samples, size_t n, uint64_t *clipped, ck_error *err)
 {
     unsigned char buf[BLOCK_SAMPLES * 4];
@@ -291,25 +369,13 @@ int ck_wav_append(ck_wav *w, const float *samples, size_t n, uint64_t *clipped, 
         return ck_fail(err, CK_E_SIZE, "%s: WAV: %llu + %zu frames pass RIFF's 4 GiB", w->file.path,
                        (unsigned long long)w->frames, n);
     }
-    for (size_t i = 0; i < n; i++) {
-        if (!isfinite(samples[i])) {
-            return ck_fail(err, CK_E_NONFINITE, "%s: WAV: sample %zu of this append is %s",
-                           w->file.path, i, isnan(samples[i]) ? "NaN" : "Inf");
-        }
+    int rc = check_finite(w->file.path, samples, n, err);
+    if (rc != CK_OK) {
+        return rc;
     }
     for (size_t at = 0; at < n; at += BLOCK_SAMPLES) {
         size_t m = n - at < BLOCK_SAMPLES ? n - at : BLOCK_SAMPLES;
-        for (size_t i = 0; i < m; i++) {
-            if (w->format == CK_WAV_S16) {
-                int c;
-                put_u16(buf + 2 * i, (uint16_t)ck_wav_s16(samples[at + i], &c));
-                clip += (uint64_t)c;
-            } else {
-                uint32_t bits;
-                memcpy(&bits, &samples[at + i], sizeof bits);
-                put_u32(buf + 4 * i, bits);
-            }
-        }
+        clip += encode_samples(w->format, samples + at, m, buf);
         if (fwrite(buf, w->block, m, w->file.f) != m) {
             w->failed = CK_E_IO;
             return ck_file_io_failed(w->file.tmp, "writing WAV samples", err);

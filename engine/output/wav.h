@@ -80,6 +80,19 @@ int ck_wav_resume(ck_wav **out, const char *path, const char *partial, ck_wav_fo
  * after CK_E_IO it only accepts ck_wav_abort, or a close that fails and removes the temporary file. */
 int ck_wav_append(ck_wav *w, const float *samples, size_t n, uint64_t *clipped, ck_error *err);
 
+/* The header of a finished file of `frames` frames (the bytes ck_wav_close leaves before the
+ * samples: RIFF, fact and data sizes set) into *out (malloc'd, *bytes long), for a writer that puts
+ * the samples in place itself (ckbatch-mpi speak). Errors: as ck_wav_open's checks (CK_E_ARG,
+ * CK_E_SIZE), CK_E_SIZE (frames past RIFF's 4 GiB), CK_E_MEMORY; *out NULL on error. */
+int ck_wav_header(ck_wav_format format, uint32_t rate, const ck_wav_info *info, size_t n_info,
+                  uint64_t frames, unsigned char **out, size_t *bytes, ck_error *err);
+
+/* samples[n] as ck_wav_append writes them into out[n x block] (2 bytes s16, 4 f32); *clipped gets
+ * the clipped count. Errors: CK_E_ARG (a format that is neither, null samples or out with n > 0,
+ * null clipped), CK_E_NONFINITE (a NaN or Inf sample, named; out then unspecified). */
+int ck_wav_encode(ck_wav_format format, const float *samples, size_t n, unsigned char *out,
+                  uint64_t *clipped, ck_error *err);
+
 /* Frames (samples) appended so far and clipped samples so far; 0 for NULL. */
 uint64_t ck_wav_frames(const ck_wav *w);
 uint64_t ck_wav_clipped(const ck_wav *w);

@@ -6,8 +6,9 @@
  * completes it identically; so does a rank killed with SIGKILL, and a resume with another number
  * of ranks is refused naming "ranks"; threads follow each rank's CPUs; a rank done early waits
  * without spinning. Phoneme lines through the tiny circuit (fast). `ckbatch-mpi speak` writes
- * the single `ckbatch speak` run's .wav and directory (synthetic weights, four short lines), and
- * its bad lines as `ckbatch speak` does. */
+ * the single `ckbatch speak` run's .wav in place (2 and 3 ranks, s16 and f32) and its directory
+ * (synthetic weights, four short lines), and its bad lines as `ckbatch speak`
+ * does. */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include <dirent.h>
 #include <sched.h>
@@ -382,17 +383,36 @@ static int no_shards(const char *dir, const char *name)
     return system(cmd) != 0;
 }
 
-/* speak under mpirun: ranks speak their shards, rank 0 joins them; the .wav, its sidecar, the
- * directory's WAVs and timestamps.jsonl are the single run's bytes and no shard file is left. */
+/* One .wav OUT and its sidecar equal to the single run's (cmp), with no partial or shard left. */
+static void check_same_wav(const char *single, const char *ranks)
+{
+    char a[256], b[256];
+    snprintf(a, sizeof a, "%s.jsonl", single);
+    snprintf(b, sizeof b, "%s.jsonl", ranks);
+    CU_ASSERT_TRUE(ck_cli_same_bytes(ck_cli_tmp(single), ck_cli_tmp(ranks)));
+    CU_ASSERT_TRUE(ck_cli_same_bytes(ck_cli_tmp(a), ck_cli_tmp(b)));
+    CU_ASSERT_TRUE(no_shards("", ranks));
+    CU_ASSERT_TRUE(no_partials(ranks));
+    CU_ASSERT_TRUE(no_partials(b));
+}
+
+/* speak under mpirun, .wav OUT in place: 2 and 3 ranks (s16), 3 (f32) write the single run's WAV
+ * and sidecar bytes, and nothing else is left; the directory OUT (shards whose records rank 0
+ * joins) with 3 ranks too. (A line of two chunks, over 510 phonemes, was checked by hand at 2
+ * ranks, s16 and f32: its 20 s of audio would take most of a minute here.) */
 static void test_speak_ranks_write_the_single_runs_bytes(void)
 {
     ck_cli_write_file(ck_cli_tmp("sp.txt"), "\xc3\xb0\xc9\x99 k\xcb\x88\xc3\xa6t\n\n"
                       "h\xc9\x99l\xcb\x88O\nl\xcb\x88\xc3\xa6st\n");
     CU_ASSERT_EQUAL_FATAL(run_speak(0, "sp.txt", "sp1.wav"), 0);
     CU_ASSERT_EQUAL(run_speak(2, "sp.txt", "sp2.wav"), 0);
-    CU_ASSERT_TRUE(ck_cli_same_bytes(ck_cli_tmp("sp1.wav"), ck_cli_tmp("sp2.wav")));
-    CU_ASSERT_TRUE(ck_cli_same_bytes(ck_cli_tmp("sp1.wav.jsonl"), ck_cli_tmp("sp2.wav.jsonl")));
-    CU_ASSERT_TRUE(no_shards("", "sp2.wav"));
+    check_same_wav("sp1.wav", "sp2.wav");
+    CU_ASSERT_EQUAL(run_speak(3, "sp.txt", "sp3.wav"), 0);
+    check_same_wav("sp1.wav", "sp3.wav");
+    CU_ASSERT_EQUAL_FATAL(run_speak_with(0, "-f phonemes --sample-format f32", "sp.txt",
+                                         "sf1.wav"), 0);
+    CU_ASSERT_EQUAL(run_speak_with(3, "-f phonemes --sample-format f32", "sp.txt", "sf3.wav"), 0);
+    check_same_wav("sf1.wav", "sf3.wav");
     CU_ASSERT_EQUAL_FATAL(run_speak(0, "sp.txt", "spd1"), 0);
     CU_ASSERT_EQUAL(run_speak(3, "sp.txt", "spd3"), 0);
     static const char *const files[] = {"000000.wav", "000002.wav", "000003.wav",
@@ -405,6 +425,17 @@ static void test_speak_ranks_write_the_single_runs_bytes(void)
     }
     CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("spd3/000001.wav")));
     CU_ASSERT_TRUE(no_shards("spd3", "timestamps.jsonl"));
+}
+
+/* A .wav OUT is written in place and cannot be resumed: --resume is a usage error (exit 2),
+ * printed once, nothing written. */
+static void test_speak_wav_resume_refused(void)
+{
+    ck_cli_write_file(ck_cli_tmp("rs.txt"), "l\xcb\x88\xc3\xa6st\n");
+    CU_ASSERT_EQUAL(run_speak_with(2, "-f phonemes --resume", "rs.txt", "rs.wav"), 2);
+    CU_ASSERT_EQUAL(ck_cli_stderr_lines_with("cannot resume it"), 1);
+    CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("rs.wav")));
+    CU_ASSERT_TRUE(no_partials("rs.wav"));
 }
 
 /* speak, a bad id on line 2 of 7 (rank 0's) and line 6 (rank 1's): under stop the job prints the
@@ -423,17 +454,18 @@ static void test_speak_bad_lines(void)
     CU_ASSERT_EQUAL(ck_cli_stderr_lines_with("9999"), 1);
     CU_ASSERT_FALSE(ck_cli_exists(ck_cli_tmp("i2.wav")));
     CU_ASSERT_TRUE(no_shards("", "i2.wav"));
+    CU_ASSERT_TRUE(no_partials("i2.wav"));
     CU_ASSERT_EQUAL(run_speak_with(0, "-f ids --on-error skip", "ids.txt", "k1.wav"), 4);
     CU_ASSERT_EQUAL(run_speak_with(2, "-f ids --on-error skip", "ids.txt", "k2.wav"), 4);
-    CU_ASSERT_TRUE(ck_cli_same_bytes(ck_cli_tmp("k1.wav"), ck_cli_tmp("k2.wav")));
-    CU_ASSERT_TRUE(ck_cli_same_bytes(ck_cli_tmp("k1.wav.jsonl"), ck_cli_tmp("k2.wav.jsonl")));
+    check_same_wav("k1.wav", "k2.wav");
 }
 
 int main(void)
 {
     static const ck_test_case cases[] = {
-        {"speak: 2 ranks write the single run's .wav, 3 its directory",
+        {"speak: 2 and 3 ranks write the single run's .wav in place (s16, f32), 3 its directory",
          test_speak_ranks_write_the_single_runs_bytes},
+        {"speak: --resume of a .wav refused (exit 2)", test_speak_wav_resume_refused},
         {"speak: a bad line printed once (stop), the single run's bytes (skip)",
          test_speak_bad_lines},
         {"ranks write the single run's bytes (np 1..4, -t 1 and 2)",
