@@ -344,12 +344,14 @@ static int ada_layer_norm_seqs(void *ctx, size_t first, size_t count, int worker
  * sequences than workers still fills them. A multiple of CK_INSTANCE_BLOCK. */
 #define ADAIN_CHANNEL_BLOCK 32
 
-/* The AdaIN steps' work (adain_instance_norm, adain_snake): share j of the W shares of a sequence
- * is its channel blocks [j B / W, (j + 1) B / W) (B blocks of ADAIN_CHANNEL_BLOCK channels), and
- * worker w takes share (w + q) % W of every sequence q: each worker gets an equal part of every
- * sequence whatever the batch's lengths (the shares rotate, so with fewer blocks than workers the
- * busy workers differ from sequence to sequence), and computes gamma | beta = fc(style[q]) (its
- * linear, one row, into its scratch [2C]) once per sequence it has a share of. */
+/* The AdaIN steps' work (adain_instance_norm, adain_snake): worker w of W owns the rows
+ * [w T / W, (w + 1) T / W) of the batch, as the row-split steps before it wrote them. A sequence
+ * inside one worker's rows is that worker's, every channel; a sequence across the boundary of
+ * several is split between them by channel blocks (B blocks of ADAIN_CHANNEL_BLOCK channels), in
+ * proportion to the rows each owns: worker w gets blocks [B (a - o) / len, B (z - o) / len) of
+ * sequence rows [o, o + len), [a, z) its part of them. So each worker gets about T / W rows' worth
+ * whatever the lengths, mostly rows it wrote itself (in its cache), and computes gamma | beta =
+ * fc(style[q]) (its linear, one row, into its scratch [2C]) once per sequence it has a part of. */
 typedef struct {
     step_ctx step;
     int snake; /* 1: ck_adain_snake_f32 (w[2] alpha), 0: ck_adain_instance_norm_f32 */
@@ -368,9 +370,15 @@ static int adain_shares(void *ctx, size_t first, size_t count, int worker)
     float *y = at(b, s->out);
     int rc = CK_OK;
     for (size_t w = first; w < first + count; w++) {
+        const size_t r0 = w * t / w_n, r1 = (w + 1) * t / w_n;
         for (size_t q = 0; rc == CK_OK && q < b->n_seqs; q++) {
-            const size_t j = (w + q) % w_n, lo = j * blocks / w_n, hi = (j + 1) * blocks / w_n;
-            const size_t one[2] = {b->offsets[q], b->offsets[q + 1]};
+            const size_t o = b->offsets[q], len = b->offsets[q + 1] - o;
+            const size_t from = r0 > o ? r0 : o, to = r1 < o + len ? r1 : o + len;
+            const size_t one[2] = {o, o + len};
+            if (from >= to) {
+                continue;
+            }
+            const size_t lo = blocks * (from - o) / len, hi = blocks * (to - o) / len;
             if (lo == hi) {
                 continue;
             }
@@ -650,9 +658,10 @@ size_t ck_step_rows_slice(size_t tokens, int threads)
     if (threads <= 1 || blocks == 0) {
         return tile;
     }
-    /* about two slices per worker, so a worker the machine slows down still hands one over */
-    size_t slices = 2 * (size_t)threads, chunk = (blocks + slices - 1) / slices;
-    return chunk < 1 ? 1 : chunk > tile ? tile : chunk;
+    /* one slice per worker when the rows are few: the even split (a worker the machine holds up
+     * leaves its slice to the others, who take it when they are done) */
+    size_t chunk = (blocks + (size_t)threads - 1) / (size_t)threads;
+    return chunk > tile ? tile : chunk;
 }
 
 int ck_step_rows(const ck_step_batch *b, const ck_step_row_item *items, size_t n,

@@ -166,10 +166,10 @@ int ck_step_upsample_nearest2_rows(const ck_step_batch *b, const ck_step_args *s
 int ck_step_conv_transpose1d_depthwise_k3s2(const ck_step_batch *b, const ck_step_args *s);
 /* AdaIN1d (ck_adain_instance_norm_f32) with gamma | beta = fc(style[s]) per sequence, the fc its
  * linear (linear_in_cols = D) on one row into the worker's scratch [2C]; statistics over each
- * sequence's own rows, per channel. Every worker takes an equal share of the blocks of 32
- * channels of every sequence (the same bits as whole sequences, whatever the lengths) and runs the
- * fc once per sequence it has a share of. CK_E_ARG when the batch's style is missing or not D
- * wide. */
+ * sequence's own rows, per channel. Worker w takes the sequences in its T / W rows of the batch
+ * whole and a sequence across workers' rows in blocks of 32 channels in proportion to them (the
+ * same bits as whole sequences: statistics are per channel), running the fc once per sequence it
+ * has a part of. CK_E_ARG when the batch's style is missing or not D wide. */
 int ck_step_adain_instance_norm(const ck_step_batch *b, const ck_step_args *s);
 /* (in[0] + in[1]) * scale (ck_add_scaled_f32), rows over the workers. */
 int ck_step_add_scaled(const ck_step_batch *b, const ck_step_args *s);
@@ -221,8 +221,8 @@ typedef struct {
 
 /* Blocks of CK_LINEAR_ROW_BLOCK rows per slice of a row-local run over `tokens` rows with `threads`
  * workers: a whole CK_LINEAR_TILE_ROWS tile (16 blocks) at 1 thread or when the rows give every
- * worker two such slices, else fewer (at least 1), so that a batch of fewer rows than
- * threads x 2 tiles (the speech circuit's token side: a few hundred rows) is still shared by every
+ * worker such a slice, else the blocks / threads rounded up (at least 1), so that a batch of fewer
+ * rows than threads tiles (the speech circuit's token side: a few hundred rows) is shared by every
  * worker instead of running whole on one. Rows' bits do not depend on it (linear.h). */
 size_t ck_step_rows_slice(size_t tokens, int threads);
 

@@ -167,17 +167,17 @@ static void test_arenas_aligned(void)
 }
 
 /* Row-local runs: a whole 256-row tile (16 blocks of 16 rows) per slice at 1 thread or on many rows,
- * else about two slices per worker, so a few hundred rows (the speech token side) are shared. */
+ * else one slice per worker, so a few hundred rows (the speech token side) are shared. */
 static void test_row_run_slices(void)
 {
     CU_ASSERT_EQUAL(ck_step_rows_slice(200, 1), 16);  /* 13 blocks, one worker: one tile */
-    CU_ASSERT_EQUAL(ck_step_rows_slice(200, 2), 4);   /* 13 blocks: slices 4, 4, 4, 1 */
-    CU_ASSERT_EQUAL(ck_step_rows_slice(256, 2), 4);   /* was one 16-block slice: one worker */
+    CU_ASSERT_EQUAL(ck_step_rows_slice(200, 2), 7);   /* 13 blocks: slices 7, 6 */
+    CU_ASSERT_EQUAL(ck_step_rows_slice(256, 2), 8);   /* was one 16-block slice: one worker */
     CU_ASSERT_EQUAL(ck_step_rows_slice(4096, 2), 16); /* 256 blocks: whole tiles, 16 slices */
-    CU_ASSERT_EQUAL(ck_step_rows_slice(1024, 2), 16); /* 64 blocks: exactly 4 tiles */
-    CU_ASSERT_EQUAL(ck_step_rows_slice(1000, 2), 16); /* 63 blocks: 16 caps ceil(63 / 4) */
-    CU_ASSERT_EQUAL(ck_step_rows_slice(600, 2), 10);  /* 38 blocks: ceil(38 / 4) */
-    CU_ASSERT_EQUAL(ck_step_rows_slice(16, 8), 1);    /* fewer blocks than slices: 1 */
+    CU_ASSERT_EQUAL(ck_step_rows_slice(512, 2), 16);  /* 32 blocks: one tile each */
+    CU_ASSERT_EQUAL(ck_step_rows_slice(500, 2), 16);  /* 32 blocks, the last part padding */
+    CU_ASSERT_EQUAL(ck_step_rows_slice(600, 3), 13);  /* 38 blocks: ceil(38 / 3) */
+    CU_ASSERT_EQUAL(ck_step_rows_slice(16, 8), 1);    /* fewer blocks than workers: 1 */
     CU_ASSERT_EQUAL(ck_step_rows_slice(0, 2), 16);
     CU_ASSERT_EQUAL(ck_step_rows_slice(17, 0), 16);   /* threads < 1: as one */
 }
