@@ -187,8 +187,9 @@ int ck_step_downsample2_rows(const ck_step_batch *b, const ck_step_args *s);
  * stride; the emitter checks this against the plan) runs as one ck_step_rows: the workers take
  * contiguous blocks of CK_LINEAR_ROW_BLOCK rows as a linear step would, and each carries its
  * rows through every step of the run, at most CK_LINEAR_TILE_ROWS rows at a time
- * (ck_step_rows_slice), before the next chunk. Each row meets the same kernels in the same order as step by step, so its bits are the
- * same; what goes is a barrier per step and a pass over [T, cols] through memory per step. */
+ * (ck_step_rows_slice), before the next chunk. Each row meets the same kernels in the same order
+ * as step by step, so its bits are the same; what goes is a barrier per step and a pass over
+ * [T, cols] through memory per step. */
 
 /* Step s over token rows [row, row + rows) on `worker`: row and rows are multiples of
  * CK_LINEAR_ROW_BLOCK and end at most at the last block's end; rows past T are a linear's
@@ -226,9 +227,10 @@ typedef struct {
  * worker instead of running whole on one. Rows' bits do not depend on it (linear.h). */
 size_t ck_step_rows_slice(size_t tokens, int threads);
 
-/* Runs items[0..n) as one row-local run (above), in slices of ck_step_rows_slice blocks. seconds[item.timer] gains worker 0's time in
- * each item (NULL: not timed). Returns 0 or the lowest failing worker's first CK_E_* code (that
- * worker stops at it). Errors: CK_E_ARG (items NULL with n > 0, an item without rows or args). */
+/* Runs items[0..n) as one row-local run (above), in slices of ck_step_rows_slice blocks.
+ * seconds[item.timer] gains worker 0's time in each item (NULL: not timed). Returns 0 or the
+ * lowest failing worker's first CK_E_* code (that worker stops at it). Errors: CK_E_ARG (items
+ * NULL with n > 0, an item without rows or args). */
 int ck_step_rows(const ck_step_batch *b, const ck_step_row_item *items, size_t n,
                  double *seconds);
 

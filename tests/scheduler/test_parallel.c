@@ -166,8 +166,8 @@ static void test_arenas_aligned(void)
     CU_ASSERT_EQUAL(ck_arenas_init(&a, SIZE_MAX, 64, 1), CK_E_SIZE);
 }
 
-/* Row-local runs: a whole 256-row tile (16 blocks of 16 rows) per slice at 1 thread or on many rows,
- * else one slice per worker, so a few hundred rows (the speech token side) are shared. */
+/* Row-local runs: a whole 256-row tile (16 blocks of 16 rows) per slice at 1 thread or on many
+ * rows, else one slice per worker, so a few hundred rows (the speech token side) are shared. */
 static void test_row_run_slices(void)
 {
     CU_ASSERT_EQUAL(ck_step_rows_slice(200, 1), 16);  /* 13 blocks, one worker: one tile */
