@@ -339,34 +339,80 @@ static int ada_layer_norm_seqs(void *ctx, size_t first, size_t count, int worker
     return rc;
 }
 
-/* Sequence q's frames: gamma | beta = fc(style[q]) (its linear, one row, into the worker's scratch
- * [2C]), then ck_adain_instance_norm_f32 over the sequence's rows alone. */
-static int adain_seqs(void *ctx, size_t first, size_t count, int worker)
+/* Channels per block of the AdaIN steps (adain_instance_norm, adain_snake): a sequence's
+ * statistics are per channel, so blocks give the same bits as whole sequences and a batch of fewer
+ * sequences than workers still fills them. A multiple of CK_INSTANCE_BLOCK. */
+#define ADAIN_CHANNEL_BLOCK 32
+
+/* The AdaIN steps' work (adain_instance_norm, adain_snake): worker w of W owns the rows
+ * [w T / W, (w + 1) T / W) of the batch, as the row-split steps before it wrote them. A sequence
+ * inside one worker's rows is that worker's, every channel; a sequence across the boundary of
+ * several is split between them by channel blocks (B blocks of ADAIN_CHANNEL_BLOCK channels), in
+ * proportion to the rows each owns: worker w gets blocks [B (a - o) / len, B (z - o) / len) of
+ * sequence rows [o, o + len), [a, z) its part of them. So each worker gets about T / W rows' worth
+ * whatever the lengths, mostly rows it wrote itself (in its cache), and computes gamma | beta =
+ * fc(style[q]) (its linear, one row, into its scratch [2C]) once per sequence it has a part of. */
+typedef struct {
+    step_ctx step;
+    int snake; /* 1: ck_adain_snake_f32 (w[2] alpha), 0: ck_adain_instance_norm_f32 */
+    size_t shares; /* W */
+} adain_ctx;
+
+static int adain_shares(void *ctx, size_t first, size_t count, int worker)
 {
-    const step_ctx *c = ctx;
-    const ck_step_args *s = c->s;
-    const ck_step_batch *b = c->b;
+    const adain_ctx *a = ctx;
+    const ck_step_args *s = a->step.s;
+    const ck_step_batch *b = a->step.b;
     float *gb = b->scratch[worker].base;
-    size_t ch = s->cols, t = b->tokens, d = s->linear_in_cols;
+    const size_t ch = s->cols, t = b->tokens, d = s->linear_in_cols, w_n = a->shares;
+    const size_t blocks = (ch + ADAIN_CHANNEL_BLOCK - 1) / ADAIN_CHANNEL_BLOCK;
+    const float *x = at(b, s->in[0]);
+    float *y = at(b, s->out);
     int rc = CK_OK;
-    for (size_t q = first; rc == CK_OK && q < first + count; q++) {
-        const size_t one[2] = {b->offsets[q], b->offsets[q + 1]};
-        rc = ck_linear_forward_f32(s->linear, worker, b->style + q * b->style_cols + s->style_offset,
-                                   d, d, gb, 2 * ch, 2 * ch, 1);
-        rc = rc ? rc : ck_adain_instance_norm_f32((const float *)at(b, s->in[0]), t * ch, ch, gb,
-                                                  ch, gb + ch, ch, (float *)at(b, s->out), t * ch,
-                                                  ch, one, 1, 0, 1, ch, s->eps);
+    for (size_t w = first; w < first + count; w++) {
+        const size_t r0 = w * t / w_n, r1 = (w + 1) * t / w_n;
+        for (size_t q = 0; rc == CK_OK && q < b->n_seqs; q++) {
+            const size_t o = b->offsets[q], len = b->offsets[q + 1] - o;
+            const size_t from = r0 > o ? r0 : o, to = r1 < o + len ? r1 : o + len;
+            const size_t one[2] = {o, o + len};
+            if (from >= to) {
+                continue;
+            }
+            const size_t lo = blocks * (from - o) / len, hi = blocks * (to - o) / len;
+            if (lo == hi) {
+                continue;
+            }
+            rc = ck_linear_forward_f32(s->linear, worker,
+                                       b->style + q * b->style_cols + s->style_offset, d, d, gb,
+                                       2 * ch, 2 * ch, 1);
+            for (size_t k = lo; rc == CK_OK && k < hi; k++) {
+                const size_t c0 = k * ADAIN_CHANNEL_BLOCK;
+                const size_t n = ch - c0 < ADAIN_CHANNEL_BLOCK ? ch - c0 : ADAIN_CHANNEL_BLOCK;
+                rc = a->snake ? ck_adain_snake_f32(x + c0, t * ch - c0, ch, gb + c0, n,
+                                                   gb + ch + c0, n, s->w[2] + c0, n, y + c0,
+                                                   t * ch - c0, ch, one, 1, 0, 1, n, s->eps)
+                              : ck_adain_instance_norm_f32(x + c0, t * ch - c0, ch, gb + c0, n,
+                                                           gb + ch + c0, n, y + c0, t * ch - c0,
+                                                           ch, one, 1, 0, 1, n, s->eps);
+            }
+        }
     }
     return rc;
 }
 
-int ck_step_adain_instance_norm(const ck_step_batch *b, const ck_step_args *s)
+static int adain_run(const ck_step_batch *b, const ck_step_args *s, int snake)
 {
-    step_ctx ctx = {b, s, 0};
     if (b->style == NULL || b->style_cols < s->style_offset + s->linear_in_cols) {
         return CK_E_ARG;
     }
-    return ck_parallel_for(b->n_seqs, b->threads, adain_seqs, &ctx);
+    size_t shares = b->threads > 1 ? (size_t)b->threads : 1;
+    adain_ctx ctx = {{b, s, 0}, snake, shares};
+    return ck_parallel_for(shares, b->threads, adain_shares, &ctx);
+}
+
+int ck_step_adain_instance_norm(const ck_step_batch *b, const ck_step_args *s)
+{
+    return adain_run(b, s, 0);
 }
 
 /* Sequences [first, first + count) of the token batch: their tokens' rows into their frames, the
@@ -605,6 +651,19 @@ static int run_blocks(void *ctx, size_t first, size_t count, int worker)
     return CK_OK;
 }
 
+size_t ck_step_rows_slice(size_t tokens, int threads)
+{
+    const size_t tile = CK_LINEAR_TILE_ROWS / CK_LINEAR_ROW_BLOCK;
+    size_t blocks = (tokens + CK_LINEAR_ROW_BLOCK - 1) / CK_LINEAR_ROW_BLOCK;
+    if (threads <= 1 || blocks == 0) {
+        return tile;
+    }
+    /* one slice per worker when the rows are few: the even split (a worker the machine holds up
+     * leaves its slice to the others, who take it when they are done) */
+    size_t chunk = (blocks + (size_t)threads - 1) / (size_t)threads;
+    return chunk > tile ? tile : chunk;
+}
+
 int ck_step_rows(const ck_step_batch *b, const ck_step_row_item *items, size_t n,
                  double *seconds)
 {
@@ -618,7 +677,7 @@ int ck_step_rows(const ck_step_batch *b, const ck_step_row_item *items, size_t n
     }
     rows_ctx ctx = {b, items, n, seconds};
     size_t blocks = (b->tokens + CK_LINEAR_ROW_BLOCK - 1) / CK_LINEAR_ROW_BLOCK;
-    return n > 0 ? ck_parallel_for_dynamic(blocks, CK_LINEAR_TILE_ROWS / CK_LINEAR_ROW_BLOCK,
+    return n > 0 ? ck_parallel_for_dynamic(blocks, ck_step_rows_slice(b->tokens, b->threads),
                                            b->threads, run_blocks, &ctx)
                  : CK_OK;
 }
@@ -752,25 +811,30 @@ static size_t seq_of_row(const size_t *o, size_t n, size_t t)
     return lo;
 }
 
-static int noise_seqs(void *ctx, size_t first, size_t count, int worker)
+/* Out rows [first, first + count) (samples of the batch): each sequence's part of them, the fed
+ * rows copied or its counter noise drawn for those samples (a value depends only on its own
+ * (seed, line, chunk, sample, harmonic): any split gives the same bits). */
+static int noise_rows(void *ctx, size_t first, size_t count, int worker)
 {
     const step_ctx *c = ctx;
     const ck_step_batch *b = c->b;
-    const size_t *o = out_offsets_of(b, c->s);
+    const size_t *o = out_offsets_of(b, c->s), end = first + count;
     float *y = at(b, c->s->out);
     int rc = CK_OK;
     (void)worker;
-    for (size_t q = first; rc == CK_OK && q < first + count; q++) {
+    for (size_t q = count ? seq_of_row(o, b->n_seqs, first) : b->n_seqs;
+         rc == CK_OK && q < b->n_seqs && o[q] < end; q++) {
         size_t len = o[q + 1] - o[q];
+        size_t lo = first > o[q] ? first - o[q] : 0, hi = end < o[q + 1] ? end - o[q] : len;
         if (b->noise != NULL) {
-            memcpy(y + o[q] * 9, b->noise + o[q] * 9, len * 9 * sizeof(float));
+            memcpy(y + (o[q] + lo) * 9, b->noise + (o[q] + lo) * 9, (hi - lo) * 9 * sizeof(float));
             continue;
         }
         uint64_t line = b->noise_line != NULL ? b->noise_line[q] : 0;
         rc = line > UINT32_MAX ? CK_E_ARG
                                : ck_noise_normal_f32(b->noise_seed, (uint32_t)line,
                                                      b->noise_chunk != NULL ? b->noise_chunk[q] : 0,
-                                                     y + o[q] * 9, len * 9, 9, 0, len, 9);
+                                                     y + o[q] * 9, len * 9, 9, lo, hi, 9);
     }
     return rc;
 }
@@ -782,7 +846,7 @@ int ck_step_noise_normal(const ck_step_batch *b, const ck_step_args *s)
     if (s->cols != 9 || (b->noise != NULL && b->noise_rows != o[b->n_seqs])) {
         return CK_E_SIZE;
     }
-    return ck_parallel_for(b->n_seqs, b->threads, noise_seqs, &ctx);
+    return ck_parallel_for(o[b->n_seqs], b->threads, noise_rows, &ctx);
 }
 
 static int source_rows(void *ctx, size_t first, size_t count, int worker)
@@ -881,52 +945,9 @@ int ck_step_reflect_pad_left1(const ck_step_batch *b, const ck_step_args *s)
     return ck_parallel_for(b->n_seqs, b->threads, reflect_seqs, &ctx);
 }
 
-/* Channels per adain_snake item: a sequence's statistics are per channel, so (sequence, block of
- * channels) items give the same bits as whole sequences and a short batch still fills the workers. */
-#define ADAIN_SNAKE_BLOCK 32
-
-/* Items [first, first + count) = (sequence i / blocks, channel block i % blocks): gamma | beta =
- * fc(style[q]) (its linear, one row, into the worker's scratch [2C], once per sequence of the
- * range), then ck_adain_snake_f32 on the block's channels of the sequence's rows. */
-static int adain_snake_items(void *ctx, size_t first, size_t count, int worker)
-{
-    const step_ctx *c = ctx;
-    const ck_step_args *s = c->s;
-    const ck_step_batch *b = c->b;
-    float *gb = b->scratch[worker].base;
-    const size_t ch = s->cols, t = b->tokens, d = s->linear_in_cols;
-    const size_t blocks = (ch + ADAIN_SNAKE_BLOCK - 1) / ADAIN_SNAKE_BLOCK;
-    const float *x = at(b, s->in[0]);
-    float *y = at(b, s->out);
-    size_t have = SIZE_MAX; /* the sequence whose gamma | beta the scratch holds */
-    int rc = CK_OK;
-    for (size_t i = first; rc == CK_OK && i < first + count; i++) {
-        const size_t q = i / blocks, c0 = i % blocks * ADAIN_SNAKE_BLOCK;
-        const size_t n = ch - c0 < ADAIN_SNAKE_BLOCK ? ch - c0 : ADAIN_SNAKE_BLOCK;
-        const size_t one[2] = {b->offsets[q], b->offsets[q + 1]};
-        if (q != have) {
-            rc = ck_linear_forward_f32(s->linear, worker,
-                                       b->style + q * b->style_cols + s->style_offset, d, d, gb,
-                                       2 * ch, 2 * ch, 1);
-            have = q;
-        }
-        rc = rc ? rc : ck_adain_snake_f32(x + c0, t * ch - c0, ch, gb + c0, n, gb + ch + c0, n,
-                                          s->w[2] + c0, n, y + c0, t * ch - c0, ch, one, 1, 0, 1,
-                                          n, s->eps);
-    }
-    return rc;
-}
-
 int ck_step_adain_snake(const ck_step_batch *b, const ck_step_args *s)
 {
-    step_ctx ctx = {b, s, 0};
-    if (b->style == NULL || b->style_cols < s->style_offset + s->linear_in_cols) {
-        return CK_E_ARG;
-    }
-    const size_t blocks = (s->cols + ADAIN_SNAKE_BLOCK - 1) / ADAIN_SNAKE_BLOCK;
-    /* interleaved: each worker takes every n-th block of every sequence, so a long sequence is
-     * shared whatever the batch's lengths */
-    return ck_parallel_for_interleaved(b->n_seqs * blocks, b->threads, adain_snake_items, &ctx);
+    return adain_run(b, s, 1);
 }
 
 /* Out rows [first, first + count) in tiles of CK_CONV1D_TILE_ROWS input frames' worth: the GEMM of

@@ -128,7 +128,8 @@ int ck_step_layer_norm(const ck_step_batch *b, const ck_step_args *s);
 /* ---- the generator's steps (b: the batch of the first input's rows; s->out_offsets the out's) ----
  * Source noise [600F, 9] per sequence: the batch's explicit noise rows copied (CK_E_SIZE when
  * noise_rows is not the batch's samples), else ck_noise_normal_f32 keyed by the batch's seed and the
- * sequence's line and chunk. */
+ * sequence's line and chunk; samples split over the workers (a value depends on its own sample,
+ * not on the split). */
 int ck_step_noise_normal(const ck_step_batch *b, const ck_step_args *s);
 /* ck_harmonic_source_f32: in[0] F0 [2F, 1], in[1] noise [600F, 9] (times b->noise_scale), w[0] the
  * l_linear weight [9], w[1] its bias; samples split over the workers (scratch 9 x 2F each). */
@@ -140,9 +141,8 @@ int ck_step_istft20(const ck_step_batch *b, const ck_step_args *s);
 /* ck_reflect_pad_left1_f32: in[0] [R, C] -> out [R + S, C], sequences over the workers. */
 int ck_step_reflect_pad_left1(const ck_step_batch *b, const ck_step_args *s);
 /* AdaIN + Snake (ck_adain_snake_f32) with gamma | beta = fc(style[s]) as adain_instance_norm, w[2]
- * alpha [C], in (sequence, block of 32 channels) items interleaved over the workers (statistics
- * are per channel: the same bits as whole sequences). CK_E_ARG when the batch's style is missing
- * or not wide enough. */
+ * alpha [C], split as adain_instance_norm (statistics are per channel: the same bits as whole
+ * sequences). CK_E_ARG when the batch's style is missing or not wide enough. */
 int ck_step_adain_snake(const ck_step_batch *b, const ck_step_args *s);
 /* Strided ConvTranspose1d: per sequence and tile of output rows, the GEMM of the input rows the tile
  * reads (its linear of the packed Wt [K C, Cin]) into the worker's scratch, then
@@ -166,7 +166,10 @@ int ck_step_upsample_nearest2_rows(const ck_step_batch *b, const ck_step_args *s
 int ck_step_conv_transpose1d_depthwise_k3s2(const ck_step_batch *b, const ck_step_args *s);
 /* AdaIN1d (ck_adain_instance_norm_f32) with gamma | beta = fc(style[s]) per sequence, the fc its
  * linear (linear_in_cols = D) on one row into the worker's scratch [2C]; statistics over each
- * sequence's own rows. CK_E_ARG when the batch's style is missing or not D wide. */
+ * sequence's own rows, per channel. Worker w takes the sequences in its T / W rows of the batch
+ * whole and a sequence across workers' rows in blocks of 32 channels in proportion to them (the
+ * same bits as whole sequences: statistics are per channel), running the fc once per sequence it
+ * has a part of. CK_E_ARG when the batch's style is missing or not D wide. */
 int ck_step_adain_instance_norm(const ck_step_batch *b, const ck_step_args *s);
 /* (in[0] + in[1]) * scale (ck_add_scaled_f32), rows over the workers. */
 int ck_step_add_scaled(const ck_step_batch *b, const ck_step_args *s);
@@ -183,9 +186,10 @@ int ck_step_downsample2_rows(const ck_step_batch *b, const ck_step_args *s);
  * buffers of the run that share arena bytes share them row for row: same offset, same row
  * stride; the emitter checks this against the plan) runs as one ck_step_rows: the workers take
  * contiguous blocks of CK_LINEAR_ROW_BLOCK rows as a linear step would, and each carries its
- * rows through every step of the run, CK_LINEAR_TILE_ROWS rows at a time, before the next
- * chunk. Each row meets the same kernels in the same order as step by step, so its bits are the
- * same; what goes is a barrier per step and a pass over [T, cols] through memory per step. */
+ * rows through every step of the run, at most CK_LINEAR_TILE_ROWS rows at a time
+ * (ck_step_rows_slice), before the next chunk. Each row meets the same kernels in the same order
+ * as step by step, so its bits are the same; what goes is a barrier per step and a pass over
+ * [T, cols] through memory per step. */
 
 /* Step s over token rows [row, row + rows) on `worker`: row and rows are multiples of
  * CK_LINEAR_ROW_BLOCK and end at most at the last block's end; rows past T are a linear's
@@ -216,9 +220,17 @@ typedef struct {
     int timer;               /* index into ck_step_rows's seconds */
 } ck_step_row_item;
 
-/* Runs items[0..n) as one row-local run (above). seconds[item.timer] gains worker 0's time in
- * each item (NULL: not timed). Returns 0 or the lowest failing worker's first CK_E_* code (that
- * worker stops at it). Errors: CK_E_ARG (items NULL with n > 0, an item without rows or args). */
+/* Blocks of CK_LINEAR_ROW_BLOCK rows per slice of a row-local run over `tokens` rows with `threads`
+ * workers: a whole CK_LINEAR_TILE_ROWS tile (16 blocks) at 1 thread or when the rows give every
+ * worker such a slice, else the blocks / threads rounded up (at least 1), so that a batch of fewer
+ * rows than threads tiles (the speech circuit's token side: a few hundred rows) is shared by every
+ * worker instead of running whole on one. Rows' bits do not depend on it (linear.h). */
+size_t ck_step_rows_slice(size_t tokens, int threads);
+
+/* Runs items[0..n) as one row-local run (above), in slices of ck_step_rows_slice blocks.
+ * seconds[item.timer] gains worker 0's time in each item (NULL: not timed). Returns 0 or the
+ * lowest failing worker's first CK_E_* code (that worker stops at it). Errors: CK_E_ARG (items
+ * NULL with n > 0, an item without rows or args). */
 int ck_step_rows(const ck_step_batch *b, const ck_step_row_item *items, size_t n,
                  double *seconds);
 

@@ -6,6 +6,7 @@
 #include "ck_status.h"
 #include "ck_test.h"
 #include "parallel.h"
+#include "steps.h"
 
 typedef struct {
     int hits[1000];
@@ -165,8 +166,25 @@ static void test_arenas_aligned(void)
     CU_ASSERT_EQUAL(ck_arenas_init(&a, SIZE_MAX, 64, 1), CK_E_SIZE);
 }
 
+/* Row-local runs: a whole 256-row tile (16 blocks of 16 rows) per slice at 1 thread or on many
+ * rows, else one slice per worker, so a few hundred rows (the speech token side) are shared. */
+static void test_row_run_slices(void)
+{
+    CU_ASSERT_EQUAL(ck_step_rows_slice(200, 1), 16);  /* 13 blocks, one worker: one tile */
+    CU_ASSERT_EQUAL(ck_step_rows_slice(200, 2), 7);   /* 13 blocks: slices 7, 6 */
+    CU_ASSERT_EQUAL(ck_step_rows_slice(256, 2), 8);   /* was one 16-block slice: one worker */
+    CU_ASSERT_EQUAL(ck_step_rows_slice(4096, 2), 16); /* 256 blocks: whole tiles, 16 slices */
+    CU_ASSERT_EQUAL(ck_step_rows_slice(512, 2), 16);  /* 32 blocks: one tile each */
+    CU_ASSERT_EQUAL(ck_step_rows_slice(500, 2), 16);  /* 32 blocks, the last part padding */
+    CU_ASSERT_EQUAL(ck_step_rows_slice(600, 3), 13);  /* 38 blocks: ceil(38 / 3) */
+    CU_ASSERT_EQUAL(ck_step_rows_slice(16, 8), 1);    /* fewer blocks than workers: 1 */
+    CU_ASSERT_EQUAL(ck_step_rows_slice(0, 2), 16);
+    CU_ASSERT_EQUAL(ck_step_rows_slice(17, 0), 16);   /* threads < 1: as one */
+}
+
 CK_TEST_MAIN("parallel", {"every item once", test_every_item_once},
              {"failure code returned", test_failure_code_returned},
              {"interleaved round robin", test_interleaved_round_robin},
              {"dynamic slices", test_dynamic_slices},
-             {"arenas aligned", test_arenas_aligned})
+             {"arenas aligned", test_arenas_aligned},
+             {"row-local run slices", test_row_run_slices})
